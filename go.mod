@@ -1,0 +1,3 @@
+module github.com/reversi-cloud/reversi
+
+go 1.26

@@ -1,0 +1,94 @@
+// Package report is the per-ply summary every engine produces, as a
+// readable table and as JSON with stable field names.
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+)
+
+// Ply is one row of the report.
+type Ply struct {
+	Ply       int   `json:"ply"`
+	Positions int64 `json:"positions"`
+	Terminal  int64 `json:"terminal"`
+	Edges     int64 `json:"edges"`
+	BlackWins int64 `json:"black_wins"`
+	WhiteWins int64 `json:"white_wins"`
+	Draws     int64 `json:"draws"`
+	Unknown   int64 `json:"unknown"`
+	// Pipeline-only figures; zero for the reference engine.
+	Blobs      int64 `json:"blobs,omitempty"`
+	Merges     int64 `json:"merges,omitempty"`
+	BlobReads  int64 `json:"blob_reads,omitempty"`
+	MergedKeys int64 `json:"merged_keys,omitempty"`
+}
+
+// Report is the summary of one enumeration.
+type Report struct {
+	Board               int    `json:"board"`
+	TargetPly           int    `json:"target_ply"`
+	Complete            bool   `json:"complete"`
+	Root                string `json:"root"`
+	Engine              string `json:"engine,omitempty"`
+	Run                 string `json:"run,omitempty"`
+	StorageTransactions int64  `json:"storage_transactions"`
+	// Transactions by category (enumeration, dedup, backtrack, results, control).
+	TransactionsByCategory map[string]int64 `json:"transactions_by_category,omitempty"`
+	// Perfect-play final score, set when the whole game was enumerated.
+	Score       *Score  `json:"score,omitempty"`
+	WallSeconds float64 `json:"wall_seconds,omitempty"`
+	Plies       []Ply   `json:"plies"`
+}
+
+// Score is a final disc count with perfect play.
+type Score struct {
+	Black int `json:"black"`
+	White int `json:"white"`
+}
+
+// Edges sums edges over all plies.
+func (r *Report) Edges() int64 {
+	var n int64
+	for _, p := range r.Plies {
+		n += p.Edges
+	}
+	return n
+}
+
+// WriteTable prints the report as an aligned table.
+func (r *Report) WriteTable(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "ply\tpositions\tterminal\tedges\tblack\twhite\tdraw\tunknown\t\n")
+	for _, p := range r.Plies {
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t\n", p.Ply, p.Positions, p.Terminal, p.Edges, p.BlackWins, p.WhiteWins, p.Draws, p.Unknown)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	status := "complete"
+	if !r.Complete {
+		status = "incomplete"
+	}
+	fmt.Fprintf(w, "board %dx%d, target ply %d, %s, root: %s", r.Board, r.Board, r.TargetPly, status, r.Root)
+	if r.Score != nil {
+		fmt.Fprintf(w, ", perfect play %d-%d (black-white)", r.Score.Black, r.Score.White)
+	}
+	_, err := fmt.Fprintf(w, ", storage transactions: %d\n", r.StorageTransactions)
+	return err
+}
+
+// WriteJSONFile writes the report as indented JSON.
+func (r *Report) WriteJSONFile(path string) error {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding report: %w", err)
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing report: %w", err)
+	}
+	return nil
+}
