@@ -66,6 +66,13 @@ type Message struct {
 	InsertedAt   time.Time
 }
 
+// Receipt identifies an enqueued message to its sender: the ID and the
+// pop receipt Azure returns from Put Message.
+type Receipt struct {
+	ID         string
+	PopReceipt string
+}
+
 // EnqueueOptions controls a new message. Zero values mean: visible at once,
 // and Azure's default time-to-live of seven days.
 type EnqueueOptions struct {
@@ -81,7 +88,9 @@ type Queue interface {
 	// Drop deletes the queue and its messages; ErrNotFound if absent.
 	Drop(ctx context.Context) error
 	// Enqueue adds a message. Text longer than MaxMessageBytes is ErrInvalid.
-	Enqueue(ctx context.Context, text string, opts EnqueueOptions) error
+	// The receipt lets the sender delete or re-time the message later (as
+	// compensation messages need) without dequeuing it.
+	Enqueue(ctx context.Context, text string, opts EnqueueOptions) (Receipt, error)
 	// Dequeue receives up to max (1..32) visible messages and hides them for visibility.
 	Dequeue(ctx context.Context, max int, visibility time.Duration) ([]Message, error)
 	// UpdateVisibility hides the message for visibility from now and keeps its
