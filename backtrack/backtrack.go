@@ -1,0 +1,208 @@
+// Package backtrack holds what lets results flow back from terminal
+// positions toward the start: the rules that decide a parent from its
+// children's results, and the packed rows that record, for each child, the
+// parents that lead to it (the article's Source) and, for each parent, the
+// results its children have reported (notices).
+//
+// The article writes one table row per edge. That costs more than one
+// storage transaction per edge, so rows here pack many edges: a row holds
+// the sources of a run of consecutive children of one final blob, and a
+// notice row holds every result one child blob reports to one parent blob.
+// Every row is written whole by exactly one task with a key derived from
+// that task, so writes are idempotent upserts and never read-modify-write.
+package backtrack
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/reversi-cloud/reversi/board"
+)
+
+// Tally accumulates the results of a parent's children.
+type Tally struct {
+	Known    uint16 // children with a known result
+	BlackWin bool
+	WhiteWin bool
+	Draw     bool
+}
+
+// Add counts one child's result; unknown children are not counted.
+func (t *Tally) Add(r board.Result) {
+	switch r {
+	case board.BlackWins:
+		t.BlackWin = true
+	case board.WhiteWins:
+		t.WhiteWin = true
+	case board.Draw:
+		t.Draw = true
+	default:
+		return
+	}
+	t.Known++
+}
+
+// Decide applies the rules of ../shared/REFERENCE.md to a non-terminal
+// position whose side to move is side and which has children distinct
+// canonical children: won for the mover if any child is; otherwise, once
+// every child is known, a draw if any child draws, else lost.
+func Decide(side board.Color, children int, t Tally) board.Result {
+	if side == board.Black && t.BlackWin {
+		return board.BlackWins
+	}
+	if side == board.White && t.WhiteWin {
+		return board.WhiteWins
+	}
+	if children == 0 || int(t.Known) < children {
+		return board.Unknown
+	}
+	if t.Draw {
+		return board.Draw
+	}
+	if side == board.Black {
+		return board.WhiteWins
+	}
+	return board.BlackWins
+}
+
+// Ref names a parent: the index of its ply's final blob and its index there.
+type Ref struct{ Blob, Index uint32 }
+
+// AppendSources appends one child's parent refs to a source row payload.
+func AppendSources(dst []byte, refs []Ref) []byte {
+	dst = binary.AppendUvarint(dst, uint64(len(refs)))
+	for _, r := range refs {
+		dst = binary.AppendUvarint(dst, uint64(r.Blob))
+		dst = binary.AppendUvarint(dst, uint64(r.Index))
+	}
+	return dst
+}
+
+// SourceReader walks a source row payload, one child at a time.
+type SourceReader struct {
+	b   []byte
+	err error
+}
+
+// NewSourceReader reads the payload written by AppendSources.
+func NewSourceReader(b []byte) *SourceReader { return &SourceReader{b: b} }
+
+// Next returns the next child's parent refs, reusing buf.
+func (r *SourceReader) Next(buf []Ref) ([]Ref, bool) {
+	if r.err != nil || len(r.b) == 0 {
+		return nil, false
+	}
+	n, ok := r.uvarint()
+	if !ok || n > uint64(len(r.b)) {
+		r.fail("source count")
+		return nil, false
+	}
+	buf = buf[:0]
+	for i := uint64(0); i < n; i++ {
+		blob, ok1 := r.uvarint()
+		idx, ok2 := r.uvarint()
+		if !ok1 || !ok2 || blob > 0xffffffff || idx > 0xffffffff {
+			r.fail("source ref")
+			return nil, false
+		}
+		buf = append(buf, Ref{uint32(blob), uint32(idx)})
+	}
+	return buf, true
+}
+
+// Err reports a malformed payload.
+func (r *SourceReader) Err() error { return r.err }
+
+func (r *SourceReader) uvarint() (uint64, bool) {
+	v, n := binary.Uvarint(r.b)
+	if n <= 0 {
+		return 0, false
+	}
+	r.b = r.b[n:]
+	return v, true
+}
+
+func (r *SourceReader) fail(what string) {
+	r.err = fmt.Errorf("backtrack: malformed %s in source row", what)
+}
+
+// Notice is one child's result reported to a parent.
+type Notice struct {
+	Index  uint32 // the parent's index in its final blob
+	Result board.Result
+}
+
+// AppendNotices encodes notices sorted by Index.
+func AppendNotices(dst []byte, ns []Notice) []byte {
+	var prev uint32
+	for _, n := range ns {
+		dst = binary.AppendUvarint(dst, uint64(n.Index-prev))
+		dst = append(dst, byte(n.Result))
+		prev = n.Index
+	}
+	return dst
+}
+
+// DecodeNotices calls fn for each notice in a payload.
+func DecodeNotices(b []byte, fn func(Notice)) error {
+	var idx uint64
+	for len(b) > 0 {
+		d, n := binary.Uvarint(b)
+		if n <= 0 || len(b) < n+1 {
+			return errors.New("backtrack: malformed notice payload")
+		}
+		idx += d
+		r := board.Result(b[n])
+		if idx > 0xffffffff || r > board.Draw {
+			return errors.New("backtrack: notice out of range")
+		}
+		fn(Notice{Index: uint32(idx), Result: r})
+		b = b[n+1:]
+	}
+	return nil
+}
+
+// Payloads larger than one property are split across properties and rows.
+const (
+	PropBytes     = 60000 // under Azure's 64 KiB per binary property
+	PropsPerRow   = 11    // keeps a row under 1 MiB once base64-encoded
+	RowsPerBatch  = 3     // keeps a transaction under 4 MiB once base64-encoded
+	payloadPrefix = "d"
+)
+
+// SplitRows cuts a payload into rows of at most PropsPerRow properties of
+// at most PropBytes bytes. Each row is a map of property name to bytes.
+func SplitRows(payload []byte) []map[string]any {
+	var rows []map[string]any
+	for len(payload) > 0 || len(rows) == 0 {
+		row := map[string]any{}
+		for p := 0; p < PropsPerRow && len(payload) > 0; p++ {
+			n := min(PropBytes, len(payload))
+			row[fmt.Sprintf("%s%02d", payloadPrefix, p)] = payload[:n]
+			payload = payload[n:]
+		}
+		rows = append(rows, row)
+		if len(payload) == 0 {
+			break
+		}
+	}
+	return rows
+}
+
+// JoinRow concatenates a row's payload properties in order.
+func JoinRow(props map[string]any) ([]byte, error) {
+	var out []byte
+	for p := 0; p < PropsPerRow; p++ {
+		v, ok := props[fmt.Sprintf("%s%02d", payloadPrefix, p)]
+		if !ok {
+			break
+		}
+		b, ok := v.([]byte)
+		if !ok {
+			return nil, fmt.Errorf("backtrack: property %s%02d is %T, not bytes", payloadPrefix, p, v)
+		}
+		out = append(out, b...)
+	}
+	return out, nil
+}

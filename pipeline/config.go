@@ -1,0 +1,161 @@
+// Package pipeline is the distributed enumeration: stateless workers that
+// expand positions ply by ply, remove duplicates by merging sorted runs
+// whose key ranges overlap, and propagate results back to the start. They
+// coordinate only through storage (see ../README.md for the message flow).
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/reversi-cloud/reversi/board"
+)
+
+// Defaults for a run's tuning.
+const (
+	// DefaultBlobPositions caps positions per final blob. The article uses
+	// 1000; the number of merge reads grows with (positions/blob size)^2
+	// per ply, so storage transactions per edge stay low only with larger
+	// blobs. 1000 is still accepted for small experiments.
+	DefaultBlobPositions = 1 << 16
+	// DefaultFanIn is how many runs one merge reads at once.
+	DefaultFanIn = 16
+	// InlineLimit is the article's limit for a ply that travels inline in
+	// one A message.
+	InlineLimit = 1000
+)
+
+// RunConfig is what a run records about itself, so workers need only its name.
+type RunConfig struct {
+	Name          string
+	Board         int
+	Target        int // target ply
+	BlobPositions int
+	FanIn         int
+}
+
+// DefaultTarget is the target ply when none is given: the end of the game
+// on 4x4 and ply 9 on larger boards.
+func DefaultTarget(size int) int {
+	if size == 4 {
+		return 12
+	}
+	return 9
+}
+
+// WithDefaults fills zero fields.
+func (c RunConfig) WithDefaults() RunConfig {
+	if c.Board == 0 {
+		c.Board = 8
+	}
+	if c.Target < 0 {
+		c.Target = DefaultTarget(c.Board)
+	}
+	if c.BlobPositions == 0 {
+		c.BlobPositions = DefaultBlobPositions
+	}
+	if c.FanIn == 0 {
+		c.FanIn = DefaultFanIn
+	}
+	return c
+}
+
+// Validate checks a complete configuration.
+func (c RunConfig) Validate() error {
+	if err := ValidRunName(c.Name); err != nil {
+		return err
+	}
+	if _, err := board.New(c.Board); err != nil {
+		return fmt.Errorf("board %d: must be 4, 6 or 8", c.Board)
+	}
+	if max := c.Board*c.Board - 4; c.Target < 0 || c.Target > max {
+		return fmt.Errorf("target ply %d: must be 0 to %d on %dx%d", c.Target, max, c.Board, c.Board)
+	}
+	if c.Target > 99 {
+		return errors.New("target ply must be at most 99")
+	}
+	if c.BlobPositions < 10 || c.BlobPositions > 1<<22 {
+		return fmt.Errorf("blob positions %d: must be 10 to %d", c.BlobPositions, 1<<22)
+	}
+	if c.FanIn < 2 || c.FanIn > 64 {
+		return fmt.Errorf("fan-in %d: must be 2 to 64", c.FanIn)
+	}
+	return nil
+}
+
+// ValidRunName checks a run name: 3 to 32 lowercase letters and digits,
+// starting with a letter, so every derived queue, container and table name
+// is valid on Azure.
+func ValidRunName(name string) error {
+	if len(name) < 3 || len(name) > 32 {
+		return fmt.Errorf("run name %q: must be 3 to 32 characters", name)
+	}
+	for i := 0; i < len(name); i++ {
+		c := name[i]
+		if !(c >= 'a' && c <= 'z' || i > 0 && c >= '0' && c <= '9') {
+			return fmt.Errorf("run name %q: lowercase letters and digits only, starting with a letter", name)
+		}
+	}
+	return nil
+}
+
+// Names of a run's resources, all derived from the run name so that runs
+// sharing one account never touch each other.
+func WorkQueue(run string) string   { return run + "-work" }
+func PoisonQueue(run string) string { return run + "-work-poison" }
+func Container(run string) string   { return run }
+func StateTable(run string) string  { return run + "state" }
+func BackTable(run string) string   { return run + "backtrack" }
+
+// WorkerConfig tunes one worker loop.
+type WorkerConfig struct {
+	// Visibility is the queue visibility timeout; long tasks extend it.
+	Visibility time.Duration
+	// CompensationDelay is the initial visibility delay of compensation
+	// messages: a few times Visibility.
+	CompensationDelay time.Duration
+	// MaxDequeue moves a message to the poison queue once it has been
+	// dequeued more than this many times.
+	MaxDequeue int64
+	// PollMin and PollMax bound the idle back-off between empty dequeues.
+	PollMin, PollMax time.Duration
+	// ExitWhenDone stops the loop once the run is complete.
+	ExitWhenDone bool
+	// WorkerID names this worker in stats rows and logs.
+	WorkerID string
+}
+
+// WithDefaults fills zero fields.
+func (c WorkerConfig) WithDefaults() WorkerConfig {
+	if c.Visibility == 0 {
+		c.Visibility = 60 * time.Second
+	}
+	if c.CompensationDelay == 0 {
+		c.CompensationDelay = 4 * c.Visibility
+	}
+	if c.MaxDequeue == 0 {
+		c.MaxDequeue = 5
+	}
+	if c.PollMin == 0 {
+		c.PollMin = 20 * time.Millisecond
+	}
+	if c.PollMax == 0 {
+		c.PollMax = time.Second
+	}
+	return c
+}
+
+// Validate checks a complete worker configuration.
+func (c WorkerConfig) Validate() error {
+	if c.Visibility < time.Second || c.Visibility > time.Hour {
+		return fmt.Errorf("visibility %s: must be 1s to 1h", c.Visibility)
+	}
+	if c.CompensationDelay < 2*c.Visibility {
+		return fmt.Errorf("compensation delay %s: must be at least twice the visibility timeout %s", c.CompensationDelay, c.Visibility)
+	}
+	if c.MaxDequeue < 1 {
+		return fmt.Errorf("max dequeue %d: must be at least 1", c.MaxDequeue)
+	}
+	return nil
+}

@@ -1,0 +1,54 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"sync"
+
+	"github.com/reversi-cloud/reversi/report"
+	"github.com/reversi-cloud/reversi/storage"
+)
+
+// RunLocal seeds a run and runs workers loops in this process until the
+// run is complete, then reports. The loops are the same code cmd/worker
+// runs, so a local run exercises exactly what a fleet does.
+func RunLocal(ctx context.Context, be storage.Backend, cfg RunConfig, workers int, wcfg WorkerConfig, log *slog.Logger, progress *Progress) (*report.Report, error) {
+	r, err := Seed(ctx, be, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("seeding run %q: %w", cfg.Name, err)
+	}
+	if workers < 1 {
+		workers = 1
+	}
+	wcfg.ExitWhenDone = true
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for i := 0; i < workers; i++ {
+		wc := wcfg
+		wc.WorkerID = fmt.Sprintf("%s-%d", wcfg.WorkerID, i)
+		w, err := NewWorker(r, wc, log, progress)
+		if err != nil {
+			return nil, err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := w.Run(ctx); err != nil {
+				errs <- err
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return r.Report(ctx)
+}

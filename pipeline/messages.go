@@ -1,0 +1,189 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/storage"
+)
+
+// Kind is a work message's kind, its first character.
+type Kind byte
+
+// Message kinds. A and C follow the article; the others are ours.
+const (
+	KindInline       Kind = 'A' // A<ply>-<key>,<key>,...: a whole small ply, inline
+	KindChunk        Kind = 'C' // C<ply>-<index>-<blob>: expand one final blob of a ply
+	KindScan         Kind = 'S' // S<ply>: plan merges of a ply's runs, or complete the ply
+	KindMerge        Kind = 'M' // M<ply>-<f|p>-<id>,<id>,...: merge these runs (f: final)
+	KindResolve      Kind = 'R' // R<ply>-<index>: decide the results of one final blob
+	KindCompensation Kind = 'X' // X<ply>-<blob>: delete the blob unless a record made it live
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindInline:
+		return "inline"
+	case KindChunk:
+		return "chunk"
+	case KindScan:
+		return "scan"
+	case KindMerge:
+		return "merge"
+	case KindResolve:
+		return "resolve"
+	case KindCompensation:
+		return "compensation"
+	}
+	return "unknown"
+}
+
+// Message is a parsed work message.
+type Message struct {
+	Kind      Kind
+	Ply       int
+	Positions []board.Position // A
+	Index     int              // C, R
+	Blob      string           // C, X
+	Final     bool             // M
+	IDs       []string         // M: record row keys
+}
+
+// ErrBadMessage marks a message that can never be handled; it goes to the
+// poison queue at once.
+var ErrBadMessage = errors.New("bad message")
+
+func badf(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrBadMessage}, args...)...)
+}
+
+// Format renders a message.
+func (m Message) Format() string {
+	var b strings.Builder
+	b.WriteByte(byte(m.Kind))
+	fmt.Fprintf(&b, "%02d", m.Ply)
+	switch m.Kind {
+	case KindInline:
+		b.WriteByte('-')
+		for i, p := range m.Positions {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(p.Text())
+		}
+	case KindChunk:
+		fmt.Fprintf(&b, "-%d-%s", m.Index, m.Blob)
+	case KindMerge:
+		if m.Final {
+			b.WriteString("-f-")
+		} else {
+			b.WriteString("-p-")
+		}
+		b.WriteString(strings.Join(m.IDs, ","))
+	case KindResolve:
+		fmt.Fprintf(&b, "-%d", m.Index)
+	case KindCompensation:
+		b.WriteString("-" + m.Blob)
+	}
+	return b.String()
+}
+
+// ParseMessage parses and validates a work message for a board. It never
+// panics; every error wraps ErrBadMessage and says what is wrong.
+func ParseMessage(b *board.Board, text string) (Message, error) {
+	if len(text) > storage.MaxMessageBytes {
+		return Message{}, badf("message of %d bytes is over the 64 KiB limit", len(text))
+	}
+	if len(text) < 3 {
+		return Message{}, badf("message %q is too short", clip(text))
+	}
+	m := Message{Kind: Kind(text[0])}
+	ply, err := strconv.Atoi(text[1:3])
+	if err != nil || text[1] < '0' || text[1] > '9' || text[2] < '0' || text[2] > '9' {
+		return Message{}, badf("message %q: the ply must be two digits", clip(text))
+	}
+	m.Ply = ply
+	if max := b.Size()*b.Size() - 4; ply > max {
+		return Message{}, badf("message %q: ply %d is past the end of a %dx%d game", clip(text), ply, b.Size(), b.Size())
+	}
+	rest := text[3:]
+	switch m.Kind {
+	case KindScan:
+		if rest != "" {
+			return Message{}, badf("scan message %q has trailing text", clip(text))
+		}
+		return m, nil
+	case KindInline, KindChunk, KindMerge, KindResolve, KindCompensation:
+	default:
+		return Message{}, badf("message %q: unknown kind %q", clip(text), text[0])
+	}
+	if !strings.HasPrefix(rest, "-") {
+		return Message{}, badf("message %q: expected '-' after the ply", clip(text))
+	}
+	rest = rest[1:]
+	switch m.Kind {
+	case KindInline:
+		if rest == "" {
+			return Message{}, badf("inline message %q holds no positions", clip(text))
+		}
+		parts := strings.Split(rest, ",")
+		if len(parts) > InlineLimit {
+			return Message{}, badf("inline message holds %d positions, over the limit of %d", len(parts), InlineLimit)
+		}
+		m.Positions = make([]board.Position, len(parts))
+		for i, s := range parts {
+			p, err := b.ParseText(s)
+			if err != nil {
+				return Message{}, badf("inline message position %d: %v", i, err)
+			}
+			if b.Ply(p) != ply {
+				return Message{}, badf("inline message position %d has %d discs, not ply %d", i, p.Discs(), ply)
+			}
+			m.Positions[i] = p
+		}
+	case KindChunk:
+		idx, blob, ok := strings.Cut(rest, "-")
+		n, err := strconv.Atoi(idx)
+		if !ok || err != nil || n < 0 || n > 1<<30 {
+			return Message{}, badf("chunk message %q: expected C<ply>-<index>-<blob>", clip(text))
+		}
+		if err := storage.ValidBlobName(blob); err != nil {
+			return Message{}, badf("chunk message %q: %v", clip(text), err)
+		}
+		m.Index, m.Blob = n, blob
+	case KindResolve:
+		n, err := strconv.Atoi(rest)
+		if err != nil || n < 0 || n > 1<<30 {
+			return Message{}, badf("resolve message %q: expected R<ply>-<index>", clip(text))
+		}
+		m.Index = n
+	case KindMerge:
+		flag, ids, ok := strings.Cut(rest, "-")
+		if !ok || (flag != "f" && flag != "p") || ids == "" {
+			return Message{}, badf("merge message %q: expected M<ply>-<f|p>-<id>,...", clip(text))
+		}
+		m.Final = flag == "f"
+		m.IDs = strings.Split(ids, ",")
+		for _, id := range m.IDs {
+			if err := storage.ValidKey(id); err != nil || id == "" {
+				return Message{}, badf("merge message %q: bad record id %q", clip(text), clip(id))
+			}
+		}
+	case KindCompensation:
+		if err := storage.ValidBlobName(rest); err != nil {
+			return Message{}, badf("compensation message %q: %v", clip(text), err)
+		}
+		m.Blob = rest
+	}
+	return m, nil
+}
+
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:77] + "..."
+	}
+	return s
+}
