@@ -1,0 +1,70 @@
+package board
+
+import (
+	"math/bits"
+	"math/rand"
+	"testing"
+)
+
+// midgame returns non-terminal 8x8 positions between plies 20 and 40 from
+// seeded random games, the bulk of what an enumeration expands.
+func midgame(b *Board) []Position {
+	rng := rand.New(rand.NewSource(42))
+	var ps []Position
+	for len(ps) < 1024 {
+		randomGame(b, rng, func(p Position) {
+			if ply := b.Ply(p); ply >= 20 && ply <= 40 && !b.Terminal(p) && len(ps) < 1024 {
+				ps = append(ps, p)
+			}
+		})
+	}
+	return ps
+}
+
+var sinkU uint64
+var sinkP Position
+
+func BenchmarkMoves(b *testing.B) {
+	bd := MustNew(8)
+	ps := midgame(bd)
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		sinkU ^= bd.Moves(ps[i&1023])
+	}
+}
+
+func BenchmarkPlay(b *testing.B) {
+	bd := MustNew(8)
+	ps := midgame(bd)
+	sqs := make([]int, len(ps))
+	for i, p := range ps {
+		sqs[i] = bits.TrailingZeros64(bd.Moves(p))
+	}
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		q, err := bd.Play(ps[i&1023], sqs[i&1023])
+		if err != nil {
+			b.Fatal(err)
+		}
+		sinkP = q
+	}
+}
+
+func BenchmarkCanonical(b *testing.B) {
+	bd := MustNew(8)
+	ps := midgame(bd)
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		sinkP = bd.Canonical(ps[i&1023])
+	}
+}
+
+func BenchmarkChildren(b *testing.B) {
+	bd := MustNew(8)
+	ps := midgame(bd)
+	buf := make([]Position, 0, 64)
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		buf, _ = bd.Children(ps[i&1023], buf[:0])
+	}
+}

@@ -1,0 +1,412 @@
+// Package board is the Reversi rules engine shared by every part of the
+// project: bitboard positions, legal moves, passes folded into moves, the
+// eight board symmetries and canonical forms, and the key encodings that
+// storage sorts by.
+//
+// One coordinate frame serves all board sizes. Square (column c, row r),
+// 0-based, has bit index r*8 + c; a1 is the top-left corner (0, 0). A 4x4 or
+// 6x6 board uses the top-left n x n corner of the 8x8 frame, so a position's
+// masks mean the same thing whatever the size, and keys of different sizes
+// never need a size field to be decoded by the right Board.
+package board
+
+import (
+	"errors"
+	"fmt"
+	"math/bits"
+)
+
+// KeyLen is the length in bytes of a binary position key (see
+// Position.AppendKey).
+const KeyLen = 17
+
+// TextLen is the length in characters of a text position key (see
+// Position.Text).
+const TextLen = 33
+
+// Color is a side: Black or White.
+type Color uint8
+
+// The two sides. Black moves first.
+const (
+	Black Color = 0
+	White Color = 1
+)
+
+// Opponent returns the other side.
+func (c Color) Opponent() Color { return c ^ 1 }
+
+// String returns "black" or "white".
+func (c Color) String() string {
+	switch c {
+	case Black:
+		return "black"
+	case White:
+		return "white"
+	}
+	return fmt.Sprintf("Color(%d)", uint8(c))
+}
+
+// Result is the game-theoretic outcome of a position in absolute terms
+// (which colour wins), so it does not change meaning when a folded pass
+// leaves the same side to move in parent and child.
+type Result uint8
+
+// The four results. Unknown is the zero value so that a freshly allocated
+// result table means "not decided yet".
+const (
+	Unknown   Result = 0
+	BlackWins Result = 1
+	WhiteWins Result = 2
+	Draw      Result = 3
+)
+
+// String returns "unknown", "black", "white" or "draw", the spelling used in
+// reports and storage.
+func (r Result) String() string {
+	switch r {
+	case Unknown:
+		return "unknown"
+	case BlackWins:
+		return "black"
+	case WhiteWins:
+		return "white"
+	case Draw:
+		return "draw"
+	}
+	return fmt.Sprintf("Result(%d)", uint8(r))
+}
+
+// ParseResult is the inverse of Result.String.
+func ParseResult(s string) (Result, error) {
+	switch s {
+	case "unknown":
+		return Unknown, nil
+	case "black":
+		return BlackWins, nil
+	case "white":
+		return WhiteWins, nil
+	case "draw":
+		return Draw, nil
+	}
+	return Unknown, fmt.Errorf("board: parsing result %q: want unknown, black, white or draw", s)
+}
+
+// WinFor returns the result in which c wins.
+func WinFor(c Color) Result {
+	if c == White {
+		return WhiteWins
+	}
+	return BlackWins
+}
+
+// Position is a board plus side to move. Bit r*8+c of each mask is square
+// (column c, row r) for every board size.
+type Position struct {
+	Occ   uint64 // occupied squares
+	White uint64 // white discs, a subset of Occ
+	Side  Color  // side to move
+}
+
+// Black returns the black discs.
+func (p Position) Black() uint64 { return p.Occ &^ p.White }
+
+// Mover returns the discs of the side to move.
+func (p Position) Mover() uint64 {
+	if p.Side == White {
+		return p.White
+	}
+	return p.Occ &^ p.White
+}
+
+// Opponent returns the discs of the side not to move.
+func (p Position) Opponent() uint64 {
+	if p.Side == White {
+		return p.Occ &^ p.White
+	}
+	return p.White
+}
+
+// Discs returns the number of discs on the board.
+func (p Position) Discs() int { return bits.OnesCount64(p.Occ) }
+
+// Compare orders positions by (Side, Occ, White), each compared as unsigned.
+// It is the byte order of both AppendKey and Text, so sorted keys in storage
+// and sorted positions in memory agree.
+func Compare(a, b Position) int {
+	switch {
+	case a.Side != b.Side:
+		if a.Side < b.Side {
+			return -1
+		}
+		return 1
+	case a.Occ != b.Occ:
+		if a.Occ < b.Occ {
+			return -1
+		}
+		return 1
+	case a.White != b.White:
+		if a.White < b.White {
+			return -1
+		}
+		return 1
+	}
+	return 0
+}
+
+// Column masks of the 8x8 frame.
+const (
+	colA uint64 = 0x0101010101010101
+	colH uint64 = 0x8080808080808080
+)
+
+// Board holds the size-specific masks. It is immutable and safe for
+// concurrent use.
+type Board struct {
+	size  int
+	mask  uint64 // squares on the board
+	maskE uint64 // destinations of a step towards higher columns: no wrap into column a
+	maskW uint64 // destinations of a step towards lower columns: no wrap into column h
+	shift uint   // 8 - size: realigns an 8x8 reflection onto the top-left corner
+	start Position
+}
+
+// ErrSize reports an unsupported board size.
+var ErrSize = errors.New("board: size must be 4, 6 or 8")
+
+// New returns the board of the given size: 4, 6 or 8. Odd sizes have no
+// centre 2x2, and sizes above 8 do not fit a 64-bit mask.
+func New(size int) (*Board, error) {
+	if size != 4 && size != 6 && size != 8 {
+		return nil, fmt.Errorf("%w, got %d", ErrSize, size)
+	}
+	b := &Board{size: size, shift: uint(8 - size)}
+	row := uint64(1)<<size - 1
+	for r := 0; r < size; r++ {
+		b.mask |= row << (8 * r)
+	}
+	b.maskE = b.mask &^ colA
+	b.maskW = b.mask &^ colH
+	h := size/2 - 1
+	tl := uint64(1) << (h*8 + h)
+	tr, bl, br := tl<<1, tl<<8, tl<<9
+	b.start = Position{Occ: tl | tr | bl | br, White: tl | br, Side: Black}
+	return b, nil
+}
+
+// MustNew is New for sizes known to be valid; it panics otherwise.
+func MustNew(size int) *Board {
+	b, err := New(size)
+	if err != nil {
+		panic(err)
+	}
+	return b
+}
+
+// Size returns the side length of the board.
+func (b *Board) Size() int { return b.size }
+
+// Mask returns the squares on the board.
+func (b *Board) Mask() uint64 { return b.mask }
+
+// Start returns the initial position: the centre 2x2 with white on its
+// top-left and bottom-right squares, black to move.
+func (b *Board) Start() Position { return b.start }
+
+// Ply returns the number of discs placed since the start.
+func (b *Board) Ply(p Position) int { return p.Discs() - 4 }
+
+// fillUp returns gen plus every square reachable from it by repeated steps
+// of +s through pro: a Kogge-Stone occluded fill, three rounds for up to
+// seven steps, so no loop over squares or run lengths.
+func fillUp(gen, pro uint64, s uint) uint64 {
+	gen |= pro & (gen << s)
+	pro &= pro << s
+	gen |= pro & (gen << (2 * s))
+	pro &= pro << (2 * s)
+	gen |= pro & (gen << (4 * s))
+	return gen
+}
+
+// fillDown is fillUp for steps of -s.
+func fillDown(gen, pro uint64, s uint) uint64 {
+	gen |= pro & (gen >> s)
+	pro &= pro >> s
+	gen |= pro & (gen >> (2 * s))
+	pro &= pro >> (2 * s)
+	gen |= pro & (gen >> (4 * s))
+	return gen
+}
+
+// moves returns the squares where a disc of own would bracket a run of opp.
+// Steps of ±1, ±7 and ±9 change the column and must not wrap from one edge
+// of the frame to the other, so the runs they cross and the squares they
+// land on are masked by the column they cannot reach.
+func (b *Board) moves(own, opp, occ uint64) uint64 {
+	empty := b.mask &^ occ
+	emptyE, emptyW := empty&b.maskE, empty&b.maskW
+	oppE, oppW := opp&b.maskE, opp&b.maskW
+	var m uint64
+	m |= ((fillUp(own, oppE, 1) &^ own) << 1) & emptyE
+	m |= ((fillDown(own, oppW, 1) &^ own) >> 1) & emptyW
+	m |= ((fillUp(own, opp, 8) &^ own) << 8) & empty
+	m |= ((fillDown(own, opp, 8) &^ own) >> 8) & empty
+	m |= ((fillUp(own, oppE, 9) &^ own) << 9) & emptyE
+	m |= ((fillDown(own, oppW, 9) &^ own) >> 9) & emptyW
+	m |= ((fillUp(own, oppW, 7) &^ own) << 7) & emptyW
+	m |= ((fillDown(own, oppE, 7) &^ own) >> 7) & emptyE
+	return m
+}
+
+// Moves returns the legal squares for the side to move.
+func (b *Board) Moves(p Position) uint64 {
+	return b.moves(p.Mover(), p.Opponent(), p.Occ)
+}
+
+// flips returns the discs of opp that a disc of own on sq would flip. Each
+// direction fills from sq through opp; the run counts only if the square
+// after it holds own (masked against wrapping like moves).
+func (b *Board) flips(own, opp uint64, sq int) uint64 {
+	x := uint64(1) << uint(sq)
+	ownE, ownW := own&b.maskE, own&b.maskW
+	oppE, oppW := opp&b.maskE, opp&b.maskW
+	var f, t uint64
+	if t = fillUp(x, oppE, 1); (t<<1)&ownE != 0 {
+		f |= t
+	}
+	if t = fillDown(x, oppW, 1); (t>>1)&ownW != 0 {
+		f |= t
+	}
+	if t = fillUp(x, opp, 8); (t<<8)&own != 0 {
+		f |= t
+	}
+	if t = fillDown(x, opp, 8); (t>>8)&own != 0 {
+		f |= t
+	}
+	if t = fillUp(x, oppE, 9); (t<<9)&ownE != 0 {
+		f |= t
+	}
+	if t = fillDown(x, oppW, 9); (t>>9)&ownW != 0 {
+		f |= t
+	}
+	if t = fillUp(x, oppW, 7); (t<<7)&ownW != 0 {
+		f |= t
+	}
+	if t = fillDown(x, oppE, 7); (t>>7)&ownE != 0 {
+		f |= t
+	}
+	return f &^ x
+}
+
+// Flips returns the discs the side to move flips by playing sq, or 0 if sq
+// is not a legal move (off the board, occupied, or flipping nothing).
+func (b *Board) Flips(p Position, sq int) uint64 {
+	if sq < 0 || sq > 63 || (b.mask&^p.Occ)>>uint(sq)&1 == 0 {
+		return 0
+	}
+	return b.flips(p.Mover(), p.Opponent(), sq)
+}
+
+// ErrIllegal reports a move that is not legal in the position.
+var ErrIllegal = errors.New("board: illegal move")
+
+// Play plays sq for the side to move. The turn passes to the opponent,
+// except that when the opponent has no legal move and the mover still has
+// one, the pass is folded in and the mover moves again: positions are stored
+// with a side that can actually move. A terminal result keeps the opponent
+// to move, the side that simple alternation gives.
+func (b *Board) Play(p Position, sq int) (Position, error) {
+	f := b.Flips(p, sq)
+	if f == 0 {
+		return p, fmt.Errorf("%w: %s for %s in %s", ErrIllegal, b.SquareName(sq), p.Side, p.Text())
+	}
+	return b.apply(p, sq, f), nil
+}
+
+// apply plays a move already known to be legal, with its flips.
+func (b *Board) apply(p Position, sq int, f uint64) Position {
+	x := uint64(1) << uint(sq)
+	own := p.Mover() | f | x
+	opp := p.Opponent() &^ f
+	occ := p.Occ | x
+	if b.moves(opp, own, occ) != 0 {
+		return withSides(occ, opp, p.Side.Opponent())
+	}
+	if b.moves(own, opp, occ) != 0 {
+		return withSides(occ, own, p.Side)
+	}
+	return withSides(occ, opp, p.Side.Opponent())
+}
+
+// withSides builds a position from the discs of the side to move.
+func withSides(occ, mover uint64, side Color) Position {
+	if side == White {
+		return Position{Occ: occ, White: mover, Side: White}
+	}
+	return Position{Occ: occ, White: occ &^ mover, Side: Black}
+}
+
+// Terminal reports whether neither side can move.
+func (b *Board) Terminal(p Position) bool {
+	own, opp := p.Mover(), p.Opponent()
+	return b.moves(own, opp, p.Occ) == 0 && b.moves(opp, own, p.Occ) == 0
+}
+
+// Result scores the position by disc count, empty squares going to nobody.
+// It is the game's result only for terminal positions.
+func (b *Board) Result(p Position) Result {
+	w := bits.OnesCount64(p.White)
+	bl := bits.OnesCount64(p.Occ) - w
+	switch {
+	case bl > w:
+		return BlackWins
+	case w > bl:
+		return WhiteWins
+	}
+	return Draw
+}
+
+// Children appends the distinct canonical children of p to dst, with passes
+// folded as Play does, and returns dst and the number of legal moves of p.
+// Children are deduplicated by a scan of what this call appended: a position
+// has at most a few dozen moves, so the scan is cheaper than a set and keeps
+// the call allocation-free when dst has capacity.
+func (b *Board) Children(p Position, dst []Position) ([]Position, int) {
+	own, opp := p.Mover(), p.Opponent()
+	m := b.moves(own, opp, p.Occ)
+	n := bits.OnesCount64(m)
+	base := len(dst)
+	for ; m != 0; m &= m - 1 {
+		sq := bits.TrailingZeros64(m)
+		c := b.Canonical(b.apply(p, sq, b.flips(own, opp, sq)))
+		dup := false
+		for _, d := range dst[base:] {
+			if d == c {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			dst = append(dst, c)
+		}
+	}
+	return dst, n
+}
+
+// ErrInvalid reports a position that cannot be on this board.
+var ErrInvalid = errors.New("board: invalid position")
+
+// Valid checks that the position fits the board: side 0 or 1, discs only on
+// the board, white discs only on occupied squares.
+func (b *Board) Valid(p Position) error {
+	if p.Side > White {
+		return fmt.Errorf("%w: side %d is neither black nor white", ErrInvalid, p.Side)
+	}
+	if off := p.Occ &^ b.mask; off != 0 {
+		return fmt.Errorf("%w: discs off the %dx%d board at %#016x", ErrInvalid, b.size, b.size, off)
+	}
+	if stray := p.White &^ p.Occ; stray != 0 {
+		return fmt.Errorf("%w: white discs on unoccupied squares %#016x", ErrInvalid, stray)
+	}
+	return nil
+}
