@@ -11,7 +11,9 @@ const (
 type OpStat struct {
 	Service   string `json:"service"`
 	Operation string `json:"operation"`
-	Count     int64  `json:"count"`
+	// Category is the caller's label from WithCategory; empty if none.
+	Category string `json:"category,omitempty"`
+	Count    int64  `json:"count"`
 }
 
 // Stats is a snapshot of billed transactions and bytes moved, as Azure
