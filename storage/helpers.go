@@ -121,10 +121,10 @@ func ValidVisibility(visibility time.Duration) error {
 const MaxPropertyNameLen = 255
 
 // ValidPropertyName checks a property name: 1 to 255 characters forming a
-// C# identifier (Azure's rule), and not one of the system properties.
+// C# identifier (Azure's rule), and not a system property.
 func ValidPropertyName(name string) error {
 	switch name {
-	case "PartitionKey", "RowKey", "Timestamp", "ETag":
+	case "PartitionKey", "RowKey", "Timestamp":
 		return fmt.Errorf("%w: property name %q is reserved", ErrInvalid, name)
 	}
 	if name == "" || utf8.RuneCountInString(name) > MaxPropertyNameLen {
@@ -159,8 +159,12 @@ func ValidEntity(e Entity) error {
 		}
 		switch v := v.(type) {
 		case string:
+			// Azure stores strings as UTF-16: 64 KiB is 32K characters.
 			if n := 2 * utf16Len(v); n > MaxPropertyBytes {
 				return fmt.Errorf("%w: string property %q is %d bytes in UTF-16, over %d", ErrInvalid, name, n, MaxPropertyBytes)
+			}
+			if !utf8.ValidString(v) {
+				return fmt.Errorf("%w: string property %q is not valid UTF-8", ErrInvalid, name)
 			}
 		case []byte:
 			if len(v) > MaxPropertyBytes {

@@ -70,11 +70,15 @@ func ValidBlobName(name string) error {
 	return nil
 }
 
-// ValidKey checks a PartitionKey or RowKey: at most 1 KiB, no / \ # ?, and
-// no control characters.
+// ValidKey checks a PartitionKey or RowKey: at most 1 KiB of UTF-8, no
+// / \ # ?, and no control characters.
 func ValidKey(key string) error {
 	if len(key) > MaxKeyBytes {
 		return fmt.Errorf("%w: table key of %d bytes exceeds %d", ErrInvalid, len(key), MaxKeyBytes)
+	}
+	// Keys travel in JSON bodies and URLs, which carry only valid UTF-8.
+	if !utf8.ValidString(key) {
+		return fmt.Errorf("%w: table key %q is not valid UTF-8", ErrInvalid, key)
 	}
 	for _, r := range key {
 		if r == '/' || r == '\\' || r == '#' || r == '?' || r < 0x20 || (r >= 0x7f && r <= 0x9f) {

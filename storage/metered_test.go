@@ -1,0 +1,237 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fake is a backend whose calls do nothing but what a test sets. Methods
+// a test does not set panic through the nil embedded interfaces.
+type fake struct {
+	listN   int   // names List returns
+	err     error // what every call returns
+	readAll bool  // whether Upload drains its reader
+}
+
+func (f *fake) Queue(name string) Queue         { return fakeQueue{f: f} }
+func (f *fake) Container(name string) Container { return fakeContainer{f: f} }
+func (f *fake) Table(name string) Table         { return fakeTable{f: f} }
+func (f *fake) Close() error                    { return nil }
+
+type fakeQueue struct {
+	Queue
+	f *fake
+}
+
+func (q fakeQueue) Enqueue(context.Context, string, EnqueueOptions) (Receipt, error) {
+	return Receipt{}, q.f.err
+}
+
+func (q fakeQueue) Dequeue(context.Context, int, time.Duration) ([]Message, error) {
+	return []Message{{Text: "abc"}, {Text: "de"}}, q.f.err
+}
+
+type fakeContainer struct {
+	Container
+	f *fake
+}
+
+func (c fakeContainer) List(context.Context, string) ([]BlobInfo, error) {
+	return make([]BlobInfo, c.f.listN), c.f.err
+}
+
+func (c fakeContainer) Upload(_ context.Context, _ string, r io.Reader) error {
+	if c.f.readAll {
+		if _, err := io.Copy(io.Discard, r); err != nil {
+			return err
+		}
+	}
+	return c.f.err
+}
+
+func (c fakeContainer) Open(context.Context, string, int64, int64) (io.ReadCloser, error) {
+	return io.NopCloser(strings.NewReader("0123456789")), c.f.err
+}
+
+type fakeTable struct {
+	Table
+	f *fake
+}
+
+func (t fakeTable) Get(context.Context, string, string) (Entity, error) { return Entity{}, t.f.err }
+
+func count(s Stats, service, op, cat string) int64 {
+	for _, o := range s.Ops {
+		if o.Service == service && o.Operation == op && o.Category == cat {
+			return o.Count
+		}
+	}
+	return 0
+}
+
+func TestMeteredListPages(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct{ n, pages int64 }{{0, 1}, {1, 1}, {5000, 1}, {5001, 2}, {12001, 3}} {
+		m := NewMetered(&fake{listN: int(tc.n)})
+		if _, err := m.Container("c").List(ctx, ""); err != nil {
+			t.Fatal(err)
+		}
+		if got := count(m.Stats(), ServiceBlob, "list", ""); got != tc.pages {
+			t.Errorf("list of %d: %d transactions, want %d", tc.n, got, tc.pages)
+		}
+	}
+}
+
+func TestMeteredUpload(t *testing.T) {
+	ctx := context.Background()
+	const block = UploadBlockBytes
+	for _, tc := range []struct {
+		n                       int64
+		single, blocks, commits int64
+	}{
+		{0, 1, 0, 0},
+		{1, 1, 0, 0},
+		{block, 1, 0, 0},
+		{block + 1, 0, 2, 1},
+		{3 * block, 0, 3, 1},
+		{3*block + 7, 0, 4, 1},
+	} {
+		m := NewMetered(&fake{readAll: true})
+		if err := m.Container("c").Upload(ctx, "b", io.LimitReader(zeros{}, tc.n)); err != nil {
+			t.Fatal(err)
+		}
+		s := m.Stats()
+		if count(s, ServiceBlob, "upload", "") != tc.single || count(s, ServiceBlob, "put_block", "") != tc.blocks ||
+			count(s, ServiceBlob, "put_block_list", "") != tc.commits {
+			t.Errorf("upload of %d bytes: %+v, want %d single, %d blocks, %d commits", tc.n, s.Ops, tc.single, tc.blocks, tc.commits)
+		}
+		if s.BytesWritten != tc.n {
+			t.Errorf("upload of %d bytes: %d bytes written", tc.n, s.BytesWritten)
+		}
+	}
+}
+
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+func TestMeteredErrors(t *testing.T) {
+	ctx := context.Background()
+	f := &fake{err: ErrInvalid}
+	m := NewMetered(f)
+	m.Queue("q").Enqueue(ctx, "x", EnqueueOptions{})
+	m.Table("t").Get(ctx, "p", "r")
+	m.Container("c").Upload(ctx, "b", bytes.NewReader(nil))
+	if s := m.Stats(); s.Total() != 0 || s.BytesWritten != 0 {
+		t.Errorf("calls refused with ErrInvalid were billed: %+v", s)
+	}
+	// Any other failure was a request, and Azure bills it.
+	f.err = ErrNotFound
+	m.Queue("q").Enqueue(ctx, "x", EnqueueOptions{})
+	m.Table("t").Get(ctx, "p", "r")
+	if s := m.Stats(); s.Total() != 2 || s.BytesWritten != 0 {
+		t.Errorf("failed calls: %+v, want 2 transactions and no bytes", s)
+	}
+	f.err = errors.Join(ErrTransient, errors.New("timeout"))
+	m.Table("t").Get(ctx, "p", "r")
+	if got := count(m.Stats(), ServiceTable, "get", ""); got != 2 {
+		t.Errorf("gets: %d, want 2", got)
+	}
+}
+
+func TestMeteredBytesRead(t *testing.T) {
+	ctx := context.Background()
+	m := NewMetered(&fake{})
+	if _, err := m.Queue("q").Dequeue(ctx, 32, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	rc, err := m.Container("c").Open(ctx, "b", 0, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 4)
+	if _, err := io.ReadFull(rc, buf); err != nil {
+		t.Fatal(err)
+	}
+	rc.Close()
+	if s := m.Stats(); s.BytesRead != 5+4 {
+		t.Errorf("bytes read: %d, want 5 of messages and 4 of a blob", s.BytesRead)
+	}
+}
+
+func TestMeteredCategories(t *testing.T) {
+	m := NewMetered(&fake{})
+	cats := []string{"", "enumeration", "dedup", "backtrack"}
+	const workers, calls = 8, 500
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() {
+			ctx := WithCategory(context.Background(), cats[w%len(cats)])
+			for range calls {
+				m.Table("t").Get(ctx, "p", "r")
+			}
+		})
+	}
+	wg.Wait()
+	s := m.Stats()
+	per := int64(workers / len(cats) * calls)
+	if len(s.Ops) != len(cats) {
+		t.Fatalf("ops: %+v, want one per category", s.Ops)
+	}
+	// Sorted by service, operation, then category; "" first.
+	for i, want := range []string{"", "backtrack", "dedup", "enumeration"} {
+		if s.Ops[i].Category != want || s.Ops[i].Count != per {
+			t.Errorf("ops[%d] = %+v, want category %q with %d", i, s.Ops[i], want, per)
+		}
+	}
+	by := s.ByCategory()
+	if by["dedup"] != per || s.Total() != workers*calls {
+		t.Errorf("by category %v, total %d", by, s.Total())
+	}
+	if CategoryFrom(context.Background()) != "" || CategoryFrom(WithCategory(context.Background(), "x")) != "x" {
+		t.Error("CategoryFrom does not return what WithCategory set")
+	}
+}
+
+func TestStatsSub(t *testing.T) {
+	ctx := context.Background()
+	m := NewMetered(&fake{})
+	m.Table("t").Get(ctx, "p", "r")
+	before := m.Stats()
+	m.Table("t").Get(ctx, "p", "r")
+	m.Table("t").Get(WithCategory(ctx, "dedup"), "p", "r")
+	m.Queue("q").Enqueue(ctx, "abcd", EnqueueOptions{})
+	d := m.Stats().Sub(before)
+	want := []OpStat{
+		{Service: ServiceQueue, Operation: "enqueue", Count: 1},
+		{Service: ServiceTable, Operation: "get", Count: 1},
+		{Service: ServiceTable, Operation: "get", Category: "dedup", Count: 1},
+	}
+	if len(d.Ops) != len(want) || d.BytesWritten != 4 {
+		t.Fatalf("sub: %+v", d)
+	}
+	for i := range want {
+		if d.Ops[i] != want[i] {
+			t.Errorf("sub ops[%d] = %+v, want %+v", i, d.Ops[i], want[i])
+		}
+	}
+}
+
+func BenchmarkMeteredCount(b *testing.B) {
+	m := NewMetered(&fake{})
+	ctx := WithCategory(context.Background(), "dedup")
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			m.count(ctx, opTableGet, 1, nil)
+		}
+	})
+}
