@@ -1,0 +1,82 @@
+package dedup
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"slices"
+	"sync"
+
+	"github.com/reversi-cloud/reversi/board"
+)
+
+// randPos returns a random position that DecodeEntry accepts.
+func randPos(rng *rand.Rand) board.Position {
+	occ := rng.Uint64()
+	return board.Position{Occ: occ, White: rng.Uint64() & occ, Side: board.Color(rng.IntN(2))}
+}
+
+// randEntries returns n random entries. With pool > 0 the positions come
+// from a pool of that many and the refs from a small range, so that
+// duplicate positions, and exact duplicate entries, are common.
+func randEntries(rng *rand.Rand, n, pool int) []Entry {
+	var ps []board.Position
+	for range pool {
+		ps = append(ps, randPos(rng))
+	}
+	es := make([]Entry, n)
+	for i := range es {
+		if pool > 0 {
+			es[i] = Entry{Pos: ps[rng.IntN(pool)], Ref: Ref{uint32(rng.IntN(3)), uint32(rng.IntN(4))}}
+		} else {
+			es[i] = Entry{Pos: randPos(rng), Ref: Ref{rng.Uint32(), rng.Uint32()}}
+		}
+	}
+	return es
+}
+
+// sortedCompact is the reference for SortEntries followed by Compact.
+func sortedCompact(es []Entry) []Entry {
+	out := slices.Clone(es)
+	slices.SortFunc(out, CompareEntries)
+	return slices.Compact(out)
+}
+
+// encode returns the run encoding of es.
+func encode(es []Entry) []byte {
+	var b []byte
+	for _, e := range es {
+		b = AppendEntry(b, e)
+	}
+	return b
+}
+
+// readerOf returns a Reader over the encoding of es.
+func readerOf(es []Entry) *Reader { return NewReader(bytes.NewReader(encode(es))) }
+
+// realEntries returns the edges from ply 8 to ply 9 of 8x8 Reversi,
+// canonical, in enumeration order: what a worker sorts in practice. Real
+// keys are skewed (canonical forms have small Occ, one ply shares its side
+// to move), unlike random ones.
+var realEntries = sync.OnceValue(func() []Entry {
+	b := board.MustNew(8)
+	ply := []board.Position{b.Start()}
+	var es []Entry
+	for n := 0; n <= 8; n++ {
+		seen := make(map[board.Position]bool)
+		var next []board.Position
+		es = es[:0]
+		var kids []board.Position
+		for i, p := range ply {
+			kids, _ = b.Children(p, kids[:0])
+			for _, c := range kids {
+				es = append(es, Entry{Pos: c, Ref: Ref{uint32(i / 1000), uint32(i % 1000)}})
+				if !seen[c] {
+					seen[c] = true
+					next = append(next, c)
+				}
+			}
+		}
+		ply = next
+	}
+	return es
+})

@@ -1,0 +1,200 @@
+package dedup
+
+import (
+	"fmt"
+
+	"github.com/reversi-cloud/reversi/board"
+)
+
+// Merge k-way merges sorted runs, dropping exact duplicate entries, and
+// calls emit once per remaining entry in CompareEntries order. It returns the
+// number of entries read from all runs.
+//
+// Every run must be sorted. A run that goes backwards is reported as
+// ErrOrder rather than merged: its output would look sorted locally but keep
+// duplicates, and the ply count would silently be wrong. Equal consecutive
+// entries within a run are allowed and dropped. The first error from a
+// run's Reader or from emit ends the merge.
+//
+// The merge is a loser tree: each entry costs about log2(len(runs))
+// comparisons, against twice that for a binary heap.
+func Merge(runs []*Reader, emit func(Entry) error) (read int64, err error) {
+	k := len(runs)
+	if k == 0 {
+		return 0, nil
+	}
+	m := merger{
+		runs: runs,
+		head: make([]Entry, k),
+		tree: make([]int, k),
+	}
+	for i := range runs {
+		if err := m.advance(i); err != nil {
+			return m.read, err
+		}
+	}
+	m.build()
+	var last Entry
+	emitted := false
+	for {
+		w := m.tree[0]
+		if m.head[w].Pos.Side == exhausted {
+			return m.read, nil // the winner is exhausted, so all are
+		}
+		e := m.head[w]
+		if !emitted || e != last {
+			if err := emit(e); err != nil {
+				return m.read, err
+			}
+			last, emitted = e, true
+		}
+		if err := m.advance(w); err != nil {
+			return m.read, err
+		}
+		m.replay(w)
+	}
+}
+
+type merger struct {
+	runs []*Reader
+	// head is the current entry of each run: the zero Entry, which sorts
+	// first, before a run's first entry is read, and a sentinel with side
+	// byte exhausted, which sorts last, once the run has ended. Decoded
+	// entries never have that side byte, so the tournament needs no flags.
+	head []Entry
+	// tree[0] is the index of the winning run; tree[1:] are the losers of
+	// the internal nodes of a complete binary tree whose leaves, at node
+	// numbers k..2k-1, are the runs.
+	tree []int
+	read int64
+}
+
+// exhausted is the side byte of the head of an ended run.
+const exhausted = board.Color(0xff)
+
+// beats reports whether run a's head goes before run b's.
+func (m *merger) beats(a, b int) bool { return less(&m.head[a], &m.head[b]) }
+
+// advance loads the next entry of run i into head[i], checking order.
+func (m *merger) advance(i int) error {
+	e, ok := m.runs[i].Next()
+	if !ok {
+		m.head[i] = Entry{Pos: board.Position{Side: exhausted}}
+		if err := m.runs[i].Err(); err != nil {
+			return fmt.Errorf("dedup: merge: run %d: %w", i, err)
+		}
+		return nil
+	}
+	m.read++
+	if less(&e, &m.head[i]) {
+		return fmt.Errorf("%w: merge: run %d: record %d (%v %v) sorts before the one preceding it (%v %v)",
+			ErrOrder, i, m.runs[i].Count()-1, e.Pos, e.Ref, m.head[i].Pos, m.head[i].Ref)
+	}
+	m.head[i] = e
+	return nil
+}
+
+// build plays the initial tournament bottom-up.
+func (m *merger) build() {
+	k := len(m.runs)
+	winners := make([]int, 2*k)
+	for i := range k {
+		winners[k+i] = i
+	}
+	for n := k - 1; n >= 1; n-- {
+		a, b := winners[2*n], winners[2*n+1]
+		if m.beats(a, b) {
+			winners[n], m.tree[n] = a, b
+		} else {
+			winners[n], m.tree[n] = b, a
+		}
+	}
+	m.tree[0] = winners[1]
+	if k == 1 {
+		m.tree[0] = 0
+	}
+}
+
+// replay restores the tournament after run w's head changed: only the path
+// from w's leaf to the root can change.
+func (m *merger) replay(w int) {
+	k := len(m.runs)
+	for n := (w + k) / 2; n >= 1; n /= 2 {
+		if m.beats(m.tree[n], w) {
+			m.tree[n], w = w, m.tree[n]
+		}
+	}
+	m.tree[0] = w
+}
+
+// Grouper folds a sorted entry stream into one call per distinct position
+// with all of that position's parents: the shape of a ply's final blobs.
+type Grouper struct {
+	fn     func(pos board.Position, refs []Ref) error
+	pos    board.Position
+	refs   []Ref
+	groups int64
+	err    error
+}
+
+// NewGrouper returns a Grouper that calls fn once per distinct position, in
+// order, with the position's distinct parent refs in ascending order. The
+// refs slice is reused: fn must copy what it keeps.
+func NewGrouper(fn func(pos board.Position, refs []Ref) error) *Grouper {
+	return &Grouper{fn: fn}
+}
+
+// Add adds the next entry, which must not sort before the previous one
+// (ErrOrder otherwise). Exact duplicates are dropped. When e starts a new
+// position, fn is called for the previous one. After an error, from fn or
+// from order, Add and Close return that error.
+func (g *Grouper) Add(e Entry) error {
+	if g.err != nil {
+		return g.err
+	}
+	if len(g.refs) > 0 {
+		last := Entry{Pos: g.pos, Ref: g.refs[len(g.refs)-1]}
+		switch c := CompareEntries(e, last); {
+		case c < 0:
+			g.err = fmt.Errorf("%w: grouper: entry (%v %v) after (%v %v)", ErrOrder, e.Pos, e.Ref, last.Pos, last.Ref)
+			return g.err
+		case c == 0:
+			return nil
+		case e.Pos == g.pos:
+			g.refs = append(g.refs, e.Ref)
+			return nil
+		}
+		if err := g.flush(); err != nil {
+			return err
+		}
+	}
+	g.pos = e.Pos
+	g.refs = append(g.refs[:0], e.Ref)
+	return nil
+}
+
+// Close calls fn for the last position, if any.
+func (g *Grouper) Close() error {
+	if g.err != nil {
+		return g.err
+	}
+	if len(g.refs) > 0 {
+		if err := g.flush(); err != nil {
+			return err
+		}
+		g.refs = g.refs[:0]
+	}
+	return nil
+}
+
+// Groups returns the number of positions passed to fn so far.
+func (g *Grouper) Groups() int64 { return g.groups }
+
+func (g *Grouper) flush() error {
+	if err := g.fn(g.pos, g.refs); err != nil {
+		g.err = err
+		return err
+	}
+	g.groups++
+	return nil
+}
