@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/report"
 	"github.com/reversi-cloud/reversi/storage"
 )
@@ -113,4 +114,33 @@ func (r *Run) Report(ctx context.Context) (*report.Report, error) {
 		rep.Complete, rep.Root = true, done.Root
 	}
 	return rep, nil
+}
+
+// Results reads a resolved ply's positions and their results.
+func (r *Run) Results(ctx context.Context, ply int) (map[board.Position]board.Result, error) {
+	p, err := r.getPly(ctx, ply)
+	if err != nil {
+		return nil, err
+	}
+	if !p.Resolved {
+		return nil, fmt.Errorf("ply %d is not resolved yet", ply)
+	}
+	out := make(map[board.Position]board.Result, p.Positions)
+	for j, blob := range p.Blobs {
+		keys, err := r.readKeys(ctx, blob)
+		if err != nil {
+			return nil, err
+		}
+		res, err := r.blobs.Get(ctx, resultBlob(ply, j))
+		if err != nil {
+			return nil, fmt.Errorf("reading results of ply %d blob %d: %w", ply, j, err)
+		}
+		if len(res) != len(keys) {
+			return nil, fmt.Errorf("ply %d blob %d: %d results for %d positions", ply, j, len(res), len(keys))
+		}
+		for i, k := range keys {
+			out[k] = board.Result(res[i])
+		}
+	}
+	return out, nil
 }

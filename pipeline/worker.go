@@ -21,6 +21,18 @@ type Progress struct {
 	Edges     atomic.Int64
 	Merges    atomic.Int64
 	Poisoned  atomic.Int64
+	current   atomic.Value // string: what the latest task was doing
+}
+
+// Current says what the latest task was doing, such as "expanding ply 7".
+func (p *Progress) Current() string {
+	s, _ := p.current.Load().(string)
+	return s
+}
+
+func (p *Progress) setCurrent(m Message) {
+	verb := map[Kind]string{KindInline: "expanding", KindChunk: "expanding", KindScan: "merging", KindMerge: "merging", KindResolve: "resolving", KindCompensation: "cleaning"}[m.Kind]
+	p.current.Store(fmt.Sprintf("%s ply %d", verb, m.Ply))
 }
 
 // Add counts positions expanded and edges found.
@@ -117,6 +129,7 @@ func (w *Worker) handle(ctx context.Context, msg storage.Message) {
 		return
 	}
 	log = log.With("ply", m.Ply)
+	w.progress.setCurrent(m)
 
 	taskCtx, cancel := context.WithCancel(ctx)
 	l := &lease{receipt: msg.PopReceipt}

@@ -1,0 +1,90 @@
+package pipeline
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/reference"
+)
+
+// TestPipelineMatchesReference compares results position by position with
+// the reference engine.
+func TestPipelineMatchesReference(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		size, target      int
+		blob, fanIn, jobs int
+	}{
+		{"fourxfour", 4, 12, 150, 3, 3},
+		{"sixxsix", 6, 8, 2000, 4, 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			be := openEmbedded(t)
+			cfg := RunConfig{Name: tc.name, Board: tc.size, Target: tc.target, BlobPositions: tc.blob, FanIn: tc.fanIn}
+			rep, err := RunLocal(ctx, be, cfg, tc.jobs, WorkerConfig{Visibility: 10 * time.Second, WorkerID: "t"}, testLogger(t), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref, err := reference.Enumerate(board.MustNew(tc.size), tc.target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep.Root != ref.Report.Root {
+				t.Errorf("root %s, reference %s", rep.Root, ref.Report.Root)
+			}
+			r, err := OpenRun(ctx, be, tc.name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for ply := 0; ply <= tc.target; ply++ {
+				got, err := r.Results(ctx, ply)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := ref.Plies[ply]
+				if len(got) != len(want) {
+					t.Errorf("ply %d: %d positions, reference %d", ply, len(got), len(want))
+				}
+				bad := 0
+				for p, w := range want {
+					if g, ok := got[p]; !ok || g != w {
+						if bad++; bad <= 3 {
+							t.Errorf("ply %d %s: got %v (present %v), reference %v", ply, p.Text(), g, ok, w)
+						}
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestPipeline8x8Ply9 checks the published 43 black wins at ply 8.
+func TestPipeline8x8Ply9(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	be := openEmbedded(t)
+	cfg := RunConfig{Name: "nine", Board: 8, Target: 9, BlobPositions: 30000}
+	rep, err := RunLocal(ctx, be, cfg, 2, WorkerConfig{Visibility: 30 * time.Second, WorkerID: "t"}, testLogger(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := reference.Enumerate(board.MustNew(8), 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p8 := rep.Plies[8]
+	if p8.BlackWins != 43 || p8.WhiteWins != 0 {
+		t.Errorf("ply 8: %d black wins, %d white wins; want 43 and 0", p8.BlackWins, p8.WhiteWins)
+	}
+	for i := range ref.Report.Plies {
+		w, g := ref.Report.Plies[i], rep.Plies[i]
+		if [7]int64{w.Positions, w.Terminal, w.Edges, w.BlackWins, w.WhiteWins, w.Draws, w.Unknown} != [7]int64{g.Positions, g.Terminal, g.Edges, g.BlackWins, g.WhiteWins, g.Draws, g.Unknown} {
+			t.Errorf("ply %d: pipeline %+v, reference %+v", i, g, w)
+		}
+	}
+	t.Logf("transactions %d for %d edges: %.4f per edge", be.Stats().Total(), rep.Edges(), float64(be.Stats().Total())/float64(rep.Edges()))
+}
