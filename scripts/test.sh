@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# make test: go vet, then the whole test suite against a private Azurite.
+#
+# Azurite (pinned in scripts/azurite.sh) is installed into .tools/azurite
+# if missing, started in memory on free loopback ports with its state in a
+# directory of this run's own (so a developer's running emulator is left
+# alone), and stopped however the tests end. The exit code is go test's.
+#
+#   TEST_PKGS   packages to test (default ./...)
+#   TEST_FLAGS  extra go test flags (default none), e.g. "-run Conformance -v"
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+echo "== go vet ./..."
+go vet ./...
+
+"$ROOT/scripts/azurite.sh" install
+
+AZURITE_STATE_DIR="$(mktemp -d "${TMPDIR:-/tmp}/reversi-azurite.XXXXXX")"
+export AZURITE_STATE_DIR
+cleanup() {
+  "$ROOT/scripts/azurite.sh" stop || true
+  rm -rf "$AZURITE_STATE_DIR"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+echo "== starting Azurite"
+exports="$("$ROOT/scripts/azurite.sh" start)" # fails the script if Azurite does not come up
+eval "$exports"
+export REVERSI_REQUIRE_AZURITE=1
+
+echo "== go test ${TEST_PKGS:-./...}"
+rc=0
+# shellcheck disable=SC2086 # TEST_FLAGS and TEST_PKGS are word lists
+go test -count=1 -timeout 20m ${TEST_FLAGS:-} ${TEST_PKGS:-./...} || rc=$?
+if [[ $rc -ne 0 ]]; then
+  echo "== go test failed (exit $rc); last Azurite log lines:" >&2
+  tail -n 20 "$AZURITE_STATE_DIR/azurite.log" >&2 || true
+fi
+exit "$rc"
