@@ -241,17 +241,30 @@ func ValidTransaction(pk string, ops []Op) error {
 	if err := ValidKey(pk); err != nil {
 		return fmt.Errorf("transaction partition key: %w", err)
 	}
-	seen := make(map[string]struct{}, len(ops))
+	// Small batches (single writes, above all) look for a repeated row
+	// key by scanning, which is cheaper than building a set.
+	var seen map[string]struct{}
+	if len(ops) > 8 {
+		seen = make(map[string]struct{}, len(ops))
+	}
 	payload := 0
 	for i, op := range ops {
 		e := op.Entity
 		if e.PartitionKey != pk {
 			return &TxError{Index: i, Err: fmt.Errorf("%w: partition key %q in a transaction on %q", ErrInvalid, e.PartitionKey, pk)}
 		}
-		if _, dup := seen[e.RowKey]; dup {
+		dup := false
+		if seen != nil {
+			_, dup = seen[e.RowKey]
+			seen[e.RowKey] = struct{}{}
+		} else {
+			for _, prev := range ops[:i] {
+				dup = dup || prev.Entity.RowKey == e.RowKey
+			}
+		}
+		if dup {
 			return &TxError{Index: i, Err: fmt.Errorf("%w: row key %q appears twice in one transaction", ErrInvalid, e.RowKey)}
 		}
-		seen[e.RowKey] = struct{}{}
 		var err error
 		switch op.Kind {
 		case OpAdd, OpUpsert:

@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,18 +13,30 @@ import (
 	"github.com/reversi-cloud/reversi/storage"
 )
 
-// blob is one committed version of a blob: a file nobody writes again.
+// blob is one committed version of a blob, never changed once stored:
+// either a file nobody writes again or, for small blobs, a byte slice.
 type blob struct {
-	path string
+	path string // the file holding the data; "" if data holds it
+	data []byte
 	size int64
 }
 
-// container maps blob names to files. Every write goes to a new file that
-// is published by swapping the map entry under the lock, which is what a
-// rename would do: readers see the old blob or the new one, never part of
-// one. Readers open the file under the read lock, so a writer's removal
-// of a replaced file, after the swap, cannot pull it from under them; an
-// open file stays readable after it is unlinked.
+// release frees what a replaced or deleted version holds. Readers that
+// opened its file keep their data: an open file outlives its unlinking.
+func (bl blob) release(b *Backend) {
+	if bl.path != "" {
+		os.Remove(bl.path)
+	} else {
+		b.memUsed.Add(-bl.size)
+	}
+}
+
+// container maps blob names to versions. Every write makes a new version
+// in full (a new file, or a new slice), then publishes it by swapping the
+// map entry under the lock, which is what a rename would do: readers see
+// the old blob or the new one, never part of one. Readers open the file
+// under the read lock, so a writer's removal of a replaced file, after the
+// swap, cannot pull it from under them.
 type container struct {
 	dir string
 
@@ -88,6 +101,11 @@ func (h *containerHandle) Drop(ctx context.Context) error {
 	c := v.(*container)
 	c.mu.Lock()
 	c.dropped = true
+	for _, bl := range c.blobs {
+		if bl.path == "" {
+			h.b.memUsed.Add(-bl.size)
+		}
+	}
 	c.blobs, c.names = nil, sortedKeys{}
 	c.mu.Unlock()
 	if err := os.RemoveAll(c.dir); err != nil {
@@ -97,24 +115,15 @@ func (h *containerHandle) Drop(ctx context.Context) error {
 }
 
 func (h *containerHandle) PutNew(ctx context.Context, name string, data []byte) error {
-	return h.write(ctx, name, true, func(f *os.File) (int64, error) {
-		n, err := f.Write(data)
-		return int64(n), err
-	})
+	return h.write(ctx, name, true, data, nil)
 }
 
 func (h *containerHandle) Put(ctx context.Context, name string, data []byte) error {
-	return h.write(ctx, name, false, func(f *os.File) (int64, error) {
-		n, err := f.Write(data)
-		return int64(n), err
-	})
+	return h.write(ctx, name, false, data, nil)
 }
 
 func (h *containerHandle) Upload(ctx context.Context, name string, r io.Reader) error {
-	return h.write(ctx, name, false, func(f *os.File) (int64, error) {
-		// io.Copy streams through a small buffer, or splices when r is a file.
-		return io.Copy(f, ctxReader{ctx, r})
-	})
+	return h.write(ctx, name, false, nil, ctxReader{ctx, r})
 }
 
 // ctxReader stops a long upload once its context is done.
@@ -130,8 +139,9 @@ func (c ctxReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
-// write stores a new version of blob name, filled by fill, and publishes it.
-func (h *containerHandle) write(ctx context.Context, name string, onlyNew bool, fill func(*os.File) (int64, error)) error {
+// write stores a new version of blob name, holding data, or what r yields
+// if r is not nil, and publishes it.
+func (h *containerHandle) write(ctx context.Context, name string, onlyNew bool, data []byte, r io.Reader) error {
 	if err := storage.ValidBlobName(name); err != nil {
 		return fmt.Errorf("write blob %s/%s: %w", h.name, name, err)
 	}
@@ -153,6 +163,38 @@ func (h *containerHandle) write(ctx context.Context, name string, onlyNew bool, 
 			return fmt.Errorf("write blob %s/%s: %w", h.name, name, storage.ErrExists)
 		}
 	}
+	if r != nil {
+		// Read as much as may stay in memory; a longer stream goes to a
+		// file, starting with what was read.
+		buf := bytes.NewBuffer(make([]byte, 0, 32<<10))
+		if _, err := buf.ReadFrom(io.LimitReader(r, MaxMemoryBlob+1)); err != nil {
+			return fmt.Errorf("write blob %s/%s: %w", h.name, name, err)
+		}
+		data = buf.Bytes()
+		if len(data) > MaxMemoryBlob {
+			return h.writeFile(c, name, onlyNew, io.MultiReader(bytes.NewReader(data), r))
+		}
+		if cap(data)-len(data) > 4<<10 {
+			data = bytes.Clone(data) // do not hold the buffer's slack against the budget
+		}
+	} else {
+		data = bytes.Clone(data) // the caller may reuse its slice
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	if !h.b.reserveMemory(len(data)) {
+		return h.writeFile(c, name, onlyNew, bytes.NewReader(data))
+	}
+	err = h.publish(c, name, onlyNew, blob{data: data, size: int64(len(data))})
+	if err != nil {
+		h.b.memUsed.Add(-int64(len(data)))
+	}
+	return err
+}
+
+// writeFile stores a new version of blob name in a file and publishes it.
+func (h *containerHandle) writeFile(c *container, name string, onlyNew bool, r io.Reader) error {
 	path := h.b.newBlobPath(c.dir)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
@@ -161,7 +203,9 @@ func (h *containerHandle) write(ctx context.Context, name string, onlyNew bool, 
 		}
 		return fmt.Errorf("write blob %s/%s: %w", h.name, name, err)
 	}
-	size, err := fill(f)
+	// io.Copy uses the reader's WriteTo where it has one, so a
+	// bytes.Reader is written in one call, without a buffer.
+	size, err := io.Copy(f, r)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -169,62 +213,75 @@ func (h *containerHandle) write(ctx context.Context, name string, onlyNew bool, 
 		os.Remove(path)
 		return fmt.Errorf("write blob %s/%s: %w", h.name, name, err)
 	}
+	err = h.publish(c, name, onlyNew, blob{path: path, size: size})
+	if err != nil {
+		os.Remove(path)
+	}
+	return err
+}
 
+// publish makes bl the current version of blob name.
+func (h *containerHandle) publish(c *container, name string, onlyNew bool, bl blob) error {
 	c.mu.Lock()
 	if c.dropped {
 		c.mu.Unlock()
-		os.Remove(path)
 		return h.notFound()
 	}
 	old, exists := c.blobs[name]
 	if exists && onlyNew {
 		c.mu.Unlock()
-		os.Remove(path)
 		return fmt.Errorf("write blob %s/%s: %w", h.name, name, storage.ErrExists)
 	}
-	c.blobs[name] = blob{path: path, size: size}
+	c.blobs[name] = bl
 	if !exists {
 		c.names.insert(name)
 	}
 	c.mu.Unlock()
 	if exists {
-		os.Remove(old.path) // readers holding it open keep their data
+		old.release(h.b)
 	}
 	return nil
 }
 
-// open opens the current version of blob name.
-func (h *containerHandle) open(ctx context.Context, name string) (*os.File, int64, error) {
+// open returns the current version of blob name, with its file opened if
+// it has one.
+func (h *containerHandle) open(ctx context.Context, name string) (blob, *os.File, error) {
 	if err := storage.ValidBlobName(name); err != nil {
-		return nil, 0, fmt.Errorf("read blob %s/%s: %w", h.name, name, err)
+		return blob{}, nil, fmt.Errorf("read blob %s/%s: %w", h.name, name, err)
 	}
 	c, err := h.get(ctx)
 	if err != nil {
-		return nil, 0, err
+		return blob{}, nil, err
 	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.dropped {
-		return nil, 0, h.notFound()
+		return blob{}, nil, h.notFound()
 	}
 	bl, ok := c.blobs[name]
 	if !ok {
-		return nil, 0, fmt.Errorf("read blob %s/%s: %w", h.name, name, storage.ErrNotFound)
+		return blob{}, nil, fmt.Errorf("read blob %s/%s: %w", h.name, name, storage.ErrNotFound)
+	}
+	if bl.path == "" {
+		return bl, nil, nil
 	}
 	f, err := os.Open(bl.path)
 	if err != nil {
-		return nil, 0, fmt.Errorf("read blob %s/%s: %w", h.name, name, err)
+		return blob{}, nil, fmt.Errorf("read blob %s/%s: %w", h.name, name, err)
 	}
-	return f, bl.size, nil
+	return bl, f, nil
 }
 
 func (h *containerHandle) Get(ctx context.Context, name string) ([]byte, error) {
-	f, size, err := h.open(ctx, name)
+	bl, f, err := h.open(ctx, name)
 	if err != nil {
 		return nil, err
 	}
+	if f == nil {
+		return bytes.Clone(bl.data), nil // the caller may change what it gets
+	}
 	defer f.Close()
-	data := make([]byte, size)
+	data := make([]byte, bl.size)
 	if _, err := io.ReadFull(f, data); err != nil {
 		return nil, fmt.Errorf("read blob %s/%s: %w", h.name, name, err)
 	}
@@ -237,16 +294,22 @@ func (h *containerHandle) Open(ctx context.Context, name string, offset, length 
 	if offset < 0 {
 		return nil, fmt.Errorf("open blob %s/%s: %w: negative offset %d", h.name, name, storage.ErrInvalid, offset)
 	}
-	f, size, err := h.open(ctx, name)
+	bl, f, err := h.open(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	if offset > size {
-		f.Close()
-		return nil, fmt.Errorf("open blob %s/%s: %w: offset %d is past the end at %d", h.name, name, storage.ErrInvalid, offset, size)
+	if offset > bl.size {
+		if f != nil {
+			f.Close()
+		}
+		return nil, fmt.Errorf("open blob %s/%s: %w: offset %d is past the end at %d", h.name, name, storage.ErrInvalid, offset, bl.size)
 	}
-	if length < 0 || length > size-offset {
-		length = size - offset
+	if length < 0 || length > bl.size-offset {
+		length = bl.size - offset
+	}
+	if f == nil {
+		// The slice is never written again, so it is read in place.
+		return io.NopCloser(bytes.NewReader(bl.data[offset : offset+length])), nil
 	}
 	return &section{SectionReader: io.NewSectionReader(f, offset, length), f: f}, nil
 }
@@ -282,7 +345,7 @@ func (h *containerHandle) Delete(ctx context.Context, name string) error {
 	if !ok {
 		return fmt.Errorf("delete blob %s/%s: %w", h.name, name, storage.ErrNotFound)
 	}
-	os.Remove(bl.path)
+	bl.release(h.b)
 	return nil
 }
 

@@ -3,9 +3,11 @@
 // blobs written atomically, and tables with ETags and entity group
 // transactions, all within Azure's limits.
 //
-// Queue and table state is held in memory; blob data lives in files, so a
-// run may hold more blob data than fits in memory. Nothing survives Close:
-// the backend is for single-machine runs and tests, not for durability.
+// Queue and table state is held in memory. Blob data lives in files, so a
+// run may hold more blob data than fits in memory, except that small blobs
+// are kept in memory up to a fixed budget (Config.MemoryBytes), sparing
+// them the cost of creating a file. Nothing survives Close: the backend
+// is for single-machine runs and tests, not for durability.
 //
 // Every queue, container, table and table partition has its own lock, and
 // blob data is read and written outside any lock, so many goroutines can
@@ -36,11 +38,30 @@ type Config struct {
 	// means the system's temporary directory. Choose a directory on a disk
 	// large enough for the run's blobs.
 	Dir string
+
+	// MemoryBytes bounds the blob data kept in memory instead of in files.
+	// Blobs of up to MaxMemoryBlob bytes are held in memory while the
+	// total stays within it. Zero means DefaultMemoryBytes; a negative
+	// value puts every blob in a file.
+	MemoryBytes int64
 }
+
+// DefaultMemoryBytes is the default of Config.MemoryBytes.
+const DefaultMemoryBytes = 64 << 20
+
+// MaxMemoryBlob is the largest blob kept in memory; larger ones always go
+// to files, where the page cache serves them nearly as well.
+const MaxMemoryBlob = 1 << 20
 
 func (c *Config) setDefaults() {
 	if c.Dir == "" {
 		c.Dir = os.TempDir()
+	}
+	switch {
+	case c.MemoryBytes == 0:
+		c.MemoryBytes = DefaultMemoryBytes
+	case c.MemoryBytes < 0:
+		c.MemoryBytes = 0
 	}
 }
 
@@ -68,9 +89,13 @@ type Backend struct {
 	seq    atomic.Uint64 // file names and ETags, unique for the backend's life
 	closed atomic.Bool
 
+	memBudget int64        // Config.MemoryBytes
+	memUsed   atomic.Int64 // bytes of blob data held in memory
+
 	// Queue times are kept as monotonic offsets from epoch, so that they
 	// compare as plain integers and ignore wall-clock steps.
 	epoch time.Time
+	clock func() time.Duration // tests' stand-in for time.Since(epoch); nil in use
 }
 
 var _ storage.Backend = (*Backend)(nil)
@@ -85,7 +110,7 @@ func Open(cfg Config) (*Backend, error) {
 	if err != nil {
 		return nil, fmt.Errorf("embedded: make blob directory: %w", err)
 	}
-	return &Backend{root: root, epoch: time.Now()}, nil
+	return &Backend{root: root, epoch: time.Now(), memBudget: cfg.MemoryBytes}, nil
 }
 
 // Close discards all state and removes the blob files. Handles and
@@ -116,7 +141,12 @@ func (b *Backend) Table(name string) storage.Table {
 }
 
 // now is the time since the backend opened, on the monotonic clock.
-func (b *Backend) now() time.Duration { return time.Since(b.epoch) }
+func (b *Backend) now() time.Duration {
+	if b.clock != nil {
+		return b.clock()
+	}
+	return time.Since(b.epoch)
+}
 
 // wall converts a time from now into wall-clock time.
 func (b *Backend) wall(d time.Duration) time.Time { return b.epoch.Add(d) }
@@ -136,6 +166,18 @@ func (b *Backend) check(ctx context.Context, nameErr error) error {
 // newETag returns a fresh opaque ETag in Azure's weak form.
 func (b *Backend) newETag() string {
 	return `W/"` + strconv.FormatUint(b.seq.Add(1), 36) + `"`
+}
+
+// reserveMemory claims n bytes of the memory budget for a blob, if they fit.
+func (b *Backend) reserveMemory(n int) bool {
+	if n > MaxMemoryBlob {
+		return false
+	}
+	if b.memUsed.Add(int64(n)) > b.memBudget {
+		b.memUsed.Add(-int64(n))
+		return false
+	}
+	return true
 }
 
 // newBlobPath returns a file name in dir never used before.

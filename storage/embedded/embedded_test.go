@@ -9,11 +9,22 @@ import (
 )
 
 func TestConformance(t *testing.T) {
-	storagetest.Run(t, func(t *testing.T) storage.Backend {
-		b, err := embedded.Open(embedded.Config{Dir: t.TempDir()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return b
-	})
+	for _, mode := range []struct {
+		name   string
+		memory int64
+	}{
+		{"Memory", 0}, // small blobs in memory, the default
+		{"Files", -1}, // every blob in a file
+	} {
+		t.Run(mode.name, func(t *testing.T) {
+			t.Parallel()
+			storagetest.Run(t, func(t *testing.T) storage.Backend {
+				b, err := embedded.Open(embedded.Config{Dir: t.TempDir(), MemoryBytes: mode.memory})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return b
+			})
+		})
+	}
 }

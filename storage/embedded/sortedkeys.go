@@ -6,7 +6,7 @@ import (
 )
 
 // chunkMax bounds a chunk of sortedKeys; full chunks split in two.
-const chunkMax = 1024
+const chunkMax = 256
 
 // sortedKeys is an ordered set of strings stored as a list of sorted
 // chunks, so an insert or delete moves at most one chunk's elements rather
