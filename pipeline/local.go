@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/reversi-cloud/reversi/report"
 	"github.com/reversi-cloud/reversi/storage"
@@ -22,6 +23,11 @@ func RunLocal(ctx context.Context, be storage.Backend, cfg RunConfig, workers in
 		workers = 1
 	}
 	wcfg.ExitWhenDone = true
+	if wcfg.PollMax == 0 {
+		// Loops in one process wait on each other's messages; a short
+		// back-off keeps the hand-offs quick.
+		wcfg.PollMax = 100 * time.Millisecond
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup

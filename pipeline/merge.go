@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/reversi-cloud/reversi/backtrack"
@@ -114,14 +115,19 @@ func (t *task) scan(ctx context.Context, m Message) error {
 	return nil
 }
 
+// overlappingIDs finds the records that overlap another, with one sweep
+// in order of Min.
 func overlappingIDs(recs []*rangeRecord) map[string]bool {
 	out := map[string]bool{}
-	ds := toDedup(recs)
-	for i := range ds {
-		for k := i + 1; k < len(ds); k++ {
-			if dedup.Overlaps(ds[i], ds[k]) {
-				out[ds[i].ID], out[ds[k].ID] = true, true
-			}
+	sorted := slices.Clone(recs)
+	slices.SortFunc(sorted, func(a, b *rangeRecord) int { return board.Compare(a.Min, b.Min) })
+	var reach *rangeRecord // the record seen so far with the largest Max
+	for _, rr := range sorted {
+		if reach != nil && board.Compare(rr.Min, reach.Max) <= 0 {
+			out[rr.ID], out[reach.ID] = true, true
+		}
+		if reach == nil || board.Compare(rr.Max, reach.Max) > 0 {
+			reach = rr
 		}
 	}
 	return out

@@ -41,7 +41,7 @@ func TestPipeline4x4ToTheEnd(t *testing.T) {
 	defer cancel()
 	be := openEmbedded(t)
 	cfg := RunConfig{Name: "four", Board: 4, Target: 12, BlobPositions: 100, FanIn: 4}
-	rep, err := RunLocal(ctx, be, cfg, 4, WorkerConfig{Visibility: 5 * time.Second, WorkerID: "t"}, testLogger(t), nil)
+	rep, err := RunLocal(ctx, be, cfg, 4, WorkerConfig{Visibility: 5 * time.Second, WorkerID: "t", PollMax: 50 * time.Millisecond}, testLogger(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +68,7 @@ func TestPipeline8x8Ply8(t *testing.T) {
 	defer cancel()
 	be := openEmbedded(t)
 	cfg := RunConfig{Name: "eight", Board: 8, Target: 8, BlobPositions: 5000, FanIn: 8}
-	rep, err := RunLocal(ctx, be, cfg, 4, WorkerConfig{Visibility: 10 * time.Second, WorkerID: "t"}, testLogger(t), nil)
+	rep, err := RunLocal(ctx, be, cfg, 4, WorkerConfig{Visibility: 10 * time.Second, WorkerID: "t", PollMax: 50 * time.Millisecond}, testLogger(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
