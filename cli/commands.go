@@ -1,0 +1,229 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/reversi-cloud/reversi/pipeline"
+)
+
+const seedIntro = `
+seed creates a run's queues, containers and tables and enqueues the start
+position. Seeding again with the same configuration changes nothing; a
+different configuration for an existing run is refused.
+
+Usage: seed -run NAME [-board 4|6|8] [-plies N]`
+
+// Seed is cmd/seed.
+func Seed(env Env) int { return finish("seed", env, seed(env)) }
+
+func seed(env Env) error {
+	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
+	run := fs.String("run", "", "run name: 3-32 lowercase letters and digits, starting with a letter (required)")
+	size := fs.Int("board", 8, "board size: 4, 6 or 8")
+	plies := fs.Int("plies", -1, "target ply (default: the end of the game on 4x4, 9 on 6x6 and 8x8)")
+	blobPositions := fs.Int("blob-positions", pipeline.DefaultBlobPositions, "positions per final blob")
+	fanIn := fs.Int("fan-in", pipeline.DefaultFanIn, "runs read by one merge")
+	var sf storageFlags
+	sf.register(fs, "azure")
+	if help, err := parse(fs, env, seedIntro); help || err != nil {
+		return err
+	}
+	if *run == "" {
+		return usagef("-run is required")
+	}
+	cfg := pipeline.RunConfig{Name: *run, Board: *size, Target: *plies, BlobPositions: *blobPositions, FanIn: *fanIn}.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return usageError{err.Error()}
+	}
+	if err := sf.validate(); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	be, err := sf.open(ctx, env)
+	if err != nil {
+		return err
+	}
+	defer be.Close()
+	if _, err := pipeline.Seed(ctx, be, cfg); err != nil {
+		return err
+	}
+	fmt.Fprintf(env.Stdout, "run %s seeded: board %dx%d, target ply %d; work queue %s\n", cfg.Name, cfg.Board, cfg.Board, cfg.Target, pipeline.WorkQueue(cfg.Name))
+	return nil
+}
+
+const workerIntro = `
+worker pulls a run's messages from its work queue and handles them:
+expansion (A and C), merges, ply transitions, results and compensation.
+Run as many as you like, on any machines that reach the storage account.
+SIGINT or SIGTERM abandons the current message cleanly (it reappears after
+its visibility timeout) and exits.
+
+Usage: worker -run NAME [flags]`
+
+// Worker is cmd/worker.
+func Worker(env Env) int { return finish("worker", env, worker(env)) }
+
+func worker(env Env) error {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	run := fs.String("run", "", "run name (required)")
+	concurrency := fs.Int("concurrency", 1, "messages handled at once (the article warns against several CPU-heavy messages on one machine)")
+	visibility := fs.Duration("visibility", 60*time.Second, "queue visibility timeout; long tasks extend it")
+	compDelay := fs.Duration("compensation-delay", 0, "initial delay of compensation messages (default 4x -visibility)")
+	maxDequeue := fs.Int64("max-dequeue", 5, "move a message to the poison queue after this many deliveries")
+	exitWhenDone := fs.Bool("exit-when-done", false, "exit 0 once the run is complete")
+	id := fs.String("id", "", "worker id in logs and statistics (default: host name and process id)")
+	var sf storageFlags
+	sf.register(fs, "azure")
+	var lf logFlags
+	lf.register(fs, "json")
+	if help, err := parse(fs, env, workerIntro); help || err != nil {
+		return err
+	}
+	if *run == "" {
+		return usagef("-run is required")
+	}
+	if err := pipeline.ValidRunName(*run); err != nil {
+		return usageError{err.Error()}
+	}
+	if *concurrency < 1 || *concurrency > 64 {
+		return usagef("-concurrency %d: must be 1 to 64", *concurrency)
+	}
+	if *id == "" {
+		host, _ := os.Hostname()
+		*id = fmt.Sprintf("%s-%d", strings.ToLower(host), os.Getpid())
+	}
+	wcfg := pipeline.WorkerConfig{Visibility: *visibility, CompensationDelay: *compDelay, MaxDequeue: *maxDequeue, ExitWhenDone: *exitWhenDone, WorkerID: *id}.WithDefaults()
+	if err := wcfg.Validate(); err != nil {
+		return usageError{err.Error()}
+	}
+	if err := sf.validate(); err != nil {
+		return err
+	}
+	log, err := lf.logger(env.Stderr)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	be, err := sf.open(ctx, env)
+	if err != nil {
+		return err
+	}
+	defer be.Close()
+	r, err := pipeline.OpenRun(ctx, be, *run)
+	if err != nil {
+		return err
+	}
+	log = log.With("worker", *id)
+	log.Info("worker started", "board", r.Config.Board, "target_ply", r.Config.Target, "concurrency", *concurrency)
+	flush := func() {
+		// A fresh context: the run context may be cancelled already.
+		fctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := r.RecordStats(fctx, *id, be.Stats()); err != nil {
+			log.Warn("recording statistics failed", "err", err)
+		}
+	}
+	statsDone := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(5 * time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-statsDone:
+				return
+			case <-tick.C:
+				flush()
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	errs := make(chan error, *concurrency)
+	for i := 0; i < *concurrency; i++ {
+		w, err := pipeline.NewWorker(r, wcfg, log, nil)
+		if err != nil {
+			return err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs <- w.Run(ctx)
+		}()
+	}
+	wg.Wait()
+	close(statsDone)
+	flush()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	log.Info("worker stopped")
+	return nil
+}
+
+const inspectIntro = `
+inspect reads a run's tables and prints its per-ply table (or -json), with
+the storage transactions every worker recorded. While the run is in
+progress it shows how far it has got (complete: false).
+
+Usage: inspect -run NAME [-json FILE]`
+
+// Inspect is cmd/inspect.
+func Inspect(env Env) int { return finish("inspect", env, inspect(env)) }
+
+func inspect(env Env) error {
+	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
+	run := fs.String("run", "", "run name (required)")
+	jsonOut := fs.String("json", "", "write the report as JSON to this file")
+	var sf storageFlags
+	sf.register(fs, "azure")
+	if help, err := parse(fs, env, inspectIntro); help || err != nil {
+		return err
+	}
+	if *run == "" {
+		return usagef("-run is required")
+	}
+	if err := pipeline.ValidRunName(*run); err != nil {
+		return usageError{err.Error()}
+	}
+	if err := sf.validate(); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	be, err := sf.open(ctx, env)
+	if err != nil {
+		return err
+	}
+	defer be.Close()
+	r, err := pipeline.OpenRun(ctx, be, *run)
+	if err != nil {
+		return err
+	}
+	rep, err := r.Report(ctx)
+	if err != nil {
+		return err
+	}
+	stats, err := r.RecordedStats(ctx)
+	if err != nil {
+		return err
+	}
+	rep.StorageTransactions = stats.Total()
+	rep.TransactionsByCategory = byCategory(stats)
+	if err := rep.WriteTable(env.Stdout); err != nil {
+		return err
+	}
+	if *jsonOut != "" {
+		return rep.WriteJSONFile(*jsonOut)
+	}
+	return nil
+}

@@ -1,0 +1,199 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/pipeline"
+	"github.com/reversi-cloud/reversi/reference"
+	"github.com/reversi-cloud/reversi/report"
+	"github.com/reversi-cloud/reversi/storage"
+)
+
+const enumerateIntro = `
+enumerate counts the canonical Reversi positions ply by ply and works out
+who wins from each, then prints a per-ply table (and -json writes it).
+
+By default it runs the distributed pipeline in this process: it seeds a
+run, starts -workers worker loops (the same code as cmd/worker) on the
+embedded storage backend, and reports. -storage azure runs the same
+pipeline on Azure Storage or Azurite; -engine reference runs the simple
+in-memory enumerator that the pipeline is checked against.
+
+Usage: go run ./cmd/enumerate [flags]`
+
+// Enumerate is cmd/enumerate.
+func Enumerate(env Env) int { return finish("enumerate", env, enumerate(env)) }
+
+func enumerate(env Env) error {
+	fs := flag.NewFlagSet("enumerate", flag.ContinueOnError)
+	engine := fs.String("engine", "pipeline", "engine: pipeline (distributed workers over storage) or reference (single process, in memory)")
+	size := fs.Int("board", 8, "board size: 4, 6 or 8")
+	plies := fs.Int("plies", -1, "target ply (default: the end of the game on 4x4, 9 on 6x6 and 8x8)")
+	jsonOut := fs.String("json", "", "write the report as JSON to this file")
+	workers := fs.Int("workers", runtime.NumCPU(), "pipeline: worker loops in this process")
+	run := fs.String("run", "", "pipeline: run name, 3-32 lowercase letters and digits (default: a fresh name)")
+	verify := fs.Bool("verify", false, "pipeline: also run the reference engine and exit 1 on any difference")
+	blobPositions := fs.Int("blob-positions", pipeline.DefaultBlobPositions, "pipeline: positions per final blob")
+	fanIn := fs.Int("fan-in", pipeline.DefaultFanIn, "pipeline: runs read by one merge")
+	visibility := fs.Duration("visibility", 60*time.Second, "pipeline: queue visibility timeout")
+	quiet := fs.Bool("quiet", false, "no progress on standard error")
+	var sf storageFlags
+	sf.register(fs, "embedded")
+	var lf logFlags
+	lf.register(fs, "text")
+	lf.level = "warn"
+	if help, err := parse(fs, env, enumerateIntro); help || err != nil {
+		return err
+	}
+	b, err := board.New(*size)
+	if err != nil {
+		return usagef("-board %d: must be 4, 6 or 8", *size)
+	}
+	target := *plies
+	if target < 0 {
+		target = pipeline.DefaultTarget(*size)
+	}
+	if max := *size**size - 4; target > max {
+		return usagef("-plies %d: a %dx%d game ends at ply %d", target, *size, *size, max)
+	}
+	if *engine != "pipeline" && *engine != "reference" {
+		return usagef("-engine %q: must be pipeline or reference", *engine)
+	}
+	if *workers < 1 || *workers > 1024 {
+		return usagef("-workers %d: must be 1 to 1024", *workers)
+	}
+	if err := sf.validate(); err != nil {
+		return err
+	}
+	log, err := lf.logger(env.Stderr)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	start := time.Now()
+	var rep *report.Report
+	if *engine == "reference" {
+		res, err := reference.Enumerate(b, target)
+		if err != nil {
+			return err
+		}
+		rep = res.Report
+	} else {
+		name := *run
+		if name == "" {
+			name = fmt.Sprintf("enum%d", time.Now().UnixNano()%1e12)
+		}
+		cfg := pipeline.RunConfig{Name: name, Board: *size, Target: target, BlobPositions: *blobPositions, FanIn: *fanIn}
+		if err := cfg.Validate(); err != nil {
+			return usageError{err.Error()}
+		}
+		wcfg := pipeline.WorkerConfig{Visibility: *visibility, WorkerID: "enumerate"}
+		if err := wcfg.WithDefaults().Validate(); err != nil {
+			return usageError{err.Error()}
+		}
+		be, err := sf.open(ctx, env)
+		if err != nil {
+			return err
+		}
+		defer be.Close()
+		progress := &pipeline.Progress{}
+		if !*quiet {
+			stopProgress := showProgress(env, progress, start)
+			defer stopProgress()
+		}
+		rep, err = pipeline.RunLocal(ctx, be, cfg, *workers, wcfg, log, progress)
+		if err != nil {
+			return err
+		}
+		stats := be.Stats()
+		rep.StorageTransactions = stats.Total()
+		rep.TransactionsByCategory = byCategory(stats)
+	}
+	rep.WallSeconds = time.Since(start).Seconds()
+	if err := rep.WriteTable(env.Stdout); err != nil {
+		return err
+	}
+	if *jsonOut != "" {
+		if err := rep.WriteJSONFile(*jsonOut); err != nil {
+			return err
+		}
+	}
+	if *verify && *engine == "pipeline" {
+		ref, err := reference.Enumerate(b, target)
+		if err != nil {
+			return err
+		}
+		if diff := Compare(ref.Report, rep); diff != "" {
+			return fmt.Errorf("verify: the pipeline differs from the reference engine: %s", diff)
+		}
+		fmt.Fprintln(env.Stdout, "verify: the pipeline matches the reference engine on every ply")
+	}
+	return nil
+}
+
+// Compare describes the first differences between two reports' per-ply
+// counts and results, or returns "".
+func Compare(want, got *report.Report) string {
+	if len(want.Plies) != len(got.Plies) {
+		return fmt.Sprintf("%d plies, want %d", len(got.Plies), len(want.Plies))
+	}
+	if want.Root != got.Root {
+		return fmt.Sprintf("root %s, want %s", got.Root, want.Root)
+	}
+	for i := range want.Plies {
+		w, g := want.Plies[i], got.Plies[i]
+		wk := [7]int64{w.Positions, w.Terminal, w.Edges, w.BlackWins, w.WhiteWins, w.Draws, w.Unknown}
+		gk := [7]int64{g.Positions, g.Terminal, g.Edges, g.BlackWins, g.WhiteWins, g.Draws, g.Unknown}
+		if wk != gk {
+			return fmt.Sprintf("ply %d: positions/terminal/edges/black/white/draw/unknown %v, want %v", i, gk, wk)
+		}
+	}
+	return ""
+}
+
+func byCategory(s storage.Stats) map[string]int64 {
+	m := map[string]int64{}
+	for _, o := range s.Ops {
+		c := o.Category
+		if c == "" {
+			c = "other"
+		}
+		m[c] += o.Count
+	}
+	return m
+}
+
+// showProgress prints a status line on standard error every second.
+func showProgress(env Env, p *pipeline.Progress, start time.Time) func() {
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				el := time.Since(start).Seconds()
+				fmt.Fprintf(env.Stderr, "\r%6.1fs  %s  tasks %d  positions expanded %d  edges %d  merges %d  %.0f edges/s ",
+					el, p.Current(), p.Tasks.Load(), p.Positions.Load(), p.Edges.Load(), p.Merges.Load(), float64(p.Edges.Load())/el)
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+		fmt.Fprintln(env.Stderr)
+	}
+}

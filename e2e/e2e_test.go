@@ -1,0 +1,186 @@
+// Package e2e runs the real commands as separate processes against
+// Azurite: cmd/seed, several cmd/worker processes, and cmd/inspect.
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/reversi-cloud/reversi/report"
+)
+
+var (
+	buildOnce sync.Once
+	binDir    string
+	buildErr  error
+)
+
+// binaries builds the commands once per test process.
+func binaries(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "reversi-bin-")
+		if buildErr != nil {
+			return
+		}
+		for _, c := range []string{"seed", "worker", "inspect", "enumerate"} {
+			out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, c), "../cmd/"+c).CombinedOutput()
+			if err != nil {
+				buildErr = fmt.Errorf("building %s: %v\n%s", c, err, out)
+				return
+			}
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binDir
+}
+
+// azurite returns the connection string, or skips (fails under make test).
+func azurite(t *testing.T) string {
+	t.Helper()
+	cs := os.Getenv("AZURE_STORAGE_CONNECTION_STRING")
+	if cs == "" {
+		if os.Getenv("REVERSI_REQUIRE_AZURITE") == "1" {
+			t.Fatal("AZURE_STORAGE_CONNECTION_STRING is not set but REVERSI_REQUIRE_AZURITE=1")
+		}
+		t.Skip("AZURE_STORAGE_CONNECTION_STRING not set; run make test to start Azurite")
+	}
+	return cs
+}
+
+func runName(prefix string) string {
+	return fmt.Sprintf("%s%d", prefix, time.Now().UnixNano()%1e9)
+}
+
+func command(bin, name string, args ...string) *exec.Cmd {
+	c := exec.Command(filepath.Join(bin, name), args...)
+	c.Env = os.Environ()
+	return c
+}
+
+// runDistributed seeds a run, runs workers processes until it completes,
+// and returns inspect's JSON report.
+func runDistributed(t *testing.T, size, plies, workers int, extra ...string) *report.Report {
+	t.Helper()
+	azurite(t)
+	bin := binaries(t)
+	run := runName("e")
+	seedArgs := append([]string{"-run", run, "-board", fmt.Sprint(size), "-plies", fmt.Sprint(plies)}, extra...)
+	if out, err := command(bin, "seed", seedArgs...).CombinedOutput(); err != nil {
+		t.Fatalf("seed: %v\n%s", err, out)
+	}
+	// Seeding again with the same configuration changes nothing.
+	if out, err := command(bin, "seed", seedArgs...).CombinedOutput(); err != nil {
+		t.Fatalf("second seed: %v\n%s", err, out)
+	}
+	var procs []*exec.Cmd
+	var logs []*bytes.Buffer
+	for i := 0; i < workers; i++ {
+		c := command(bin, "worker", "-run", run, "-exit-when-done", "-visibility", "20s", "-log-level", "warn", "-id", fmt.Sprintf("w%d", i))
+		var buf bytes.Buffer
+		c.Stdout, c.Stderr = &buf, &buf
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		procs, logs = append(procs, c), append(logs, &buf)
+	}
+	done := make(chan error, len(procs))
+	for _, p := range procs {
+		go func() { done <- p.Wait() }()
+	}
+	timeout := time.After(8 * time.Minute)
+	for range procs {
+		select {
+		case err := <-done:
+			if err != nil {
+				for i, l := range logs {
+					t.Logf("worker %d log:\n%s", i, l.String())
+				}
+				t.Fatalf("worker exited: %v", err)
+			}
+		case <-timeout:
+			for _, p := range procs {
+				p.Process.Kill()
+			}
+			t.Fatal("workers did not finish in time")
+		}
+	}
+	jsonPath := filepath.Join(t.TempDir(), "report.json")
+	out, err := command(bin, "inspect", "-run", run, "-json", jsonPath).CombinedOutput()
+	if err != nil {
+		t.Fatalf("inspect: %v\n%s", err, out)
+	}
+	t.Logf("inspect:\n%s", out)
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep report.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return &rep
+}
+
+// The 4x4 table of ../shared/REFERENCE.md: positions, terminal, edges, black, white, draw.
+var ref4x4 = [][6]int64{
+	{1, 0, 0, 0, 1, 0}, {1, 0, 4, 0, 1, 0}, {3, 0, 3, 2, 1, 0}, {11, 0, 11, 5, 6, 0},
+	{31, 0, 32, 19, 12, 0}, {98, 0, 105, 38, 58, 2}, {274, 1, 292, 149, 114, 11},
+	{666, 1, 810, 267, 350, 49}, {1544, 3, 1753, 788, 657, 99}, {2665, 18, 3592, 1173, 1290, 202},
+	{3464, 50, 5025, 1624, 1557, 283}, {2617, 167, 5059, 1113, 1209, 295}, {999, 999, 2450, 411, 441, 147},
+}
+
+func TestAzurite4x4ToTheEnd(t *testing.T) {
+	rep := runDistributed(t, 4, 12, 2, "-blob-positions", "500", "-fan-in", "4")
+	if !rep.Complete || rep.Root != "white" {
+		t.Errorf("complete %v root %s, want complete white", rep.Complete, rep.Root)
+	}
+	if len(rep.Plies) != len(ref4x4) {
+		t.Fatalf("%d plies, want %d", len(rep.Plies), len(ref4x4))
+	}
+	for i, p := range rep.Plies {
+		if got := [6]int64{p.Positions, p.Terminal, p.Edges, p.BlackWins, p.WhiteWins, p.Draws}; got != ref4x4[i] {
+			t.Errorf("ply %d: %v, want %v", i, got, ref4x4[i])
+		}
+	}
+	if rep.StorageTransactions <= 0 {
+		t.Errorf("storage transactions %d: the workers recorded none", rep.StorageTransactions)
+	}
+}
+
+func TestAzurite8x8Ply7(t *testing.T) {
+	rep := runDistributed(t, 8, 7, 2, "-blob-positions", "3000")
+	positions := []int64{1, 1, 3, 14, 60, 322, 1773, 10649}
+	edges := []int64{0, 4, 3, 14, 61, 340, 1893, 11906}
+	if !rep.Complete || rep.Root != "unknown" || len(rep.Plies) != len(positions) {
+		t.Fatalf("complete %v root %s plies %d", rep.Complete, rep.Root, len(rep.Plies))
+	}
+	for i, p := range rep.Plies {
+		if p.Positions != positions[i] || p.Edges != edges[i] {
+			t.Errorf("ply %d: %d positions %d edges, want %d and %d", i, p.Positions, p.Edges, positions[i], edges[i])
+		}
+	}
+}
+
+func TestSeedRefusesADifferentConfiguration(t *testing.T) {
+	azurite(t)
+	bin := binaries(t)
+	run := runName("s")
+	if out, err := command(bin, "seed", "-run", run, "-board", "4").CombinedOutput(); err != nil {
+		t.Fatalf("seed: %v\n%s", err, out)
+	}
+	out, err := command(bin, "seed", "-run", run, "-board", "6").CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "already exists") || strings.Count(strings.TrimSpace(string(out)), "\n") != 0 {
+		t.Errorf("reseeding with another board: err %v, output %q; want a one-line refusal", err, out)
+	}
+}
