@@ -68,3 +68,50 @@ func BenchmarkChildren(b *testing.B) {
 		buf, _ = bd.Children(ps[i&1023], buf[:0])
 	}
 }
+
+func BenchmarkText(b *testing.B) {
+	bd := MustNew(8)
+	ps := midgame(bd)
+	for i := 0; b.Loop(); i++ {
+		_ = ps[i&1023].Text()
+	}
+}
+
+func BenchmarkParseText(b *testing.B) {
+	bd := MustNew(8)
+	ps := midgame(bd)
+	texts := make([]string, len(ps))
+	for i, p := range ps {
+		texts[i] = p.Text()
+	}
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if _, err := bd.ParseText(texts[i&1023]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkAppendKey(b *testing.B) {
+	bd := MustNew(8)
+	ps := midgame(bd)
+	buf := make([]byte, 0, KeyLen)
+	for i := 0; b.Loop(); i++ {
+		buf = ps[i&1023].AppendKey(buf[:0])
+	}
+}
+
+func BenchmarkDecodeKey(b *testing.B) {
+	bd := MustNew(8)
+	ps := midgame(bd)
+	keys := make([][]byte, len(ps))
+	for i, p := range ps {
+		keys[i] = p.AppendKey(nil)
+	}
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if _, err := bd.DecodeKey(keys[i&1023]); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

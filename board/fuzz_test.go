@@ -96,3 +96,16 @@ func FuzzParseSquare(f *testing.F) {
 		}
 	})
 }
+
+func FuzzParseResult(f *testing.F) {
+	f.Add("draw")
+	f.Fuzz(func(t *testing.T, s string) {
+		r, err := ParseResult(s)
+		if err != nil {
+			return
+		}
+		if r.String() != s {
+			t.Fatalf("ParseResult(%q) = %v, which prints differently", s, r)
+		}
+	})
+}

@@ -39,7 +39,9 @@ func (b *Board) ParseSquare(s string) (int, error) {
 // separated by spaces or commas. "pa" marks a pass; it is accepted only right
 // after a move that Play folded a pass into, because only there did the side
 // that simple alternation names have no move. Passes may also be left out.
-// Errors name the 1-based move number and the reason.
+// Errors name the 1-based move number, counting passes, and the reason; the
+// position returned with an error is the one before the offending move, for
+// tools that show where a transcript went wrong.
 func (b *Board) ParseMoves(s string) (Position, error) {
 	p := b.start
 	passDue := false // the last move folded in a pass not yet written as "pa"

@@ -83,9 +83,13 @@ func TestParseMoves(t *testing.T) {
 		}
 	}
 	// f5 flips e5: black then owns d5, e4, e5, f5 and white only d4.
-	p, _ := b.ParseMoves("f5")
-	if want := (Position{Occ: b.Start().Occ | 1<<37, White: 1 << 27, Side: White}); p != want {
+	want := Position{Occ: b.Start().Occ | 1<<37, White: 1 << 27, Side: White}
+	if p, _ := b.ParseMoves("f5"); p != want {
 		t.Errorf("after f5: %v, want %v", p, want)
+	}
+	// An error comes with the position before the offending move.
+	if p, err := b.ParseMoves("f5 f5"); err == nil || p != want {
+		t.Errorf("ParseMoves(\"f5 f5\") = %v, %v; want %v and an error", p, err, want)
 	}
 }
 
