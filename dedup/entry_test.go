@@ -41,6 +41,9 @@ func TestEntryByteOrder(t *testing.T) {
 		if got := less(&a, &b); got != (want < 0) {
 			t.Fatalf("less(%v, %v) = %v, CompareEntries = %d", a, b, got, want)
 		}
+		if got := lessBits(&a, &b); got != map[bool]uint64{false: 0, true: 1}[want < 0] {
+			t.Fatalf("lessBits(%v, %v) = %v, CompareEntries = %d", a, b, got, want)
+		}
 	}
 }
 
