@@ -23,8 +23,9 @@ import (
 	"github.com/reversi-cloud/reversi/storage"
 )
 
-// listPageSize is the page size of List Blobs: one request per 5000 names.
-const listPageSize = 5000
+// listPageSize is the page size of List Blobs, storage.ListPageSize (5000)
+// names a request, as storage.Metered bills it; tests lower it.
+var listPageSize = storage.ListPageSize
 
 // maxBlocks is Azure's limit of committed blocks in one block blob.
 const maxBlocks = 50000
