@@ -78,8 +78,8 @@ type Group struct {
 // deterministic. Finding components is O(n log n). Choosing partners costs
 // O(log m) per overlap for runs that overlap a few neighbours, about
 // O(fanIn) per record for fresh whole-range runs, which mostly contain each
-// other, and O(m) per group at worst (a component of m whole-range runs with
-// few containments).
+// other, and O(m) per record at worst (a component of m whole-range runs
+// with few containments).
 func Plan(records []Record, fanIn int, maxEntries int64) (groups []Group, complete bool) {
 	fanIn = max(fanIn, 2)
 	order := make([]int, len(records))

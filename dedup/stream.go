@@ -5,9 +5,9 @@ import (
 	"io"
 )
 
-// bufferSize is the Reader and Writer buffer: large enough that blob
-// reads and writes go out in few requests, and a multiple of nothing in
-// particular since records are copied across refills.
+// bufferSize is the Reader and Writer buffer: large enough that blob reads
+// and writes go out in few requests. It need not be a multiple of EntryLen:
+// the Reader carries a partial record over to the next refill.
 const bufferSize = 256 << 10
 
 // maxEmptyReads bounds how often a Reader accepts (0, nil) from its source
