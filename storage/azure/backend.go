@@ -8,6 +8,32 @@
 // checked before a request is sent, so the Azurite emulator, which is lax
 // about several of them, behaves as Azure does. Messages never hold the
 // account key or the connection string.
+//
+// Choices worth knowing:
+//
+//   - Queue Delete and UpdateVisibility: Azure answers 404 MessageNotFound
+//     both for a message that is gone and for a stale pop receipt, so that
+//     error matches storage.ErrNotFound and storage.ErrLeaseLost alike.
+//     Azurite's 400 PopReceiptMismatch is ErrLeaseLost only.
+//   - UpdateVisibility sends Update Message without a body, which keeps
+//     the text (the SDK always sends one; a per-call policy drops it).
+//   - Retries are this package's, around whole requests (retry.go), with
+//     exponential backoff and full jitter. A write whose try may have gone
+//     through before failing is checked by reading back when its retry
+//     meets its own effect (PutNew, Add, Update, Delete, Transact). A
+//     retried Enqueue may leave a duplicate: queue consumers must be
+//     idempotent, as Azure's at-least-once delivery demands anyway. A
+//     retried UpdateVisibility whose first try went through reports
+//     ErrLeaseLost; the message simply comes back after the timeout.
+//   - Times in queue calls are whole seconds, rounded up.
+//   - Open of a range starting at or past the end reads as empty;
+//     Open with length 0 is one Get Blob Properties (it checks existence).
+//   - List sorts by byte order, whatever the service's collation.
+//   - Creating a container, queue or table that Azure is still deleting
+//     (409 *BeingDeleted) is retried as transient; the default retry
+//     settings wait about 13 seconds in all on average, less than Azure
+//     may take, so a caller that recreates what it just dropped must be
+//     ready for ErrTransient.
 package azure
 
 import (

@@ -127,9 +127,9 @@ func classifyStatus(what string, status int, code string, header http.Header) fa
 	case http.StatusRequestTimeout, http.StatusInternalServerError, http.StatusBadGateway, http.StatusGatewayTimeout:
 		return failure{err: wrap(storage.ErrTransient), transient: true, mayHaveApplied: true, retryAfter: retryAfter(header)}
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
-		// Throttled or busy: the service refused the request. (A proxy's
-		// 503 could hide a request that went through; see the note on
-		// mayHaveApplied in retry.go.)
+		// Throttled or busy: Azure did not carry the request out, but a
+		// 503 from something in between might hide one that went through.
+		// Counting it as possibly applied only costs a read-back.
 		return failure{err: wrap(storage.ErrTransient), transient: true, mayHaveApplied: true, retryAfter: retryAfter(header)}
 	case http.StatusUnauthorized, http.StatusForbidden:
 		return failure{err: fmt.Errorf("azure: %s: not authorized (%s): check the account key or the credential's role assignments", what, desc)}

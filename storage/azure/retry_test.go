@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -370,4 +371,29 @@ func TestRetryAfterLostResponse(t *testing.T) {
 			t.Fatalf("add after a dropped connection: %v", err)
 		}
 	})
+}
+
+// TestTryTimeout: a service that never answers fails each try after
+// TryTimeout, and the call after MaxAttempts tries.
+func TestTryTimeout(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-release:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(release)
+	conn := "DefaultEndpointsProtocol=http;AccountName=devstoreaccount1;AccountKey=" + testKey +
+		";BlobEndpoint=" + srv.URL + "/devstoreaccount1;QueueEndpoint=" + srv.URL + "/devstoreaccount1;TableEndpoint=" + srv.URL + "/devstoreaccount1;"
+	b := openBackend(t, Config{ConnectionString: conn, Retry: RetryConfig{MaxAttempts: 2, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond, TryTimeout: 100 * time.Millisecond}})
+	start := time.Now()
+	_, err := b.Table("ttt").Get(context.Background(), "p", "r")
+	if !errors.Is(err, storage.ErrTransient) {
+		t.Errorf("get from a hung service: %v, want ErrTransient", err)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
+	}
 }

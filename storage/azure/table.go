@@ -305,6 +305,14 @@ func (t *table) Transact(ctx context.Context, pk string, ops []storage.Op) ([]st
 	res, err := t.b.retry.do(ctx, what, func(ctx context.Context) error {
 		resp, respBody, err := t.tc().send(ctx, request{method: http.MethodPost,
 			url: t.tc().endpoint + "/$batch", body: body, contentType: contentType})
+		var se *statusError
+		if errors.As(err, &se) && se.status >= 400 && se.status < 500 {
+			// Azure answers some refusals of one operation (a malformed
+			// entity, say) for the whole batch, still naming the operation.
+			if idx, ok := messageIndex(se.message, len(ops)); ok {
+				return &storage.TxError{Index: idx, Err: classifyStatus(what, se.status, se.code, nil).err}
+			}
+		}
 		if err != nil {
 			return err
 		}
@@ -438,10 +446,8 @@ func parseBatchResponse(what, contentType string, body []byte, nops int) ([]stri
 // "N:" prefix of the message (Azure, Azurite), else the Content-ID we sent
 // (1-based), else its position when the service answered per operation.
 func failedIndex(message, contentID string, pos, nsub, nops int) int {
-	if head, _, ok := strings.Cut(message, ":"); ok {
-		if n, err := strconv.Atoi(head); err == nil && n >= 0 && n < nops {
-			return n
-		}
+	if n, ok := messageIndex(message, nops); ok {
+		return n
 	}
 	if n, err := strconv.Atoi(strings.TrimSpace(contentID)); err == nil && n >= 1 && n <= nops {
 		return n - 1
@@ -450,6 +456,16 @@ func failedIndex(message, contentID string, pos, nsub, nops int) int {
 		return pos
 	}
 	return 0
+}
+
+// messageIndex reads the "N:" prefix of a batch error message.
+func messageIndex(message string, nops int) (int, bool) {
+	if head, _, ok := strings.Cut(message, ":"); ok {
+		if n, err := strconv.Atoi(head); err == nil && n >= 0 && n < nops {
+			return n, true
+		}
+	}
+	return 0, false
 }
 
 type part struct {
