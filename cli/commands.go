@@ -59,6 +59,17 @@ func seed(env Env) error {
 	return nil
 }
 
+// requireRun checks the -run flag that worker and inspect need.
+func requireRun(run string) error {
+	if run == "" {
+		return usagef("-run is required")
+	}
+	if err := pipeline.ValidRunName(run); err != nil {
+		return usageError{err.Error()}
+	}
+	return nil
+}
+
 const workerIntro = `
 worker pulls a run's messages from its work queue and handles them:
 expansion (A and C), merges, ply transitions, results and compensation.
@@ -87,11 +98,8 @@ func worker(env Env) error {
 	if help, err := parse(fs, env, workerIntro); help || err != nil {
 		return err
 	}
-	if *run == "" {
-		return usagef("-run is required")
-	}
-	if err := pipeline.ValidRunName(*run); err != nil {
-		return usageError{err.Error()}
+	if err := requireRun(*run); err != nil {
+		return err
 	}
 	if *concurrency < 1 || *concurrency > 64 {
 		return usagef("-concurrency %d: must be 1 to 64", *concurrency)
@@ -190,11 +198,8 @@ func inspect(env Env) error {
 	if help, err := parse(fs, env, inspectIntro); help || err != nil {
 		return err
 	}
-	if *run == "" {
-		return usagef("-run is required")
-	}
-	if err := pipeline.ValidRunName(*run); err != nil {
-		return usageError{err.Error()}
+	if err := requireRun(*run); err != nil {
+		return err
 	}
 	if err := sf.validate(); err != nil {
 		return err

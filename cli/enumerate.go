@@ -160,14 +160,12 @@ func Compare(want, got *report.Report) string {
 	return ""
 }
 
+// byCategory is Stats.ByCategory with uncategorised calls named "other".
 func byCategory(s storage.Stats) map[string]int64 {
-	m := map[string]int64{}
-	for _, o := range s.Ops {
-		c := o.Category
-		if c == "" {
-			c = "other"
-		}
-		m[c] += o.Count
+	m := s.ByCategory()
+	if n, ok := m[""]; ok {
+		delete(m, "")
+		m["other"] += n
 	}
 	return m
 }

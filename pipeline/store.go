@@ -245,17 +245,5 @@ func claimID(msgID string, attempt int64) string {
 
 // queryAll reads a whole row-key range of one partition.
 func queryAll(ctx context.Context, t storage.Table, pk, from, to string) ([]storage.Entity, error) {
-	var out []storage.Entity
-	opts := storage.QueryOptions{From: from, To: to}
-	for {
-		page, err := t.Query(ctx, pk, opts)
-		if err != nil {
-			return nil, fmt.Errorf("querying %s/%s: %w", t.Name(), pk, err)
-		}
-		out = append(out, page.Entities...)
-		if page.Next == "" {
-			return out, nil
-		}
-		opts.Continuation = page.Next
-	}
+	return storage.QueryAll(ctx, t, pk, storage.QueryOptions{From: from, To: to})
 }
