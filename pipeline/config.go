@@ -124,6 +124,8 @@ type WorkerConfig struct {
 	ExitWhenDone bool
 	// WorkerID names this worker in stats rows and logs.
 	WorkerID string
+	// Observer, if set, is told about every message handled (metrics).
+	Observer Observer
 }
 
 // WithDefaults fills zero fields.

@@ -118,17 +118,26 @@ type lease struct {
 }
 
 func (w *Worker) handle(ctx context.Context, msg storage.Message) {
-	log := w.log.With("msg_id", msg.ID, "kind", kindOf(msg.Text), "dequeue_count", msg.DequeueCount)
+	kind := kindOf(msg.Text)
+	log := w.log.With("msg_id", msg.ID, "kind", kind, "ply", plyOf(msg.Text), "dequeue_count", msg.DequeueCount)
+	start := time.Now()
+	outcome := OutcomeFailed
+	if w.cfg.Observer != nil {
+		defer func() { w.cfg.Observer.TaskDone(kind, outcome, time.Since(start)) }()
+	}
 	if msg.DequeueCount > w.cfg.MaxDequeue {
-		w.toPoison(ctx, log, msg, fmt.Sprintf("dequeued %d times, more than the limit of %d", msg.DequeueCount, w.cfg.MaxDequeue))
+		if w.toPoison(ctx, log, msg, fmt.Sprintf("dequeued %d times, more than the limit of %d", msg.DequeueCount, w.cfg.MaxDequeue)) {
+			outcome = OutcomePoison
+		}
 		return
 	}
 	m, err := ParseMessage(w.run.Board, msg.Text)
 	if err != nil {
-		w.toPoison(ctx, log, msg, err.Error())
+		if w.toPoison(ctx, log, msg, err.Error()) {
+			outcome = OutcomePoison
+		}
 		return
 	}
-	log = log.With("ply", m.Ply)
 	w.progress.setCurrent(m)
 
 	taskCtx, cancel := context.WithCancel(ctx)
@@ -158,19 +167,26 @@ func (w *Worker) handle(ctx context.Context, msg storage.Message) {
 			}
 		}
 	}()
-	start := time.Now()
 	t := &task{run: w.run, cfg: w.cfg, msg: msg, progress: w.progress, merges: &w.progress.Merges}
 	err = t.handle(taskCtx, m)
 	cancel()
 	<-hbDone
 	switch {
 	case errors.Is(err, ErrBadMessage):
-		w.toPoison(ctx, log, msg, err.Error())
+		if w.toPoison(ctx, log, msg, err.Error()) {
+			outcome = OutcomePoison
+		}
 	case err != nil:
-		if ctx.Err() == nil && !l.lost {
+		switch {
+		case l.lost:
+			outcome = OutcomeLeaseLost
+		case ctx.Err() != nil:
+			outcome = OutcomeCancelled
+		default:
 			log.Warn("task failed; the message will be retried", "err", err, "seconds", time.Since(start).Seconds())
 		}
 	default:
+		outcome = OutcomeOK
 		w.progress.Tasks.Add(1)
 		if err := w.run.work.Delete(ctx, msg.ID, l.receipt); err != nil && ctx.Err() == nil {
 			log.Warn("deleting a handled message failed; a redelivery will find the work done", "err", err)
@@ -197,8 +213,9 @@ type poisonRecord struct {
 // toPoison moves a message to the poison queue with its reason, then
 // deletes it. A crash in between leaves a copy in both queues; the next
 // delivery poisons it again, so the poison queue may hold a duplicate but
-// no message is lost.
-func (w *Worker) toPoison(ctx context.Context, log *slog.Logger, msg storage.Message, reason string) {
+// no message is lost. It reports whether the message reached the poison
+// queue.
+func (w *Worker) toPoison(ctx context.Context, log *slog.Logger, msg storage.Message, reason string) bool {
 	text := msg.Text
 	if len(text) > 40000 {
 		text = text[:40000] + "...(truncated)"
@@ -209,13 +226,14 @@ func (w *Worker) toPoison(ctx context.Context, log *slog.Logger, msg storage.Mes
 	}
 	if _, err := w.run.poison.Enqueue(ctx, string(b), storage.EnqueueOptions{TTL: -1}); err != nil {
 		log.Error("moving a message to the poison queue failed", "err", err)
-		return
+		return false
 	}
 	w.progress.Poisoned.Add(1)
 	log.Error("message moved to the poison queue", "reason", reason)
 	if err := w.run.work.Delete(ctx, msg.ID, msg.PopReceipt); err != nil {
 		log.Warn("deleting a poisoned message failed", "err", err)
 	}
+	return true
 }
 
 // task is one message being handled.
