@@ -16,6 +16,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/bits"
 
 	"github.com/reversi-cloud/reversi/board"
 )
@@ -26,11 +27,14 @@ type Tally struct {
 	BlackWin bool
 	WhiteWin bool
 	Draw     bool
+	Scored   uint16 // children with a known perfect-play score
+	Best     Score  // the best of those scores for the parent's side to move
 }
 
-// Add counts one child's result; unknown children are not counted.
-func (t *Tally) Add(r board.Result) {
-	switch r {
+// Add counts one child's notice to a parent whose side to move is side;
+// unknown results and unknown scores are not counted.
+func (t *Tally) Add(side board.Color, n Notice) {
+	switch n.Result {
 	case board.BlackWins:
 		t.BlackWin = true
 	case board.WhiteWins:
@@ -41,6 +45,65 @@ func (t *Tally) Add(r board.Result) {
 		return
 	}
 	t.Known++
+	if n.Score.Known() {
+		if t.Scored == 0 || Better(side, n.Score, t.Best) {
+			t.Best = n.Score
+		}
+		t.Scored++
+	}
+}
+
+// Score is the parent's perfect-play score once every one of its
+// distinct canonical children has reported one, else unknown.
+func (t Tally) Score(children int) Score {
+	if children == 0 || int(t.Scored) < children {
+		return Score{}
+	}
+	return t.Best
+}
+
+// Score is a final disc count under perfect play. The zero Score means
+// unknown: no game ends with no discs on the board.
+type Score struct{ Black, White uint8 }
+
+// Known reports whether s is a real score.
+func (s Score) Known() bool { return s.Black != 0 || s.White != 0 }
+
+// TerminalScore is the final count of a position where the game is over.
+func TerminalScore(p board.Position) Score {
+	w := bits.OnesCount64(p.White)
+	return Score{Black: uint8(p.Discs() - w), White: uint8(w)}
+}
+
+// Better reports whether a is a better final count than b for side: a
+// larger margin for side, then more of side's own discs. The two keys fix
+// both counts, so the best score among children is unique.
+func Better(side board.Color, a, b Score) bool {
+	own, opp, bOwn, bOpp := int(a.Black), int(a.White), int(b.Black), int(b.White)
+	if side == board.White {
+		own, opp, bOwn, bOpp = int(a.White), int(a.Black), int(b.White), int(b.Black)
+	}
+	if own-opp != bOwn-bOpp {
+		return own-opp > bOwn-bOpp
+	}
+	return own > bOwn
+}
+
+// ResultLen is the size of one position's entry in a results blob.
+const ResultLen = 2
+
+// AppendResult appends one position's result and score to a results blob:
+// a little-endian uint16 with the result in bits 0-1, black's discs in
+// bits 2-8 and white's in bits 9-15.
+func AppendResult(dst []byte, r board.Result, s Score) []byte {
+	v := uint16(r&3) | uint16(s.Black&0x7f)<<2 | uint16(s.White&0x7f)<<9
+	return binary.LittleEndian.AppendUint16(dst, v)
+}
+
+// DecodeResult reads the i-th entry of a results blob.
+func DecodeResult(b []byte, i int) (board.Result, Score) {
+	v := binary.LittleEndian.Uint16(b[i*ResultLen:])
+	return board.Result(v & 3), Score{Black: uint8(v >> 2 & 0x7f), White: uint8(v >> 9 & 0x7f)}
 }
 
 // Decide applies the rules of ../shared/REFERENCE.md to a non-terminal
@@ -131,14 +194,24 @@ func (r *SourceReader) fail(what string) {
 type Notice struct {
 	Index  uint32 // the parent's index in its final blob
 	Result board.Result
+	Score  Score // the child's perfect-play score, when known
 }
+
+// scoreFollows marks a notice's result byte when two score bytes follow;
+// most notices carry none, as scores are known only where whole subtrees
+// reached the end of the game.
+const scoreFollows = 0x80
 
 // AppendNotices encodes notices sorted by Index.
 func AppendNotices(dst []byte, ns []Notice) []byte {
 	var prev uint32
 	for _, n := range ns {
 		dst = binary.AppendUvarint(dst, uint64(n.Index-prev))
-		dst = append(dst, byte(n.Result))
+		if n.Score.Known() {
+			dst = append(dst, byte(n.Result)|scoreFollows, n.Score.Black, n.Score.White)
+		} else {
+			dst = append(dst, byte(n.Result))
+		}
 		prev = n.Index
 	}
 	return dst
@@ -153,12 +226,20 @@ func DecodeNotices(b []byte, fn func(Notice)) error {
 			return errors.New("backtrack: malformed notice payload")
 		}
 		idx += d
-		r := board.Result(b[n])
-		if idx > 0xffffffff || r > board.Draw {
+		flag := b[n]
+		nt := Notice{Index: uint32(idx), Result: board.Result(flag &^ scoreFollows)}
+		if idx > 0xffffffff || nt.Result > board.Draw {
 			return errors.New("backtrack: notice out of range")
 		}
-		fn(Notice{Index: uint32(idx), Result: r})
 		b = b[n+1:]
+		if flag&scoreFollows != 0 {
+			if len(b) < 2 {
+				return errors.New("backtrack: malformed notice payload")
+			}
+			nt.Score = Score{Black: b[0], White: b[1]}
+			b = b[2:]
+		}
+		fn(nt)
 	}
 	return nil
 }

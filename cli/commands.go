@@ -222,8 +222,7 @@ func inspect(env Env) error {
 	if err != nil {
 		return err
 	}
-	rep.StorageTransactions = stats.Total()
-	rep.TransactionsByCategory = byCategory(stats)
+	rep.SetTransactions(byCategory(stats))
 	if err := rep.WriteTable(env.Stdout); err != nil {
 		return err
 	}

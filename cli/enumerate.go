@@ -115,8 +115,7 @@ func enumerate(env Env) error {
 			return err
 		}
 		stats := be.Stats()
-		rep.StorageTransactions = stats.Total()
-		rep.TransactionsByCategory = byCategory(stats)
+		rep.SetTransactions(byCategory(stats))
 	}
 	rep.WallSeconds = time.Since(start).Seconds()
 	if err := rep.WriteTable(env.Stdout); err != nil {

@@ -22,6 +22,7 @@ import (
 // the mark re-enqueues on the next seed (a duplicate A message is
 // harmless: every handler is idempotent).
 func Seed(ctx context.Context, be storage.Backend, cfg RunConfig) (*Run, error) {
+	ctx = withCategory(ctx, CategoryControl)
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err

@@ -416,6 +416,7 @@ func sampleOf(keys []byte, n int) []byte {
 // its positions, in order, the parents that lead to it. The partition is
 // the blob's own, and every row is an idempotent upsert.
 func (r *Run) writeSources(ctx context.Context, blob string, payload []byte) error {
+	ctx = withCategory(ctx, CategoryBacktrack)
 	rows := backtrack.SplitRows(payload)
 	pk := backPartition(blob)
 	for i := 0; i < len(rows); i += backtrack.RowsPerBatch {
@@ -432,6 +433,7 @@ func (r *Run) writeSources(ctx context.Context, blob string, payload []byte) err
 
 // readSources reads the backtracking rows of one final blob.
 func (r *Run) readSources(ctx context.Context, blob string) ([]byte, error) {
+	ctx = withCategory(ctx, CategoryBacktrack)
 	es, err := queryAll(ctx, r.back, backPartition(blob), "", "")
 	if err != nil {
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reversi-cloud/reversi/report"
 	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/storage/embedded"
 )
@@ -48,6 +49,20 @@ func TestPipeline4x4ToTheEnd(t *testing.T) {
 	if !rep.Complete || rep.Root != "white" {
 		t.Errorf("complete=%v root=%q, want complete white", rep.Complete, rep.Root)
 	}
+	// REFERENCE.md: perfect play ends 3-11 (black-white).
+	if rep.Score == nil || *rep.Score != (report.Score{Black: 3, White: 11}) {
+		t.Errorf("perfect-play score %+v, want 3-11", rep.Score)
+	}
+	// Every storage call is labelled, and each stage paid for its own.
+	byCat := be.Stats().ByCategory()
+	if n := byCat[""]; n != 0 {
+		t.Errorf("%d storage transactions without a category: %+v", n, be.Stats().Ops)
+	}
+	for _, c := range []string{CategoryEnumeration, CategoryDedup, CategoryBacktrack, CategoryControl} {
+		if byCat[c] == 0 {
+			t.Errorf("no transactions in category %q: %v", c, byCat)
+		}
+	}
 	if len(rep.Plies) != len(ref4x4) {
 		t.Fatalf("%d plies, want %d", len(rep.Plies), len(ref4x4))
 	}
@@ -74,6 +89,9 @@ func TestPipeline8x8Ply8(t *testing.T) {
 	}
 	if !rep.Complete || rep.Root != "unknown" {
 		t.Errorf("complete=%v root=%q, want complete unknown", rep.Complete, rep.Root)
+	}
+	if rep.Score != nil {
+		t.Errorf("score %+v for a run that stops before the end of the game", rep.Score)
 	}
 	for i, p := range rep.Plies {
 		if p.Positions != ref8x8Positions[i] || p.Edges != ref8x8Edges[i] || p.Terminal != 0 || p.Unknown != p.Positions {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/reversi-cloud/reversi/backtrack"
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/report"
 	"github.com/reversi-cloud/reversi/storage"
@@ -14,10 +15,14 @@ import (
 // DoneInfo describes a complete run.
 type DoneInfo struct {
 	Root string
+	// Score is the start position's perfect-play final count, known
+	// when every line of play was followed to the end of the game.
+	Score *report.Score
 }
 
 // Done returns nil while the run is in progress.
 func (r *Run) Done(ctx context.Context) (*DoneInfo, error) {
+	ctx = withCategory(ctx, CategoryControl)
 	e, err := r.state.Get(ctx, pkRun, rkDone)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, nil
@@ -25,12 +30,17 @@ func (r *Run) Done(ctx context.Context) (*DoneInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading run state: %w", err)
 	}
-	return &DoneInfo{Root: propStr(e, "Root")}, nil
+	d := &DoneInfo{Root: propStr(e, "Root")}
+	if b, w := propInt(e, "ScoreBlack"), propInt(e, "ScoreWhite"); b+w > 0 {
+		d.Score = &report.Score{Black: int(b), White: int(w)}
+	}
+	return d, nil
 }
 
 // RecordStats stores one process's storage statistics under its worker id,
 // so reports can add up every process's transactions.
 func (r *Run) RecordStats(ctx context.Context, worker string, s storage.Stats) error {
+	ctx = withCategory(ctx, CategoryControl)
 	b, err := json.Marshal(s)
 	if err != nil {
 		return err
@@ -44,6 +54,7 @@ func (r *Run) RecordStats(ctx context.Context, worker string, s storage.Stats) e
 
 // RecordedStats adds up the statistics every process recorded.
 func (r *Run) RecordedStats(ctx context.Context) (storage.Stats, error) {
+	ctx = withCategory(ctx, CategoryControl)
 	es, err := queryAll(ctx, r.state, pkStats, "", "")
 	if err != nil {
 		return storage.Stats{}, err
@@ -84,6 +95,7 @@ func SumStats(all ...storage.Stats) storage.Stats {
 
 // Report reads the run's tables and summarises them, complete or not.
 func (r *Run) Report(ctx context.Context) (*report.Report, error) {
+	ctx = withCategory(ctx, CategoryControl)
 	rep := &report.Report{Board: r.Config.Board, TargetPly: r.Config.Target, Engine: "pipeline", Run: r.Config.Name, Root: "unknown"}
 	es, err := queryAll(ctx, r.state, pkPlies, "", "")
 	if err != nil {
@@ -111,13 +123,14 @@ func (r *Run) Report(ctx context.Context) (*report.Report, error) {
 		return nil, err
 	}
 	if done != nil {
-		rep.Complete, rep.Root = true, done.Root
+		rep.Complete, rep.Root, rep.Score = true, done.Root, done.Score
 	}
 	return rep, nil
 }
 
 // Results reads a resolved ply's positions and their results.
 func (r *Run) Results(ctx context.Context, ply int) (map[board.Position]board.Result, error) {
+	ctx = withCategory(ctx, CategoryControl)
 	p, err := r.getPly(ctx, ply)
 	if err != nil {
 		return nil, err
@@ -135,11 +148,11 @@ func (r *Run) Results(ctx context.Context, ply int) (map[board.Position]board.Re
 		if err != nil {
 			return nil, fmt.Errorf("reading results of ply %d blob %d: %w", ply, j, err)
 		}
-		if len(res) != len(keys) {
-			return nil, fmt.Errorf("ply %d blob %d: %d results for %d positions", ply, j, len(res), len(keys))
+		if len(res) != backtrack.ResultLen*len(keys) {
+			return nil, fmt.Errorf("ply %d blob %d: %d bytes of results for %d positions", ply, j, len(res), len(keys))
 		}
 		for i, k := range keys {
-			out[k] = board.Result(res[i])
+			out[k], _ = backtrack.DecodeResult(res, i)
 		}
 	}
 	return out, nil

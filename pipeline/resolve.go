@@ -57,7 +57,7 @@ func (t *task) resolve(ctx context.Context, m Message) error {
 			}
 			err = backtrack.DecodeNotices(payload, func(n backtrack.Notice) {
 				if int(n.Index) < len(tallies) {
-					tallies[n.Index].Add(n.Result)
+					tallies[n.Index].Add(keys[n.Index].Side, n)
 				}
 			})
 			if err != nil {
@@ -65,22 +65,26 @@ func (t *task) resolve(ctx context.Context, m Message) error {
 			}
 		}
 	}
-	results := make([]byte, len(keys))
+	results := make([]byte, 0, backtrack.ResultLen*len(keys))
 	var counts [4]int64
+	var rootScore backtrack.Score
 	kids := make([]board.Position, 0, 32)
 	for i, p := range keys {
 		var res board.Result
+		var score backtrack.Score
 		switch {
 		case r.Board.Terminal(p):
-			res = r.Board.Result(p)
+			res, score = r.Board.Result(p), backtrack.TerminalScore(p)
 		case m.Ply >= r.Config.Target:
 			res = board.Unknown
 		default:
 			kids, _ = r.Board.Children(p, kids[:0])
 			res = backtrack.Decide(p.Side, len(kids), tallies[i])
+			score = tallies[i].Score(len(kids))
 		}
-		results[i] = byte(res)
+		results = backtrack.AppendResult(results, res, score)
 		counts[res]++
+		rootScore = score
 	}
 	if err := r.blobs.Put(ctx, resultBlob(m.Ply, m.Index), results); err != nil {
 		return fmt.Errorf("writing results of ply %d blob %d: %w", m.Ply, m.Index, err)
@@ -90,9 +94,14 @@ func (t *task) resolve(ctx context.Context, m Message) error {
 			return err
 		}
 	}
-	_, err = r.state.Add(ctx, storage.Entity{PartitionKey: pkResolve(m.Ply), RowKey: resolveMarker(m.Index), Props: map[string]any{
+	marker := map[string]any{
 		"Black": counts[board.BlackWins], "White": counts[board.WhiteWins], "Draws": counts[board.Draw], "Unknown": counts[board.Unknown],
-	}})
+	}
+	if m.Ply == 0 && rootScore.Known() {
+		// Ply 0 holds only the start position: its score is the run's.
+		marker["ScoreBlack"], marker["ScoreWhite"] = int64(rootScore.Black), int64(rootScore.White)
+	}
+	_, err = r.state.Add(ctx, storage.Entity{PartitionKey: pkResolve(m.Ply), RowKey: resolveMarker(m.Index), Props: marker})
 	if err != nil && !errors.Is(err, storage.ErrExists) {
 		return fmt.Errorf("recording resolution of ply %d blob %d: %w", m.Ply, m.Index, err)
 	}
@@ -116,20 +125,22 @@ func (r *Run) sendNotices(ctx context.Context, ply, j int, blob string, results 
 	byParent := map[uint32][]backtrack.Notice{}
 	sr := backtrack.NewSourceReader(payload)
 	var refs []backtrack.Ref
-	for i := 0; i < len(results); i++ {
+	n := len(results) / backtrack.ResultLen
+	for i := 0; i < n; i++ {
 		var ok bool
 		refs, ok = sr.Next(refs)
 		if !ok {
 			if sr.Err() != nil {
 				return fmt.Errorf("backtracking rows of %s: %w", blob, sr.Err())
 			}
-			return fmt.Errorf("backtracking rows of %s cover %d of %d positions", blob, i, len(results))
+			return fmt.Errorf("backtracking rows of %s cover %d of %d positions", blob, i, n)
 		}
-		if board.Result(results[i]) == board.Unknown {
+		res, score := backtrack.DecodeResult(results, i)
+		if res == board.Unknown {
 			continue
 		}
 		for _, ref := range refs {
-			byParent[ref.Blob] = append(byParent[ref.Blob], backtrack.Notice{Index: ref.Index, Result: board.Result(results[i])})
+			byParent[ref.Blob] = append(byParent[ref.Blob], backtrack.Notice{Index: ref.Index, Result: res, Score: score})
 		}
 	}
 	parents := make([]uint32, 0, len(byParent))
@@ -211,9 +222,17 @@ func (r *Run) dispatchResolve(ctx context.Context, ply *plyRecord) error {
 		case ply.Draws > 0:
 			root = board.Draw
 		}
-		_, err := r.state.Upsert(ctx, storage.Entity{PartitionKey: pkRun, RowKey: rkDone, Props: map[string]any{
-			"Root": root.String(), "Completed": time.Now().UnixNano(),
-		}})
+		done := map[string]any{"Root": root.String(), "Completed": time.Now().UnixNano()}
+		if ply.Positions > 0 {
+			e, err := r.state.Get(ctx, pkResolve(0), resolveMarker(0))
+			if err != nil {
+				return fmt.Errorf("reading the start position's resolution: %w", err)
+			}
+			if b, w := propInt(e, "ScoreBlack"), propInt(e, "ScoreWhite"); b+w > 0 {
+				done["ScoreBlack"], done["ScoreWhite"] = b, w
+			}
+		}
+		_, err := r.state.Upsert(ctx, storage.Entity{PartitionKey: pkRun, RowKey: rkDone, Props: done})
 		if err != nil {
 			return fmt.Errorf("marking the run complete: %w", err)
 		}

@@ -46,6 +46,7 @@ var ErrNoRun = errors.New("run not found")
 
 // OpenRun opens a seeded run by name, reading its recorded configuration.
 func OpenRun(ctx context.Context, be storage.Backend, name string) (*Run, error) {
+	ctx = withCategory(ctx, CategoryControl)
 	if err := ValidRunName(name); err != nil {
 		return nil, err
 	}

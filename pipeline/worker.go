@@ -69,6 +69,7 @@ func NewWorker(r *Run, cfg WorkerConfig, log *slog.Logger, progress *Progress) (
 // abandoned: it reappears after its visibility timeout, and every handler
 // is idempotent.
 func (w *Worker) Run(ctx context.Context) error {
+	ctx = withCategory(ctx, CategoryControl)
 	idle := w.cfg.PollMin
 	for {
 		if ctx.Err() != nil {
@@ -139,6 +140,10 @@ func (w *Worker) handle(ctx context.Context, msg storage.Message) {
 		return
 	}
 	w.progress.setCurrent(m)
+	// The lease, the task and the final delete are all costs of this kind
+	// of work; polling and poisoning stay under control.
+	ctrl := ctx
+	ctx = withCategory(ctx, categoryOf(m.Kind))
 
 	taskCtx, cancel := context.WithCancel(ctx)
 	l := &lease{receipt: msg.PopReceipt}
@@ -173,7 +178,7 @@ func (w *Worker) handle(ctx context.Context, msg storage.Message) {
 	<-hbDone
 	switch {
 	case errors.Is(err, ErrBadMessage):
-		if w.toPoison(ctx, log, msg, err.Error()) {
+		if w.toPoison(ctrl, log, msg, err.Error()) {
 			outcome = OutcomePoison
 		}
 	case err != nil:

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"text/tabwriter"
 )
 
@@ -36,8 +37,12 @@ type Report struct {
 	Engine              string `json:"engine,omitempty"`
 	Run                 string `json:"run,omitempty"`
 	StorageTransactions int64  `json:"storage_transactions"`
-	// Transactions by category (enumeration, dedup, backtrack, results, control).
+	// Transactions by category (enumeration, dedup, backtrack,
+	// compensation, control; "other" for unlabelled calls).
 	TransactionsByCategory map[string]int64 `json:"transactions_by_category,omitempty"`
+	// The same, divided by the edges of every ply.
+	TransactionsPerEdge           float64            `json:"transactions_per_edge,omitempty"`
+	TransactionsPerEdgeByCategory map[string]float64 `json:"transactions_per_edge_by_category,omitempty"`
 	// Perfect-play final score, set when the whole game was enumerated.
 	Score       *Score  `json:"score,omitempty"`
 	WallSeconds float64 `json:"wall_seconds,omitempty"`
@@ -59,6 +64,27 @@ func (r *Report) Edges() int64 {
 	return n
 }
 
+// SetTransactions records a run's storage transactions by category, their
+// total, and both divided by the run's edges (left zero without edges).
+func (r *Report) SetTransactions(byCategory map[string]int64) {
+	r.StorageTransactions = 0
+	r.TransactionsByCategory = byCategory
+	r.TransactionsPerEdgeByCategory = nil
+	for _, n := range byCategory {
+		r.StorageTransactions += n
+	}
+	edges := r.Edges()
+	if edges == 0 {
+		r.TransactionsPerEdge = 0
+		return
+	}
+	r.TransactionsPerEdge = float64(r.StorageTransactions) / float64(edges)
+	r.TransactionsPerEdgeByCategory = make(map[string]float64, len(byCategory))
+	for c, n := range byCategory {
+		r.TransactionsPerEdgeByCategory[c] = float64(n) / float64(edges)
+	}
+}
+
 // WriteTable prints the report as an aligned table.
 func (r *Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -77,7 +103,20 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if r.Score != nil {
 		fmt.Fprintf(w, ", perfect play %d-%d (black-white)", r.Score.Black, r.Score.White)
 	}
-	_, err := fmt.Fprintf(w, ", storage transactions: %d\n", r.StorageTransactions)
+	fmt.Fprintf(w, ", storage transactions: %d", r.StorageTransactions)
+	if r.TransactionsPerEdge > 0 {
+		fmt.Fprintf(w, " (%.4f per edge", r.TransactionsPerEdge)
+		cats := make([]string, 0, len(r.TransactionsPerEdgeByCategory))
+		for c := range r.TransactionsPerEdgeByCategory {
+			cats = append(cats, c)
+		}
+		sort.Strings(cats)
+		for _, c := range cats {
+			fmt.Fprintf(w, "; %s %.4f", c, r.TransactionsPerEdgeByCategory[c])
+		}
+		fmt.Fprint(w, ")")
+	}
+	_, err := fmt.Fprintln(w)
 	return err
 }
 

@@ -1,0 +1,215 @@
+package backtrack
+
+import (
+	"bytes"
+	"slices"
+	"testing"
+
+	"github.com/reversi-cloud/reversi/board"
+)
+
+func TestDecide(t *testing.T) {
+	b, w, d, u := board.BlackWins, board.WhiteWins, board.Draw, board.Unknown
+	tests := []struct {
+		name     string
+		side     board.Color
+		children int
+		results  []board.Result
+		want     board.Result
+	}{
+		{"one winning child decides at once", board.Black, 5, []board.Result{b}, b},
+		{"white wins from one child", board.White, 3, []board.Result{d, w}, w},
+		{"a loss alone is not enough", board.Black, 2, []board.Result{w}, u},
+		{"all children lost", board.Black, 2, []board.Result{w, w}, w},
+		{"all known, one draw", board.White, 3, []board.Result{b, d, b}, d},
+		{"white loses everywhere", board.White, 2, []board.Result{b, b}, b},
+		{"unknown children are not counted", board.Black, 2, []board.Result{w, u}, u},
+		{"no children recorded", board.Black, 0, nil, u},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var tl Tally
+			for _, r := range tc.results {
+				tl.Add(tc.side, Notice{Result: r})
+			}
+			if got := Decide(tc.side, tc.children, tl); got != tc.want {
+				t.Errorf("Decide = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestTallyScore(t *testing.T) {
+	s := func(b, w uint8) Score { return Score{b, w} }
+	tests := []struct {
+		name     string
+		side     board.Color
+		children int
+		scores   []Score
+		want     Score
+	}{
+		{"black takes the larger margin", board.Black, 3, []Score{s(3, 11), s(8, 6), s(7, 7)}, s(8, 6)},
+		{"white takes the larger margin", board.White, 3, []Score{s(3, 11), s(8, 6), s(2, 12)}, s(2, 12)},
+		{"equal margins: more own discs", board.Black, 2, []Score{s(5, 3), s(6, 4)}, s(6, 4)},
+		{"a child without a score leaves it unknown", board.Black, 2, []Score{s(9, 1), {}}, Score{}},
+		{"missing children leave it unknown", board.White, 3, []Score{s(1, 9), s(2, 9)}, Score{}},
+		{"a wipe-out counts", board.White, 1, []Score{s(0, 13)}, s(0, 13)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var tl Tally
+			for _, sc := range tc.scores {
+				tl.Add(tc.side, Notice{Result: board.Draw, Score: sc})
+			}
+			if got := tl.Score(tc.children); got != tc.want {
+				t.Errorf("Score = %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestTerminalScore(t *testing.T) {
+	b := board.MustNew(4)
+	p := b.Start() // two discs each
+	if got := TerminalScore(p); got != (Score{2, 2}) {
+		t.Errorf("TerminalScore(start) = %+v, want 2-2", got)
+	}
+}
+
+func TestResultsRoundTrip(t *testing.T) {
+	var blob []byte
+	var want []Notice
+	for r := board.Unknown; r <= board.Draw; r++ {
+		for _, sc := range []Score{{}, {64, 0}, {0, 64}, {3, 11}, {33, 31}} {
+			blob = AppendResult(blob, r, sc)
+			want = append(want, Notice{Result: r, Score: sc})
+		}
+	}
+	if len(blob) != ResultLen*len(want) {
+		t.Fatalf("%d bytes for %d results", len(blob), len(want))
+	}
+	for i, w := range want {
+		if r, sc := DecodeResult(blob, i); r != w.Result || sc != w.Score {
+			t.Errorf("entry %d: %v %+v, want %v %+v", i, r, sc, w.Result, w.Score)
+		}
+	}
+}
+
+func TestNoticesRoundTrip(t *testing.T) {
+	ns := []Notice{
+		{Index: 0, Result: board.BlackWins},
+		{Index: 0, Result: board.Draw, Score: Score{32, 32}},
+		{Index: 7, Result: board.WhiteWins, Score: Score{0, 16}},
+		{Index: 1 << 20, Result: board.Draw},
+		{Index: 0xffffffff, Result: board.BlackWins, Score: Score{40, 24}},
+	}
+	payload := AppendNotices(nil, ns)
+	var got []Notice
+	if err := DecodeNotices(payload, func(n Notice) { got = append(got, n) }); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, ns) {
+		t.Errorf("decoded %+v, want %+v", got, ns)
+	}
+}
+
+func TestDecodeNoticesRejectsMalformed(t *testing.T) {
+	for name, b := range map[string][]byte{
+		"truncated varint":     {0x80},
+		"missing result":       {0x01},
+		"result out of range":  {0x00, 0x04},
+		"missing score bytes":  {0x00, 0x81, 0x03},
+		"index overflows u32":  {0xff, 0xff, 0xff, 0xff, 0x1f, 0x01},
+		"flagged unknown byte": {0x00, 0x7f},
+	} {
+		if err := DecodeNotices(b, func(Notice) {}); err == nil {
+			t.Errorf("%s: no error for % x", name, b)
+		}
+	}
+}
+
+func TestSourcesRoundTrip(t *testing.T) {
+	children := [][]Ref{{{0, 0}}, {{1, 5}, {2, 0}, {0xffffffff, 0xffffffff}}, {}}
+	var payload []byte
+	for _, refs := range children {
+		payload = AppendSources(payload, refs)
+	}
+	sr := NewSourceReader(payload)
+	var buf []Ref
+	for i, want := range children {
+		var ok bool
+		buf, ok = sr.Next(buf)
+		if !ok || !slices.Equal(buf, want) {
+			t.Fatalf("child %d: %v %v, want %v", i, buf, ok, want)
+		}
+	}
+	if _, ok := sr.Next(buf); ok || sr.Err() != nil {
+		t.Errorf("after the last child: ok=%v err=%v", ok, sr.Err())
+	}
+	if _, ok := NewSourceReader([]byte{0x02, 0x01}).Next(nil); ok {
+		t.Error("a truncated source row was read")
+	}
+}
+
+func TestSplitAndJoinRows(t *testing.T) {
+	for _, n := range []int{0, 1, PropBytes, PropBytes + 1, PropBytes*PropsPerRow + 3} {
+		payload := bytes.Repeat([]byte{0xa5, 0x01, 0x7e}, n/3+1)[:n]
+		rows := SplitRows(payload)
+		var joined []byte
+		for _, row := range rows {
+			if len(row) > PropsPerRow {
+				t.Fatalf("n=%d: a row has %d properties", n, len(row))
+			}
+			b, err := JoinRow(row)
+			if err != nil {
+				t.Fatal(err)
+			}
+			joined = append(joined, b...)
+		}
+		if !bytes.Equal(joined, payload) {
+			t.Errorf("n=%d: joined %d bytes, want %d", n, len(joined), len(payload))
+		}
+	}
+	if _, err := JoinRow(map[string]any{"d00": "text"}); err == nil {
+		t.Error("a string property was joined")
+	}
+}
+
+// FuzzDecodeNotices: notice rows come from storage, so any bytes must give
+// an error or notices that encode back to the same payload.
+func FuzzDecodeNotices(f *testing.F) {
+	f.Add(AppendNotices(nil, []Notice{{Index: 3, Result: board.Draw, Score: Score{1, 2}}, {Index: 9, Result: board.BlackWins}}))
+	f.Add([]byte{0x00, 0x81})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var ns []Notice
+		if err := DecodeNotices(b, func(n Notice) { ns = append(ns, n) }); err != nil {
+			return
+		}
+		var again []Notice
+		if err := DecodeNotices(AppendNotices(nil, ns), func(n Notice) { again = append(again, n) }); err != nil {
+			t.Fatalf("re-encoded notices do not decode: %v", err)
+		}
+		if !slices.Equal(ns, again) {
+			t.Fatalf("round trip changed %+v into %+v", ns, again)
+		}
+	})
+}
+
+// FuzzSourceReader: source rows come from storage too.
+func FuzzSourceReader(f *testing.F) {
+	f.Add(AppendSources(AppendSources(nil, []Ref{{1, 2}}), []Ref{{3, 4}, {5, 6}}))
+	f.Add([]byte{0xff, 0xff, 0x03})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		sr := NewSourceReader(b)
+		var buf []Ref
+		for i := 0; ; i++ {
+			var ok bool
+			if buf, ok = sr.Next(buf); !ok {
+				break
+			}
+			if i > len(b) {
+				t.Fatal("more children than bytes")
+			}
+		}
+	})
+}

@@ -1,0 +1,47 @@
+package pipeline
+
+import (
+	"context"
+
+	"github.com/reversi-cloud/reversi/storage"
+)
+
+// Storage-transaction categories, set with storage.WithCategory so that a
+// run's cost can be split by what it paid for.
+const (
+	// CategoryEnumeration is expanding positions: reading a ply's keys,
+	// writing sorted entries blobs and their range records.
+	CategoryEnumeration = "enumeration"
+	// CategoryDedup is removing duplicates: scans, claims and merges.
+	CategoryDedup = "dedup"
+	// CategoryBacktrack is backtracking rows, notices and result blobs:
+	// everything that propagates results back to the start.
+	CategoryBacktrack = "backtrack"
+	// CategoryCompensation is handling compensation messages.
+	CategoryCompensation = "compensation"
+	// CategoryControl is the rest: polling the queue, poisoning messages,
+	// seeding and recording statistics.
+	CategoryControl = "control"
+)
+
+// Categories lists every category in report order.
+var Categories = []string{CategoryEnumeration, CategoryDedup, CategoryBacktrack, CategoryCompensation, CategoryControl}
+
+// categoryOf is the category of the work a message kind starts.
+func categoryOf(k Kind) string {
+	switch k {
+	case KindInline, KindChunk:
+		return CategoryEnumeration
+	case KindScan, KindMerge:
+		return CategoryDedup
+	case KindResolve:
+		return CategoryBacktrack
+	case KindCompensation:
+		return CategoryCompensation
+	}
+	return CategoryControl
+}
+
+func withCategory(ctx context.Context, c string) context.Context {
+	return storage.WithCategory(ctx, c)
+}
