@@ -235,14 +235,6 @@ func commandName(t *testing.T, where, path string) string {
 	return name
 }
 
-func mapsKeys[V any](m map[string]V) []string {
-	var ks []string
-	for k := range m {
-		ks = append(ks, k)
-	}
-	return ks
-}
-
 // checkAccepts runs a command's real flag parsing and validation on args.
 // enumerate gets -h appended (its default storage is local, so it would
 // run); seed, worker and inspect run with an empty environment, so they
@@ -474,7 +466,7 @@ func azidentityNames(t *testing.T) string {
 func checkEnvNames(t *testing.T, where string, names []string) {
 	t.Helper()
 	var src string
-	for _, n := range names {
+	for _, n := range slices.Compact(slices.Sorted(slices.Values(names))) {
 		if n == azure.EnvConnectionString || n == azure.EnvAccount {
 			continue
 		}
