@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# make test: go vet, then the whole test suite against a private Azurite.
+# make test: go vet, the deployment files (scripts/check-deploy.sh), then the
+# whole test suite against a private Azurite.
 #
 # Azurite (pinned in scripts/azurite.sh) is installed into .tools/azurite
 # if missing, started in memory on free loopback ports with its state in a
@@ -15,6 +16,9 @@ cd "$ROOT"
 
 echo "== go vet ./..."
 go vet ./...
+
+echo "== deployment files (scripts/check-deploy.sh)"
+"$ROOT/scripts/check-deploy.sh"
 
 "$ROOT/scripts/azurite.sh" install
 
