@@ -184,7 +184,7 @@ inspect reads a run's tables and prints its per-ply table (or -json), with
 the storage transactions every worker recorded. While the run is in
 progress it shows how far it has got (complete: false).
 
-Usage: inspect -run NAME [-json FILE]`
+Usage: inspect -run NAME [-json FILE | -check]`
 
 // Inspect is cmd/inspect.
 func Inspect(env Env) int { return finish("inspect", env, inspect(env)) }
@@ -193,6 +193,7 @@ func inspect(env Env) error {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	run := fs.String("run", "", "run name (required)")
 	jsonOut := fs.String("json", "", "write the report as JSON to this file")
+	doCheck := fs.Bool("check", false, "audit the run instead: one line per problem found, exit 1 if any")
 	var sf storageFlags
 	sf.register(fs, "azure")
 	if help, err := parse(fs, env, inspectIntro); help || err != nil {
@@ -213,6 +214,9 @@ func inspect(env Env) error {
 	r, err := pipeline.OpenRun(ctx, be, *run)
 	if err != nil {
 		return err
+	}
+	if *doCheck {
+		return check(ctx, env.Stdout, r)
 	}
 	rep, err := r.Report(ctx)
 	if err != nil {

@@ -121,6 +121,7 @@ func runDistributed(t *testing.T, size, plies, workers int, extra ...string) *re
 		t.Fatalf("inspect: %v\n%s", err, out)
 	}
 	t.Logf("inspect:\n%s", out)
+	checkClean(t, bin, run)
 	b, err := os.ReadFile(jsonPath)
 	if err != nil {
 		t.Fatal(err)
