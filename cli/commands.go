@@ -182,7 +182,10 @@ func worker(env Env) error {
 const inspectIntro = `
 inspect reads a run's tables and prints its per-ply table (or -json), with
 the storage transactions every worker recorded. While the run is in
-progress it shows how far it has got (complete: false).
+progress it shows how far it has got (complete: false). With -check it
+audits the run instead: one line per problem (orphaned or missing blobs,
+overlapping runs in a complete ply, poison messages, work left in a
+complete run) and a summary; exit status 1 if any problem is an error.
 
 Usage: inspect -run NAME [-json FILE | -check]`
 

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/reversi-cloud/reversi/backtrack"
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/dedup"
 	"github.com/reversi-cloud/reversi/storage"
@@ -310,8 +311,8 @@ func (r *Run) auditPly(ctx context.Context, a *Audit, p *plyRecord, recs []*rang
 		name := resultBlob(p.Ply, j)
 		if size, ok := sizes[name]; !ok {
 			a.errorf("ply %d: final blob %d is resolved but its results blob %s is missing", p.Ply, j, name)
-		} else if size != p.Counts[j] {
-			a.errorf("ply %d: results blob %s holds %d results for %d positions", p.Ply, name, size, p.Counts[j])
+		} else if size != backtrack.ResultLen*p.Counts[j] {
+			a.errorf("ply %d: results blob %s holds %d bytes, not %d results of %d bytes", p.Ply, name, size, p.Counts[j], backtrack.ResultLen)
 		}
 	}
 	return nil
