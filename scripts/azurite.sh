@@ -38,6 +38,20 @@ cmd_install() {
   if [[ -x "$AZURITE_BIN" ]] && [[ "$(installed_version || true)" == "$AZURITE_VERSION" ]]; then
     return 0
   fi
+  mkdir -p "$TOOLS_DIR"
+  # Concurrent installs into one directory (parallel test runs from
+  # several work trees sharing .tools) break each other: take turns. The
+  # subshell keeps the lock's descriptor away from the Azurite we start.
+  (
+    flock 9
+    install_locked
+  ) 9>"$TOOLS_DIR.lock"
+}
+
+install_locked() {
+  if [[ -x "$AZURITE_BIN" ]] && [[ "$(installed_version || true)" == "$AZURITE_VERSION" ]]; then
+    return 0
+  fi
   command -v node >/dev/null || { log "node is not installed"; exit 1; }
   command -v npm >/dev/null || { log "npm is not installed"; exit 1; }
   log "installing azurite@$AZURITE_VERSION into $TOOLS_DIR"
