@@ -187,7 +187,14 @@ audits the run instead: one line per problem (orphaned or missing blobs,
 overlapping runs in a complete ply, poison messages, work left in a
 complete run) and a summary; exit status 1 if any problem is an error.
 
-Usage: inspect -run NAME [-json FILE | -check]`
+With -position KEY or -moves LIST it shows one position instead: a board
+diagram, its canonical key, ply and result (with the perfect-play score
+where the run reached the end of the game), the moves that keep that
+result, its parents from the backtracking rows, and its children with
+their results.
+
+Usage: inspect -run NAME [-json FILE | -check]
+       inspect -run NAME -position KEY | -moves f5d6c3 [-json FILE]`
 
 // Inspect is cmd/inspect.
 func Inspect(env Env) int { return finish("inspect", env, inspect(env)) }
@@ -195,15 +202,23 @@ func Inspect(env Env) int { return finish("inspect", env, inspect(env)) }
 func inspect(env Env) error {
 	fs := flag.NewFlagSet("inspect", flag.ContinueOnError)
 	run := fs.String("run", "", "run name (required)")
-	jsonOut := fs.String("json", "", "write the report as JSON to this file")
+	jsonOut := fs.String("json", "", "write the report (or the position) as JSON to this file")
 	doCheck := fs.Bool("check", false, "audit the run instead: one line per problem found, exit 1 if any")
 	var sf storageFlags
 	sf.register(fs, "azure")
+	var pf positionFlags
+	pf.register(fs)
 	if help, err := parse(fs, env, inspectIntro); help || err != nil {
 		return err
 	}
 	if err := requireRun(*run); err != nil {
 		return err
+	}
+	if err := pf.validate(); err != nil {
+		return err
+	}
+	if *doCheck && pf.set() {
+		return usagef("-check audits the whole run; leave out -position and -moves")
 	}
 	if err := sf.validate(); err != nil {
 		return err
@@ -220,6 +235,9 @@ func inspect(env Env) error {
 	}
 	if *doCheck {
 		return check(ctx, env.Stdout, r)
+	}
+	if pf.set() {
+		return pf.show(ctx, env, r, *jsonOut)
 	}
 	rep, err := r.Report(ctx)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/bits"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/report"
 )
 
@@ -156,6 +158,57 @@ func TestAzurite4x4ToTheEnd(t *testing.T) {
 	}
 	if rep.StorageTransactions <= 0 {
 		t.Errorf("storage transactions %d: the workers recorded none", rep.StorageTransactions)
+	}
+	if rep.Score == nil || *rep.Score != (report.Score{Black: 3, White: 11}) {
+		t.Errorf("perfect-play score %+v, want 3-11", rep.Score)
+	}
+	if rep.TransactionsByCategory["backtrack"] == 0 || rep.TransactionsPerEdgeByCategory["backtrack"] <= 0 {
+		t.Errorf("no backtracking transactions reported per edge: %v", rep.TransactionsPerEdgeByCategory)
+	}
+	inspectPositions(t, rep.Run)
+}
+
+// inspectPositions asks inspect about single positions of a complete 4x4
+// run: by key, by moves, one the run does not hold, and a malformed key.
+func inspectPositions(t *testing.T, run string) {
+	bin := binaries(t)
+	b := board.MustNew(4)
+	start := b.Start()
+	first := b.SquareName(bits.TrailingZeros64(b.Moves(start)))
+	unreachable := board.Position{Occ: start.Occ | 1, White: start.White, Side: board.White}
+	for _, tc := range []struct {
+		name string
+		args []string
+		code int
+		want []string
+	}{
+		{"start by key", []string{"-position", start.Text()}, 0,
+			[]string{"ply        0", "result     white (perfect play 3-11)", "parents    0", "children   1 distinct"}},
+		{"after one move", []string{"-moves", first}, 0,
+			[]string{"after " + first + ":", "ply        1", "result     white (perfect play 3-11)", "best moves ", "parents    1"}},
+		{"not in the run", []string{"-position", unreachable.Text()}, 1,
+			[]string{"is not in run", "ply 1 holds no such position"}},
+		{"malformed key", []string{"-position", "b12"}, 2, []string{"-position: "}},
+		{"illegal move", []string{"-moves", "a1"}, 2, []string{"-moves: "}},
+	} {
+		out, err := command(bin, "inspect", append([]string{"-run", run}, tc.args...)...).CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		if code != tc.code {
+			t.Errorf("%s: exit code %d, want %d\n%s", tc.name, code, tc.code, out)
+		}
+		if tc.code != 0 && strings.Count(strings.TrimSpace(string(out)), "\n") != 0 {
+			t.Errorf("%s: error is not one line:\n%s", tc.name, out)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(string(out), w) {
+				t.Errorf("%s: output lacks %q:\n%s", tc.name, w, out)
+			}
+		}
 	}
 }
 

@@ -16,9 +16,10 @@ func TestPipelineMatchesReference(t *testing.T) {
 		name              string
 		size, target      int
 		blob, fanIn, jobs int
+		lookups           int // positions per ply looked up one by one
 	}{
-		{"fourxfour", 4, 12, 150, 3, 3},
-		{"sixxsix", 6, 8, 2000, 4, 4},
+		{"fourxfour", 4, 12, 150, 3, 3, 60},
+		{"sixxsix", 6, 8, 2000, 4, 4, 8},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -58,6 +59,7 @@ func TestPipelineMatchesReference(t *testing.T) {
 					}
 				}
 			}
+			checkLookups(t, ctx, r, ref, tc.lookups)
 		})
 	}
 }

@@ -1,0 +1,166 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/reversi-cloud/reversi/backtrack"
+	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/pipeline"
+)
+
+// positionFlags are inspect's -position and -moves: show one position.
+type positionFlags struct {
+	key   string
+	moves string
+}
+
+func (f *positionFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.key, "position", "", "show one position, given as a 33-character key (b|w, 16 hex occupancy, 16 hex white)")
+	fs.StringVar(&f.moves, "moves", "", "show the position reached by these moves from the start, e.g. f5d6c3 (\"pa\" for a pass)")
+}
+
+func (f *positionFlags) set() bool { return f.key != "" || f.moves != "" }
+
+func (f *positionFlags) validate() error {
+	if f.key != "" && f.moves != "" {
+		return usagef("-position and -moves name the same thing; give one")
+	}
+	return nil
+}
+
+// position parses the flag against the run's board.
+func (f *positionFlags) position(b *board.Board) (board.Position, error) {
+	if f.key != "" {
+		p, err := b.ParseText(strings.TrimSpace(f.key))
+		if err != nil {
+			return board.Position{}, usagef("-position: %v", err)
+		}
+		return p, nil
+	}
+	p, err := b.ParseMoves(f.moves)
+	if err != nil {
+		return board.Position{}, usagef("-moves: %v", err)
+	}
+	return p, nil
+}
+
+// show prints what the run knows about the position, and writes it as
+// JSON when jsonOut is set.
+func (f *positionFlags) show(ctx context.Context, env Env, r *pipeline.Run, jsonOut string) error {
+	p, err := f.position(r.Board)
+	if err != nil {
+		return err
+	}
+	info, err := r.Lookup(ctx, p)
+	if errors.Is(err, pipeline.ErrNotInRun) {
+		return fmt.Errorf("position %s (ply %d) is not in run %q: %w", r.Board.Canonical(p).Text(), r.Board.Ply(p), r.Config.Name, err)
+	}
+	if err != nil {
+		return err
+	}
+	if f.moves != "" {
+		fmt.Fprintf(env.Stdout, "after %s:\n", strings.TrimSpace(f.moves))
+	}
+	writePosition(env.Stdout, r.Board, info)
+	if jsonOut != "" {
+		b, err := json.MarshalIndent(positionJSON(info), "", "  ")
+		if err != nil {
+			return fmt.Errorf("encoding position: %w", err)
+		}
+		if err := os.WriteFile(jsonOut, append(b, '\n'), 0o644); err != nil {
+			return fmt.Errorf("writing position: %w", err)
+		}
+	}
+	return nil
+}
+
+func resultText(resolved bool, r board.Result, s backtrack.Score) string {
+	if !resolved {
+		return "not resolved yet"
+	}
+	out := r.String()
+	if s.Known() {
+		out += fmt.Sprintf(" (perfect play %d-%d)", s.Black, s.White)
+	}
+	return out
+}
+
+func writePosition(w io.Writer, b *board.Board, info *pipeline.PositionInfo) {
+	fmt.Fprint(w, b.Diagram(info.Position))
+	fmt.Fprintf(w, "key        %s\n", info.Position.Text())
+	fmt.Fprintf(w, "canonical  %s\n", info.Canonical.Text())
+	fmt.Fprintf(w, "ply        %d\n", info.Ply)
+	fmt.Fprintf(w, "result     %s\n", resultText(info.Resolved, info.Result, info.Score))
+	if best := info.BestMoves(); len(best) > 0 {
+		fmt.Fprintf(w, "best moves %s (to keep the %s)\n", strings.Join(best, " "), info.Result)
+	}
+	fmt.Fprintf(w, "parents    %d (from the backtracking rows)\n", len(info.Parents))
+	for _, p := range info.Parents {
+		fmt.Fprintf(w, "  %s\n", p.Text())
+	}
+	fmt.Fprintf(w, "children   %d distinct\n", len(info.Children))
+	for _, c := range info.Children {
+		res := "beyond the run's target ply"
+		if c.InRun {
+			res = resultText(c.Resolved, c.Result, c.Score)
+		}
+		fmt.Fprintf(w, "  %-8s %s  %s\n", strings.Join(c.Moves, ","), c.Canonical.Text(), res)
+	}
+}
+
+type positionOut struct {
+	Key       string     `json:"key"`
+	Canonical string     `json:"canonical"`
+	Ply       int        `json:"ply"`
+	Result    string     `json:"result"`
+	Score     *[2]int    `json:"score,omitempty"`
+	BestMoves []string   `json:"best_moves,omitempty"`
+	Parents   []string   `json:"parents"`
+	Children  []childOut `json:"children"`
+}
+
+type childOut struct {
+	Moves     []string `json:"moves"`
+	Canonical string   `json:"canonical"`
+	InRun     bool     `json:"in_run"`
+	Result    string   `json:"result"`
+	Score     *[2]int  `json:"score,omitempty"`
+}
+
+func scoreJSON(s backtrack.Score) *[2]int {
+	if !s.Known() {
+		return nil
+	}
+	return &[2]int{int(s.Black), int(s.White)}
+}
+
+func resultJSON(resolved bool, r board.Result) string {
+	if !resolved {
+		return "unresolved"
+	}
+	return r.String()
+}
+
+func positionJSON(info *pipeline.PositionInfo) positionOut {
+	out := positionOut{Key: info.Position.Text(), Canonical: info.Canonical.Text(), Ply: info.Ply,
+		Result: resultJSON(info.Resolved, info.Result), Score: scoreJSON(info.Score), BestMoves: info.BestMoves(),
+		Parents: []string{}, Children: []childOut{}}
+	for _, p := range info.Parents {
+		out.Parents = append(out.Parents, p.Text())
+	}
+	for _, c := range info.Children {
+		co := childOut{Moves: c.Moves, Canonical: c.Canonical.Text(), InRun: c.InRun, Result: "beyond target", Score: scoreJSON(c.Score)}
+		if c.InRun {
+			co.Result = resultJSON(c.Resolved, c.Result)
+		}
+		out.Children = append(out.Children, co)
+	}
+	return out
+}

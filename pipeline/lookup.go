@@ -1,0 +1,250 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+	"slices"
+
+	"github.com/reversi-cloud/reversi/backtrack"
+	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/storage"
+)
+
+// ErrNotInRun reports a position that a run never reached: beyond its
+// target ply, in a ply not enumerated yet, or not reachable at all.
+var ErrNotInRun = errors.New("position not in the run")
+
+// PositionInfo is what a run knows about one position.
+type PositionInfo struct {
+	Position  board.Position // as asked, in its own orientation
+	Canonical board.Position // the image the run stores
+	Ply       int
+	Resolved  bool         // the ply's results are known
+	Result    board.Result // meaningful when Resolved
+	Score     backtrack.Score
+	Parents   []board.Position // canonical parents, from the backtracking rows
+	Children  []ChildInfo      // one per distinct canonical child, in move order
+}
+
+// ChildInfo is one distinct child of a position.
+type ChildInfo struct {
+	Moves     []string // the moves from the asked orientation that reach it
+	Canonical board.Position
+	InRun     bool // false when the run stops before the child's ply
+	Resolved  bool
+	Result    board.Result
+	Score     backtrack.Score
+}
+
+// Lookup finds a position in the run with its result, its parents and its
+// children. It reads a few blobs whole, so it is a tool for people, not
+// for the workers. A position the run does not hold gives ErrNotInRun.
+func (r *Run) Lookup(ctx context.Context, p board.Position) (*PositionInfo, error) {
+	ctx = withCategory(ctx, CategoryControl)
+	if err := r.Board.Valid(p); err != nil {
+		return nil, err
+	}
+	l := &lookup{run: r, plies: map[int]*plyRecord{}, keys: map[string][]board.Position{}}
+	info := &PositionInfo{Position: p, Canonical: r.Board.Canonical(p), Ply: r.Board.Ply(p)}
+	at, err := l.find(ctx, info.Canonical)
+	if err != nil {
+		return nil, err
+	}
+	info.Resolved, info.Result, info.Score, err = l.result(ctx, at)
+	if err != nil {
+		return nil, err
+	}
+	if info.Parents, err = l.parents(ctx, at); err != nil {
+		return nil, err
+	}
+	byChild := map[board.Position]int{}
+	for m := r.Board.Moves(p); m != 0; m &= m - 1 {
+		sq := bits.TrailingZeros64(m)
+		q, err := r.Board.Play(p, sq)
+		if err != nil {
+			return nil, err
+		}
+		c := r.Board.Canonical(q)
+		if k, ok := byChild[c]; ok {
+			info.Children[k].Moves = append(info.Children[k].Moves, r.Board.SquareName(sq))
+			continue
+		}
+		byChild[c] = len(info.Children)
+		ci := ChildInfo{Moves: []string{r.Board.SquareName(sq)}, Canonical: c}
+		cat, err := l.find(ctx, c)
+		switch {
+		case errors.Is(err, ErrNotInRun):
+		case err != nil:
+			return nil, err
+		default:
+			ci.InRun = true
+			if ci.Resolved, ci.Result, ci.Score, err = l.result(ctx, cat); err != nil {
+				return nil, err
+			}
+		}
+		info.Children = append(info.Children, ci)
+	}
+	return info, nil
+}
+
+// BestMoves names the moves whose children give the position its result:
+// for a won position the winning moves, for a draw the drawing ones. It is
+// empty for a lost or unknown position, and for positions without moves.
+func (info *PositionInfo) BestMoves() []string {
+	if !info.Resolved || info.Result == board.Unknown || info.Result == board.WinFor(info.Position.Side.Opponent()) {
+		return nil
+	}
+	var out []string
+	for _, c := range info.Children {
+		if c.Resolved && c.Result == info.Result {
+			out = append(out, c.Moves...)
+		}
+	}
+	return out
+}
+
+// lookup caches what one Lookup reads.
+type lookup struct {
+	run   *Run
+	plies map[int]*plyRecord
+	keys  map[string][]board.Position
+}
+
+// location is where a canonical position sits: ply, final blob, index.
+type location struct {
+	ply   *plyRecord
+	blob  int
+	index int
+}
+
+func (l *lookup) ply(ctx context.Context, n int) (*plyRecord, error) {
+	if p, ok := l.plies[n]; ok {
+		return p, nil
+	}
+	if n < 0 || n > l.run.Config.Target {
+		return nil, fmt.Errorf("%w: ply %d is outside the run's plies 0 to %d", ErrNotInRun, n, l.run.Config.Target)
+	}
+	p, err := l.run.getPly(ctx, n)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, fmt.Errorf("%w: ply %d has not been reached yet", ErrNotInRun, n)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if p.State != plyComplete {
+		return nil, fmt.Errorf("%w: ply %d is still being enumerated", ErrNotInRun, n)
+	}
+	l.plies[n] = p
+	return p, nil
+}
+
+func (l *lookup) blobKeys(ctx context.Context, blob string) ([]board.Position, error) {
+	if k, ok := l.keys[blob]; ok {
+		return k, nil
+	}
+	k, err := l.run.readKeys(ctx, blob)
+	if err != nil {
+		return nil, err
+	}
+	l.keys[blob] = k
+	return k, nil
+}
+
+// find locates a canonical position. The final range records of a
+// complete ply say which blob can hold it; without them every blob is
+// searched.
+func (l *lookup) find(ctx context.Context, c board.Position) (location, error) {
+	n := l.run.Board.Ply(c)
+	p, err := l.ply(ctx, n)
+	if err != nil {
+		return location{}, err
+	}
+	candidates := make([]int, 0, 1)
+	recs, err := l.run.listRecords(ctx, n)
+	if err != nil {
+		return location{}, err
+	}
+	for j, b := range p.Blobs {
+		for _, rr := range recs {
+			if rr.Final && rr.Blob == b && board.Compare(rr.Min, c) <= 0 && board.Compare(c, rr.Max) <= 0 {
+				candidates = append(candidates, j)
+				break
+			}
+		}
+	}
+	if len(candidates) == 0 && len(recs) == 0 {
+		for j := range p.Blobs {
+			candidates = append(candidates, j)
+		}
+	}
+	for _, j := range candidates {
+		keys, err := l.blobKeys(ctx, p.Blobs[j])
+		if err != nil {
+			return location{}, err
+		}
+		if i, ok := slices.BinarySearchFunc(keys, c, board.Compare); ok {
+			return location{ply: p, blob: j, index: i}, nil
+		}
+	}
+	return location{}, fmt.Errorf("%w: ply %d holds no such position", ErrNotInRun, n)
+}
+
+func (l *lookup) result(ctx context.Context, at location) (bool, board.Result, backtrack.Score, error) {
+	if !at.ply.Resolved {
+		return false, board.Unknown, backtrack.Score{}, nil
+	}
+	rc, err := l.run.blobs.Open(ctx, resultBlob(at.ply.Ply, at.blob), int64(at.index*backtrack.ResultLen), backtrack.ResultLen)
+	if err != nil {
+		return false, board.Unknown, backtrack.Score{}, fmt.Errorf("reading a result of ply %d: %w", at.ply.Ply, err)
+	}
+	b, err := io.ReadAll(rc)
+	rc.Close()
+	if err != nil {
+		return false, board.Unknown, backtrack.Score{}, fmt.Errorf("reading a result of ply %d: %w", at.ply.Ply, err)
+	}
+	if len(b) != backtrack.ResultLen {
+		return false, board.Unknown, backtrack.Score{}, fmt.Errorf("ply %d blob %d: short result entry", at.ply.Ply, at.blob)
+	}
+	res, score := backtrack.DecodeResult(b, 0)
+	return true, res, score, nil
+}
+
+func (l *lookup) parents(ctx context.Context, at location) ([]board.Position, error) {
+	if at.ply.Ply == 0 {
+		return nil, nil
+	}
+	payload, err := l.run.readSources(ctx, at.ply.Blobs[at.blob])
+	if err != nil {
+		return nil, err
+	}
+	sr := backtrack.NewSourceReader(payload)
+	var refs []backtrack.Ref
+	for i := 0; i <= at.index; i++ {
+		var ok bool
+		if refs, ok = sr.Next(refs); !ok {
+			return nil, fmt.Errorf("backtracking rows of %s end before position %d: %v", at.ply.Blobs[at.blob], at.index, sr.Err())
+		}
+	}
+	prev, err := l.ply(ctx, at.ply.Ply-1)
+	if err != nil {
+		return nil, err
+	}
+	var out []board.Position
+	for _, ref := range refs {
+		if int(ref.Blob) >= len(prev.Blobs) {
+			return nil, fmt.Errorf("a backtracking row names blob %d of ply %d, which has %d", ref.Blob, prev.Ply, len(prev.Blobs))
+		}
+		keys, err := l.blobKeys(ctx, prev.Blobs[ref.Blob])
+		if err != nil {
+			return nil, err
+		}
+		if int(ref.Index) >= len(keys) {
+			return nil, fmt.Errorf("a backtracking row names position %d of %s, which has %d", ref.Index, prev.Blobs[ref.Blob], len(keys))
+		}
+		out = append(out, keys[ref.Index])
+	}
+	return out, nil
+}
