@@ -26,6 +26,10 @@ embedded storage backend, and reports. -storage azure runs the same
 pipeline on Azure Storage or Azurite; -engine reference runs the simple
 in-memory enumerator that the pipeline is checked against.
 
+-position KEY or -moves LIST (e.g. -board 4 -moves b1) then shows one
+position of the finished run, as inspect does: its result, the moves that
+keep it, its parents and its children.
+
 Usage: go run ./cmd/enumerate [flags]`
 
 // Enumerate is cmd/enumerate.
@@ -49,12 +53,26 @@ func enumerate(env Env) error {
 	var lf logFlags
 	lf.register(fs, "text")
 	lf.level = "warn"
+	var pf positionFlags
+	pf.register(fs)
 	if help, err := parse(fs, env, enumerateIntro); help || err != nil {
 		return err
 	}
 	b, err := board.New(*size)
 	if err != nil {
 		return usagef("-board %d: must be 4, 6 or 8", *size)
+	}
+	if err := pf.validate(); err != nil {
+		return err
+	}
+	if pf.set() {
+		if *engine != "pipeline" {
+			return usagef("-position and -moves read the pipeline's stored results; leave out -engine reference")
+		}
+		// Check the position now rather than after a long run.
+		if _, err := pf.position(b); err != nil {
+			return err
+		}
 	}
 	target := *plies
 	if target < 0 {
@@ -81,6 +99,7 @@ func enumerate(env Env) error {
 
 	start := time.Now()
 	var rep *report.Report
+	var showPosition func() error // after the table, while storage is open
 	if *engine == "reference" {
 		res, err := reference.Enumerate(b, target)
 		if err != nil {
@@ -116,6 +135,16 @@ func enumerate(env Env) error {
 		}
 		stats := be.Stats()
 		rep.SetTransactions(byCategory(stats))
+		if pf.set() {
+			showPosition = func() error {
+				r, err := pipeline.OpenRun(ctx, be, name)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintln(env.Stdout)
+				return pf.show(ctx, env, r, "")
+			}
+		}
 	}
 	rep.WallSeconds = time.Since(start).Seconds()
 	if err := rep.WriteTable(env.Stdout); err != nil {
@@ -123,6 +152,11 @@ func enumerate(env Env) error {
 	}
 	if *jsonOut != "" {
 		if err := rep.WriteJSONFile(*jsonOut); err != nil {
+			return err
+		}
+	}
+	if showPosition != nil {
+		if err := showPosition(); err != nil {
 			return err
 		}
 	}

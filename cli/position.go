@@ -99,7 +99,11 @@ func writePosition(w io.Writer, b *board.Board, info *pipeline.PositionInfo) {
 	fmt.Fprintf(w, "ply        %d\n", info.Ply)
 	fmt.Fprintf(w, "result     %s\n", resultText(info.Resolved, info.Result, info.Score))
 	if best := info.BestMoves(); len(best) > 0 {
-		fmt.Fprintf(w, "best moves %s (to keep the %s)\n", strings.Join(best, " "), info.Result)
+		keep := "keep the draw"
+		if info.Result != board.Draw {
+			keep = info.Position.Side.String() + " keeps the win"
+		}
+		fmt.Fprintf(w, "best moves %s (%s)\n", strings.Join(best, " "), keep)
 	}
 	fmt.Fprintf(w, "parents    %d (from the backtracking rows)\n", len(info.Parents))
 	for _, p := range info.Parents {
