@@ -75,7 +75,10 @@ worker pulls a run's messages from its work queue and handles them:
 expansion (A and C), merges, ply transitions, results and compensation.
 Run as many as you like, on any machines that reach the storage account.
 SIGINT or SIGTERM abandons the current message cleanly (it reappears after
-its visibility timeout) and exits.
+its visibility timeout) and exits. -metrics-addr serves Prometheus metrics
+(reversi_*: messages, task durations, positions, storage transactions and
+bytes) at /metrics while the worker runs. Logs are JSON by default; every
+line about a message carries run, worker, msg_id, kind and ply.
 
 Usage: worker -run NAME [flags]`
 
@@ -91,6 +94,7 @@ func worker(env Env) error {
 	maxDequeue := fs.Int64("max-dequeue", 5, "move a message to the poison queue after this many deliveries")
 	exitWhenDone := fs.Bool("exit-when-done", false, "exit 0 once the run is complete")
 	id := fs.String("id", "", "worker id in logs and statistics (default: host name and process id)")
+	metricsAddr := fs.String("metrics-addr", "", metricsAddrHelp)
 	var sf storageFlags
 	sf.register(fs, "azure")
 	var lf logFlags
@@ -115,6 +119,9 @@ func worker(env Env) error {
 	if err := sf.validate(); err != nil {
 		return err
 	}
+	if err := checkMetricsAddr(*metricsAddr); err != nil {
+		return err
+	}
 	log, err := lf.logger(env.Stderr)
 	if err != nil {
 		return err
@@ -126,6 +133,13 @@ func worker(env Env) error {
 		return err
 	}
 	defer be.Close()
+	progress := &pipeline.Progress{}
+	observer, stopMetrics, err := startMetrics(*metricsAddr, be, progress, log.With("worker", *id))
+	if err != nil {
+		return err
+	}
+	defer stopMetrics()
+	wcfg.Observer = observer
 	r, err := pipeline.OpenRun(ctx, be, *run)
 	if err != nil {
 		return err
@@ -156,7 +170,7 @@ func worker(env Env) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, *concurrency)
 	for i := 0; i < *concurrency; i++ {
-		w, err := pipeline.NewWorker(r, wcfg, log, nil)
+		w, err := pipeline.NewWorker(r, wcfg, log, progress)
 		if err != nil {
 			return err
 		}
@@ -181,7 +195,8 @@ func worker(env Env) error {
 
 const inspectIntro = `
 inspect reads a run's tables and prints its per-ply table (or -json), with
-the storage transactions every worker recorded. While the run is in
+the storage transactions every worker recorded, by service and category,
+and their estimated cost (prices: the -price-* flags). While the run is in
 progress it shows how far it has got (complete: false). With -check it
 audits the run instead: one line per problem (orphaned or missing blobs,
 overlapping runs in a complete ply, poison messages, work left in a
@@ -208,7 +223,12 @@ func inspect(env Env) error {
 	sf.register(fs, "azure")
 	var pf positionFlags
 	pf.register(fs)
+	var cf costFlags
+	cf.register(fs)
 	if help, err := parse(fs, env, inspectIntro); help || err != nil {
+		return err
+	}
+	if err := cf.validate(fs); err != nil {
 		return err
 	}
 	if err := requireRun(*run); err != nil {
@@ -248,6 +268,9 @@ func inspect(env Env) error {
 		return err
 	}
 	rep.SetTransactions(byCategory(stats))
+	if err := cf.apply(ctx, rep, be, *run, stats); err != nil {
+		return err
+	}
 	if err := rep.WriteTable(env.Stdout); err != nil {
 		return err
 	}

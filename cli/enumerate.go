@@ -55,7 +55,12 @@ func enumerate(env Env) error {
 	lf.level = "warn"
 	var pf positionFlags
 	pf.register(fs)
+	var cf costFlags
+	cf.register(fs)
 	if help, err := parse(fs, env, enumerateIntro); help || err != nil {
+		return err
+	}
+	if err := cf.validate(fs); err != nil {
 		return err
 	}
 	b, err := board.New(*size)
@@ -135,6 +140,9 @@ func enumerate(env Env) error {
 		}
 		stats := be.Stats()
 		rep.SetTransactions(byCategory(stats))
+		if err := cf.apply(ctx, rep, be, name, stats); err != nil {
+			return err
+		}
 		if pf.set() {
 			showPosition = func() error {
 				r, err := pipeline.OpenRun(ctx, be, name)

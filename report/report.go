@@ -43,6 +43,10 @@ type Report struct {
 	// The same, divided by the edges of every ply.
 	TransactionsPerEdge           float64            `json:"transactions_per_edge,omitempty"`
 	TransactionsPerEdgeByCategory map[string]float64 `json:"transactions_per_edge_by_category,omitempty"`
+	// Transactions by service (blob, queue, table).
+	TransactionsByService map[string]int64 `json:"transactions_by_service,omitempty"`
+	// Cost is the estimated storage bill, for pipeline runs.
+	Cost *Cost `json:"cost,omitempty"`
 	// Perfect-play final score, set when the whole game was enumerated.
 	Score       *Score  `json:"score,omitempty"`
 	WallSeconds float64 `json:"wall_seconds,omitempty"`
@@ -116,8 +120,13 @@ func (r *Report) WriteTable(w io.Writer) error {
 		}
 		fmt.Fprint(w, ")")
 	}
-	_, err := fmt.Fprintln(w)
-	return err
+	if _, err := fmt.Fprintln(w); err != nil {
+		return err
+	}
+	if r.Cost != nil {
+		return r.Cost.WriteTable(w)
+	}
+	return nil
 }
 
 // WriteJSONFile writes the report as indented JSON.

@@ -1,0 +1,72 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/reversi-cloud/reversi/pipeline"
+	"github.com/reversi-cloud/reversi/report"
+	"github.com/reversi-cloud/reversi/storage"
+)
+
+// costFlags are the prices of the cost estimate.
+type costFlags struct {
+	p   report.Prices
+	set []string // price flags given on the command line
+}
+
+func (c *costFlags) register(fs *flag.FlagSet) {
+	c.p = report.DefaultPrices
+	defaults := fmt.Sprintf("; the default is Azure's list price for general-purpose v2 hot LRS storage in East US as of %s", report.PricesDate)
+	for _, f := range []struct {
+		v          *float64
+		name, what string
+	}{
+		{&c.p.BlobWrite, "price-blob-write", "10,000 blob write operations (Put Blob, Put Block, Put Block List)"},
+		{&c.p.BlobList, "price-blob-list", "10,000 blob list and create-container operations"},
+		{&c.p.BlobRead, "price-blob-read", "10,000 blob read operations (Get Blob)"},
+		{&c.p.BlobOther, "price-blob-other", "10,000 other blob operations (deletes are free)"},
+		{&c.p.QueueClass1, "price-queue-class1", "10,000 queue class 1 operations (Put Message, Update Message, Create Queue)"},
+		{&c.p.QueueClass2, "price-queue-class2", "10,000 queue class 2 operations (Get, Peek and Delete Message, queue metadata, Delete Queue)"},
+		{&c.p.Table, "price-table", "10,000 table transactions (an entity group transaction is one)"},
+		{&c.p.BlobGBMonth, "price-gb-month", "GB-month of blob data stored (GB = 2^30 bytes)"},
+	} {
+		fs.Float64Var(f.v, f.name, *f.v, "cost report: USD per "+f.what+defaults)
+	}
+}
+
+// validate checks the prices after parsing and notes which were given.
+func (c *costFlags) validate(fs *flag.FlagSet) error {
+	var bad error
+	fs.Visit(func(f *flag.Flag) {
+		if !strings.HasPrefix(f.Name, "price-") {
+			return
+		}
+		c.set = append(c.set, "-"+f.Name)
+		if v := f.Value.(flag.Getter).Get().(float64); (v < 0 || v != v) && bad == nil {
+			bad = usagef("-%s %v: a price must be zero or more", f.Name, v)
+		}
+	})
+	if len(c.set) > 0 {
+		c.p.Source = "prices from " + strings.Join(c.set, ", ") + "; the rest: " + report.PricesSource
+	}
+	return bad
+}
+
+// apply adds the transaction counts by service and the cost estimate of
+// stats to rep, counting the blob data the run's container holds now.
+func (c *costFlags) apply(ctx context.Context, rep *report.Report, be storage.Backend, run string, stats storage.Stats) error {
+	blobs, err := be.Container(pipeline.Container(run)).List(ctx, "")
+	if err != nil {
+		return fmt.Errorf("listing the run's blobs for the cost report: %w", err)
+	}
+	var stored int64
+	for _, b := range blobs {
+		stored += b.Size
+	}
+	rep.Cost = report.EstimateCost(stats, stored, c.p)
+	rep.TransactionsByService = rep.Cost.ByService()
+	return nil
+}
