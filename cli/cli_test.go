@@ -2,13 +2,9 @@ package cli
 
 import (
 	"bytes"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/reversi-cloud/reversi/report"
 )
 
 func runCmd(t *testing.T, cmd func(Env) int, args ...string) (int, string, string) {
@@ -80,14 +76,7 @@ func TestEnumerateEnginesAgreeAndWriteJSON(t *testing.T) {
 		if !strings.Contains(out, "root: white") {
 			t.Errorf("%s output lacks the root: %s", engine, out)
 		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var rep report.Report
-		if err := json.Unmarshal(b, &rep); err != nil {
-			t.Fatal(err)
-		}
+		rep := readReport(t, path)
 		if rep.Board != 4 || rep.TargetPly != 12 || !rep.Complete || rep.Root != "white" || len(rep.Plies) != 13 || rep.Plies[12].Positions != 999 {
 			t.Errorf("%s report: %+v", engine, rep)
 		}

@@ -134,7 +134,7 @@ func worker(env Env) error {
 	}
 	defer be.Close()
 	progress := &pipeline.Progress{}
-	observer, stopMetrics, err := startMetrics(*metricsAddr, be, progress, log.With("worker", *id))
+	observer, stopMetrics, err := startMetrics(*metricsAddr, be, progress, log.With("worker", *id, "run", *run))
 	if err != nil {
 		return err
 	}
@@ -144,7 +144,9 @@ func worker(env Env) error {
 	if err != nil {
 		return err
 	}
-	log = log.With("worker", *id)
+	// The worker loops add the run to their lines themselves.
+	loopLog := log.With("worker", *id)
+	log = loopLog.With("run", *run)
 	log.Info("worker started", "board", r.Config.Board, "target_ply", r.Config.Target, "concurrency", *concurrency)
 	flush := func() {
 		// A fresh context: the run context may be cancelled already.
@@ -170,7 +172,7 @@ func worker(env Env) error {
 	var wg sync.WaitGroup
 	errs := make(chan error, *concurrency)
 	for i := 0; i < *concurrency; i++ {
-		w, err := pipeline.NewWorker(r, wcfg, log, progress)
+		w, err := pipeline.NewWorker(r, wcfg, loopLog, progress)
 		if err != nil {
 			return err
 		}

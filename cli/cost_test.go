@@ -27,14 +27,7 @@ func TestEnumerateCostReport(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep report.Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
+	rep := readReport(t, path)
 	c := rep.Cost
 	if c == nil {
 		t.Fatal("JSON report has no cost")
@@ -104,4 +97,18 @@ func TestCostAndMetricsFlags(t *testing.T) {
 			}
 		}
 	}
+}
+
+// readReport reads a JSON report a command wrote.
+func readReport(t *testing.T, path string) report.Report {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep report.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	return rep
 }

@@ -117,13 +117,21 @@ func runDistributed(t *testing.T, size, plies, workers int, extra ...string) *re
 			t.Fatal("workers did not finish in time")
 		}
 	}
+	rep, out := inspectReport(t, bin, run)
+	t.Logf("inspect:\n%s", out)
+	checkClean(t, bin, run)
+	return rep
+}
+
+// inspectReport runs inspect -json on a run and returns the report and
+// the printed table.
+func inspectReport(t *testing.T, bin, run string) (*report.Report, string) {
+	t.Helper()
 	jsonPath := filepath.Join(t.TempDir(), "report.json")
 	out, err := command(bin, "inspect", "-run", run, "-json", jsonPath).CombinedOutput()
 	if err != nil {
 		t.Fatalf("inspect: %v\n%s", err, out)
 	}
-	t.Logf("inspect:\n%s", out)
-	checkClean(t, bin, run)
 	b, err := os.ReadFile(jsonPath)
 	if err != nil {
 		t.Fatal(err)
@@ -132,7 +140,7 @@ func runDistributed(t *testing.T, size, plies, workers int, extra ...string) *re
 	if err := json.Unmarshal(b, &rep); err != nil {
 		t.Fatal(err)
 	}
-	return &rep
+	return &rep, string(out)
 }
 
 // The 4x4 table of ../shared/REFERENCE.md: positions, terminal, edges, black, white, draw.

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -22,7 +21,6 @@ import (
 	"github.com/prometheus/common/model"
 
 	"github.com/reversi-cloud/reversi/pipeline"
-	"github.com/reversi-cloud/reversi/report"
 	"github.com/reversi-cloud/reversi/storage/azure"
 )
 
@@ -314,24 +312,13 @@ func TestWorkerMetricsAndLogs(t *testing.T) {
 
 	// inspect reports the transactions the worker recorded as it stopped,
 	// which include every one the last scrape showed, and prices them.
-	jsonPath := filepath.Join(t.TempDir(), "report.json")
-	out, err := command(bin, "inspect", "-run", run, "-json", jsonPath).CombinedOutput()
-	if err != nil {
-		t.Fatalf("inspect: %v\n%s", err, out)
-	}
+	rep, out := inspectReport(t, bin, run)
 	for _, want := range []string{"storage transactions by category and service:", "estimated cost (Azure list prices", "blob data stored: "} {
-		if !strings.Contains(string(out), want) {
+		if !strings.Contains(out, want) {
 			t.Errorf("inspect output lacks %q:\n%s", want, out)
 		}
 	}
-	b, err := os.ReadFile(jsonPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var rep report.Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
-	}
+	checkClean(t, bin, run)
 	if rep.Cost == nil || rep.Cost.StoredBytes <= 0 || rep.Cost.TransactionsUSD <= 0 {
 		t.Fatalf("inspect cost %+v", rep.Cost)
 	}
@@ -357,6 +344,10 @@ func TestWorkerMetricsAndLogs(t *testing.T) {
 	stopped := false
 	for _, line := range wlog.lines {
 		stopped = stopped || line["msg"] == "worker stopped"
+		if line["run"] != run || line["worker"] != "m0" {
+			b, _ := json.Marshal(line)
+			t.Errorf("log line without the run and worker: %s", b)
+		}
 	}
 	if !stopped {
 		t.Error("no \"worker stopped\" line")
