@@ -115,6 +115,11 @@ type WorkerConfig struct {
 	// CompensationDelay is the initial visibility delay of compensation
 	// messages: a few times Visibility.
 	CompensationDelay time.Duration
+	// ClaimTimeout is how old a scan's claim on runs must be before a
+	// later scan may release it (its merge message was lost or poisoned).
+	// It must exceed CompensationDelay: a merge that could still commit
+	// is younger than that (see claims.go).
+	ClaimTimeout time.Duration
 	// MaxDequeue moves a message to the poison queue once it has been
 	// dequeued more than this many times.
 	MaxDequeue int64
@@ -136,6 +141,9 @@ func (c WorkerConfig) WithDefaults() WorkerConfig {
 	if c.CompensationDelay == 0 {
 		c.CompensationDelay = 4 * c.Visibility
 	}
+	if c.ClaimTimeout == 0 {
+		c.ClaimTimeout = 2 * c.CompensationDelay
+	}
 	if c.MaxDequeue == 0 {
 		c.MaxDequeue = 5
 	}
@@ -155,6 +163,9 @@ func (c WorkerConfig) Validate() error {
 	}
 	if c.CompensationDelay < 2*c.Visibility {
 		return fmt.Errorf("compensation delay %s: must be at least twice the visibility timeout %s", c.CompensationDelay, c.Visibility)
+	}
+	if c.ClaimTimeout <= c.CompensationDelay {
+		return fmt.Errorf("claim timeout %s: must be longer than the compensation delay %s", c.ClaimTimeout, c.CompensationDelay)
 	}
 	if c.MaxDequeue < 1 {
 		return fmt.Errorf("max dequeue %d: must be at least 1", c.MaxDequeue)

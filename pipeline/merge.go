@@ -52,6 +52,9 @@ func (t *task) scan(ctx context.Context, m Message) error {
 	if err != nil {
 		return err
 	}
+	if err := t.releaseExpired(ctx, m.Ply, recs); err != nil {
+		return err
+	}
 	byID := map[string]*rangeRecord{}
 	stale := map[string]bool{}
 	for _, rr := range recs {
@@ -99,7 +102,7 @@ func (t *task) scan(ctx context.Context, m Message) error {
 		ops := make([]storage.Op, 0, len(g.IDs))
 		for _, id := range g.IDs {
 			rr := *byID[id]
-			rr.Merging, rr.Owner = true, claim
+			rr.Merging, rr.Owner, rr.Claimed = true, claim, time.Now().UnixNano()
 			ops = append(ops, storage.Op{Kind: storage.OpUpdate, Entity: rr.entity(m.Ply), ETag: rr.ETag})
 		}
 		if _, err := r.state.Transact(ctx, pkRecords(m.Ply), ops); err != nil {

@@ -24,6 +24,7 @@ type rangeRecord struct {
 	Created  int64
 	Merging  bool
 	Owner    string
+	Claimed  int64 // when Owner claimed it (Unix ns); see releaseExpired
 	Final    bool
 	Terminal int64
 	Samples  []byte
@@ -33,7 +34,7 @@ func (rr *rangeRecord) entity(ply int) storage.Entity {
 	props := map[string]any{
 		"Blob": rr.Blob, "Off": rr.Off, "Len": rr.Len, "Count": rr.Count,
 		"Min": rr.Min.AppendKey(nil), "Max": rr.Max.AppendKey(nil),
-		"Created": rr.Created, "Merging": rr.Merging, "Owner": rr.Owner,
+		"Created": rr.Created, "Merging": rr.Merging, "Owner": rr.Owner, "Claimed": rr.Claimed,
 		"Final": rr.Final, "Terminal": rr.Terminal,
 	}
 	if len(rr.Samples) > 0 {
@@ -47,6 +48,7 @@ func (r *Run) decodeRecord(e storage.Entity) (*rangeRecord, error) {
 	rr.Blob = propStr(e, "Blob")
 	rr.Off, rr.Len, rr.Count = propInt(e, "Off"), propInt(e, "Len"), propInt(e, "Count")
 	rr.Created, rr.Merging, rr.Owner = propInt(e, "Created"), propBool(e, "Merging"), propStr(e, "Owner")
+	rr.Claimed = propInt(e, "Claimed")
 	rr.Final, rr.Terminal, rr.Samples = propBool(e, "Final"), propInt(e, "Terminal"), propBytes(e, "Samples")
 	var err error
 	if rr.Min, err = r.Board.DecodeKey(propBytes(e, "Min")); err != nil {

@@ -47,6 +47,8 @@ type Worker struct {
 	cfg      WorkerConfig
 	log      *slog.Logger
 	progress *Progress
+
+	stallChecked time.Time // see nudgeIfStalled
 }
 
 // NewWorker checks the configuration and makes a worker for an open run.
@@ -86,6 +88,7 @@ func (w *Worker) Run(ctx context.Context) error {
 			continue
 		}
 		if len(msgs) == 0 {
+			w.nudgeIfStalled(ctx)
 			if w.cfg.ExitWhenDone {
 				done, err := w.run.Done(ctx)
 				if err == nil && done != nil {
@@ -172,7 +175,7 @@ func (w *Worker) handle(ctx context.Context, msg storage.Message) {
 			}
 		}
 	}()
-	t := &task{run: w.run, cfg: w.cfg, msg: msg, progress: w.progress, merges: &w.progress.Merges}
+	t := &task{run: w.run, log: log, cfg: w.cfg, msg: msg, progress: w.progress, merges: &w.progress.Merges}
 	err = t.handle(taskCtx, m)
 	cancel()
 	<-hbDone
@@ -244,6 +247,7 @@ func (w *Worker) toPoison(ctx context.Context, log *slog.Logger, msg storage.Mes
 // task is one message being handled.
 type task struct {
 	run      *Run
+	log      *slog.Logger
 	cfg      WorkerConfig
 	msg      storage.Message
 	progress *Progress

@@ -1,0 +1,45 @@
+package pipeline
+
+import (
+	"context"
+	"time"
+)
+
+// nudgeIfStalled runs when a poll finds no visible message, at most once
+// per visibility timeout per worker. A queue whose length is zero holds no
+// message at all, visible, in flight or delayed (Azure never reports less
+// than the true count), so if the run is not complete then some message
+// was lost: a merge message deleted or poisoned after its claim, or a scan
+// that never came. It enqueues a scan of each open ply; the scan releases
+// claims older than the claim timeout and plans their runs again, or
+// completes the ply. While the claims are younger, later polls repeat the
+// nudge, one scan at a time (the queue is no longer empty meanwhile).
+// Several workers may nudge at once; duplicate scans are harmless.
+func (w *Worker) nudgeIfStalled(ctx context.Context) {
+	if time.Since(w.stallChecked) < w.cfg.Visibility {
+		return
+	}
+	w.stallChecked = time.Now()
+	if n, err := w.run.work.ApproximateLength(ctx); err != nil || n > 0 {
+		return
+	}
+	if done, err := w.run.Done(ctx); err != nil || done != nil {
+		return
+	}
+	es, err := queryAll(ctx, w.run.state, pkPlies, "", "")
+	if err != nil {
+		w.log.Warn("reading ply records to recover a stalled run failed", "err", err)
+		return
+	}
+	for _, e := range es {
+		p, err := w.run.decodePly(e)
+		if err != nil || p.State != plyOpen {
+			continue
+		}
+		if err := w.run.enqueue(ctx, Message{Kind: KindScan, Ply: p.Ply}); err != nil {
+			w.log.Warn("enqueuing a scan to recover a stalled run failed", "ply", p.Ply, "err", err)
+			continue
+		}
+		w.log.Warn("the work queue is empty but the run is not complete; enqueued a scan", "ply", p.Ply)
+	}
+}
