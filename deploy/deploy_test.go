@@ -65,6 +65,7 @@ type container struct {
 			Name string `yaml:"name"`
 		} `yaml:"secretRef"`
 	} `yaml:"envFrom"`
+	Ports     []containerPort `yaml:"ports"`
 	Resources struct {
 		Requests map[string]string `yaml:"requests"`
 		Limits   map[string]string `yaml:"limits"`
@@ -72,6 +73,11 @@ type container struct {
 	SecurityContext struct {
 		AllowPrivilegeEscalation *bool `yaml:"allowPrivilegeEscalation"`
 	} `yaml:"securityContext"`
+}
+
+type containerPort struct {
+	Name          string `yaml:"name"`
+	ContainerPort int    `yaml:"containerPort"`
 }
 
 // workload is the spec of a Deployment or a Job.
@@ -333,6 +339,14 @@ func TestManifestsMatchTheCode(t *testing.T) {
 		}
 		if c.Resources.Requests["cpu"] == "" || c.Resources.Requests["memory"] == "" || c.Resources.Limits["memory"] == "" {
 			t.Errorf("%s: set cpu and memory requests and a memory limit", where)
+		}
+		if addr := flagValue(c.Args, "-metrics-addr"); addr != "" {
+			_, num, _ := strings.Cut(addr, ":")
+			if !slices.ContainsFunc(c.Ports, func(p containerPort) bool {
+				return p.Name == "metrics" && strconv.Itoa(p.ContainerPort) == num
+			}) {
+				t.Errorf("%s: -metrics-addr %s but no container port named metrics with port %s", where, addr, num)
+			}
 		}
 		if c.SecurityContext.AllowPrivilegeEscalation == nil || *c.SecurityContext.AllowPrivilegeEscalation {
 			t.Errorf("%s: set allowPrivilegeEscalation: false", where)
