@@ -27,7 +27,8 @@ const sampleKeys = 256
 // re-enqueues merges for claims an earlier attempt of the same message made
 // but may not have enqueued; a claim whose merge message is enqueued twice
 // is merged once (the merge commits with ETags). Completing the ply is one
-// ETag-guarded transaction; its owner's redelivery finishes the dispatch.
+// ETag-guarded transaction; its owner's redelivery finishes the sweep and
+// the dispatch.
 func (t *task) scan(ctx context.Context, m Message) error {
 	r := t.run
 	ply, err := r.getPly(ctx, m.Ply)
@@ -37,6 +38,13 @@ func (t *task) scan(ctx context.Context, m Message) error {
 	mine := claimID(t.msg.ID, 0)
 	if ply.State == plyComplete {
 		if ply.Owner == mine && !ply.Dispatched {
+			// The attempt that completed the ply may have failed before
+			// its sweep as well as before its dispatch; both are
+			// idempotent, so repeat both (without the sweep the ply's
+			// expansion runs would stay forever).
+			if err := r.sweep(ctx, ply); err != nil {
+				return err
+			}
 			return r.dispatch(ctx, ply)
 		}
 		return nil

@@ -1,0 +1,294 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/reference"
+	"github.com/reversi-cloud/reversi/storage"
+	"github.com/reversi-cloud/reversi/storage/embedded"
+	"github.com/reversi-cloud/reversi/storage/faulty"
+)
+
+// faultWorker is the worker configuration of the fault sweeps. Time never
+// decides anything: the visibility timeout is far longer than any task, so
+// no heartbeat fires and the calls of one worker come in the same order on
+// every run; the reappearance of abandoned messages and the end of
+// compensation delays are brought forward by the faulty wrapper instead.
+func faultWorker(id string) WorkerConfig {
+	return WorkerConfig{Visibility: 10 * time.Minute, CompensationDelay: 40 * time.Minute, MaxDequeue: 5,
+		PollMin: time.Millisecond, PollMax: 5 * time.Millisecond, ExitWhenDone: true, WorkerID: id}
+}
+
+// faultOutcome is what one run with one planned fault did.
+type faultOutcome struct {
+	calls int64  // calls of the first worker
+	fired string // the call the fault struck
+	err   error  // nil if the run converged exactly and left nothing behind
+	be    storage.Backend
+}
+
+// runWithFault runs cfg on a fresh embedded backend with the fault planned
+// at one call of the first worker (which also seeds, as cmd/seed would).
+// After a crash the dead worker's messages reappear and a fresh worker
+// finishes the run; after a transient failure the same worker carries on.
+// Once the run is done and no worker is alive, delayed compensation
+// messages surface and a last worker handles them. The outcome's err says
+// what, if anything, differs from the reference.
+func runWithFault(t *testing.T, cfg RunConfig, ref *reference.Result, plan faulty.Config) (out faultOutcome) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	inner, err := embedded.Open(embedded.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.be = inner
+	plan.ReleaseAbandoned = true
+	a := faulty.New(inner, plan)
+	defer func() { out.calls, out.fired = a.Calls(), a.Fired() }()
+
+	// work runs one worker loop through be until the run is done or be
+	// crashes. A failed seed is rerun, as an operator reruns cmd/seed.
+	seeded := false
+	work := func(be *faulty.Backend, id string) error {
+		wctx, stop := context.WithCancel(ctx)
+		defer stop()
+		go func() {
+			select {
+			case <-be.Crashed():
+				stop()
+			case <-wctx.Done():
+			}
+		}()
+		var r *Run
+		for r == nil {
+			if seeded {
+				r, err = OpenRun(wctx, be, cfg.Name)
+			} else {
+				r, err = Seed(wctx, be, cfg)
+			}
+			switch {
+			case err == nil:
+				seeded = true
+			case be.IsCrashed():
+				return nil
+			case !errors.Is(err, storage.ErrTransient):
+				return fmt.Errorf("opening the run: %w", err)
+			}
+		}
+		w, err := NewWorker(r, faultWorker(id), testLogger(t), nil)
+		if err != nil {
+			return err
+		}
+		return w.Run(wctx)
+	}
+	if err := work(a, "a"); err != nil {
+		out.err = err
+		return
+	}
+	if a.IsCrashed() {
+		if err := a.ReleaseHeld(ctx); err != nil {
+			t.Fatal(err)
+		}
+		b := faulty.New(inner, faulty.Config{ReleaseAbandoned: true})
+		if err := work(b, "b"); err != nil {
+			out.err = err
+			return
+		}
+		if err := b.SurfaceDelayed(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ctx.Err() != nil {
+		out.err = errors.New("the run did not complete within 30s: stuck")
+		return
+	}
+	if err := a.SurfaceDelayed(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := work(faulty.New(inner, faulty.Config{}), "c"); err != nil {
+		out.err = err
+		return
+	}
+	out.err = checkRun(ctx, inner, cfg, ref)
+	return
+}
+
+// checkRun compares a finished run with the reference, position by
+// position, and checks that it left nothing behind: no message in the work
+// or poison queue and no blob but the final and result blobs.
+func checkRun(ctx context.Context, be storage.Backend, cfg RunConfig, ref *reference.Result) error {
+	r, err := OpenRun(ctx, be, cfg.Name)
+	if err != nil {
+		return err
+	}
+	rep, err := r.Report(ctx)
+	if err != nil {
+		return err
+	}
+	if !rep.Complete || rep.Root != ref.Report.Root || len(rep.Plies) != len(ref.Report.Plies) {
+		return fmt.Errorf("complete %v, root %s, %d plies; reference root %s, %d plies", rep.Complete, rep.Root, len(rep.Plies), ref.Report.Root, len(ref.Report.Plies))
+	}
+	for i, g := range rep.Plies {
+		w := ref.Report.Plies[i]
+		if [7]int64{w.Positions, w.Terminal, w.Edges, w.BlackWins, w.WhiteWins, w.Draws, w.Unknown} != [7]int64{g.Positions, g.Terminal, g.Edges, g.BlackWins, g.WhiteWins, g.Draws, g.Unknown} {
+			return fmt.Errorf("ply %d: pipeline %+v, reference %+v", i, g, w)
+		}
+		got, err := r.Results(ctx, i)
+		if err != nil {
+			return err
+		}
+		for p, res := range ref.Plies[i] {
+			if got[p] != res {
+				return fmt.Errorf("ply %d position %s: %v, reference %v", i, p.Text(), got[p], res)
+			}
+		}
+	}
+	for _, q := range []storage.Queue{r.work, r.poison} {
+		if n, err := q.ApproximateLength(ctx); err != nil || n != 0 {
+			msgs, _ := q.Peek(ctx, 3)
+			return fmt.Errorf("queue %s holds %d messages (%v), first %+v", q.Name(), n, err, msgs)
+		}
+	}
+	live := map[string]bool{}
+	for ply := 0; ply <= cfg.Target; ply++ {
+		p, err := r.getPly(ctx, ply)
+		if errors.Is(err, storage.ErrNotFound) {
+			break // the game ended before the target
+		}
+		if err != nil {
+			return err
+		}
+		for j, b := range p.Blobs {
+			live[b], live[resultBlob(ply, j)] = true, true
+		}
+	}
+	list, err := r.blobs.List(ctx, "")
+	if err != nil {
+		return err
+	}
+	var stray []string
+	for _, b := range list {
+		if !live[b.Name] {
+			stray = append(stray, b.Name)
+		}
+	}
+	if len(stray) > 0 {
+		return fmt.Errorf("%d blobs left behind that no ply lists: %v", len(stray), stray)
+	}
+	return nil
+}
+
+// faultSweep runs cfg once per planned fault and reports every run that
+// did not converge exactly, naming the call the fault struck.
+func faultSweep(t *testing.T, cfg RunConfig, modes []faulty.Mode, ks func(calls int64) []int64) {
+	ref, err := reference.Enumerate(board.MustNew(cfg.Board), cfg.Target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clean := runWithFault(t, cfg, ref, faulty.Config{})
+	if clean.err != nil {
+		t.Fatalf("run without faults: %v", clean.err)
+	}
+	list := ks(clean.calls)
+	t.Logf("%s: a run without faults makes %d storage calls; striking %d of them in each of %d modes", cfg.Name, clean.calls, len(list), len(modes))
+	for _, mode := range modes {
+		var longest int64
+		failed := 0
+		for _, k := range list {
+			start := time.Now()
+			o := runWithFault(t, cfg, ref, faulty.Config{Mode: mode, At: k})
+			if os.Getenv("FAULT_TRACE") != "" {
+				t.Logf("%s at %s: %v, %d calls, %v", mode, o.fired, time.Since(start), o.calls, o.err)
+			}
+			longest = max(longest, o.calls)
+			if o.err != nil {
+				t.Errorf("%s at call %s: %v", mode, o.fired, o.err)
+				if failed++; failed == 5 {
+					t.Logf("%s: stopping after %d failures", mode, failed)
+					break
+				}
+			}
+		}
+		t.Logf("%s: %d of %d runs failed; the first worker made up to %d calls", mode, failed, len(list), longest)
+	}
+}
+
+var allModes = []faulty.Mode{faulty.FailBefore, faulty.FailAfter, faulty.CrashBefore, faulty.CrashAfter}
+
+// TestFaultAtEveryCall strikes every storage call of a 6x6 run to ply 5
+// (two expansion tasks feed ply 5, whose merges read several runs and
+// write eleven final blobs), in every fault mode: a transient failure
+// before or after the call reaches storage, and a crash before or after
+// it (the worker dies; its messages reappear to a fresh worker). Every run
+// must end with exactly the reference's positions and results, both
+// queues empty and no blob but the final and result blobs.
+func TestFaultAtEveryCall(t *testing.T) {
+	cfg := RunConfig{Name: "faults", Board: 6, Target: 5, BlobPositions: 40, FanIn: 2}
+	faultSweep(t, cfg, allModes, everyCall)
+}
+
+func everyCall(n int64) []int64 {
+	ks := make([]int64, n)
+	for i := range ks {
+		ks[i] = int64(i + 1)
+	}
+	return ks
+}
+
+// TestFaultSample strikes a seeded random sample of the calls of two
+// runs the exhaustive sweep would make too slow: 4x4 to the end of the
+// game (terminal positions, wins, losses and draws to propagate) and 6x6
+// to ply 5 with blobs so small that merges run in several rounds.
+// FAULT_SEED sets the seed; FAULT_SAMPLE the calls per mode ("all" strikes
+// every call: about 3,000 runs for 4x4, a few minutes).
+func TestFaultSample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a sample of faulty runs")
+	}
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("FAULT_SEED"); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("FAULT_SEED=%q: %v", s, err)
+		}
+	}
+	t.Logf("FAULT_SEED=%d", seed)
+	sample := func(n int64) []int64 { return randomCalls(t, seed, n) }
+	for _, cfg := range []RunConfig{
+		{Name: "faultfour", Board: 4, Target: 12},
+		{Name: "faultsix", Board: 6, Target: 5, BlobPositions: 25, FanIn: 2},
+	} {
+		t.Run(cfg.Name, func(t *testing.T) { faultSweep(t, cfg, allModes, sample) })
+	}
+}
+
+// randomCalls picks FAULT_SAMPLE (default 30) distinct calls of n.
+func randomCalls(t *testing.T, seed uint64, n int64) []int64 {
+	size := 30
+	switch s := os.Getenv("FAULT_SAMPLE"); s {
+	case "":
+	case "all":
+		return everyCall(n)
+	default:
+		var err error
+		if size, err = strconv.Atoi(s); err != nil || size < 1 {
+			t.Fatalf("FAULT_SAMPLE=%q: want a positive number or all", s)
+		}
+	}
+	rng := rand.New(rand.NewPCG(seed, uint64(n)))
+	ks := everyCall(n)
+	rng.Shuffle(len(ks), func(i, j int) { ks[i], ks[j] = ks[j], ks[i] })
+	ks = ks[:min(int64(size), n)]
+	slices.Sort(ks)
+	return ks
+}

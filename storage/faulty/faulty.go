@@ -1,0 +1,547 @@
+// Package faulty wraps a storage.Backend to inject failures at a chosen
+// storage call, for tests that must show a run survives a failure at every
+// point. One Backend stands for one worker process: it numbers that
+// worker's calls 1, 2, 3, ... and at call k either returns a transient
+// error once or "crashes": the call, and every later call through the
+// wrapper, fails as if the process had died. Either fault can strike
+// before the call reaches storage or after storage performed it, the
+// caller never learning the outcome (the hard case: a write that happened
+// although its writer saw an error).
+//
+// The wrapper also keeps what a test needs to stand in for the passage of
+// time without waiting for it: the queue messages the worker holds (so a
+// test can make a dead worker's messages reappear as their visibility
+// timeout would) and the delayed messages it enqueued (so a test can let
+// compensation messages surface once no writer is alive).
+package faulty
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/reversi-cloud/reversi/storage"
+)
+
+// ErrCrashed is returned by every call from the crash on. It is not
+// transient: the process it stands for is gone.
+var ErrCrashed = errors.New("faulty: the worker has crashed")
+
+// Mode is what happens at the planned call.
+type Mode int
+
+// Fault modes.
+const (
+	// None injects nothing; the wrapper only counts and tracks.
+	None Mode = iota
+	// FailBefore returns a transient error instead of performing call k.
+	FailBefore
+	// FailAfter performs call k, then returns a transient error.
+	FailAfter
+	// CrashBefore fails call k and every later call without performing them.
+	CrashBefore
+	// CrashAfter performs call k, then fails it and every later call.
+	CrashAfter
+)
+
+var modeNames = [...]string{None: "none", FailBefore: "fail-before", FailAfter: "fail-after", CrashBefore: "crash-before", CrashAfter: "crash-after"}
+
+func (m Mode) String() string {
+	if m < 0 || int(m) >= len(modeNames) {
+		return fmt.Sprintf("Mode(%d)", int(m))
+	}
+	return modeNames[m]
+}
+
+// Config plans one fault.
+type Config struct {
+	Mode Mode
+	// At is the number of the call to strike, counting from 1. Zero
+	// injects nothing.
+	At int64
+	// ReleaseAbandoned makes the messages a worker still holds visible
+	// again when it dequeues: a worker that asks for new work has given
+	// up on the messages it did not delete, so this only brings forward
+	// their reappearance after the visibility timeout.
+	ReleaseAbandoned bool
+}
+
+// Backend is the fault-injecting wrapper. It is safe for concurrent use,
+// but call numbers are only reproducible when one goroutine makes the calls.
+type Backend struct {
+	inner storage.Backend
+	cfg   Config
+
+	mu      sync.Mutex
+	calls   int64
+	ops     []string // the name of every call, in order
+	fired   string   // the call the fault struck, as "k op"
+	crashed bool
+	dead    chan struct{} // closed at the crash
+	held    map[msgKey]string
+	delayed []delayedMsg
+}
+
+type msgKey struct{ queue, id string }
+
+type delayedMsg struct {
+	queue   string
+	receipt storage.Receipt
+}
+
+var _ storage.Backend = (*Backend)(nil)
+
+// New wraps inner.
+func New(inner storage.Backend, cfg Config) *Backend {
+	return &Backend{inner: inner, cfg: cfg, dead: make(chan struct{}), held: map[msgKey]string{}}
+}
+
+// Calls is the number of calls made so far.
+func (b *Backend) Calls() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.calls
+}
+
+// Ops lists the calls made so far, such as "table.transact", in order.
+func (b *Backend) Ops() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.ops...)
+}
+
+// Fired describes the call the fault struck ("" if it has not).
+func (b *Backend) Fired() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.fired
+}
+
+// Crashed is closed when the planned crash happens.
+func (b *Backend) Crashed() <-chan struct{} { return b.dead }
+
+// IsCrashed reports whether the crash has happened.
+func (b *Backend) IsCrashed() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.crashed
+}
+
+// ReleaseHeld makes every message the worker holds visible at once, as
+// its visibility timeout would after a crash. Messages that are gone or
+// were taken over meanwhile are skipped.
+func (b *Backend) ReleaseHeld(ctx context.Context) error {
+	b.mu.Lock()
+	held := b.held
+	b.held = map[msgKey]string{}
+	b.mu.Unlock()
+	return b.release(ctx, held)
+}
+
+func (b *Backend) release(ctx context.Context, held map[msgKey]string) error {
+	for k, receipt := range held {
+		if _, err := b.inner.Queue(k.queue).UpdateVisibility(ctx, k.id, receipt, 0); err != nil &&
+			!errors.Is(err, storage.ErrNotFound) && !errors.Is(err, storage.ErrLeaseLost) {
+			return fmt.Errorf("releasing message %s of %s: %w", k.id, k.queue, err)
+		}
+	}
+	return nil
+}
+
+// SurfaceDelayed makes every delayed message the worker enqueued visible
+// at once, as the end of its delay would. Call it only when no worker
+// that might still commit is alive: surfacing a compensation message
+// early breaks the margin its writer relies on. Messages already deleted
+// or dequeued are skipped.
+func (b *Backend) SurfaceDelayed(ctx context.Context) error {
+	b.mu.Lock()
+	delayed := b.delayed
+	b.delayed = nil
+	b.mu.Unlock()
+	for _, d := range delayed {
+		if _, err := b.inner.Queue(d.queue).UpdateVisibility(ctx, d.receipt.ID, d.receipt.PopReceipt, 0); err != nil &&
+			!errors.Is(err, storage.ErrNotFound) && !errors.Is(err, storage.ErrLeaseLost) {
+			return fmt.Errorf("surfacing message %s of %s: %w", d.receipt.ID, d.queue, err)
+		}
+	}
+	return nil
+}
+
+// Close closes the wrapped backend.
+func (b *Backend) Close() error { return b.inner.Close() }
+
+// Queue returns a wrapped handle.
+func (b *Backend) Queue(name string) storage.Queue { return queue{b.inner.Queue(name), b} }
+
+// Container returns a wrapped handle.
+func (b *Backend) Container(name string) storage.Container {
+	return container{b.inner.Container(name), b}
+}
+
+// Table returns a wrapped handle.
+func (b *Backend) Table(name string) storage.Table { return table{b.inner.Table(name), b} }
+
+// fault is what one call must do.
+type fault int
+
+const (
+	proceed fault = iota
+	failBefore
+	failAfter
+	crashBefore
+	crashAfter
+)
+
+// begin numbers a call and decides its fate.
+func (b *Backend) begin(op string) fault {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.crashed {
+		return crashBefore
+	}
+	b.calls++
+	b.ops = append(b.ops, op)
+	if b.cfg.At == 0 || b.calls != b.cfg.At {
+		return proceed
+	}
+	b.fired = fmt.Sprintf("%d %s", b.calls, op)
+	switch b.cfg.Mode {
+	case FailBefore:
+		return failBefore
+	case FailAfter:
+		return failAfter
+	case CrashBefore, CrashAfter:
+		b.crashed = true
+		close(b.dead)
+		if b.cfg.Mode == CrashBefore {
+			return crashBefore
+		}
+		return crashAfter
+	}
+	return proceed
+}
+
+func (b *Backend) errFor(f fault, op string) error {
+	switch f {
+	case failBefore, failAfter:
+		return fmt.Errorf("faulty: injected failure of %s: %w", op, storage.ErrTransient)
+	case crashBefore, crashAfter:
+		return fmt.Errorf("%s: %w", op, ErrCrashed)
+	}
+	return nil
+}
+
+// call runs one storage call under the plan: do performs it.
+func (b *Backend) call(op string, do func() error) error {
+	f := b.begin(op)
+	if f == failBefore || f == crashBefore {
+		return b.errFor(f, op)
+	}
+	err := do()
+	if f == proceed {
+		return err
+	}
+	return b.errFor(f, op)
+}
+
+func (b *Backend) hold(queue string, msgs []storage.Message) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, m := range msgs {
+		b.held[msgKey{queue, m.ID}] = m.PopReceipt
+	}
+}
+
+func (b *Backend) rehold(queue, id, receipt string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if _, ok := b.held[msgKey{queue, id}]; ok {
+		b.held[msgKey{queue, id}] = receipt
+	}
+}
+
+func (b *Backend) drop(queue, id string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	delete(b.held, msgKey{queue, id})
+}
+
+func (b *Backend) takeAbandoned() map[msgKey]string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if !b.cfg.ReleaseAbandoned || b.crashed || len(b.held) == 0 {
+		return nil
+	}
+	held := b.held
+	b.held = map[msgKey]string{}
+	return held
+}
+
+type queue struct {
+	storage.Queue
+	b *Backend
+}
+
+func (q queue) Create(ctx context.Context) error {
+	return q.b.call("queue.create", func() error { return q.Queue.Create(ctx) })
+}
+
+func (q queue) Drop(ctx context.Context) error {
+	return q.b.call("queue.drop", func() error { return q.Queue.Drop(ctx) })
+}
+
+func (q queue) Enqueue(ctx context.Context, text string, opts storage.EnqueueOptions) (storage.Receipt, error) {
+	var rc storage.Receipt
+	err := q.b.call("queue.enqueue", func() error {
+		var err error
+		rc, err = q.Queue.Enqueue(ctx, text, opts)
+		if err == nil && opts.Delay > 0 {
+			q.b.mu.Lock()
+			q.b.delayed = append(q.b.delayed, delayedMsg{q.Name(), rc})
+			q.b.mu.Unlock()
+		}
+		return err
+	})
+	if err != nil {
+		return storage.Receipt{}, err
+	}
+	return rc, nil
+}
+
+func (q queue) Dequeue(ctx context.Context, max int, visibility time.Duration) ([]storage.Message, error) {
+	if abandoned := q.b.takeAbandoned(); abandoned != nil {
+		if err := q.b.release(ctx, abandoned); err != nil {
+			return nil, err
+		}
+	}
+	var msgs []storage.Message
+	err := q.b.call("queue.dequeue", func() error {
+		var err error
+		msgs, err = q.Queue.Dequeue(ctx, max, visibility)
+		q.b.hold(q.Name(), msgs)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return msgs, nil
+}
+
+func (q queue) UpdateVisibility(ctx context.Context, id, popReceipt string, visibility time.Duration) (string, error) {
+	var rc string
+	err := q.b.call("queue.update_visibility", func() error {
+		var err error
+		rc, err = q.Queue.UpdateVisibility(ctx, id, popReceipt, visibility)
+		if err == nil {
+			q.b.rehold(q.Name(), id, rc)
+		}
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return rc, nil
+}
+
+func (q queue) Delete(ctx context.Context, id, popReceipt string) error {
+	return q.b.call("queue.delete", func() error {
+		err := q.Queue.Delete(ctx, id, popReceipt)
+		if err == nil || errors.Is(err, storage.ErrNotFound) {
+			q.b.drop(q.Name(), id)
+		}
+		return err
+	})
+}
+
+func (q queue) ApproximateLength(ctx context.Context) (int, error) {
+	var n int
+	err := q.b.call("queue.approximate_length", func() error {
+		var err error
+		n, err = q.Queue.ApproximateLength(ctx)
+		return err
+	})
+	return n, err
+}
+
+func (q queue) Peek(ctx context.Context, max int) ([]storage.Message, error) {
+	var msgs []storage.Message
+	err := q.b.call("queue.peek", func() error {
+		var err error
+		msgs, err = q.Queue.Peek(ctx, max)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return msgs, nil
+}
+
+type container struct {
+	storage.Container
+	b *Backend
+}
+
+func (c container) Create(ctx context.Context) error {
+	return c.b.call("blob.create", func() error { return c.Container.Create(ctx) })
+}
+
+func (c container) Drop(ctx context.Context) error {
+	return c.b.call("blob.drop", func() error { return c.Container.Drop(ctx) })
+}
+
+func (c container) PutNew(ctx context.Context, name string, data []byte) error {
+	return c.b.call("blob.put_new", func() error { return c.Container.PutNew(ctx, name, data) })
+}
+
+func (c container) Put(ctx context.Context, name string, data []byte) error {
+	return c.b.call("blob.put", func() error { return c.Container.Put(ctx, name, data) })
+}
+
+func (c container) Upload(ctx context.Context, name string, r io.Reader) error {
+	return c.b.call("blob.upload", func() error { return c.Container.Upload(ctx, name, r) })
+}
+
+func (c container) Get(ctx context.Context, name string) ([]byte, error) {
+	var data []byte
+	err := c.b.call("blob.get", func() error {
+		var err error
+		data, err = c.Container.Get(ctx, name)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return data, nil
+}
+
+func (c container) Open(ctx context.Context, name string, offset, length int64) (io.ReadCloser, error) {
+	var rc io.ReadCloser
+	err := c.b.call("blob.open", func() error {
+		var err error
+		rc, err = c.Container.Open(ctx, name, offset, length)
+		return err
+	})
+	if err != nil {
+		if rc != nil {
+			rc.Close()
+		}
+		return nil, err
+	}
+	return stream{rc, c.b}, nil
+}
+
+func (c container) Delete(ctx context.Context, name string) error {
+	return c.b.call("blob.delete", func() error { return c.Container.Delete(ctx, name) })
+}
+
+func (c container) List(ctx context.Context, prefix string) ([]storage.BlobInfo, error) {
+	var list []storage.BlobInfo
+	err := c.b.call("blob.list", func() error {
+		var err error
+		list, err = c.Container.List(ctx, prefix)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return list, nil
+}
+
+// stream is an opened blob: reading it is part of the Open call, but a
+// crashed process reads nothing more.
+type stream struct {
+	io.ReadCloser
+	b *Backend
+}
+
+func (s stream) Read(p []byte) (int, error) {
+	if s.b.IsCrashed() {
+		return 0, fmt.Errorf("blob.read: %w", ErrCrashed)
+	}
+	return s.ReadCloser.Read(p)
+}
+
+type table struct {
+	storage.Table
+	b *Backend
+}
+
+func (t table) Create(ctx context.Context) error {
+	return t.b.call("table.create", func() error { return t.Table.Create(ctx) })
+}
+
+func (t table) Drop(ctx context.Context) error {
+	return t.b.call("table.drop", func() error { return t.Table.Drop(ctx) })
+}
+
+// etagCall runs a table call that returns an ETag.
+func (t table) etagCall(op string, do func() (string, error)) (string, error) {
+	var etag string
+	err := t.b.call(op, func() error {
+		var err error
+		etag, err = do()
+		return err
+	})
+	if err != nil {
+		return "", err
+	}
+	return etag, nil
+}
+
+func (t table) Add(ctx context.Context, e storage.Entity) (string, error) {
+	return t.etagCall("table.add", func() (string, error) { return t.Table.Add(ctx, e) })
+}
+
+func (t table) Upsert(ctx context.Context, e storage.Entity) (string, error) {
+	return t.etagCall("table.upsert", func() (string, error) { return t.Table.Upsert(ctx, e) })
+}
+
+func (t table) Update(ctx context.Context, e storage.Entity, etag string) (string, error) {
+	return t.etagCall("table.update", func() (string, error) { return t.Table.Update(ctx, e, etag) })
+}
+
+func (t table) Delete(ctx context.Context, pk, rk, etag string) error {
+	return t.b.call("table.delete", func() error { return t.Table.Delete(ctx, pk, rk, etag) })
+}
+
+func (t table) Get(ctx context.Context, pk, rk string) (storage.Entity, error) {
+	var e storage.Entity
+	err := t.b.call("table.get", func() error {
+		var err error
+		e, err = t.Table.Get(ctx, pk, rk)
+		return err
+	})
+	if err != nil {
+		return storage.Entity{}, err
+	}
+	return e, nil
+}
+
+func (t table) Query(ctx context.Context, pk string, opts storage.QueryOptions) (storage.Page, error) {
+	var p storage.Page
+	err := t.b.call("table.query", func() error {
+		var err error
+		p, err = t.Table.Query(ctx, pk, opts)
+		return err
+	})
+	if err != nil {
+		return storage.Page{}, err
+	}
+	return p, nil
+}
+
+func (t table) Transact(ctx context.Context, pk string, ops []storage.Op) ([]string, error) {
+	var etags []string
+	err := t.b.call("table.transact", func() error {
+		var err error
+		etags, err = t.Table.Transact(ctx, pk, ops)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return etags, nil
+}
