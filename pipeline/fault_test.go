@@ -125,7 +125,8 @@ func runWithFault(t *testing.T, cfg RunConfig, ref *reference.Result, plan fault
 
 // checkRun compares a finished run with the reference, position by
 // position, and checks that it left nothing behind: no message in the work
-// or poison queue and no blob but the final and result blobs.
+// or poison queue, no blob but the final and result blobs, and an audit
+// without findings.
 func checkRun(ctx context.Context, be storage.Backend, cfg RunConfig, ref *reference.Result) error {
 	r, err := OpenRun(ctx, be, cfg.Name)
 	if err != nil {
@@ -184,6 +185,13 @@ func checkRun(ctx context.Context, be storage.Backend, cfg RunConfig, ref *refer
 	}
 	if len(stray) > 0 {
 		return fmt.Errorf("%d blobs left behind that no ply lists: %v", len(stray), stray)
+	}
+	a, err := r.Audit(ctx)
+	if err != nil {
+		return err
+	}
+	if len(a.Findings) > 0 {
+		return fmt.Errorf("audit: %s: %v", a.Summary(), a.Findings)
 	}
 	return nil
 }
