@@ -2,30 +2,36 @@ package e2e
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
-	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/reversi-cloud/reversi/report"
 )
 
-// quickstart returns the code blocks between README.md's quickstart
-// markers: the command lines of sh blocks, and the lines of text blocks
-// (shown output).
-func quickstart(t *testing.T, readme string) (commands []string, shown [][]string) {
+// section returns the code blocks between README.md's markers
+// <!-- NAME:begin ... --> and <!-- NAME:end -->: the lines of sh blocks,
+// and the text blocks (shown output), each as its lines.
+func section(t *testing.T, readme, name string) (commands []string, shown [][]string) {
 	t.Helper()
-	_, rest, ok := strings.Cut(readme, "<!-- quickstart:begin")
-	section, _, ok2 := strings.Cut(rest, "<!-- quickstart:end -->")
+	_, rest, ok := strings.Cut(readme, "<!-- "+name+":begin")
+	body, _, ok2 := strings.Cut(rest, "<!-- "+name+":end -->")
 	if !ok || !ok2 {
-		t.Fatal("README.md: no <!-- quickstart:begin ... --> ... <!-- quickstart:end --> section")
+		t.Fatalf("README.md: no <!-- %s:begin ... --> ... <!-- %s:end --> section", name, name)
 	}
 	var block []string
 	lang := ""
 	in := false
-	for _, line := range strings.Split(section, "\n") {
+	for _, line := range strings.Split(body, "\n") {
 		if fence, ok := strings.CutPrefix(line, "```"); ok {
 			if !in {
 				in, lang, block = true, fence, nil
@@ -38,7 +44,7 @@ func quickstart(t *testing.T, readme string) (commands []string, shown [][]strin
 			case "text":
 				shown = append(shown, block)
 			default:
-				t.Fatalf("README.md quickstart: a code block of language %q; the test knows sh and text", lang)
+				t.Fatalf("README.md %s: a code block of language %q; the test knows sh and text", name, lang)
 			}
 			continue
 		}
@@ -49,96 +55,99 @@ func quickstart(t *testing.T, readme string) (commands []string, shown [][]strin
 	return commands, shown
 }
 
-var row = regexp.MustCompile(`^\s*(\d+)((?:\s+\d+){7})\s*$`)
+func readme(t *testing.T) (root, text string) {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, string(b)
+}
 
-// table reads the per-ply rows of enumerate's output: ply, positions,
-// terminal, edges, black, white, draw, unknown. Other lines are ignored.
-func table(lines []string) [][8]int64 {
-	var rows [][8]int64
+var (
+	row    = regexp.MustCompile(`^\s*(\d+)((?:\s+\d+){7})\s*$`)
+	footer = regexp.MustCompile(`(?m)^board (\d+)x\d+, target ply (\d+), (complete|incomplete), root: (\w+)`)
+)
+
+// parseTable reads enumerate's printed report: the per-ply rows (ply,
+// positions, terminal, edges, black, white, draw, unknown) and the summary
+// line. Other lines, such as the cost report, are ignored.
+func parseTable(t *testing.T, lines []string) *report.Report {
+	t.Helper()
+	rep := &report.Report{}
 	for _, l := range lines {
+		if f := footer.FindStringSubmatch(l); f != nil {
+			rep.Board, _ = strconv.Atoi(f[1])
+			rep.TargetPly, _ = strconv.Atoi(f[2])
+			rep.Complete, rep.Root = f[3] == "complete", f[4]
+			continue
+		}
 		m := row.FindStringSubmatch(l)
 		if m == nil {
 			continue
 		}
-		var r [8]int64
+		var n [8]int64
 		for i, f := range strings.Fields(m[1] + m[2]) {
-			r[i], _ = strconv.ParseInt(f, 10, 64)
+			n[i], _ = strconv.ParseInt(f, 10, 64)
 		}
-		rows = append(rows, r)
+		rep.Plies = append(rep.Plies, report.Ply{Ply: int(n[0]), Positions: n[1], Terminal: n[2], Edges: n[3],
+			BlackWins: n[4], WhiteWins: n[5], Draws: n[6], Unknown: n[7]})
 	}
-	return rows
+	return rep
 }
 
-// The published figures of REFERENCE.md.
+// The published 8x8 figures of REFERENCE.md: canonical positions and
+// edges per ply 0..8 (none terminal); through ply 9, 43 positions of ply 8
+// are won for black and none for white. ref4x4 (e2e_test.go) has 4x4.
 var (
-	// 8x8: canonical positions and edges per ply 0..8; through ply 9,
-	// 43 positions of ply 8 are won for black and none for white.
 	ref8Positions = []int64{1, 1, 3, 14, 60, 322, 1773, 10649, 67245}
 	ref8Edges     = []int64{0, 4, 3, 14, 61, 340, 1893, 11906, 75557}
-	// 4x4 to the end: ply, positions, terminal, edges, black, white, draw.
-	ref4 = [][7]int64{
-		{0, 1, 0, 0, 0, 1, 0}, {1, 1, 0, 4, 0, 1, 0}, {2, 3, 0, 3, 2, 1, 0},
-		{3, 11, 0, 11, 5, 6, 0}, {4, 31, 0, 32, 19, 12, 0}, {5, 98, 0, 105, 38, 58, 2},
-		{6, 274, 1, 292, 149, 114, 11}, {7, 666, 1, 810, 267, 350, 49},
-		{8, 1544, 3, 1753, 788, 657, 99}, {9, 2665, 18, 3592, 1173, 1290, 202},
-		{10, 3464, 50, 5025, 1624, 1557, 283}, {11, 2617, 167, 5059, 1113, 1209, 295},
-		{12, 999, 999, 2450, 411, 441, 147},
-	}
 )
 
-var footer = regexp.MustCompile(`(?m)^board (\d+)x\d+, target ply (\d+), (complete|incomplete), root: (\w+)`)
-
-// checkAgainstReference compares a run's output with REFERENCE.md.
-func checkAgainstReference(t *testing.T, out string, rows [][8]int64) {
+// checkReference compares a complete run's report with REFERENCE.md.
+func checkReference(t *testing.T, rep *report.Report) {
 	t.Helper()
-	f := footer.FindStringSubmatch(out)
-	if f == nil {
-		t.Fatalf("no summary line in the output:\n%s", out)
+	if !rep.Complete {
+		t.Error("run incomplete")
 	}
-	size, _ := strconv.Atoi(f[1])
-	target, _ := strconv.Atoi(f[2])
-	if f[3] != "complete" {
-		t.Errorf("run %s", f[3])
-	}
-	if len(rows) != target+1 {
-		t.Fatalf("%d ply rows, want %d (plies 0..%d)", len(rows), target+1, target)
+	if len(rep.Plies) != rep.TargetPly+1 {
+		t.Fatalf("%d ply rows, want %d (plies 0..%d)", len(rep.Plies), rep.TargetPly+1, rep.TargetPly)
 	}
 	checked := 0
-	switch size {
-	case 8:
-		for ply := 0; ply <= target && ply < len(ref8Positions); ply++ {
-			r := rows[ply]
-			if r[0] != int64(ply) || r[1] != ref8Positions[ply] || r[3] != ref8Edges[ply] || r[2] != 0 {
-				t.Errorf("8x8 ply %d: %v; REFERENCE.md: %d positions, %d edges, none terminal", ply, r, ref8Positions[ply], ref8Edges[ply])
+	for i, p := range rep.Plies {
+		if p.Ply != i {
+			t.Fatalf("row %d is ply %d", i, p.Ply)
+		}
+		switch {
+		case rep.Board == 8 && i < len(ref8Positions):
+			if p.Positions != ref8Positions[i] || p.Edges != ref8Edges[i] || p.Terminal != 0 {
+				t.Errorf("8x8 ply %d: %+v; REFERENCE.md: %d positions, %d edges, none terminal", i, p, ref8Positions[i], ref8Edges[i])
+			}
+			if i == 8 && rep.TargetPly >= 9 && (p.BlackWins != 43 || p.WhiteWins != 0 || p.Draws != 0) {
+				t.Errorf("8x8 ply 8 through ply %d: black/white/draw %d/%d/%d; REFERENCE.md: 43/0/0", rep.TargetPly, p.BlackWins, p.WhiteWins, p.Draws)
 			}
 			checked++
-		}
-		if target >= 9 {
-			if r := rows[8]; r[4] != 43 || r[5] != 0 || r[6] != 0 {
-				t.Errorf("8x8 ply 8 through ply %d: black/white/draw %d/%d/%d; REFERENCE.md: 43/0/0", target, r[4], r[5], r[6])
-			}
-		}
-	case 4:
-		for ply := 0; ply <= target && ply < len(ref4); ply++ {
-			// Positions, terminal and edges do not depend on the target;
-			// results are final only when the whole game is enumerated.
-			got, want := [7]int64(rows[ply][:7]), ref4[ply]
-			if target < 12 {
-				got, want = [7]int64{got[0], got[1], got[2], got[3]}, [7]int64{want[0], want[1], want[2], want[3]}
+		case rep.Board == 4 && i < len(ref4x4):
+			// Results are final only when the whole game is enumerated.
+			got, want := [6]int64{p.Positions, p.Terminal, p.Edges, p.BlackWins, p.WhiteWins, p.Draws}, ref4x4[i]
+			if rep.TargetPly < len(ref4x4)-1 {
+				got[3], got[4], got[5], want[3], want[4], want[5] = 0, 0, 0, 0, 0, 0
 			}
 			if got != want {
-				t.Errorf("4x4 ply %d: %v; REFERENCE.md: %v", ply, got, want)
+				t.Errorf("4x4 ply %d: %v; REFERENCE.md: %v", i, got, want)
 			}
 			checked++
 		}
-		if target == 12 && f[4] != "white" {
-			t.Errorf("4x4 root %s; REFERENCE.md: a white win", f[4])
-		}
-	default:
-		t.Fatalf("board %d: REFERENCE.md has no table for it", size)
+	}
+	if rep.Board == 4 && rep.TargetPly == len(ref4x4)-1 && rep.Root != "white" {
+		t.Errorf("4x4 root %s; REFERENCE.md: a white win", rep.Root)
 	}
 	if checked == 0 {
-		t.Error("no ply of the output was checked against REFERENCE.md")
+		t.Errorf("board %d: no ply checked against REFERENCE.md", rep.Board)
 	}
 }
 
@@ -149,15 +158,8 @@ func TestReadmeQuickstart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go run")
 	}
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	commands, shown := quickstart(t, string(b))
+	root, text := readme(t)
+	commands, shown := section(t, text, "quickstart")
 	var runs []string
 	for _, c := range commands {
 		switch line := strings.TrimSpace(c); {
@@ -173,7 +175,7 @@ func TestReadmeQuickstart(t *testing.T) {
 	if len(runs) == 0 {
 		t.Fatal("README.md quickstart: no go run ./cmd/enumerate line")
 	}
-	var first [][8]int64
+	var first *report.Report
 	for i, line := range runs {
 		t.Run(strconv.Itoa(i), func(t *testing.T) {
 			// bash -c: the line as a user pastes it, comment included.
@@ -184,37 +186,112 @@ func TestReadmeQuickstart(t *testing.T) {
 			if err := cmd.Run(); err != nil {
 				t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", line, err, out.String(), errb.String())
 			}
-			rows := table(strings.Split(out.String(), "\n"))
-			checkAgainstReference(t, out.String(), rows)
+			rep := parseTable(t, strings.Split(out.String(), "\n"))
+			checkReference(t, rep)
 			if i == 0 {
-				first = rows
+				first = rep
 			}
 		})
 	}
 	// The output the README shows is what the first command prints.
 	if len(shown) > 0 && first != nil {
-		want := table(shown[0])
-		if len(want) != len(first) {
-			t.Errorf("README.md shows %d ply rows for %q; it printed %d", len(want), runs[0], len(first))
+		want := parseTable(t, shown[0]).Plies
+		if len(want) != len(first.Plies) {
+			t.Errorf("README.md shows %d ply rows for %q; it printed %d", len(want), runs[0], len(first.Plies))
 		}
-		for i := range min(len(want), len(first)) {
-			if want[i] != first[i] {
-				t.Errorf("README.md shows %v for %q; it printed %v", want[i], runs[0], first[i])
+		for i := range min(len(want), len(first.Plies)) {
+			if want[i] != first.Plies[i] {
+				t.Errorf("README.md shows %+v for %q; it printed %+v", want[i], runs[0], first.Plies[i])
 			}
 		}
 	}
 }
 
-func TestTableParsesEnumerateOutput(t *testing.T) {
+// TestReadmeAzuriteExample runs README.md's several-workers example as one
+// bash script from the repository root, exactly as written but for set -e
+// in front, with an Azurite of its own (make azurite-start keeps its state
+// in AZURITE_STATE_DIR), and checks the demo.json it writes.
+func TestReadmeAzuriteExample(t *testing.T) {
+	azurite(t) // Azurite is installed, so make azurite-start needs no download
+	root, text := readme(t)
+	commands, _ := section(t, text, "azurite-example")
+	script := strings.Join(commands, "\n")
+	if !strings.Contains(script, "make -s azurite-start") || !strings.Contains(script, "make azurite-stop") {
+		t.Fatalf("the example no longer starts and stops its Azurite with make:\n%s", script)
+	}
+
+	// The example writes demo.json in the repository root: keep a file of
+	// that name that is already there, and remove the example's.
+	out := filepath.Join(root, "demo.json")
+	if _, err := os.Stat(out); err == nil {
+		kept := out + ".kept-by-e2e"
+		if err := os.Rename(out, kept); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.Rename(kept, out) })
+	}
+	t.Cleanup(func() { os.Remove(out) })
+
+	state := t.TempDir()
+	env := []string{"AZURITE_STATE_DIR=" + state}
+	for _, kv := range os.Environ() {
+		switch k, _, _ := strings.Cut(kv, "="); k {
+		case "AZURITE_STATE_DIR", "AZURE_STORAGE_CONNECTION_STRING", "AZURE_STORAGE_ACCOUNT", "MAKEFLAGS", "MFLAGS", "MAKELEVEL":
+			// The example must get its connection string from its own Azurite.
+		default:
+			env = append(env, kv)
+		}
+	}
+	t.Cleanup(func() {
+		stop := exec.Command(filepath.Join(root, "scripts", "azurite.sh"), "stop")
+		stop.Env = env
+		stop.Run() // already stopped by the example unless it failed half-way
+	})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-c", "set -e\n"+script)
+	cmd.Dir = root
+	cmd.Env = env
+	// The background workers are in the script's process group: a timeout
+	// kills them too.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	outb, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%v\n%s", err, outb)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatalf("the example wrote no demo.json: %v\n%s", err, outb)
+	}
+	var rep report.Report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Run != "demo" || rep.Board != 8 || rep.TargetPly != 9 {
+		t.Errorf("demo.json: run %q, board %d, target %d; the example seeds demo, 8x8, ply 9", rep.Run, rep.Board, rep.TargetPly)
+	}
+	checkReference(t, &rep)
+	if rep.StorageTransactions <= 0 {
+		t.Errorf("demo.json: %d storage transactions: the workers recorded none", rep.StorageTransactions)
+	}
+}
+
+func TestParseTable(t *testing.T) {
 	out := []string{
 		"  ply  positions  terminal  edges  black  white  draw  unknown",
 		"    0          1         0      0      0      1     0        0",
 		"   12        999       999   2450    411    441   147        0",
 		"board 4x4, target ply 12, complete, root: white, storage transactions: 743",
 		"  7 1 2",
+		"    backtrack    44     32    207    283",
 	}
-	want := [][8]int64{{0, 1, 0, 0, 0, 1, 0, 0}, {12, 999, 999, 2450, 411, 441, 147, 0}}
-	if got := table(out); !slices.Equal(got, want) {
-		t.Errorf("table = %v, want %v", got, want)
+	want := &report.Report{Board: 4, TargetPly: 12, Complete: true, Root: "white", Plies: []report.Ply{
+		{Ply: 0, Positions: 1, WhiteWins: 1},
+		{Ply: 12, Positions: 999, Terminal: 999, Edges: 2450, BlackWins: 411, WhiteWins: 441, Draws: 147},
+	}}
+	if got := parseTable(t, out); !reflect.DeepEqual(got, want) {
+		t.Errorf("parseTable = %+v, want %+v", got, want)
 	}
 }
