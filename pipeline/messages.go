@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/storage"
@@ -97,6 +98,9 @@ func ParseMessage(b *board.Board, text string) (Message, error) {
 	if len(text) > storage.MaxMessageBytes {
 		return Message{}, badf("message of %d bytes is over the 64 KiB limit", len(text))
 	}
+	if !utf8.ValidString(text) {
+		return Message{}, badf("message %q is not valid UTF-8 text", clip(text))
+	}
 	if len(text) < 3 {
 		return Message{}, badf("message %q is too short", clip(text))
 	}
@@ -150,7 +154,7 @@ func ParseMessage(b *board.Board, text string) (Message, error) {
 		if !ok || err != nil || n < 0 || n > 1<<30 {
 			return Message{}, badf("chunk message %q: expected C<ply>-<index>-<blob>", clip(text))
 		}
-		if err := storage.ValidBlobName(blob); err != nil {
+		if err := validPlyBlob(ply, blob); err != nil {
 			return Message{}, badf("chunk message %q: %v", clip(text), err)
 		}
 		m.Index, m.Blob = n, blob
@@ -167,18 +171,34 @@ func ParseMessage(b *board.Board, text string) (Message, error) {
 		}
 		m.Final = flag == "f"
 		m.IDs = strings.Split(ids, ",")
-		for _, id := range m.IDs {
-			if err := storage.ValidKey(id); err != nil || id == "" {
-				return Message{}, badf("merge message %q: bad record id %q", clip(text), clip(id))
-			}
+		// One claim, whose name ends in the flag it was made with: a
+		// wrong flag would merge a partial group into final blobs.
+		if len(m.IDs) != 1 {
+			return Message{}, badf("merge message %q names %d claims, not one", clip(text), len(m.IDs))
+		}
+		if id := m.IDs[0]; storage.ValidKey(id) != nil || len(id) > 64 || id[len(id)-1] != flag[0] {
+			return Message{}, badf("merge message %q: bad claim %q for flag %s", clip(text), clip(id), flag)
 		}
 	case KindCompensation:
-		if err := storage.ValidBlobName(rest); err != nil {
+		// The handler decides liveness from this ply's records, so a
+		// blob of another ply would look orphaned and be deleted.
+		if err := validPlyBlob(ply, rest); err != nil {
 			return Message{}, badf("compensation message %q: %v", clip(text), err)
 		}
 		m.Blob = rest
 	}
 	return m, nil
+}
+
+// validPlyBlob checks a blob name that must lie in a ply's folder.
+func validPlyBlob(ply int, name string) error {
+	if err := storage.ValidBlobName(name); err != nil {
+		return err
+	}
+	if dir := blobFor(ply, ""); !strings.HasPrefix(name, dir) {
+		return fmt.Errorf("blob %q is not in ply %d's folder %s", clip(name), ply, dir)
+	}
+	return nil
 }
 
 func clip(s string) string {

@@ -34,6 +34,17 @@ func (t *task) resolve(ctx context.Context, m Message) error {
 	if ply.State != plyComplete || m.Index >= len(ply.Blobs) {
 		return badf("ply %d has no final blob %d to resolve", m.Ply, m.Index)
 	}
+	if m.Ply < r.Config.Target {
+		// R messages of a ply are sent only once the next ply is
+		// resolved; an early one would decide from missing notices.
+		child, err := r.getPly(ctx, m.Ply+1)
+		if err != nil {
+			return err
+		}
+		if !child.Resolved {
+			return badf("ply %d is not resolved yet, so ply %d cannot be resolved", m.Ply+1, m.Ply)
+		}
+	}
 	if _, err := r.state.Get(ctx, pkResolve(m.Ply), resolveMarker(m.Index)); err == nil {
 		return t.afterResolve(ctx, m.Ply)
 	} else if !errors.Is(err, storage.ErrNotFound) {

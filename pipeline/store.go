@@ -162,8 +162,14 @@ func (r *Run) decodePly(e storage.Entity) (*plyRecord, error) {
 	return p, nil
 }
 
+// errNoPly marks a ply record that does not exist.
+var errNoPly = errors.New("no such ply")
+
 func (r *Run) getPly(ctx context.Context, ply int) (*plyRecord, error) {
 	e, err := r.state.Get(ctx, pkPlies, rkPly(ply))
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, fmt.Errorf("ply %d has no record in this run: %w: %w", ply, errNoPly, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading ply %d record: %w", ply, err)
 	}

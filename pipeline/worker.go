@@ -255,6 +255,19 @@ type task struct {
 }
 
 func (t *task) handle(ctx context.Context, m Message) error {
+	if m.Ply > t.run.Config.Target {
+		return badf("ply %d is past the run's target ply %d", m.Ply, t.run.Config.Target)
+	}
+	err := t.handleKind(ctx, m)
+	if errors.Is(err, errNoPly) && !errors.Is(err, ErrBadMessage) {
+		// Every message names a ply whose record exists before the
+		// message is sent, so a missing one never heals on retry.
+		return badf("%v", err)
+	}
+	return err
+}
+
+func (t *task) handleKind(ctx context.Context, m Message) error {
 	switch m.Kind {
 	case KindInline, KindChunk:
 		return t.expand(ctx, m)
