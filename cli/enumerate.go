@@ -183,23 +183,7 @@ func enumerate(env Env) error {
 
 // Compare describes the first differences between two reports' per-ply
 // counts and results, or returns "".
-func Compare(want, got *report.Report) string {
-	if len(want.Plies) != len(got.Plies) {
-		return fmt.Sprintf("%d plies, want %d", len(got.Plies), len(want.Plies))
-	}
-	if want.Root != got.Root {
-		return fmt.Sprintf("root %s, want %s", got.Root, want.Root)
-	}
-	for i := range want.Plies {
-		w, g := want.Plies[i], got.Plies[i]
-		wk := [7]int64{w.Positions, w.Terminal, w.Edges, w.BlackWins, w.WhiteWins, w.Draws, w.Unknown}
-		gk := [7]int64{g.Positions, g.Terminal, g.Edges, g.BlackWins, g.WhiteWins, g.Draws, g.Unknown}
-		if wk != gk {
-			return fmt.Sprintf("ply %d: positions/terminal/edges/black/white/draw/unknown %v, want %v", i, gk, wk)
-		}
-	}
-	return ""
-}
+func Compare(want, got *report.Report) string { return report.Diff(want, got) }
 
 // byCategory is Stats.ByCategory with uncategorised calls named "other".
 func byCategory(s storage.Stats) map[string]int64 {

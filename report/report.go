@@ -140,3 +140,33 @@ func (r *Report) WriteJSONFile(path string) error {
 	}
 	return nil
 }
+
+// Diff describes the first differences between two reports' per-ply
+// counts and results (positions, terminal, edges, black, white, draw,
+// unknown) and roots, or returns "" when they agree.
+func Diff(want, got *Report) string {
+	if len(want.Plies) != len(got.Plies) {
+		return fmt.Sprintf("%d plies, want %d", len(got.Plies), len(want.Plies))
+	}
+	if want.Root != got.Root {
+		return fmt.Sprintf("root %s, want %s", got.Root, want.Root)
+	}
+	for i := range want.Plies {
+		w, g := want.Plies[i], got.Plies[i]
+		wk := [7]int64{w.Positions, w.Terminal, w.Edges, w.BlackWins, w.WhiteWins, w.Draws, w.Unknown}
+		gk := [7]int64{g.Positions, g.Terminal, g.Edges, g.BlackWins, g.WhiteWins, g.Draws, g.Unknown}
+		if wk != gk {
+			return fmt.Sprintf("ply %d: positions/terminal/edges/black/white/draw/unknown %v, want %v", i, gk, wk)
+		}
+	}
+	return ""
+}
+
+// Positions sums positions over all plies.
+func (r *Report) Positions() int64 {
+	var n int64
+	for _, p := range r.Plies {
+		n += p.Positions
+	}
+	return n
+}

@@ -1,0 +1,148 @@
+package bench
+
+import (
+	"encoding/csv"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/reversi-cloud/reversi/board"
+)
+
+// 4x4 table from ../shared/REFERENCE.md: positions, terminal, edges, black, white, draw.
+var ref4x4 = [][6]int64{
+	{1, 0, 0, 0, 1, 0}, {1, 0, 4, 0, 1, 0}, {3, 0, 3, 2, 1, 0}, {11, 0, 11, 5, 6, 0},
+	{31, 0, 32, 19, 12, 0}, {98, 0, 105, 38, 58, 2}, {274, 1, 292, 149, 114, 11},
+	{666, 1, 810, 267, 350, 49}, {1544, 3, 1753, 788, 657, 99}, {2665, 18, 3592, 1173, 1290, 202},
+	{3464, 50, 5025, 1624, 1557, 283}, {2617, 167, 5059, 1113, 1209, 295}, {999, 999, 2450, 411, 441, 147},
+}
+
+// 8x8 positions and edges per ply 0..8 from REFERENCE.md.
+var (
+	ref8Positions = []int64{1, 1, 3, 14, 60, 322, 1773, 10649, 67245}
+	ref8Edges     = []int64{0, 4, 3, 14, 61, 340, 1893, 11906, 75557}
+)
+
+func TestYardstick(t *testing.T) {
+	t.Run("4x4 to the end", func(t *testing.T) {
+		rep := Yardstick(board.MustNew(4), 12)
+		if rep.Root != "white" {
+			t.Errorf("root %s, want white", rep.Root)
+		}
+		for i, want := range ref4x4 {
+			p := rep.Plies[i]
+			got := [6]int64{p.Positions, p.Terminal, p.Edges, p.BlackWins, p.WhiteWins, p.Draws}
+			if got != want || p.Unknown != 0 {
+				t.Errorf("ply %d: %v unknown %d, want %v unknown 0", i, got, p.Unknown, want)
+			}
+		}
+	})
+	t.Run("8x8 through ply 9", func(t *testing.T) {
+		rep := Yardstick(board.MustNew(8), 9)
+		for i := range ref8Positions {
+			if p := rep.Plies[i]; p.Positions != ref8Positions[i] || p.Edges != ref8Edges[i] || p.Terminal != 0 {
+				t.Errorf("ply %d: %d positions, %d edges, %d terminal; want %d, %d, 0", i, p.Positions, p.Edges, p.Terminal, ref8Positions[i], ref8Edges[i])
+			}
+		}
+		if p := rep.Plies[8]; p.BlackWins != 43 || p.WhiteWins != 0 {
+			t.Errorf("ply 8: %d black wins, %d white wins; want 43 and 0", p.BlackWins, p.WhiteWins)
+		}
+	})
+}
+
+// TestHarness runs cmd/bench as make bench does, at 8x8 ply 6, with every
+// engine (Azurite when a connection string is set; make test sets one),
+// and checks its CSV: a row per engine, exact counts, the pipeline's
+// storage figures filled in.
+func TestHarness(t *testing.T) {
+	engines := []string{EngineYardstick, EngineReference, EngineEmbedded}
+	if os.Getenv("AZURE_STORAGE_CONNECTION_STRING") != "" {
+		engines = append(engines, EngineAzurite)
+	} else if os.Getenv("REVERSI_REQUIRE_AZURITE") == "1" {
+		t.Fatal("AZURE_STORAGE_CONNECTION_STRING is not set but REVERSI_REQUIRE_AZURITE=1")
+	}
+	bin := t.TempDir()
+	for _, c := range []string{"bench", "seed", "worker"} {
+		if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, c), "../cmd/"+c).CombinedOutput(); err != nil {
+			t.Fatalf("building %s: %v\n%s", c, err, out)
+		}
+	}
+	out := t.TempDir()
+	cmd := exec.Command(filepath.Join(bin, "bench"), "-plies", "6", "-engines", strings.Join(engines, ","), "-bin", bin, "-out", out)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("bench: %v\n%s", err, b)
+	}
+	f, err := os.Open(filepath.Join(out, CSVFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(recs[0], CSVHeader) {
+		t.Fatalf("header %v, want %v", recs[0], CSVHeader)
+	}
+	if len(recs)-1 != len(engines) {
+		t.Fatalf("%d rows, want one per engine %v", len(recs)-1, engines)
+	}
+	var positions, edges int64
+	for i := 0; i <= 6; i++ {
+		positions += ref8Positions[i]
+		edges += ref8Edges[i]
+	}
+	for i, rec := range recs[1:] {
+		row := map[string]string{}
+		for j, h := range CSVHeader {
+			row[h] = rec[j]
+		}
+		num := func(k string) float64 {
+			v, err := strconv.ParseFloat(strings.Fields(row[k] + " 0")[0], 64)
+			if err != nil {
+				t.Fatalf("%s: %s %q: %v", row["engine"], k, row[k], err)
+			}
+			return v
+		}
+		e := engines[i]
+		if row["engine"] != e || row["ply"] != "6" {
+			t.Errorf("row %d: engine %s ply %s, want %s ply 6", i, row["engine"], row["ply"], e)
+		}
+		if int64(num("positions")) != positions || int64(num("edges")) != edges || row["root"] != "unknown" {
+			t.Errorf("%s: %s positions, %s edges, root %s; want %d, %d, unknown", e, row["positions"], row["edges"], row["root"], positions, edges)
+		}
+		if wantCheck := map[bool]string{true: "-", false: "ok"}[e == EngineYardstick]; row["check"] != wantCheck {
+			t.Errorf("%s: check %q, want %q", e, row["check"], wantCheck)
+		}
+		if num("wall_s") <= 0 || num("cpu_s") <= 0 || num("peak_rss_bytes") < 1<<20 {
+			t.Errorf("%s: wall %s s, CPU %s s, peak RSS %s bytes: want them measured", e, row["wall_s"], row["cpu_s"], row["peak_rss_bytes"])
+		}
+		pipeline := e == EngineEmbedded || e == EngineAzurite
+		if !pipeline {
+			if num("tx_total") != 0 || num("stored_bytes") != 0 {
+				t.Errorf("%s: %s transactions, %s bytes stored; an in-memory engine has none", e, row["tx_total"], row["stored_bytes"])
+			}
+			continue
+		}
+		for _, k := range []string{"tx_enumeration", "tx_dedup", "tx_results"} {
+			if num(k) <= 0 {
+				t.Errorf("%s: %s is %s, want the pipeline's calls counted there", e, k, row[k])
+			}
+		}
+		// Every final position is stored at least as a 17-byte key, and
+		// every position of the last ply passes through a merge.
+		if num("bytes_per_position") < board.KeyLen || num("merged_keys") < float64(ref8Positions[6]) {
+			t.Errorf("%s: %s bytes stored per position, %s merged keys", e, row["bytes_per_position"], row["merged_keys"])
+		}
+		if e == EngineAzurite && len(strings.Fields(row["peak_rss_bytes"])) != 2 {
+			t.Errorf("azurite: peak RSS %q, want one figure per worker process", row["peak_rss_bytes"])
+		}
+	}
+	if _, err := os.Stat(filepath.Join(out, MarkdownFile)); err != nil {
+		t.Error(err)
+	}
+}

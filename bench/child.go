@@ -1,0 +1,106 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime/pprof"
+	"time"
+
+	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/pipeline"
+	"github.com/reversi-cloud/reversi/reference"
+	"github.com/reversi-cloud/reversi/report"
+	"github.com/reversi-cloud/reversi/storage"
+	"github.com/reversi-cloud/reversi/storage/embedded"
+)
+
+// ChildConfig is one in-process engine run in child mode.
+type ChildConfig struct {
+	Engine     string // yardstick, reference or embedded
+	Board      int
+	Ply        int
+	Workers    int    // embedded: worker loops
+	Result     string // file for the ChildResult JSON
+	CPUProfile string // optional CPU profile file
+}
+
+// RunChild runs one in-process engine and writes its ChildResult. The
+// clock covers the enumeration and its report, not process start-up or
+// the storage footprint measured afterwards.
+func RunChild(ctx context.Context, cfg ChildConfig) error {
+	b, err := board.New(cfg.Board)
+	if err != nil {
+		return err
+	}
+	if cfg.CPUProfile != "" {
+		f, err := os.Create(cfg.CPUProfile)
+		if err != nil {
+			return fmt.Errorf("creating the CPU profile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("starting the CPU profile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	res := &ChildResult{}
+	start := time.Now()
+	switch cfg.Engine {
+	case EngineYardstick:
+		res.Report = Yardstick(b, cfg.Ply)
+	case EngineReference:
+		r, err := reference.Enumerate(b, cfg.Ply)
+		if err != nil {
+			return err
+		}
+		res.Report = r.Report
+	case EngineEmbedded:
+		if res.Report, res.StoredBytes, err = runEmbedded(ctx, cfg, start); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("engine %q does not run in process", cfg.Engine)
+	}
+	if res.Report.WallSeconds == 0 {
+		res.Report.WallSeconds = time.Since(start).Seconds()
+	}
+	res.WallSeconds = res.Report.WallSeconds
+	out, err := json.Marshal(res)
+	if err != nil {
+		return fmt.Errorf("encoding the result: %w", err)
+	}
+	if err := os.WriteFile(cfg.Result, out, 0o644); err != nil {
+		return fmt.Errorf("writing the result: %w", err)
+	}
+	return nil
+}
+
+// runEmbedded runs the pipeline in this process on the embedded backend,
+// exactly as cmd/enumerate does.
+func runEmbedded(ctx context.Context, cfg ChildConfig, start time.Time) (*report.Report, int64, error) {
+	raw, err := embedded.Open(embedded.Config{})
+	if err != nil {
+		return nil, 0, fmt.Errorf("opening embedded storage: %w", err)
+	}
+	defer raw.Close()
+	be := storage.NewMetered(raw)
+	rc := pipeline.RunConfig{Name: fmt.Sprintf("bench%d", cfg.Ply), Board: cfg.Board, Target: cfg.Ply}
+	rep, err := pipeline.RunLocal(ctx, be, rc, cfg.Workers, pipeline.WorkerConfig{WorkerID: "bench"}, nil, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	stats := be.Stats()
+	rep.WallSeconds = time.Since(start).Seconds()
+	rep.StorageTransactions, rep.TransactionsByCategory = stats.Total(), stats.ByCategory()
+	run, err := pipeline.OpenRun(ctx, be, rc.Name)
+	if err != nil {
+		return nil, 0, err
+	}
+	fp, err := run.Footprint(ctx)
+	if err != nil {
+		return nil, 0, fmt.Errorf("measuring what the run stored: %w", err)
+	}
+	return rep, fp.Bytes(), nil
+}

@@ -1,0 +1,10 @@
+// Command bench: run it with -h for what it does and its flags.
+package main
+
+import (
+	"os"
+
+	"github.com/reversi-cloud/reversi/cli"
+)
+
+func main() { os.Exit(cli.Bench(cli.OSEnv())) }
