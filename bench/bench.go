@@ -14,7 +14,6 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -29,6 +28,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/report"
 )
 
@@ -138,8 +138,9 @@ type Row struct {
 	CPU       float64 // user+system seconds of all its processes
 	Positions int64   // through Ply
 	Edges     int64   // through Ply
-	// Storage transactions by category: enumeration, dedup, results
-	// (backtracking rows and result notices), other (control).
+	// Storage transactions by category (see pipeline.Categories):
+	// enumeration, dedup, results (backtracking rows, notices and result
+	// blobs), other (compensation and control: queue polling, statistics).
 	TxEnum, TxDedup, TxResults, TxOther int64
 	StoredBytes                         int64
 	PeakRSS                             []int64 // bytes, per process
@@ -238,11 +239,11 @@ func runOne(ctx context.Context, cfg Config, engine string, ply int) (Row, *repo
 	}
 	for cat, n := range rep.TransactionsByCategory {
 		switch cat {
-		case "enumeration":
+		case pipeline.CategoryEnumeration:
 			row.TxEnum += n
-		case "dedup":
+		case pipeline.CategoryDedup:
 			row.TxDedup += n
-		case "backtrack", "results":
+		case pipeline.CategoryBacktrack:
 			row.TxResults += n
 		default:
 			row.TxOther += n
@@ -267,11 +268,17 @@ func runChild(ctx context.Context, cfg Config, engine string, ply int, row *Row)
 	if cfg.Profile {
 		args = append(args, "-cpuprofile", filepath.Join(cfg.OutDir, fmt.Sprintf("cpu-%s-%d.pprof", engine, ply)))
 	}
+	logPath := filepath.Join(cfg.OutDir, fmt.Sprintf("%s-%d.log", engine, ply))
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, fmt.Errorf("creating the child's log: %w", err)
+	}
+	defer logFile.Close()
 	cmd := exec.CommandContext(ctx, cfg.Self, args...)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
+	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("child run: %w: %s", err, tail(out.String()))
+		out, _ := os.ReadFile(logPath)
+		return nil, fmt.Errorf("child run (log in %s): %w: %s", logPath, err, tail(string(out)))
 	}
 	cpu, rss := usage(cmd.ProcessState)
 	row.CPU, row.PeakRSS = cpu, []int64{rss}

@@ -100,7 +100,7 @@ func TestAuditCompleteRun(t *testing.T) {
 		}
 	}
 	dup := *recs[0]
-	dup.ID = "ozz"
+	dup.ID = "szz" // sorts after every real run ID
 	poisoned := "garbage"
 
 	for _, tc := range []struct {
@@ -158,7 +158,7 @@ func TestAuditCompleteRun(t *testing.T) {
 			_, err := r.state.Add(ctx, dup.entity(ply))
 			must(err)
 			return func() { must(r.state.Delete(ctx, pkRecords(ply), dup.ID, storage.AnyETag)) }
-		}, []string{fmt.Sprintf("error: ply 9 is complete but records %s [%s, %s] and ozz [%s, %s] overlap",
+		}, []string{fmt.Sprintf("error: ply 9 is complete but records %s [%s, %s] and szz [%s, %s] overlap",
 			recs[0].ID, recs[0].Min.Text(), recs[0].Max.Text(), recs[0].Min.Text(), recs[0].Max.Text())}},
 
 		{"leftover message", func() func() {

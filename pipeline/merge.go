@@ -21,14 +21,17 @@ const sampleKeys = 256
 // scan plans a ply's merges once all its expansion tasks are done: it
 // claims each group of overlapping runs with one ETag-guarded transaction
 // and enqueues a merge message naming the claim. When no runs overlap and
-// all are final, it completes the ply.
+// all are final, it completes the ply. After the first scan, each merge
+// plans the next merges of its own bucket (planBucket), so scans run only
+// at the start and the end of a ply's merging, not after every merge.
 //
 // Crash points: claims carry this attempt's id, so a redelivery first
 // re-enqueues merges for claims an earlier attempt of the same message made
 // but may not have enqueued; a claim whose merge message is enqueued twice
-// is merged once (the merge commits with ETags). Completing the ply is one
-// ETag-guarded transaction; its owner's redelivery finishes the sweep and
-// the dispatch.
+// is merged once (the merge commits with ETags). The bucket count is added
+// before any claim, so it exists before any merge runs. Completing the ply
+// is one ETag-guarded transaction; its owner's redelivery finishes the
+// sweep and the dispatch.
 func (t *task) scan(ctx context.Context, m Message) error {
 	r := t.run
 	ply, err := r.getPly(ctx, m.Ply)
@@ -60,8 +63,45 @@ func (t *task) scan(ctx context.Context, m Message) error {
 	if err != nil {
 		return err
 	}
-	if err := t.releaseExpired(ctx, m.Ply, recs); err != nil {
+	if err := r.countBuckets(ctx, m.Ply, recs); err != nil {
 		return err
+	}
+	complete, err := t.plan(ctx, m.Ply, recs)
+	if err != nil || !complete {
+		return err
+	}
+	return r.finishPly(ctx, ply, recs, mine)
+}
+
+// countBuckets records how many buckets hold runs, so that the merges can
+// tell when the last bucket is complete. Every bucket keeps at least one
+// run until the ply completes (a merge replaces its inputs with outputs in
+// the same bucket), so every scan counts the same number, and adding it
+// again is harmless.
+func (r *Run) countBuckets(ctx context.Context, ply int, recs []*rangeRecord) error {
+	buckets := map[int]bool{}
+	for _, rr := range recs {
+		b, ok := recordBucket(rr.ID)
+		if !ok {
+			return nil // runs without buckets: completion is left to scans
+		}
+		buckets[b] = true
+	}
+	_, err := r.state.Add(ctx, storage.Entity{PartitionKey: pkRecords(ply), RowKey: rkBuckets, Props: map[string]any{"Buckets": int64(len(buckets))}})
+	if err != nil && !errors.Is(err, storage.ErrExists) {
+		return fmt.Errorf("counting the buckets of ply %d: %w", ply, err)
+	}
+	return nil
+}
+
+// plan claims the next merges among recs (a whole ply, or one bucket of
+// it) and enqueues them. It reports complete when no run overlaps another,
+// none is being merged and all are final: there is nothing left to merge.
+func (t *task) plan(ctx context.Context, ply int, recs []*rangeRecord) (complete bool, err error) {
+	r := t.run
+	mine := claimID(t.msg.ID, 0)
+	if err := t.releaseExpired(ctx, ply, recs); err != nil {
+		return false, err
 	}
 	byID := map[string]*rangeRecord{}
 	stale := map[string]bool{}
@@ -73,8 +113,8 @@ func (t *task) scan(ctx context.Context, m Message) error {
 	}
 	for owner := range stale {
 		final := owner[len(owner)-1] == 'f'
-		if err := r.enqueue(ctx, Message{Kind: KindMerge, Ply: m.Ply, Final: final, IDs: []string{owner}}); err != nil {
-			return err
+		if err := r.enqueue(ctx, Message{Kind: KindMerge, Ply: ply, Final: final, IDs: []string{owner}}); err != nil {
+			return false, err
 		}
 	}
 	groups, complete := dedup.Plan(toDedup(recs), r.Config.FanIn, int64(r.Config.BlobPositions)*int64(storage.MaxBatchOps-r.Config.FanIn-4)/2)
@@ -95,35 +135,75 @@ func (t *task) scan(ctx context.Context, m Message) error {
 	if complete && len(groups) == 0 {
 		for _, rr := range recs {
 			if !rr.Final {
-				return nil
+				return false, nil
 			}
 		}
-		return r.finishPly(ctx, ply, recs, mine)
+		return true, nil
 	}
 	attempt := claimID(t.msg.ID, t.msg.DequeueCount)
 	for gi, g := range groups {
-		suffix := "p"
-		if g.Final {
-			suffix = "f"
+		// Groups never span buckets: runs of different buckets do not overlap.
+		bucket, ok := recordBucket(g.IDs[0])
+		if !ok {
+			bucket = -1
 		}
-		claim := fmt.Sprintf("%sg%d%s", attempt, gi, suffix)
+		claim := claimName(attempt, gi, bucket, g.Final)
 		ops := make([]storage.Op, 0, len(g.IDs))
 		for _, id := range g.IDs {
 			rr := *byID[id]
 			rr.Merging, rr.Owner, rr.Claimed = true, claim, time.Now().UnixNano()
-			ops = append(ops, storage.Op{Kind: storage.OpUpdate, Entity: rr.entity(m.Ply), ETag: rr.ETag})
+			ops = append(ops, storage.Op{Kind: storage.OpUpdate, Entity: rr.entity(ply), ETag: rr.ETag})
 		}
-		if _, err := r.state.Transact(ctx, pkRecords(m.Ply), ops); err != nil {
+		if _, err := r.state.Transact(ctx, pkRecords(ply), ops); err != nil {
 			if errors.Is(err, storage.ErrPreconditionFailed) || errors.Is(err, storage.ErrNotFound) {
 				continue // another scan claimed some of these runs first
 			}
-			return fmt.Errorf("claiming runs of ply %d: %w", m.Ply, err)
+			return false, fmt.Errorf("claiming runs of ply %d: %w", ply, err)
 		}
-		if err := r.enqueue(ctx, Message{Kind: KindMerge, Ply: m.Ply, Final: g.Final, IDs: []string{claim}}); err != nil {
-			return err
+		if err := r.enqueue(ctx, Message{Kind: KindMerge, Ply: ply, Final: g.Final, IDs: []string{claim}}); err != nil {
+			return false, err
 		}
 	}
-	return nil
+	return false, nil
+}
+
+// planBucket runs after a merge in a bucket commits: it plans the bucket's
+// next merges from the bucket's own records, so a merge costs a listing of
+// its bucket rather than of the whole ply. When the bucket has nothing
+// left to merge it marks the bucket complete, and once every bucket is
+// complete it enqueues the scan that completes the ply.
+//
+// Crash points: as for scan, claims carry the attempt's id and a
+// redelivery re-enqueues an earlier attempt's claims; the complete marker
+// is added idempotently (a complete bucket never changes again: none of
+// its runs is claimed, so none is released or merged); the final scan may
+// be enqueued more than once, which is harmless.
+func (t *task) planBucket(ctx context.Context, ply, bucket int) error {
+	r := t.run
+	recs, err := r.listBucket(ctx, ply, bucket)
+	if err != nil {
+		return err
+	}
+	complete, err := t.plan(ctx, ply, recs)
+	if err != nil || !complete {
+		return err
+	}
+	pk := pkRecords(ply)
+	if _, err := r.state.Add(ctx, storage.Entity{PartitionKey: pk, RowKey: bucketDone(bucket), Props: map[string]any{}}); err != nil && !errors.Is(err, storage.ErrExists) {
+		return fmt.Errorf("marking bucket %d of ply %d complete: %w", bucket, ply, err)
+	}
+	count, err := r.state.Get(ctx, pk, rkBuckets)
+	if err != nil {
+		return fmt.Errorf("reading the bucket count of ply %d: %w", ply, err)
+	}
+	doneBuckets, err := queryAll(ctx, r.state, pk, "c", "d")
+	if err != nil {
+		return err
+	}
+	if int64(len(doneBuckets)) < propInt(count, "Buckets") {
+		return nil
+	}
+	return r.enqueue(ctx, Message{Kind: KindScan, Ply: ply})
 }
 
 // overlappingIDs finds the records that overlap another, with one sweep
@@ -207,19 +287,34 @@ func (r *Run) sweep(ctx context.Context, p *plyRecord) error {
 // into one run (partial) or into final blobs of distinct positions with
 // their backtracking rows (final), then swaps the records in one
 // transaction: inputs deleted with their ETags, outputs and a statistics
-// row added.
+// row added. Then it plans its bucket's next merges (planBucket); a claim
+// without a bucket enqueues a scan instead.
 //
 // Crash points: outputs have names derived from the claim, so a retry
 // rewrites the same blobs and rows; a compensation message covers each
 // output blob until the swap commits; if the swap already committed (the
-// claim's statistics row exists) the retry only enqueues the follow-up scan.
+// claim's statistics row exists) the retry only repeats the follow-up,
+// which is idempotent.
 func (t *task) merge(ctx context.Context, m Message) error {
 	r := t.run
 	claim := m.IDs[0]
-	if _, err := r.state.Get(ctx, pkRecords(m.Ply), mergeStatID(claim)); err == nil {
+	bucket, bucketed := claimBucket(claim)
+	next := func() error {
+		if bucketed {
+			return t.planBucket(ctx, m.Ply, bucket)
+		}
 		return r.enqueue(ctx, Message{Kind: KindScan, Ply: m.Ply})
 	}
-	recs, err := r.listRecords(ctx, m.Ply)
+	if _, err := r.state.Get(ctx, pkRecords(m.Ply), mergeStatID(claim)); err == nil {
+		return next()
+	}
+	var recs []*rangeRecord
+	var err error
+	if bucketed {
+		recs, err = r.listBucket(ctx, m.Ply, bucket)
+	} else {
+		recs, err = r.listRecords(ctx, m.Ply)
+	}
 	if err != nil {
 		return err
 	}
@@ -271,7 +366,7 @@ func (t *task) merge(ctx context.Context, m Message) error {
 		c.done(ctx)
 	}
 	t.merges.Add(1)
-	return r.enqueue(ctx, Message{Kind: KindScan, Ply: m.Ply})
+	return next()
 }
 
 // mergeOutput receives merged entries in order and writes the outputs.

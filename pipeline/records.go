@@ -60,24 +60,92 @@ func (r *Run) decodeRecord(e storage.Entity) (*rangeRecord, error) {
 	return rr, nil
 }
 
-// Record row keys: runs start with 's' (expansion segments) or 'o' (merge
-// outputs); markers with 'm' and 'd'; merge statistics with 'x'.
+// Record row keys: runs start with 's', then their bucket (see
+// bucketPrefix): expansion segments and merge outputs alike, so one
+// bucket's runs are one row-key range; merge outputs of claims without a
+// bucket start with 'o'. Markers start with 'm' and 'd', complete buckets
+// with 'c', merge statistics with 'x'; rkBuckets counts the buckets.
 const (
-	recFrom = "o"
-	recTo   = "t"
+	recFrom   = "o"
+	recTo     = "t"
+	rkBuckets = "nbuckets"
 )
 
-func segmentID(bucket, task int) string { return fmt.Sprintf("s%05d-%06d", bucket, task) }
+func segmentID(bucket, task int) string { return fmt.Sprintf("%s-%06d", bucketPrefix(bucket), task) }
+
+// outputID names output k of a merge claim; it sorts with the claim's
+// bucket when the claim names one.
 func outputID(claim string, k int) string {
+	if b, ok := claimBucket(claim); ok {
+		return fmt.Sprintf("%s-o%s-%04d", bucketPrefix(b), claim, k)
+	}
 	return fmt.Sprintf("o%s-%04d", claim, k)
 }
 func batchMarker(task, batch int) string { return fmt.Sprintf("m%06d-%04d", task, batch) }
 func doneMarker(task int) string         { return fmt.Sprintf("d%06d", task) }
 func mergeStatID(claim string) string    { return "x" + claim }
+func bucketDone(bucket int) string       { return "c" + bucketPrefix(bucket)[1:] }
+
+// bucketPrefix starts the row key of every run of a bucket. Buckets are
+// cut at the ply's splitters, so runs of different buckets never overlap
+// and each bucket is merged on its own.
+func bucketPrefix(bucket int) string { return fmt.Sprintf("s%05d", bucket) }
+
+// recordBucket is the bucket of a run record, if its row key names one.
+func recordBucket(id string) (int, bool) {
+	if len(id) < 7 || id[0] != 's' || id[6] != '-' {
+		return 0, false
+	}
+	return digits(id[1:6])
+}
+
+// claimName names a claim on a group of runs: the claiming attempt, the
+// group's number, its bucket (five digits, or none when the group's runs
+// name no bucket), and 'f' for a final merge or 'p' for a partial one.
+func claimName(attempt string, group, bucket int, final bool) string {
+	suffix := "p"
+	if final {
+		suffix = "f"
+	}
+	if bucket < 0 {
+		return fmt.Sprintf("%sg%d%s", attempt, group, suffix)
+	}
+	return fmt.Sprintf("%sg%db%05d%s", attempt, group, bucket, suffix)
+}
+
+// claimBucket is the bucket a claim names, if any.
+func claimBucket(claim string) (int, bool) {
+	n := len(claim)
+	if n < 8 || claim[n-7] != 'b' {
+		return 0, false
+	}
+	return digits(claim[n-6 : n-1])
+}
+
+func digits(s string) (int, bool) {
+	n := 0
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		n = n*10 + int(s[i]-'0')
+	}
+	return n, true
+}
 
 // listRecords reads every run record of a ply.
 func (r *Run) listRecords(ctx context.Context, ply int) ([]*rangeRecord, error) {
-	es, err := queryAll(ctx, r.state, pkRecords(ply), recFrom, recTo)
+	return r.listRange(ctx, ply, recFrom, recTo)
+}
+
+// listBucket reads the run records of one bucket of a ply.
+func (r *Run) listBucket(ctx context.Context, ply, bucket int) ([]*rangeRecord, error) {
+	p := bucketPrefix(bucket)
+	return r.listRange(ctx, ply, p+"-", p+".")
+}
+
+func (r *Run) listRange(ctx context.Context, ply int, from, to string) ([]*rangeRecord, error) {
+	es, err := queryAll(ctx, r.state, pkRecords(ply), from, to)
 	if err != nil {
 		return nil, err
 	}
