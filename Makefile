@@ -1,5 +1,5 @@
 # Thin wrappers; the logic lives in scripts/.
-.PHONY: test vet bench azurite-start azurite-stop azurite-env
+.PHONY: test vet bench bench-go azurite-start azurite-stop azurite-env
 
 # go vet, then go test ./... against a private Azurite started and stopped here.
 test:
@@ -8,8 +8,18 @@ test:
 vet:
 	go vet ./...
 
+# The benchmark harness (cmd/bench): yardstick, reference, embedded pipeline
+# and Azurite workers, 8x8 plies PLIES; results.md and results.csv in bench-out/.
+# Azurite: AZURE_STORAGE_CONNECTION_STRING if set, else a private one.
+PLIES ?= 8-11
+ENGINES ?= yardstick,reference,embedded,azurite
 bench:
-	go test -run '^$$' -bench . ./board/
+	go build -o bench-out/bin/ ./cmd/bench ./cmd/seed ./cmd/worker
+	bench-out/bin/bench -bin bench-out/bin -plies $(PLIES) -engines $(ENGINES) -out bench-out
+
+# Go benchmarks of the hot paths (rules, sorting and merging keys).
+bench-go:
+	go test -run '^$$' -bench . ./board/ ./dedup/
 
 # A long-running Azurite for manual work: eval "$$(make -s azurite-start)".
 # Data on disk instead of in memory: scripts/azurite.sh start --location DIR

@@ -85,7 +85,7 @@ func runAzurite(ctx context.Context, cfg Config, ply int, row *Row) (*ChildResul
 		return nil, err
 	}
 	rep.WallSeconds = wall
-	rep.StorageTransactions, rep.TransactionsByCategory = stats.Total(), stats.ByCategory()
+	rep.SetTransactions(stats.ByCategory())
 	fp, err := run.Footprint(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("measuring what the run stored: %w", err)

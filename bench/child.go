@@ -93,7 +93,7 @@ func runEmbedded(ctx context.Context, cfg ChildConfig, start time.Time) (*report
 	}
 	stats := be.Stats()
 	rep.WallSeconds = time.Since(start).Seconds()
-	rep.StorageTransactions, rep.TransactionsByCategory = stats.Total(), stats.ByCategory()
+	rep.SetTransactions(stats.ByCategory())
 	run, err := pipeline.OpenRun(ctx, be, rc.Name)
 	if err != nil {
 		return nil, 0, err

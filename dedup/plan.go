@@ -82,6 +82,22 @@ type Group struct {
 // with few containments).
 func Plan(records []Record, fanIn int, maxEntries int64) (groups []Group, complete bool) {
 	fanIn = max(fanIn, 2)
+	complete = true
+	p := planner{records: records, fanIn: fanIn, maxEntries: maxEntries}
+	components(records, func(comp []int) {
+		if len(comp) > 1 || records[comp[0]].Merging {
+			complete = false
+		}
+		if len(comp) > 1 {
+			groups = p.component(comp, groups)
+		}
+	})
+	return groups, complete
+}
+
+// components calls fn with each overlap component of records (indexes in
+// Min order), in ascending key order: one sweep after sorting by Min.
+func components(records []Record, fn func(comp []int)) {
 	order := make([]int, len(records))
 	for i := range order {
 		order[i] = i
@@ -89,8 +105,6 @@ func Plan(records []Record, fanIn int, maxEntries int64) (groups []Group, comple
 	slices.SortFunc(order, func(a, b int) int {
 		return cmp.Or(board.Compare(records[a].Min, records[b].Min), cmp.Compare(a, b))
 	})
-	complete = true
-	p := planner{records: records, fanIn: fanIn, maxEntries: maxEntries}
 	for start := 0; start < len(order); {
 		hi := records[order[start]].Max
 		end := start + 1
@@ -99,16 +113,9 @@ func Plan(records []Record, fanIn int, maxEntries int64) (groups []Group, comple
 				hi = records[order[end]].Max
 			}
 		}
-		comp := order[start:end]
-		if len(comp) > 1 || records[comp[0]].Merging {
-			complete = false
-		}
-		if len(comp) > 1 {
-			groups = p.component(comp, groups)
-		}
+		fn(order[start:end])
 		start = end
 	}
-	return groups, complete
 }
 
 type planner struct {

@@ -28,6 +28,7 @@ import (
 // commands are the programs under cmd/, by name, as the image installs them
 // in /usr/local/bin.
 var commands = map[string]func(cli.Env) int{
+	"bench":     cli.Bench,
 	"enumerate": cli.Enumerate,
 	"seed":      cli.Seed,
 	"worker":    cli.Worker,
@@ -242,8 +243,8 @@ func commandName(t *testing.T, where, path string) string {
 }
 
 // checkAccepts runs a command's real flag parsing and validation on args.
-// enumerate gets -h appended (its default storage is local, so it would
-// run); seed, worker and inspect run with an empty environment, so they
+// enumerate and bench get -h appended (they run locally by default, so
+// they would run); seed, worker and inspect run with an empty environment, so they
 // must get through every check and stop at the missing storage settings.
 func checkAccepts(t *testing.T, where, name string, args []string) {
 	t.Helper()
@@ -255,10 +256,10 @@ func checkAccepts(t *testing.T, where, name string, args []string) {
 	}
 	var out, errb bytes.Buffer
 	env := cli.Env{Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errb}
-	if name == "enumerate" {
+	if name == "enumerate" || name == "bench" {
 		env.Args = append(slices.Clone(args), "-h")
 		if code := commands[name](env); code != cli.ExitOK {
-			t.Errorf("%s: enumerate %v: flags refused (exit %d): %s", where, args, code, errb.String())
+			t.Errorf("%s: %s %v: flags refused (exit %d): %s", where, name, args, code, errb.String())
 		}
 		return
 	}

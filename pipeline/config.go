@@ -19,8 +19,11 @@ const (
 	// per ply, so storage transactions per edge stay low only with larger
 	// blobs. 1000 is still accepted for small experiments.
 	DefaultBlobPositions = 1 << 16
-	// DefaultFanIn is how many runs one merge reads at once.
-	DefaultFanIn = 16
+	// DefaultFanIn is how many runs one merge reads at once: the most
+	// allowed, so that a bucket fed by up to 64 expansion tasks (8x8 up to
+	// ply 11) is merged in one pass that reads each entry once. Memory is
+	// one 256 KiB read buffer per run.
+	DefaultFanIn = 64
 	// InlineLimit is the article's limit for a ply that travels inline in
 	// one A message.
 	InlineLimit = 1000

@@ -117,7 +117,10 @@ func (t *task) plan(ctx context.Context, ply int, recs []*rangeRecord) (complete
 			return false, err
 		}
 	}
-	groups, complete := dedup.Plan(toDedup(recs), r.Config.FanIn, int64(r.Config.BlobPositions)*int64(storage.MaxBatchOps-r.Config.FanIn-4)/2)
+	maxEntries := int64(r.Config.BlobPositions) * int64(storage.MaxBatchOps-r.Config.FanIn-4) / 2
+	groups, rest := dedup.Whole(toDedup(recs), r.Config.FanIn, maxEntries)
+	more, complete := dedup.Plan(rest, r.Config.FanIn, maxEntries)
+	groups = append(groups, more...)
 	grouped := map[string]bool{}
 	for _, g := range groups {
 		for _, id := range g.IDs {

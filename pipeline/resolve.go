@@ -88,6 +88,11 @@ func (t *task) resolve(ctx context.Context, m Message) error {
 			res, score = r.Board.Result(p), backtrack.TerminalScore(p)
 		case m.Ply >= r.Config.Target:
 			res = board.Unknown
+		case tallies[i].Known == 0:
+			// No child reported a result, so nothing is decided whatever
+			// the moves are (a non-terminal position has at least one):
+			// this spares listing the children of most positions.
+			res = board.Unknown
 		default:
 			kids, _ = r.Board.Children(p, kids[:0])
 			res = backtrack.Decide(p.Side, len(kids), tallies[i])
