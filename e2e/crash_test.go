@@ -108,6 +108,17 @@ func (f *fleet) dumpLogs() {
 	}
 }
 
+// countLines counts the log lines, over every worker, that contain s.
+func (f *fleet) countLines(s string) int {
+	n := 0
+	entries, _ := os.ReadDir(f.dir)
+	for _, e := range entries {
+		b, _ := os.ReadFile(filepath.Join(f.dir, e.Name()))
+		n += strings.Count(string(b), s)
+	}
+	return n
+}
+
 // envInt reads an optional numeric test setting.
 func envInt(t *testing.T, name string, def uint64) uint64 {
 	s := os.Getenv(name)
