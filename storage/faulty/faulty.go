@@ -204,7 +204,7 @@ func (b *Backend) begin(op string) fault {
 	}
 	b.calls++
 	b.ops = append(b.ops, op)
-	if b.cfg.At == 0 || b.calls != b.cfg.At {
+	if b.cfg.Mode == None || b.cfg.At == 0 || b.calls != b.cfg.At {
 		return proceed
 	}
 	b.fired = fmt.Sprintf("%d %s", b.calls, op)
@@ -245,6 +245,22 @@ func (b *Backend) call(op string, do func() error) error {
 		return err
 	}
 	return b.errFor(f, op)
+}
+
+// value runs one storage call that returns a value; on failure the value
+// is the zero one, as a caller that saw an error must not use it.
+func value[T any](b *Backend, op string, do func() (T, error)) (T, error) {
+	var v T
+	err := b.call(op, func() error {
+		var err error
+		v, err = do()
+		return err
+	})
+	if err != nil {
+		var zero T
+		return zero, err
+	}
+	return v, nil
 }
 
 func (b *Backend) hold(queue string, msgs []storage.Message) {
@@ -294,21 +310,15 @@ func (q queue) Drop(ctx context.Context) error {
 }
 
 func (q queue) Enqueue(ctx context.Context, text string, opts storage.EnqueueOptions) (storage.Receipt, error) {
-	var rc storage.Receipt
-	err := q.b.call("queue.enqueue", func() error {
-		var err error
-		rc, err = q.Queue.Enqueue(ctx, text, opts)
+	return value(q.b, "queue.enqueue", func() (storage.Receipt, error) {
+		rc, err := q.Queue.Enqueue(ctx, text, opts)
 		if err == nil && opts.Delay > 0 {
 			q.b.mu.Lock()
 			q.b.delayed = append(q.b.delayed, delayedMsg{q.Name(), rc})
 			q.b.mu.Unlock()
 		}
-		return err
+		return rc, err
 	})
-	if err != nil {
-		return storage.Receipt{}, err
-	}
-	return rc, nil
 }
 
 func (q queue) Dequeue(ctx context.Context, max int, visibility time.Duration) ([]storage.Message, error) {
@@ -317,33 +327,21 @@ func (q queue) Dequeue(ctx context.Context, max int, visibility time.Duration) (
 			return nil, err
 		}
 	}
-	var msgs []storage.Message
-	err := q.b.call("queue.dequeue", func() error {
-		var err error
-		msgs, err = q.Queue.Dequeue(ctx, max, visibility)
+	return value(q.b, "queue.dequeue", func() ([]storage.Message, error) {
+		msgs, err := q.Queue.Dequeue(ctx, max, visibility)
 		q.b.hold(q.Name(), msgs)
-		return err
+		return msgs, err
 	})
-	if err != nil {
-		return nil, err
-	}
-	return msgs, nil
 }
 
 func (q queue) UpdateVisibility(ctx context.Context, id, popReceipt string, visibility time.Duration) (string, error) {
-	var rc string
-	err := q.b.call("queue.update_visibility", func() error {
-		var err error
-		rc, err = q.Queue.UpdateVisibility(ctx, id, popReceipt, visibility)
+	return value(q.b, "queue.update_visibility", func() (string, error) {
+		rc, err := q.Queue.UpdateVisibility(ctx, id, popReceipt, visibility)
 		if err == nil {
 			q.b.rehold(q.Name(), id, rc)
 		}
-		return err
+		return rc, err
 	})
-	if err != nil {
-		return "", err
-	}
-	return rc, nil
 }
 
 func (q queue) Delete(ctx context.Context, id, popReceipt string) error {
@@ -357,26 +355,11 @@ func (q queue) Delete(ctx context.Context, id, popReceipt string) error {
 }
 
 func (q queue) ApproximateLength(ctx context.Context) (int, error) {
-	var n int
-	err := q.b.call("queue.approximate_length", func() error {
-		var err error
-		n, err = q.Queue.ApproximateLength(ctx)
-		return err
-	})
-	return n, err
+	return value(q.b, "queue.approximate_length", func() (int, error) { return q.Queue.ApproximateLength(ctx) })
 }
 
 func (q queue) Peek(ctx context.Context, max int) ([]storage.Message, error) {
-	var msgs []storage.Message
-	err := q.b.call("queue.peek", func() error {
-		var err error
-		msgs, err = q.Queue.Peek(ctx, max)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return msgs, nil
+	return value(q.b, "queue.peek", func() ([]storage.Message, error) { return q.Queue.Peek(ctx, max) })
 }
 
 type container struct {
@@ -405,16 +388,7 @@ func (c container) Upload(ctx context.Context, name string, r io.Reader) error {
 }
 
 func (c container) Get(ctx context.Context, name string) ([]byte, error) {
-	var data []byte
-	err := c.b.call("blob.get", func() error {
-		var err error
-		data, err = c.Container.Get(ctx, name)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return data, nil
+	return value(c.b, "blob.get", func() ([]byte, error) { return c.Container.Get(ctx, name) })
 }
 
 func (c container) Open(ctx context.Context, name string, offset, length int64) (io.ReadCloser, error) {
@@ -438,16 +412,7 @@ func (c container) Delete(ctx context.Context, name string) error {
 }
 
 func (c container) List(ctx context.Context, prefix string) ([]storage.BlobInfo, error) {
-	var list []storage.BlobInfo
-	err := c.b.call("blob.list", func() error {
-		var err error
-		list, err = c.Container.List(ctx, prefix)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return list, nil
+	return value(c.b, "blob.list", func() ([]storage.BlobInfo, error) { return c.Container.List(ctx, prefix) })
 }
 
 // stream is an opened blob: reading it is part of the Open call, but a
@@ -477,30 +442,16 @@ func (t table) Drop(ctx context.Context) error {
 	return t.b.call("table.drop", func() error { return t.Table.Drop(ctx) })
 }
 
-// etagCall runs a table call that returns an ETag.
-func (t table) etagCall(op string, do func() (string, error)) (string, error) {
-	var etag string
-	err := t.b.call(op, func() error {
-		var err error
-		etag, err = do()
-		return err
-	})
-	if err != nil {
-		return "", err
-	}
-	return etag, nil
-}
-
 func (t table) Add(ctx context.Context, e storage.Entity) (string, error) {
-	return t.etagCall("table.add", func() (string, error) { return t.Table.Add(ctx, e) })
+	return value(t.b, "table.add", func() (string, error) { return t.Table.Add(ctx, e) })
 }
 
 func (t table) Upsert(ctx context.Context, e storage.Entity) (string, error) {
-	return t.etagCall("table.upsert", func() (string, error) { return t.Table.Upsert(ctx, e) })
+	return value(t.b, "table.upsert", func() (string, error) { return t.Table.Upsert(ctx, e) })
 }
 
 func (t table) Update(ctx context.Context, e storage.Entity, etag string) (string, error) {
-	return t.etagCall("table.update", func() (string, error) { return t.Table.Update(ctx, e, etag) })
+	return value(t.b, "table.update", func() (string, error) { return t.Table.Update(ctx, e, etag) })
 }
 
 func (t table) Delete(ctx context.Context, pk, rk, etag string) error {
@@ -508,40 +459,13 @@ func (t table) Delete(ctx context.Context, pk, rk, etag string) error {
 }
 
 func (t table) Get(ctx context.Context, pk, rk string) (storage.Entity, error) {
-	var e storage.Entity
-	err := t.b.call("table.get", func() error {
-		var err error
-		e, err = t.Table.Get(ctx, pk, rk)
-		return err
-	})
-	if err != nil {
-		return storage.Entity{}, err
-	}
-	return e, nil
+	return value(t.b, "table.get", func() (storage.Entity, error) { return t.Table.Get(ctx, pk, rk) })
 }
 
 func (t table) Query(ctx context.Context, pk string, opts storage.QueryOptions) (storage.Page, error) {
-	var p storage.Page
-	err := t.b.call("table.query", func() error {
-		var err error
-		p, err = t.Table.Query(ctx, pk, opts)
-		return err
-	})
-	if err != nil {
-		return storage.Page{}, err
-	}
-	return p, nil
+	return value(t.b, "table.query", func() (storage.Page, error) { return t.Table.Query(ctx, pk, opts) })
 }
 
 func (t table) Transact(ctx context.Context, pk string, ops []storage.Op) ([]string, error) {
-	var etags []string
-	err := t.b.call("table.transact", func() error {
-		var err error
-		etags, err = t.Table.Transact(ctx, pk, ops)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return etags, nil
+	return value(t.b, "table.transact", func() ([]string, error) { return t.Table.Transact(ctx, pk, ops) })
 }
