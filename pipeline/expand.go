@@ -26,7 +26,8 @@ import (
 //   - between record batches: each batch holds its own marker row, so a
 //     batch a previous attempt committed fails as a whole with ErrExists
 //     and is skipped; segments can never be added twice, even after a
-//     merge consumed them;
+//     merge consumed them; an attempt that committed no batch leaves its
+//     compensation message to decide about the blob it rewrote;
 //   - after the done marker (in the last batch): the redelivery sees it,
 //     skips the work and only repeats the idempotent follow-up (the scan).
 func (t *task) expand(ctx context.Context, m Message) error {
@@ -110,6 +111,7 @@ func (t *task) expand(ctx context.Context, m Message) error {
 		return err
 	}
 	const perBatch = storage.MaxBatchOps - 2
+	committed := false
 	for b := 0; b == 0 || b*perBatch < len(recs); b++ {
 		batch := recs[b*perBatch : min(len(recs), (b+1)*perBatch)]
 		ops := []storage.Op{{Kind: storage.OpAdd, Entity: storage.Entity{PartitionKey: pkRecords(child), RowKey: batchMarker(j, b), Props: map[string]any{}}}}
@@ -128,8 +130,14 @@ func (t *task) expand(ctx context.Context, m Message) error {
 			}
 			return fmt.Errorf("registering expansion runs of ply %d: %w", child, err)
 		}
+		committed = true
 	}
-	comp.done(ctx)
+	// If another attempt registered every batch, the ply may since have
+	// completed and swept this blob, which we just wrote again: keep the
+	// compensation message, which deletes the blob unless a record names it.
+	if committed {
+		comp.done(ctx)
+	}
 	return t.afterExpand(ctx, child, next.Tasks)
 }
 

@@ -364,6 +364,10 @@ func (t *task) merge(ctx context.Context, m Message) error {
 		if _, gerr := r.state.Get(ctx, pkRecords(m.Ply), mergeStatID(claim)); gerr != nil {
 			return fmt.Errorf("committing merge %s of ply %d: %w", claim, m.Ply, err)
 		}
+		// Another attempt of this claim committed (or ours did and its
+		// answer was lost). Our rewrites of its outputs may outlive them
+		// if the ply was swept meanwhile: let the compensation decide.
+		out.comps = nil
 	}
 	for _, c := range out.comps {
 		c.done(ctx)
