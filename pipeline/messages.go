@@ -55,6 +55,21 @@ type Message struct {
 
 // ErrBadMessage marks a message that can never be handled; it goes to the
 // poison queue at once.
+//
+// A well-formed message naming something that does not exist is bad only
+// where no redelivery can name it:
+//   - any message naming a ply that has no record, or one past the run's
+//     target: a ply's record exists before any of its messages is sent;
+//   - C naming other than the ply's j-th final blob: final blobs never
+//     change once their ply is complete;
+//   - R naming a blob index the ply lacks, or arriving before the next ply
+//     is resolved: R messages are sent only after that;
+//   - C and X naming a blob outside their ply's folder.
+//
+// These finish quietly instead, as redeliveries do: M naming a claim no
+// record holds (the merge committed, or its claim expired and was
+// released), and X naming a blob that is gone (an earlier delivery
+// deleted it, or the writer died before uploading it).
 var ErrBadMessage = errors.New("bad message")
 
 func badf(format string, args ...any) error {
