@@ -31,12 +31,14 @@ type claimBackend struct {
 	lost     string
 	poisoned bool
 	gotLost  chan struct{}
+	atCommit chan struct{} // the lost merge reached its commit
 	released chan struct{}
+	atOnce   sync.Once
 	relOnce  sync.Once
 }
 
 func newClaimBackend(be storage.Backend, ply int, poison bool) *claimBackend {
-	return &claimBackend{Backend: be, ply: ply, poison: poison, gotLost: make(chan struct{}), released: make(chan struct{})}
+	return &claimBackend{Backend: be, ply: ply, poison: poison, gotLost: make(chan struct{}), atCommit: make(chan struct{}), released: make(chan struct{})}
 }
 
 func (b *claimBackend) Queue(name string) storage.Queue {
@@ -102,26 +104,43 @@ type claimTable struct {
 	b *claimBackend
 }
 
+// Transact orders the lost merge and the release of its claim: the merge
+// reads its inputs and reaches its commit first, the release goes through,
+// and only then is the merge's commit tried.
 func (t claimTable) Transact(ctx context.Context, pk string, ops []storage.Op) ([]string, error) {
 	b := t.b
 	b.mu.Lock()
 	lost := b.lost
 	b.mu.Unlock()
+	release := len(ops) > 0 && ops[0].Kind == storage.OpUpdate && ops[0].Entity.Props["Owner"] == "" && ops[0].Entity.Props["Merging"] == false
 	if lost != "" && pk == pkRecords(b.ply) {
 		claim := lost[len("M00-p-"):]
 		if slices.ContainsFunc(ops, func(op storage.Op) bool { return op.Entity.RowKey == mergeStatID(claim) }) {
-			select { // the lost merge commits only after its claim was released
-			case <-b.released:
-			case <-ctx.Done():
-				return nil, ctx.Err()
+			b.atOnce.Do(func() { close(b.atCommit) })
+			if err := wait(ctx, b.released); err != nil {
+				return nil, err
+			}
+		}
+		if release && !b.poison {
+			if err := wait(ctx, b.atCommit); err != nil {
+				return nil, err
 			}
 		}
 	}
 	etags, err := t.Table.Transact(ctx, pk, ops)
-	if err == nil && len(ops) > 0 && ops[0].Kind == storage.OpUpdate && ops[0].Entity.Props["Owner"] == "" && ops[0].Entity.Props["Merging"] == false {
+	if err == nil && release {
 		b.relOnce.Do(func() { close(b.released) })
 	}
 	return etags, err
+}
+
+func wait(ctx context.Context, c chan struct{}) error {
+	select {
+	case <-c:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // settle runs a worker until the work queue is empty, so that delayed
@@ -158,10 +177,11 @@ func settle(t *testing.T, ctx context.Context, r *Run, wcfg WorkerConfig) {
 // scan claimed its runs, and checks that the run still completes exactly:
 // idle workers see an empty queue in an incomplete run and nudge a scan,
 // which releases the claim once it is older than the claim timeout and
-// claims the runs again. In the lost case the old merge then runs late,
-// just before the timeout: it reads its inputs, and its commit is held
-// until the release, so it must fail on the changed ETags and leave
-// nothing behind (its compensation messages delete its outputs).
+// claims the runs again. In the lost case the lost merge runs all the
+// same, as if its message had been delivered after all: it reads its
+// inputs and writes its outputs, the release goes through before its
+// commit, so the commit must fail on the changed ETags and leave nothing
+// behind (its compensation messages delete its outputs).
 func TestExpiredClaimIsReleased(t *testing.T) {
 	wcfg := WorkerConfig{Visibility: 2 * time.Second, CompensationDelay: 4 * time.Second, ClaimTimeout: 5 * time.Second, WorkerID: "t", PollMax: 50 * time.Millisecond}
 	for _, poison := range []bool{false, true} {
@@ -178,12 +198,9 @@ func TestExpiredClaimIsReleased(t *testing.T) {
 			if !poison {
 				go func() {
 					defer close(oldDone)
-					select {
-					case <-be.gotLost:
-					case <-ctx.Done():
+					if wait(ctx, be.gotLost) != nil {
 						return
 					}
-					sleep(ctx, wcfg.ClaimTimeout-time.Second)
 					r, err := OpenRun(ctx, be, cfg.Name)
 					if err != nil {
 						oldMerge.Store(err)
@@ -194,7 +211,11 @@ func TestExpiredClaimIsReleased(t *testing.T) {
 						oldMerge.Store(err)
 						return
 					}
-					old := &task{run: r, cfg: wcfg.WithDefaults(), msg: storage.Message{ID: "late"}, progress: &Progress{}, merges: new(atomic.Int64)}
+					// A longer compensation delay than the workers': its
+					// commit deadline must not pass while it waits.
+					ocfg := wcfg
+					ocfg.CompensationDelay, ocfg.ClaimTimeout = 6*time.Second, 7*time.Second
+					old := &task{run: r, cfg: ocfg.WithDefaults(), msg: storage.Message{ID: "late"}, progress: &Progress{}, merges: new(atomic.Int64)}
 					if err := old.merge(ctx, m); err != nil {
 						oldMerge.Store(err)
 					}
