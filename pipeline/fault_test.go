@@ -33,7 +33,6 @@ type faultOutcome struct {
 	calls int64  // calls of the first worker
 	fired string // the call the fault struck
 	err   error  // nil if the run converged exactly and left nothing behind
-	be    storage.Backend
 }
 
 // runWithFault runs cfg on a fresh embedded backend with the fault planned
@@ -51,45 +50,15 @@ func runWithFault(t *testing.T, cfg RunConfig, ref *reference.Result, plan fault
 	if err != nil {
 		t.Fatal(err)
 	}
-	out.be = inner
+	defer inner.Close()
 	plan.ReleaseAbandoned = true
 	a := faulty.New(inner, plan)
 	defer func() { out.calls, out.fired = a.Calls(), a.Fired() }()
 
-	// work runs one worker loop through be until the run is done or be
-	// crashes. A failed seed is rerun, as an operator reruns cmd/seed.
 	seeded := false
-	work := func(be *faulty.Backend, id string) error {
-		wctx, stop := context.WithCancel(ctx)
-		defer stop()
-		go func() {
-			select {
-			case <-be.Crashed():
-				stop()
-			case <-wctx.Done():
-			}
-		}()
-		var r *Run
-		for r == nil {
-			if seeded {
-				r, err = OpenRun(wctx, be, cfg.Name)
-			} else {
-				r, err = Seed(wctx, be, cfg)
-			}
-			switch {
-			case err == nil:
-				seeded = true
-			case be.IsCrashed():
-				return nil
-			case !errors.Is(err, storage.ErrTransient):
-				return fmt.Errorf("opening the run: %w", err)
-			}
-		}
-		w, err := NewWorker(r, faultWorker(id), testLogger(t), nil)
-		if err != nil {
-			return err
-		}
-		return w.Run(wctx)
+	work := func(be *faulty.Backend, id string) (err error) {
+		seeded, err = faultWork(ctx, t, be, cfg, seeded, id)
+		return err
 	}
 	if err := work(a, "a"); err != nil {
 		out.err = err
@@ -121,6 +90,44 @@ func runWithFault(t *testing.T, cfg RunConfig, ref *reference.Result, plan fault
 	}
 	out.err = checkRun(ctx, inner, cfg, ref)
 	return
+}
+
+// faultWork runs one worker loop through be until the run is done, ctx
+// ends or be crashes. Unless the run is seeded already it seeds first,
+// rerunning a seed that failed transiently as an operator reruns cmd/seed.
+// It reports whether the run is seeded.
+func faultWork(ctx context.Context, t *testing.T, be *faulty.Backend, cfg RunConfig, seeded bool, id string) (bool, error) {
+	ctx, stop := context.WithCancel(ctx)
+	defer stop()
+	go func() {
+		select {
+		case <-be.Crashed():
+			stop()
+		case <-ctx.Done():
+		}
+	}()
+	var r *Run
+	for r == nil {
+		var err error
+		if seeded {
+			r, err = OpenRun(ctx, be, cfg.Name)
+		} else {
+			r, err = Seed(ctx, be, cfg)
+		}
+		switch {
+		case err == nil:
+			seeded = true
+		case be.IsCrashed():
+			return seeded, nil
+		case !errors.Is(err, storage.ErrTransient):
+			return seeded, fmt.Errorf("opening the run: %w", err)
+		}
+	}
+	w, err := NewWorker(r, faultWorker(id), testLogger(t), nil)
+	if err != nil {
+		return seeded, err
+	}
+	return seeded, w.Run(ctx)
 }
 
 // checkRun compares a finished run with the reference, position by

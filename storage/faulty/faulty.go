@@ -67,6 +67,10 @@ type Config struct {
 	// up on the messages it did not delete, so this only brings forward
 	// their reappearance after the visibility timeout.
 	ReleaseAbandoned bool
+	// Before, if set, runs before each call is performed, with its number
+	// and name, outside the wrapper's lock: a test can stop a worker at a
+	// chosen point and do something else in the meantime.
+	Before func(call int64, op string)
 }
 
 // Backend is the fault-injecting wrapper. It is safe for concurrent use,
@@ -196,32 +200,32 @@ const (
 )
 
 // begin numbers a call and decides its fate.
-func (b *Backend) begin(op string) fault {
+func (b *Backend) begin(op string) (fault, int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.crashed {
-		return crashBefore
+		return crashBefore, b.calls
 	}
 	b.calls++
 	b.ops = append(b.ops, op)
 	if b.cfg.Mode == None || b.cfg.At == 0 || b.calls != b.cfg.At {
-		return proceed
+		return proceed, b.calls
 	}
 	b.fired = fmt.Sprintf("%d %s", b.calls, op)
 	switch b.cfg.Mode {
 	case FailBefore:
-		return failBefore
+		return failBefore, b.calls
 	case FailAfter:
-		return failAfter
+		return failAfter, b.calls
 	case CrashBefore, CrashAfter:
 		b.crashed = true
 		close(b.dead)
 		if b.cfg.Mode == CrashBefore {
-			return crashBefore
+			return crashBefore, b.calls
 		}
-		return crashAfter
+		return crashAfter, b.calls
 	}
-	return proceed
+	return proceed, b.calls
 }
 
 func (b *Backend) errFor(f fault, op string) error {
@@ -236,9 +240,12 @@ func (b *Backend) errFor(f fault, op string) error {
 
 // call runs one storage call under the plan: do performs it.
 func (b *Backend) call(op string, do func() error) error {
-	f := b.begin(op)
+	f, n := b.begin(op)
 	if f == failBefore || f == crashBefore {
 		return b.errFor(f, op)
+	}
+	if b.cfg.Before != nil {
+		b.cfg.Before(n, op)
 	}
 	err := do()
 	if f == proceed {
