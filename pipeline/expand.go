@@ -21,8 +21,11 @@ import (
 //   - before anything is written: the redelivery starts over;
 //   - after the compensation message: it surfaces later and deletes the
 //     blob unless a record refers to it;
-//   - after the blob: its name and content depend only on the input, so a
-//     rewrite is harmless;
+//   - after the blob: the blob's name is unique to this attempt
+//     (attemptTag), so a retry writes its own and the compensation
+//     message deletes ours, even while the retry runs: were the names
+//     shared, the stale message could delete the retry's blob between
+//     its upload and its commit;
 //   - between record batches: each batch holds its own marker row, so a
 //     batch a previous attempt committed fails as a whole with ErrExists
 //     and is skipped; segments can never be added twice, even after a
@@ -77,7 +80,7 @@ func (t *task) expand(ctx context.Context, m Message) error {
 	dedup.SortEntries(entries)
 	t.progress.Add(int64(len(positions)), stats.edges)
 
-	name := blobFor(child, fmt.Sprintf("e-%06d", j))
+	name := blobFor(child, fmt.Sprintf("e-%06d-%s", j, t.attemptTag()))
 	data := make([]byte, 0, len(entries)*dedup.EntryLen)
 	for _, e := range entries {
 		data = dedup.AppendEntry(data, e)
@@ -132,9 +135,9 @@ func (t *task) expand(ctx context.Context, m Message) error {
 		}
 		committed = true
 	}
-	// If another attempt registered every batch, the ply may since have
-	// completed and swept this blob, which we just wrote again: keep the
-	// compensation message, which deletes the blob unless a record names it.
+	// If another attempt registered every batch, no record names this
+	// blob (it carries our attempt's tag): keep the compensation message,
+	// which deletes the blob unless a record names it.
 	if committed {
 		comp.done(ctx)
 	}

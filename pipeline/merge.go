@@ -293,11 +293,12 @@ func (r *Run) sweep(ctx context.Context, p *plyRecord) error {
 // row added. Then it plans its bucket's next merges (planBucket); a claim
 // without a bucket enqueues a scan instead.
 //
-// Crash points: outputs have names derived from the claim, so a retry
-// rewrites the same blobs and rows; a compensation message covers each
-// output blob until the swap commits; if the swap already committed (the
-// claim's statistics row exists) the retry only repeats the follow-up,
-// which is idempotent.
+// Crash points: output blobs (and their backtracking rows) have names
+// unique to this attempt (attemptTag), so a retry writes its own, and a
+// compensation message covers each until the swap commits, deleting it
+// if the swap never names it, even while a retry runs; if the swap
+// already committed (the claim's statistics row exists) the retry only
+// repeats the follow-up, which is idempotent.
 func (t *task) merge(ctx context.Context, m Message) error {
 	r := t.run
 	claim := m.IDs[0]
@@ -365,8 +366,8 @@ func (t *task) merge(ctx context.Context, m Message) error {
 			return fmt.Errorf("committing merge %s of ply %d: %w", claim, m.Ply, err)
 		}
 		// Another attempt of this claim committed (or ours did and its
-		// answer was lost). Our rewrites of its outputs may outlive them
-		// if the ply was swept meanwhile: let the compensation decide.
+		// answer was lost). Our outputs may then be no record's, as they
+		// carry our attempt's tag: let the compensation decide.
 		out.comps = nil
 	}
 	for _, c := range out.comps {
@@ -454,7 +455,7 @@ func (o *mergeOutput) flushChunk(ctx context.Context) error {
 	}
 	r := o.t.run
 	k := len(o.records)
-	name := blobFor(o.ply, fmt.Sprintf("f-%s-%04d", o.claim, k))
+	name := blobFor(o.ply, fmt.Sprintf("f-%s-%04d-%s", o.claim, k, o.t.attemptTag()))
 	comp, err := o.t.compensate(ctx, o.ply, name)
 	if err != nil {
 		return err
@@ -492,7 +493,7 @@ func (o *mergeOutput) close(ctx context.Context) error {
 		return nil
 	}
 	r := o.t.run
-	name := blobFor(o.ply, "m-"+o.claim)
+	name := blobFor(o.ply, "m-"+o.claim+"-"+o.t.attemptTag())
 	comp, err := o.t.compensate(ctx, o.ply, name)
 	if err != nil {
 		return err

@@ -283,6 +283,14 @@ func (t *task) handleKind(ctx context.Context, m Message) error {
 	return badf("unhandled kind %q", m.Kind)
 }
 
+// attemptTag names this delivery of the task's message; every delivery
+// has its own, even of two copies of one message. Blobs that a
+// compensation message covers carry it in their names: the message of an
+// attempt that died may surface while a retry of the same task runs, and
+// must then only ever delete the dead attempt's blob, never the one the
+// retry is about to make live.
+func (t *task) attemptTag() string { return claimID(t.msg.ID, t.msg.DequeueCount) }
+
 // pendingComp is a compensation message covering one blob being written.
 type pendingComp struct{ p *compensation.Pending }
 
