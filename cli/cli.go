@@ -93,7 +93,7 @@ type storageFlags struct {
 
 func (s *storageFlags) register(fs *flag.FlagSet, def string) {
 	fs.StringVar(&s.kind, "storage", def, "storage backend: embedded (in this process, no setup) or azure (AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT with DefaultAzureCredential; Azurite works too)")
-	fs.StringVar(&s.data, "data", "", "with -storage embedded: directory for blob data (default: a temporary directory, removed at exit)")
+	fs.StringVar(&s.data, "data", "", "with -storage embedded: keep the storage in this directory (made if missing), so that a later inspect, enumerate or worker with the same -data can read or continue the run; one process at a time (default: a temporary directory, removed at exit)")
 }
 
 func (s *storageFlags) validate() error {
@@ -110,7 +110,13 @@ func (s *storageFlags) validate() error {
 func (s *storageFlags) open(ctx context.Context, env Env) (*storage.Metered, error) {
 	switch s.kind {
 	case "embedded":
-		be, err := embedded.Open(embedded.Config{Dir: s.data})
+		cfg := embedded.Config{Dir: s.data, Persist: s.data != ""}
+		if cfg.Persist {
+			if err := os.MkdirAll(s.data, 0o755); err != nil {
+				return nil, fmt.Errorf("opening embedded storage: %w", err)
+			}
+		}
+		be, err := embedded.Open(cfg)
 		if err != nil {
 			return nil, fmt.Errorf("opening embedded storage: %w", err)
 		}

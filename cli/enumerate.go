@@ -135,10 +135,16 @@ func enumerate(env Env) error {
 			defer stopProgress()
 		}
 		rep, err = pipeline.RunLocal(ctx, be, cfg, *workers, wcfg, log, progress)
+		// Record this process's transactions in the run, even when it was
+		// interrupted, so that inspect and an enumerate continuing the run
+		// (same -run and -data) count every process's share.
+		stats, rerr := recordStats(be, name, fmt.Sprintf("enumerate-%d", start.UnixNano()))
 		if err != nil {
 			return err
 		}
-		stats := be.Stats()
+		if rerr != nil {
+			return rerr
+		}
 		rep.SetTransactions(byCategory(stats))
 		if err := cf.apply(ctx, rep, be, name, stats); err != nil {
 			return err
@@ -179,6 +185,22 @@ func enumerate(env Env) error {
 		fmt.Fprintln(env.Stdout, "verify: the pipeline matches the reference engine on every ply")
 	}
 	return nil
+}
+
+// recordStats stores be's transactions under id in the run and returns
+// the run's total over every process that recorded.
+func recordStats(be *storage.Metered, run, id string) (storage.Stats, error) {
+	// A fresh context: the run's may be cancelled already.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r, err := pipeline.OpenRun(ctx, be, run)
+	if err != nil {
+		return storage.Stats{}, err
+	}
+	if err := r.RecordStats(ctx, id, be.Stats()); err != nil {
+		return storage.Stats{}, err
+	}
+	return r.RecordedStats(ctx)
 }
 
 // Compare describes the first differences between two reports' per-ply

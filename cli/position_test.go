@@ -45,3 +45,26 @@ func TestPositionFlagsAreCheckedBeforeTheRun(t *testing.T) {
 		}
 	}
 }
+
+// TestEmbeddedRunIsInspectableLater: with -data, an embedded run outlives
+// enumerate, and inspect reads it from another process's backend.
+func TestEmbeddedRunIsInspectableLater(t *testing.T) {
+	dir := t.TempDir() + "/made-if-missing"
+	if code, _, errOut := runCmd(t, Enumerate, "-board", "4", "-quiet", "-data", dir, "-run", "four"); code != 0 {
+		t.Fatalf("enumerate: exit %d: %s", code, errOut)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "root: white, perfect play 3-11"},
+		{[]string{"-moves", "b1"}, "result     white (perfect play 3-11)"},
+		{[]string{"-check"}, "check clean: run complete"},
+	} {
+		args := append([]string{"-storage", "embedded", "-data", dir, "-run", "four"}, tc.args...)
+		code, out, errOut := runCmd(t, Inspect, args...)
+		if code != 0 || !strings.Contains(out, tc.want) {
+			t.Errorf("inspect %v: exit %d, output lacks %q:\n%s%s", tc.args, code, tc.want, out, errOut)
+		}
+	}
+}

@@ -6,8 +6,11 @@
 // Queue and table state is held in memory. Blob data lives in files, so a
 // run may hold more blob data than fits in memory, except that small blobs
 // are kept in memory up to a fixed budget (Config.MemoryBytes), sparing
-// them the cost of creating a file. Nothing survives Close: the backend
-// is for single-machine runs and tests, not for durability.
+// them the cost of creating a file. By default nothing survives Close;
+// with Config.Persist, Close saves the state in Config.Dir and the next
+// Open there picks it up, so a run can be inspected or continued by a
+// later process. The backend is for single-machine runs and tests: a
+// process that dies without Close loses what it did since it opened.
 //
 // Every queue, container, table and table partition has its own lock, and
 // blob data is read and written outside any lock, so many goroutines can
@@ -38,6 +41,12 @@ type Config struct {
 	// means the system's temporary directory. Choose a directory on a disk
 	// large enough for the run's blobs.
 	Dir string
+
+	// Persist keeps the state in Dir itself across processes: Open loads
+	// what an earlier Close saved there (an empty directory starts empty)
+	// and Close saves queues, tables and blobs there instead of removing
+	// them. One process at a time may use the directory.
+	Persist bool
 
 	// MemoryBytes bounds the blob data kept in memory instead of in files.
 	// Blobs of up to MaxMemoryBlob bytes are held in memory while the
@@ -78,7 +87,9 @@ func (c *Config) validate() error {
 
 // Backend is the embedded storage.Backend. It is safe for concurrent use.
 type Backend struct {
-	root string // this backend's own directory of blob files
+	root    string   // this backend's own directory of blob files
+	persist bool     // save state in root at Close
+	lock    *os.File // held on root while persist is set
 
 	// Registries of live resources by name. sync.Map suits them: they are
 	// read on every call and written only by Create and Drop.
@@ -106,6 +117,22 @@ func Open(cfg Config) (*Backend, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	if cfg.Persist {
+		root, err := filepath.Abs(cfg.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("embedded: %w", err)
+		}
+		lock, err := lockDir(root)
+		if err != nil {
+			return nil, err
+		}
+		b := &Backend{root: root, persist: true, lock: lock, epoch: time.Now(), memBudget: cfg.MemoryBytes}
+		if err := b.load(); err != nil {
+			lock.Close()
+			return nil, err
+		}
+		return b, nil
+	}
 	root, err := os.MkdirTemp(cfg.Dir, "reversi-embedded-")
 	if err != nil {
 		return nil, fmt.Errorf("embedded: make blob directory: %w", err)
@@ -113,11 +140,16 @@ func Open(cfg Config) (*Backend, error) {
 	return &Backend{root: root, epoch: time.Now(), memBudget: cfg.MemoryBytes}, nil
 }
 
-// Close discards all state and removes the blob files. Handles and
-// streams still open afterwards fail or read stale data; close them first.
+// Close discards all state and removes the blob files or, with
+// Config.Persist, saves them for the next Open. Handles and streams still
+// open afterwards fail or read stale data; close them first.
 func (b *Backend) Close() error {
 	if b.closed.Swap(true) {
 		return nil
+	}
+	if b.persist {
+		defer b.lock.Close()
+		return b.save()
 	}
 	if err := os.RemoveAll(b.root); err != nil {
 		return fmt.Errorf("embedded: remove blob directory: %w", err)
