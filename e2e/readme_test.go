@@ -295,3 +295,37 @@ func TestParseTable(t *testing.T) {
 		t.Errorf("parseTable = %+v, want %+v", got, want)
 	}
 }
+
+// TestReadmeInspectExample runs the embedded-run inspection example as
+// written, from the repository root, and checks that the last command
+// prints exactly the output README shows.
+func TestReadmeInspectExample(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go run")
+	}
+	root, text := readme(t)
+	commands, shown := section(t, text, "inspect-example")
+	if len(commands) != 2 || len(shown) != 1 {
+		t.Fatalf("README.md inspect-example: %d command lines and %d output blocks; want 2 and 1", len(commands), len(shown))
+	}
+	// The example keeps its run in ./four: never touch one already there.
+	dir := filepath.Join(root, "four")
+	if _, err := os.Stat(dir); err == nil {
+		t.Skipf("%s exists; remove it to run this test", dir)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	var out bytes.Buffer
+	for _, line := range commands {
+		out.Reset()
+		cmd := exec.Command("bash", "-c", line)
+		cmd.Dir = root
+		var errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%s: %v\nstdout:\n%s\nstderr:\n%s", line, err, out.String(), errb.String())
+		}
+	}
+	if want := strings.Join(shown[0], "\n"); !strings.Contains(out.String(), want) {
+		t.Errorf("the last command printed:\n%s\nREADME shows:\n%s", out.String(), want)
+	}
+}
