@@ -188,3 +188,12 @@ func FuzzParseMessage(f *testing.F) {
 		}
 	})
 }
+
+// TestParseMessageTooLong covers what no queue delivers: text over Azure's
+// 64 KiB limit.
+func TestParseMessageTooLong(t *testing.T) {
+	_, err := ParseMessage(board.MustNew(8), "S05"+strings.Repeat("x", storage.MaxMessageBytes))
+	if want := "bad message: message of 65539 bytes is over the 64 KiB limit"; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}
