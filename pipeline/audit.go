@@ -89,6 +89,7 @@ func (a *Audit) warnf(format string, args ...any) {
 type auditState struct {
 	plies   map[int]*plyRecord
 	records map[int][]*rangeRecord
+	markers map[int][]storage.Entity // resolve markers of complete plies
 }
 
 func (r *Run) readAuditState(ctx context.Context) (*auditState, error) {
@@ -96,7 +97,7 @@ func (r *Run) readAuditState(ctx context.Context) (*auditState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading ply records: %w", err)
 	}
-	s := &auditState{plies: map[int]*plyRecord{}, records: map[int][]*rangeRecord{}}
+	s := &auditState{plies: map[int]*plyRecord{}, records: map[int][]*rangeRecord{}, markers: map[int][]storage.Entity{}}
 	for _, e := range es {
 		p, err := r.decodePly(e)
 		if err != nil {
@@ -105,6 +106,11 @@ func (r *Run) readAuditState(ctx context.Context) (*auditState, error) {
 		s.plies[p.Ply] = p
 		if s.records[p.Ply], err = r.listRecords(ctx, p.Ply); err != nil {
 			return nil, fmt.Errorf("reading records of ply %d: %w", p.Ply, err)
+		}
+		if p.State == plyComplete {
+			if s.markers[p.Ply], err = queryAll(ctx, r.state, pkResolve(p.Ply), "d", "e"); err != nil {
+				return nil, fmt.Errorf("reading resolve markers of ply %d: %w", p.Ply, err)
+			}
 		}
 	}
 	return s, nil
@@ -164,12 +170,14 @@ func resultIndex(name string) (int, bool) {
 // blob is written before the record, and blobs are only deleted when
 // their ply completes, which changes the ply record's ETag: a missing blob
 // counts only if its ply record did not change meanwhile), and reads them
-// again after listing to decide which blobs are unreferenced. An
+// again after listing to decide which blobs are unreferenced. Blobs of an
+// open ply that no record names are not counted: merges leave their inputs
+// behind until the ply's completion sweeps its folder. Elsewhere an
 // unreferenced blob is an error only when no compensation message could
-// still cover it: the work queue is empty, or every message in it was
-// seen and none names the blob. Delayed compensation messages are
-// invisible to Peek but count in the queue's length, which Azure never
-// reports below the true count.
+// still cover it: the work queue is empty, or the run is complete and
+// every message in it was seen and none names the blob. Delayed
+// compensation messages are invisible to Peek but count in the queue's
+// length, which Azure never reports below the true count.
 func (r *Run) Audit(ctx context.Context) (*Audit, error) {
 	a := &Audit{}
 	done, err := r.Done(ctx)
@@ -211,7 +219,7 @@ func (r *Run) Audit(ctx context.Context) (*Audit, error) {
 		if q, ok := after.plies[ply]; !ok || q.ETag != p.ETag {
 			continue // the ply moved on while we listed; its blobs are checked on the next audit
 		}
-		if err := r.auditPly(ctx, a, p, before.records[ply], sizes); err != nil {
+		if err := r.auditPly(ctx, a, p, before.records[ply], before.markers[ply], sizes); err != nil {
 			return nil, err
 		}
 	}
@@ -239,7 +247,7 @@ func sortedPlies(m map[int]*plyRecord) []int {
 }
 
 // auditPly checks one ply's records against the blobs.
-func (r *Run) auditPly(ctx context.Context, a *Audit, p *plyRecord, recs []*rangeRecord, sizes map[string]int64) error {
+func (r *Run) auditPly(ctx context.Context, a *Audit, p *plyRecord, recs []*rangeRecord, markers []storage.Entity, sizes map[string]int64) error {
 	finals := map[string]bool{}
 	if p.State == plyComplete {
 		for _, b := range p.Blobs {
@@ -298,10 +306,6 @@ func (r *Run) auditPly(ctx context.Context, a *Audit, p *plyRecord, recs []*rang
 		}
 	}
 	auditOverlaps(a, p.Ply, recs)
-	markers, err := queryAll(ctx, r.state, pkResolve(p.Ply), "d", "e")
-	if err != nil {
-		return fmt.Errorf("reading resolve markers of ply %d: %w", p.Ply, err)
-	}
 	for _, e := range markers {
 		j, err := strconv.Atoi(e.RowKey[1:])
 		if err != nil || j >= len(p.Blobs) {
@@ -355,11 +359,17 @@ func (r *Run) auditOrphans(a *Audit, s *auditState, list []storage.BlobInfo, vis
 			covered[msg.Blob] = true
 		}
 	}
-	sawAll := a.Work <= len(visible)
+	// While the run is in progress, a task in flight may be between
+	// writing a blob and naming it, and its compensation message is
+	// invisible: only an empty queue rules that out.
+	sawAll := a.Work == 0 || a.Complete && a.Work <= len(visible)
 	for _, b := range list {
 		ply, ok := blobPly(b.Name)
 		if ok && s.live(ply, b.Name) || covered[b.Name] {
 			continue
+		}
+		if p := s.plies[ply]; ok && p != nil && p.State != plyComplete {
+			continue // an open ply's spent runs stay until its completion sweeps the folder
 		}
 		switch {
 		case !ok:

@@ -262,3 +262,52 @@ func TestAuditRunInProgress(t *testing.T) {
 		t.Errorf("findings %q, want %q", got, want)
 	}
 }
+
+// TestAuditWhileRunning audits a run over and over while its workers run:
+// live work (blobs written but not yet named, runs merged but not yet
+// swept, plies completing) must never be reported as an error, and once
+// the run is complete and its queue empty the audit is clean.
+func TestAuditWhileRunning(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	be := openEmbedded(t)
+	cfg := RunConfig{Name: "auditlive", Board: 6, Target: 7, BlobPositions: 200, FanIn: 3}
+	r, err := Seed(ctx, be, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := RunLocal(ctx, be, cfg, 2, WorkerConfig{Visibility: 5 * time.Second, WorkerID: "t", PollMax: 50 * time.Millisecond}, testLogger(t), nil)
+		done <- err
+	}()
+	audits, warnings := 0, 0
+	for running := true; running; {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			running = false
+		default:
+		}
+		a, err := r.Audit(ctx)
+		if err != nil {
+			t.Fatalf("audit %d: %v", audits, err)
+		}
+		audits++
+		if a.Complete {
+			continue // the last tasks may still hold their messages: checked once settled
+		}
+		for _, f := range a.Findings {
+			if !f.Warning {
+				t.Errorf("audit %d (%s): %s", audits, a.Summary(), f)
+			} else {
+				warnings++
+			}
+		}
+	}
+	t.Logf("%d audits during the run, %d warnings", audits, warnings)
+	settle(t, ctx, r, WorkerConfig{Visibility: 5 * time.Second, WorkerID: "t", PollMax: 50 * time.Millisecond})
+	expectClean(t, ctx, r, "after the run")
+}
