@@ -250,8 +250,10 @@ func TestExpiredClaimIsReleased(t *testing.T) {
 				want = []string{fmt.Sprintf("error: poison queue: message %q: dequeued 99 times, more than the limit of 5", firstPoisonText(t, ctx, r))}
 			} else {
 				err, _ := oldMerge.Load().(error)
-				if !errors.Is(err, storage.ErrPreconditionFailed) {
-					t.Errorf("the late merge of the released claim: %v; want its commit refused (precondition failed)", err)
+				// Refused on the released runs' new ETags, or on their
+				// absence if the new claim's merge committed first.
+				if !errors.Is(err, storage.ErrPreconditionFailed) && !errors.Is(err, storage.ErrNotFound) {
+					t.Errorf("the late merge of the released claim: %v; want its commit refused (precondition failed or not found)", err)
 				}
 			}
 			if !slices.Equal(got, want) {
