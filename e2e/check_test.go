@@ -3,12 +3,14 @@ package e2e
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/reversi-cloud/reversi/pipeline"
+	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/storage/azure/azuretest"
 )
 
@@ -61,5 +63,75 @@ func TestCheckFindsAStalledRun(t *testing.T) {
 	}
 	if want := "inspect: the check found problems in run " + run + "\n"; stderr.String() != want {
 		t.Errorf("stderr %q, want %q", stderr.String(), want)
+	}
+}
+
+// TestCheckListsPoisonOnAzurite puts malformed messages on a run's work
+// queue on Azurite, lets a worker process run it to its end, and wants the
+// run's counts exact and inspect -check to exit 1 listing each poisoned
+// message with its reason, and nothing else.
+func TestCheckListsPoisonOnAzurite(t *testing.T) {
+	azurite(t)
+	bin := binaries(t)
+	run := runName("p")
+	if out, err := command(bin, "seed", "-run", run, "-board", "4", "-plies", "6").CombinedOutput(); err != nil {
+		t.Fatalf("seed: %v\n%s", err, out)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	q := azuretest.Open(t).Queue(pipeline.WorkQueue(run))
+	bad := map[string]string{
+		"garbage":                    `the ply must be two digits`,
+		"Z05-abc":                    `unknown kind 'Z'`,
+		"M03-f-0123456789abcdefg0p":  `bad claim "0123456789abcdefg0p" for flag f`,
+		"X02-p03/f-0123456789abcdef": `blob "p03/f-0123456789abcdef" is not in ply 2's folder p02/`,
+		"R00-0":                      `ply 1 is not resolved yet, so ply 0 cannot be resolved`,
+	}
+	for text := range bad {
+		if _, err := q.Enqueue(ctx, text, storage.EnqueueOptions{TTL: -1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := command(bin, "worker", "-run", run, "-exit-when-done", "-visibility", "20s", "-log-format", "text")
+	var logs strings.Builder
+	w.Stdout, w.Stderr = &logs, &logs
+	if err := w.Run(); err != nil {
+		t.Fatalf("worker: %v\n%s", err, logs.String())
+	}
+	if n := strings.Count(logs.String(), "message moved to the poison queue"); n != len(bad) {
+		t.Errorf("%d poison log lines for %d bad messages:\n%s", n, len(bad), logs.String())
+	}
+	rep, _ := inspectReport(t, bin, run)
+	if !rep.Complete || len(rep.Plies) != 7 {
+		t.Fatalf("complete %v with %d plies, want complete with 7", rep.Complete, len(rep.Plies))
+	}
+	for i, p := range rep.Plies {
+		if got, want := [3]int64{p.Positions, p.Terminal, p.Edges}, [3]int64(ref4x4[i][:3]); got != want {
+			t.Errorf("ply %d: positions, terminal, edges %v, want %v", i, got, want)
+		}
+	}
+
+	c := command(bin, "inspect", "-run", run, "-check")
+	var stdout strings.Builder
+	c.Stdout = &stdout
+	err := c.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("inspect -check: %v, want exit code 1\n%s", err, stdout.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if len(lines) != len(bad)+1 || !strings.HasPrefix(lines[len(lines)-1], fmt.Sprintf("check %d errors: run complete;", len(bad))) {
+		t.Fatalf("inspect -check printed:\n%s\nwant %d poison lines and the summary", stdout.String(), len(bad))
+	}
+	for _, line := range lines[:len(bad)] {
+		ok := false
+		for text, reason := range bad {
+			if strings.HasPrefix(line, fmt.Sprintf("error: poison queue: message %q: bad message: ", text)) && strings.HasSuffix(line, reason) {
+				ok = true
+			}
+		}
+		if !ok {
+			t.Errorf("unexpected finding %q", line)
+		}
 	}
 }
