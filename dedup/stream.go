@@ -27,8 +27,18 @@ type Reader struct {
 }
 
 // NewReader returns a Reader of r with a 256 KiB buffer.
-func NewReader(r io.Reader) *Reader {
-	return &Reader{src: r, buf: make([]byte, bufferSize)}
+func NewReader(r io.Reader) *Reader { return NewReaderSize(r, bufferSize) }
+
+// NewReaderSize returns a Reader of r whose buffer holds size bytes,
+// clamped to between one record and 256 KiB (0 or less: 256 KiB). Give it
+// the run's length when it is known: a merge of many short runs would
+// otherwise allocate and clear far more buffer than it reads.
+func NewReaderSize(r io.Reader, size int64) *Reader {
+	if size <= 0 {
+		size = bufferSize
+	}
+	size = min(max(size, EntryLen), bufferSize)
+	return &Reader{src: r, buf: make([]byte, size)}
 }
 
 // Next returns the next entry. It returns false at the end of the run or on

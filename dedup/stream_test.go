@@ -40,23 +40,28 @@ func TestWriterReaderRoundTrip(t *testing.T) {
 		}
 		// Sources that return one byte at a time, or data with io.EOF,
 		// must read the same.
-		sources := map[string]io.Reader{
-			"plain":    bytes.NewReader(buf.Bytes()),
-			"one byte": iotest.OneByteReader(bytes.NewReader(buf.Bytes())),
-			"data+EOF": iotest.DataErrReader(bytes.NewReader(buf.Bytes())),
-			"half":     iotest.HalfReader(bytes.NewReader(buf.Bytes())),
+		sources := func() map[string]io.Reader {
+			return map[string]io.Reader{
+				"plain":    bytes.NewReader(buf.Bytes()),
+				"one byte": iotest.OneByteReader(bytes.NewReader(buf.Bytes())),
+				"data+EOF": iotest.DataErrReader(bytes.NewReader(buf.Bytes())),
+				"half":     iotest.HalfReader(bytes.NewReader(buf.Bytes())),
+			}
 		}
-		for name, src := range sources {
-			r := NewReader(src)
-			got := readAll(r)
-			if err := r.Err(); err != nil {
-				t.Fatalf("n=%d %s: Err = %v", n, name, err)
-			}
-			if !slices.Equal(got, es) || r.Count() != int64(n) {
-				t.Fatalf("n=%d %s: read %d entries, want %d", n, name, len(got), n)
-			}
-			if _, ok := r.Next(); ok {
-				t.Fatalf("n=%d %s: Next after the end returned an entry", n, name)
+		// So must Readers of any buffer size, down to one record.
+		for _, size := range []int64{0, 1, EntryLen, EntryLen + 1, 3*EntryLen - 1, int64(buf.Len())} {
+			for name, src := range sources() {
+				r := NewReaderSize(src, size)
+				got := readAll(r)
+				if err := r.Err(); err != nil {
+					t.Fatalf("n=%d %s size %d: Err = %v", n, name, size, err)
+				}
+				if !slices.Equal(got, es) || r.Count() != int64(n) {
+					t.Fatalf("n=%d %s size %d: read %d entries, want %d", n, name, size, len(got), n)
+				}
+				if _, ok := r.Next(); ok {
+					t.Fatalf("n=%d %s size %d: Next after the end returned an entry", n, name, size)
+				}
 			}
 		}
 	}

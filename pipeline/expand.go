@@ -88,9 +88,14 @@ func (t *task) expand(ctx context.Context, m Message) error {
 	var recs []*rangeRecord
 	now := time.Now().UnixNano()
 	for lo := 0; lo < len(entries); {
+		// The entries are sorted, so the bucket ends at the first entry
+		// not below its upper splitter: one comparison per entry.
 		bucket := bucketOf(next.Splitters, entries[lo].Pos)
 		hi := lo + 1
-		for hi < len(entries) && bucketOf(next.Splitters, entries[hi].Pos) == bucket {
+		if bucket == len(next.Splitters) {
+			hi = len(entries)
+		}
+		for hi < len(entries) && board.Compare(entries[hi].Pos, next.Splitters[bucket]) < 0 {
 			hi++
 		}
 		recs = append(recs, &rangeRecord{

@@ -341,7 +341,7 @@ func (t *task) merge(ctx context.Context, m Message) error {
 		if in.Final {
 			return fmt.Errorf("run %s of ply %d is final and overlaps another run: the ply's records are inconsistent", in.ID, m.Ply)
 		}
-		readers[i] = dedup.NewReader(rc)
+		readers[i] = dedup.NewReaderSize(rc, in.Len)
 	}
 	out := &mergeOutput{t: t, ply: m.Ply, claim: claim, final: m.Final}
 	read, err := dedup.Merge(readers, out.add)
