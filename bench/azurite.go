@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -30,6 +31,7 @@ func runAzurite(ctx context.Context, cfg Config, ply int, row *Row) (*ChildResul
 		c.Env = env
 		return c
 	}
+	serverCPU := processCPU(cfg.AzuritePID)
 	start := time.Now()
 	if out, err := command("seed", "-run", name, "-board", fmt.Sprint(cfg.Board), "-plies", fmt.Sprint(ply)).CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("seed: %w: %s", err, tail(string(out)))
@@ -50,6 +52,9 @@ func runAzurite(ctx context.Context, cfg Config, ply int, row *Row) (*ChildResul
 		}
 	}
 	wall := time.Since(start).Seconds()
+	if cfg.AzuritePID > 0 {
+		row.ServerCPU = processCPU(cfg.AzuritePID) - serverCPU
+	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -147,6 +152,38 @@ func (a *Azurite) cmd(ctx context.Context, args ...string) *exec.Cmd {
 	c := exec.CommandContext(ctx, a.script, args...)
 	c.Env = append(os.Environ(), "AZURITE_STATE_DIR="+a.stateDir)
 	return c
+}
+
+// PID is the emulator's process id, or 0 if unknown.
+func (a *Azurite) PID() int {
+	b, err := os.ReadFile(filepath.Join(a.stateDir, "pid"))
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
+}
+
+// processCPU is a running process's user and system CPU seconds so far,
+// from /proc (0 if unavailable).
+func processCPU(pid int) float64 {
+	if pid <= 0 {
+		return 0
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// Fields after the command name, which is in parentheses and may hold
+	// spaces: utime and stime are the 12th and 13th, in clock ticks.
+	rest := string(b[strings.LastIndexByte(string(b), ')')+1:])
+	f := strings.Fields(rest)
+	if len(f) < 13 {
+		return 0
+	}
+	ut, _ := strconv.ParseFloat(f[11], 64)
+	st, _ := strconv.ParseFloat(f[12], 64)
+	return (ut + st) / 100 // USER_HZ is 100 on Linux
 }
 
 // Stop stops the emulator and removes its state.

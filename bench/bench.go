@@ -61,6 +61,9 @@ type Config struct {
 	BinDir string
 	// ConnectionString reaches Azurite (or Azure).
 	ConnectionString string
+	// AzuritePID is the emulator's process, when the harness started it,
+	// so that its CPU time can be reported too.
+	AzuritePID int
 	// Profile writes a CPU profile of each in-process engine run to OutDir.
 	Profile bool
 	// Timeout bounds each engine run.
@@ -136,6 +139,7 @@ type Row struct {
 	Load      float64 // 1-minute load average when the run started
 	Wall      float64 // seconds
 	CPU       float64 // user+system seconds of all its processes
+	ServerCPU float64 // Azurite's user+system seconds, when known
 	Positions int64   // through Ply
 	Edges     int64   // through Ply
 	// Storage transactions by category (see pipeline.Categories):

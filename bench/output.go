@@ -18,7 +18,7 @@ const (
 // CSVHeader names the CSV columns; counts are absolute, so ratios can be
 // recomputed.
 var CSVHeader = []string{
-	"engine", "ply", "processes", "load", "wall_s", "cpu_s", "positions", "edges", "edges_per_s",
+	"engine", "ply", "processes", "load", "wall_s", "cpu_s", "server_cpu_s", "positions", "edges", "edges_per_s",
 	"tx_enumeration", "tx_dedup", "tx_results", "tx_other", "tx_total", "tx_per_edge",
 	"stored_bytes", "bytes_per_position", "peak_rss_bytes", "merged_keys", "merged_per_position", "root", "check",
 }
@@ -40,7 +40,7 @@ func WriteFiles(dir string, rows []Row) error {
 			rss[i] = strconv.FormatInt(b, 10)
 		}
 		w.Write([]string{
-			r.Engine, strconv.Itoa(r.Ply), strconv.Itoa(r.Processes), ff(r.Load, 2), ff(r.Wall, 3), ff(r.CPU, 3),
+			r.Engine, strconv.Itoa(r.Ply), strconv.Itoa(r.Processes), ff(r.Load, 2), ff(r.Wall, 3), ff(r.CPU, 3), ff(r.ServerCPU, 3),
 			i64(r.Positions), i64(r.Edges), ff(float64(r.Edges)/r.Wall, 0),
 			i64(r.TxEnum), i64(r.TxDedup), i64(r.TxResults), i64(r.TxOther), i64(r.TxTotal()), ff(perEdge(r.TxTotal(), r), 6),
 			i64(r.StoredBytes), ff(perPosition(r.StoredBytes, r), 2), strings.Join(rss, " "),
@@ -59,7 +59,7 @@ func WriteFiles(dir string, rows []Row) error {
 // through the row's ply; "-" marks figures an engine does not have.
 func Markdown(rows []Row) string {
 	var b strings.Builder
-	b.WriteString("| engine | ply | wall s | CPU s | edges/s | tx/edge enum | tx/edge dedup | tx/edge results | tx/edge total | bytes stored/position | peak RSS MiB per process | merged keys/position | load | check |\n")
+	b.WriteString("| engine | ply | wall s | CPU s (+Azurite) | edges/s | tx/edge enum | tx/edge dedup | tx/edge results | tx/edge total | bytes stored/position | peak RSS MiB per process | merged keys/position | load | check |\n")
 	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, r := range rows {
 		tx := func(n int64) string {
@@ -79,12 +79,16 @@ func Markdown(rows []Row) string {
 		for i, v := range r.PeakRSS {
 			rss[i] = strconv.FormatInt(v>>20, 10)
 		}
+		cpu := ff(r.CPU, 3)
+		if r.ServerCPU > 0 {
+			cpu += fmt.Sprintf(" (+%s)", ff(r.ServerCPU, 1))
+		}
 		engine := r.Engine
 		if r.Processes > 1 {
 			engine = fmt.Sprintf("%s (%d workers)", r.Engine, r.Processes)
 		}
 		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
-			engine, r.Ply, ff(r.Wall, 3), ff(r.CPU, 3), ff(float64(r.Edges)/r.Wall, 0),
+			engine, r.Ply, ff(r.Wall, 3), cpu, ff(float64(r.Edges)/r.Wall, 0),
 			tx(r.TxEnum), tx(r.TxDedup), tx(r.TxResults), tx(r.TxTotal()), stored,
 			strings.Join(rss, " / "), merged, ff(r.Load, 1), r.Check)
 	}

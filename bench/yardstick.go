@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"github.com/reversi-cloud/reversi/backtrack"
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/report"
 )
@@ -64,26 +65,12 @@ func Yardstick(b *board.Board, target int) *report.Report {
 	}
 }
 
-// decide applies the result rules: a win for the side to move if a child
-// is one; unknown while a child is; a draw if a child draws; else a loss.
+// decide applies the result rules of REFERENCE.md (backtrack.Decide) to a
+// position whose distinct children are kids.
 func decide(side board.Color, kids []board.Position, results map[board.Position]board.Result) board.Result {
-	win := board.WinFor(side)
-	unknown, draw := false, false
+	var t backtrack.Tally
 	for _, k := range kids {
-		switch results[k] {
-		case win:
-			return win
-		case board.Unknown:
-			unknown = true
-		case board.Draw:
-			draw = true
-		}
+		t.Add(side, backtrack.Notice{Result: results[k]})
 	}
-	switch {
-	case unknown:
-		return board.Unknown
-	case draw:
-		return board.Draw
-	}
-	return board.WinFor(side.Opponent())
+	return backtrack.Decide(side, len(kids), t)
 }

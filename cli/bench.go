@@ -93,7 +93,7 @@ func runBench(env Env) error {
 				return err
 			}
 			defer a.Stop()
-			cfg.ConnectionString = a.ConnectionString
+			cfg.ConnectionString, cfg.AzuritePID = a.ConnectionString, a.PID()
 		}
 	}
 	if err := cfg.Validate(); err != nil {
