@@ -62,6 +62,28 @@ func TestInterruptedRunContinues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Messages the interrupted processes left in flight reappear after
+	// their visibility timeout, and their compensation messages after the
+	// compensation delay; the continued run can finish before either. A
+	// fleet handles them when they surface: do that, then audit.
+	w, err := NewWorker(r, wcfg, testLogger(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(wcfg.WithDefaults().CompensationDelay + 5*time.Second); ; {
+		n, err := r.work.ApproximateLength(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n == 0 || time.Now().After(deadline) {
+			break
+		}
+		wctx, wcancel := context.WithTimeout(ctx, 200*time.Millisecond)
+		if err := w.Run(wctx); err != nil {
+			t.Fatal(err)
+		}
+		wcancel()
+	}
 	audit, err := r.Audit(ctx)
 	if err != nil {
 		t.Fatal(err)
