@@ -93,7 +93,7 @@ func worker(env Env) error {
 	compDelay := fs.Duration("compensation-delay", 0, "initial delay of compensation messages (default 4x -visibility)")
 	claimTimeout := fs.Duration("claim-timeout", 0, "release a merge claim this old, as its merge message was lost or poisoned (default 2x -compensation-delay)")
 	maxDequeue := fs.Int64("max-dequeue", 5, "move a message to the poison queue after this many deliveries")
-	exitWhenDone := fs.Bool("exit-when-done", false, "exit 0 once the run is complete")
+	exitWhenDone := fs.Bool("exit-when-done", false, "exit 0 once the run is complete and its work queue empty (delayed compensation messages of failed tasks handled)")
 	id := fs.String("id", "", "worker id in logs and statistics (default: host name and process id)")
 	metricsAddr := fs.String("metrics-addr", "", metricsAddrHelp)
 	var sf storageFlags
@@ -113,7 +113,7 @@ func worker(env Env) error {
 		host, _ := os.Hostname()
 		*id = fmt.Sprintf("%s-%d", strings.ToLower(host), os.Getpid())
 	}
-	wcfg := pipeline.WorkerConfig{Visibility: *visibility, CompensationDelay: *compDelay, ClaimTimeout: *claimTimeout, MaxDequeue: *maxDequeue, ExitWhenDone: *exitWhenDone, WorkerID: *id}.WithDefaults()
+	wcfg := pipeline.WorkerConfig{Visibility: *visibility, CompensationDelay: *compDelay, ClaimTimeout: *claimTimeout, MaxDequeue: *maxDequeue, ExitWhenDone: *exitWhenDone, Drain: true, WorkerID: *id}.WithDefaults()
 	if err := wcfg.Validate(); err != nil {
 		return usageError{err.Error()}
 	}

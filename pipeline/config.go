@@ -130,6 +130,10 @@ type WorkerConfig struct {
 	PollMin, PollMax time.Duration
 	// ExitWhenDone stops the loop once the run is complete.
 	ExitWhenDone bool
+	// Drain, with ExitWhenDone, also waits for the work queue to empty:
+	// compensation messages of tasks that crashed or ran late surface only
+	// after their delay, and must be handled for their blobs to go.
+	Drain bool
 	// WorkerID names this worker in stats rows and logs.
 	WorkerID string
 	// Observer, if set, is told about every message handled (metrics).

@@ -49,6 +49,28 @@ type Worker struct {
 	progress *Progress
 
 	stallChecked time.Time // see nudgeIfStalled
+	drainLogged  bool      // see finished
+}
+
+// finished reports whether the run is complete and, with Drain, its work
+// queue empty.
+func (w *Worker) finished(ctx context.Context) bool {
+	done, err := w.run.Done(ctx)
+	if err != nil || done == nil {
+		return false
+	}
+	if !w.cfg.Drain {
+		return true
+	}
+	n, err := w.run.work.ApproximateLength(ctx)
+	if err != nil {
+		return false
+	}
+	if n > 0 && !w.drainLogged {
+		w.drainLogged = true
+		w.log.Info("run complete; waiting for delayed compensation messages before exiting", "messages", n)
+	}
+	return n == 0
 }
 
 // NewWorker checks the configuration and makes a worker for an open run.
@@ -89,11 +111,8 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		if len(msgs) == 0 {
 			w.nudgeIfStalled(ctx)
-			if w.cfg.ExitWhenDone {
-				done, err := w.run.Done(ctx)
-				if err == nil && done != nil {
-					return nil
-				}
+			if w.cfg.ExitWhenDone && w.finished(ctx) {
+				return nil
 			}
 			sleep(ctx, idle)
 			idle = min(2*idle, w.cfg.PollMax)

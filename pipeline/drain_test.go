@@ -1,0 +1,51 @@
+package pipeline
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/reversi-cloud/reversi/storage"
+)
+
+// TestDrainWaitsForCompensations: a worker told to drain does not exit on
+// a complete run while a delayed compensation message is still to come,
+// and handles it (deleting its orphaned blob) before it exits.
+func TestDrainWaitsForCompensations(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	be := openEmbedded(t)
+	cfg := RunConfig{Name: "drain", Board: 4, Target: 4}
+	if _, err := RunLocal(ctx, be, cfg, 1, WorkerConfig{WorkerID: "t", PollMax: 20 * time.Millisecond}, testLogger(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenRun(ctx, be, cfg.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What a task that died after uploading leaves: an orphan and its
+	// compensation message, still delayed.
+	orphan := blobFor(2, "e-000000-orphan")
+	if err := r.blobs.Put(ctx, orphan, []byte("orphan")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.work.Enqueue(ctx, Message{Kind: KindCompensation, Ply: 2, Blob: orphan}.Format(), storage.EnqueueOptions{Delay: 300 * time.Millisecond, TTL: -1}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := NewWorker(r, WorkerConfig{Visibility: 5 * time.Second, ExitWhenDone: true, Drain: true, WorkerID: "d", PollMax: 20 * time.Millisecond}, testLogger(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Run(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the worker did not exit")
+	}
+	if n, err := r.work.ApproximateLength(ctx); err != nil || n != 0 {
+		t.Errorf("work queue holds %d messages (%v) after the worker exited", n, err)
+	}
+	if _, err := r.blobs.Get(ctx, orphan); err == nil {
+		t.Error("the orphaned blob is still there")
+	}
+}
