@@ -70,6 +70,14 @@ func ValidMessage(text string, opts EnqueueOptions) error {
 	if len(text) > MaxMessageBytes {
 		return fmt.Errorf("%w: message of %d bytes exceeds %d", ErrInvalid, len(text), MaxMessageBytes)
 	}
+	if !utf8.ValidString(text) {
+		return fmt.Errorf("%w: message text is not valid UTF-8", ErrInvalid)
+	}
+	for _, r := range text {
+		if !(r == 0x9 || r == 0xA || r == 0xD || r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000) {
+			return fmt.Errorf("%w: message text holds %U, which XML cannot carry", ErrInvalid, r)
+		}
+	}
 	if opts.Delay < 0 || opts.Delay > MaxVisibility {
 		return fmt.Errorf("%w: message delay %v is outside 0 to %v", ErrInvalid, opts.Delay, MaxVisibility)
 	}

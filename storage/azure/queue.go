@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"time"
-	"unicode/utf8"
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/to"
@@ -57,21 +56,6 @@ func (q *queue) Drop(ctx context.Context) error {
 	return err
 }
 
-// validText refuses, beyond storage.ValidMessage, what Azure would refuse
-// or the XML encoding would silently change: invalid UTF-8 and characters
-// XML 1.0 cannot carry.
-func validText(what, text string) error {
-	if !utf8.ValidString(text) {
-		return invalid(what, "message text is not valid UTF-8")
-	}
-	for _, r := range text {
-		if !(r == 0x9 || r == 0xA || r == 0xD || r >= 0x20 && r <= 0xD7FF || r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= 0x10FFFF) {
-			return invalid(what, "message text holds %U, which XML cannot carry", r)
-		}
-	}
-	return nil
-}
-
 // seconds rounds d up to whole seconds, as the queue service counts them.
 func seconds(d time.Duration) int64 {
 	return int64((d + time.Second - 1) / time.Second)
@@ -83,9 +67,6 @@ func (q *queue) Enqueue(ctx context.Context, text string, opts storage.EnqueueOp
 		return storage.Receipt{}, err
 	}
 	if err := storage.ValidMessage(text, opts); err != nil {
-		return storage.Receipt{}, err
-	}
-	if err := validText(what, text); err != nil {
 		return storage.Receipt{}, err
 	}
 	o := &azqueue.EnqueueMessageOptions{}

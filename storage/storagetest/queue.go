@@ -236,6 +236,17 @@ func testQueueMessageSize(e *env) {
 		e.Fatalf("dequeue: got %d messages, want the one of %d bytes", len(msgs), len(max))
 	}
 	e.must(q.Delete(e.ctx, msgs[0].ID, msgs[0].PopReceipt), "delete")
+	// Messages travel as XML text: what XML cannot carry is refused.
+	for _, bad := range []string{"S0\xff", "nul\x00", "bell\a", "\uFFFE"} {
+		_, err := q.Enqueue(e.ctx, bad, storage.EnqueueOptions{})
+		e.is(err, storage.ErrInvalid, fmt.Sprintf("enqueue %q", bad))
+	}
+	e.enqueue(q, "tab\tnewline\ncr\r and \u00e9\U0001F600", storage.EnqueueOptions{})
+	if msgs := e.dequeue(q, 32, long); len(msgs) != 1 {
+		e.Fatalf("dequeue: got %d messages, want the one with XML-safe characters", len(msgs))
+	} else {
+		e.must(q.Delete(e.ctx, msgs[0].ID, msgs[0].PopReceipt), "delete")
+	}
 }
 
 func testQueueDequeueBounds(e *env) {
