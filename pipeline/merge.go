@@ -196,6 +196,11 @@ func (t *task) planBucket(ctx context.Context, ply, bucket int) error {
 		return fmt.Errorf("marking bucket %d of ply %d complete: %w", bucket, ply, err)
 	}
 	count, err := r.state.Get(ctx, pk, rkBuckets)
+	if errors.Is(err, storage.ErrNotFound) {
+		// The scans did not count the buckets (the ply also holds runs
+		// from before runs carried their bucket): let a scan decide.
+		return r.enqueue(ctx, Message{Kind: KindScan, Ply: ply})
+	}
 	if err != nil {
 		return fmt.Errorf("reading the bucket count of ply %d: %w", ply, err)
 	}
