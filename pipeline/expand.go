@@ -150,7 +150,8 @@ func (t *task) expand(ctx context.Context, m Message) error {
 }
 
 // afterExpand starts the merges once every expansion task of the ply is
-// done. Several tasks may see that at once; duplicate scans are harmless.
+// done. Several tasks may see that at once; the scan marker lets one of
+// them start the scan (duplicate scans would be harmless, but slow).
 func (t *task) afterExpand(ctx context.Context, child, tasks int) error {
 	es, err := queryAll(ctx, t.run.state, pkRecords(child), "d", "e")
 	if err != nil {
@@ -158,6 +159,25 @@ func (t *task) afterExpand(ctx context.Context, child, tasks int) error {
 	}
 	if len(es) < tasks {
 		return nil
+	}
+	// Tasks that finish together would each start a scan, and each scan
+	// tries to claim every bucket's runs: on a large ply two of them keep
+	// both workers busy claiming the same runs while no merge runs. The
+	// first task to add the scan marker starts it; its redelivery starts
+	// it again (a crash may have come before the enqueue), and a lost scan
+	// is recovered by the idle nudge like any other lost message.
+	mine := claimID(t.msg.ID, 0)
+	_, err = t.run.state.Add(ctx, storage.Entity{PartitionKey: pkRecords(child), RowKey: rkScan, Props: map[string]any{"Owner": mine}})
+	if errors.Is(err, storage.ErrExists) {
+		e, gerr := t.run.state.Get(ctx, pkRecords(child), rkScan)
+		if gerr != nil {
+			return fmt.Errorf("reading the scan marker of ply %d: %w", child, gerr)
+		}
+		if propStr(e, "Owner") != mine {
+			return nil // another task started the scan
+		}
+	} else if err != nil {
+		return fmt.Errorf("adding the scan marker of ply %d: %w", child, err)
 	}
 	return t.run.enqueue(ctx, Message{Kind: KindScan, Ply: child})
 }

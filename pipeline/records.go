@@ -64,11 +64,13 @@ func (r *Run) decodeRecord(e storage.Entity) (*rangeRecord, error) {
 // bucketPrefix): expansion segments and merge outputs alike, so one
 // bucket's runs are one row-key range; merge outputs of claims without a
 // bucket start with 'o'. Markers start with 'm' and 'd', complete buckets
-// with 'c', merge statistics with 'x'; rkBuckets counts the buckets.
+// with 'c', merge statistics with 'x'; rkBuckets counts the buckets and
+// rkScan names who started the first scan.
 const (
 	recFrom   = "o"
 	recTo     = "t"
 	rkBuckets = "nbuckets"
+	rkScan    = "nscan" // the expansion task that started the ply's first scan
 )
 
 func segmentID(bucket, task int) string { return fmt.Sprintf("%s-%06d", bucketPrefix(bucket), task) }
