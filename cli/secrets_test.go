@@ -1,16 +1,15 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/base64"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/reversi-cloud/reversi/internal/testkit"
 	"github.com/reversi-cloud/reversi/storage/azure"
 	"github.com/reversi-cloud/reversi/storage/azure/azuretest"
 )
@@ -18,7 +17,7 @@ import (
 // secretRun runs a command with AZURE_STORAGE_CONNECTION_STRING set to cs
 // and returns its exit code and everything it printed.
 func secretRun(cmd func(Env) int, cs string, args ...string) (int, string) {
-	var out syncBuffer
+	var out testkit.Buffer
 	env := Env{Args: args, Stdout: &out, Stderr: &out, Getenv: func(k string) string {
 		if k == azure.EnvConnectionString {
 			return cs
@@ -27,24 +26,6 @@ func secretRun(cmd func(Env) int, cs string, args ...string) (int, string) {
 	}}
 	code := cmd(env)
 	return code, out.String()
-}
-
-// syncBuffer is written by a command's loops and its signal handling at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // accountKey is the AccountKey value of a connection string.

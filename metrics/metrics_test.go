@@ -10,27 +10,17 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/reversi-cloud/reversi/internal/testkit"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/storage"
-	"github.com/reversi-cloud/reversi/storage/embedded"
 )
-
-func openMetered(t *testing.T) *storage.Metered {
-	t.Helper()
-	be, err := embedded.Open(embedded.Config{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { be.Close() })
-	return storage.NewMetered(be)
-}
 
 // TestMetricsReadTheirSources drives real storage calls and progress
 // counters and checks that the exposition shows exactly those figures,
 // read at scrape time, and that every name passes promlint.
 func TestMetricsReadTheirSources(t *testing.T) {
 	ctx := context.Background()
-	be := openMetered(t)
+	be := testkit.Embedded(t)
 	progress := &pipeline.Progress{}
 	m := New(Sources{Storage: be, Progress: progress})
 

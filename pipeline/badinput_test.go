@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/internal/testkit"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
@@ -94,7 +95,7 @@ func TestBadInputCorpus(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	var logs lockedBuffer
+	var logs testkit.Buffer
 	log := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	rep, err := RunLocal(ctx, be, cfg, 3, WorkerConfig{Visibility: 5 * time.Second, WorkerID: "t", PollMax: 50 * time.Millisecond}, log, nil)
 	if err != nil {
@@ -147,7 +148,7 @@ func TestBadInputCorpus(t *testing.T) {
 
 	// One error line per poisoned message, no other errors, no panics.
 	var poisonLines int
-	for _, line := range strings.Split(strings.TrimSpace(logs.b.String()), "\n") {
+	for _, line := range strings.Split(strings.TrimSpace(logs.String()), "\n") {
 		var rec map[string]any
 		if err := json.Unmarshal([]byte(line), &rec); err != nil {
 			t.Fatalf("log line %q: %v", clip(line), err)
@@ -159,8 +160,8 @@ func TestBadInputCorpus(t *testing.T) {
 			poisonLines++
 		}
 	}
-	if poisonLines != len(corpus) || strings.Contains(logs.b.String(), "panic") {
-		t.Errorf("%d poison log lines for %d bad messages (panic logged: %v)", poisonLines, len(corpus), strings.Contains(logs.b.String(), "panic"))
+	if poisonLines != len(corpus) || strings.Contains(logs.String(), "panic") {
+		t.Errorf("%d poison log lines for %d bad messages (panic logged: %v)", poisonLines, len(corpus), strings.Contains(logs.String(), "panic"))
 	}
 }
 

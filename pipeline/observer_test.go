@@ -2,14 +2,15 @@ package pipeline
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/reversi-cloud/reversi/internal/testkit"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
@@ -27,18 +28,6 @@ func (r *recorder) TaskDone(kind, outcome string, d time.Duration) {
 	if d <= 0 {
 		r.zero++
 	}
-}
-
-// lockedBuffer is a bytes.Buffer that several worker loops may log to.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
 }
 
 // TestObserverAndTaskLogFields runs a 4x4 run with two unhandleable
@@ -60,7 +49,7 @@ func TestObserverAndTaskLogFields(t *testing.T) {
 		}
 	}
 	rec := &recorder{calls: map[[2]string]int{}}
-	var logs lockedBuffer
+	var logs testkit.Buffer
 	log := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	progress := &Progress{}
 	wcfg := WorkerConfig{Visibility: 5 * time.Second, WorkerID: "t", PollMax: 50 * time.Millisecond, Observer: rec}
@@ -98,7 +87,7 @@ func TestObserverAndTaskLogFields(t *testing.T) {
 	}
 
 	taskLines := map[string]int{}
-	sc := bufio.NewScanner(bytes.NewReader(logs.b.Bytes()))
+	sc := bufio.NewScanner(strings.NewReader(logs.String()))
 	for sc.Scan() {
 		var line map[string]any
 		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {

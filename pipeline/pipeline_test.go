@@ -7,20 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reversi-cloud/reversi/internal/testkit"
 	"github.com/reversi-cloud/reversi/report"
 	"github.com/reversi-cloud/reversi/storage"
-	"github.com/reversi-cloud/reversi/storage/embedded"
 )
 
-func openEmbedded(t *testing.T) *storage.Metered {
-	t.Helper()
-	be, err := embedded.Open(embedded.Config{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { be.Close() })
-	return storage.NewMetered(be)
-}
+func openEmbedded(t *testing.T) *storage.Metered { return testkit.Embedded(t) }
 
 func testLogger(t *testing.T) *slog.Logger {
 	if os.Getenv("PIPELINE_LOG") != "" {
