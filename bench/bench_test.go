@@ -11,20 +11,7 @@ import (
 	"testing"
 
 	"github.com/reversi-cloud/reversi/board"
-)
-
-// 4x4 table from ../shared/REFERENCE.md: positions, terminal, edges, black, white, draw.
-var ref4x4 = [][6]int64{
-	{1, 0, 0, 0, 1, 0}, {1, 0, 4, 0, 1, 0}, {3, 0, 3, 2, 1, 0}, {11, 0, 11, 5, 6, 0},
-	{31, 0, 32, 19, 12, 0}, {98, 0, 105, 38, 58, 2}, {274, 1, 292, 149, 114, 11},
-	{666, 1, 810, 267, 350, 49}, {1544, 3, 1753, 788, 657, 99}, {2665, 18, 3592, 1173, 1290, 202},
-	{3464, 50, 5025, 1624, 1557, 283}, {2617, 167, 5059, 1113, 1209, 295}, {999, 999, 2450, 411, 441, 147},
-}
-
-// 8x8 positions and edges per ply 0..8 from REFERENCE.md.
-var (
-	ref8Positions = []int64{1, 1, 3, 14, 60, 322, 1773, 10649, 67245}
-	ref8Edges     = []int64{0, 4, 3, 14, 61, 340, 1893, 11906, 75557}
+	"github.com/reversi-cloud/reversi/internal/testkit"
 )
 
 func TestYardstick(t *testing.T) {
@@ -33,7 +20,7 @@ func TestYardstick(t *testing.T) {
 		if rep.Root != "white" {
 			t.Errorf("root %s, want white", rep.Root)
 		}
-		for i, want := range ref4x4 {
+		for i, want := range testkit.Ref4x4 {
 			p := rep.Plies[i]
 			got := [6]int64{p.Positions, p.Terminal, p.Edges, p.BlackWins, p.WhiteWins, p.Draws}
 			if got != want || p.Unknown != 0 {
@@ -43,9 +30,9 @@ func TestYardstick(t *testing.T) {
 	})
 	t.Run("8x8 through ply 9", func(t *testing.T) {
 		rep := Yardstick(board.MustNew(8), 9)
-		for i := range ref8Positions {
-			if p := rep.Plies[i]; p.Positions != ref8Positions[i] || p.Edges != ref8Edges[i] || p.Terminal != 0 {
-				t.Errorf("ply %d: %d positions, %d edges, %d terminal; want %d, %d, 0", i, p.Positions, p.Edges, p.Terminal, ref8Positions[i], ref8Edges[i])
+		for i := range testkit.Ref8x8Positions {
+			if p := rep.Plies[i]; p.Positions != testkit.Ref8x8Positions[i] || p.Edges != testkit.Ref8x8Edges[i] || p.Terminal != 0 {
+				t.Errorf("ply %d: %d positions, %d edges, %d terminal; want %d, %d, 0", i, p.Positions, p.Edges, p.Terminal, testkit.Ref8x8Positions[i], testkit.Ref8x8Edges[i])
 			}
 		}
 		if p := rep.Plies[8]; p.BlackWins != 43 || p.WhiteWins != 0 {
@@ -93,8 +80,8 @@ func TestHarness(t *testing.T) {
 	}
 	var positions, edges int64
 	for i := 0; i <= 6; i++ {
-		positions += ref8Positions[i]
-		edges += ref8Edges[i]
+		positions += testkit.Ref8x8Positions[i]
+		edges += testkit.Ref8x8Edges[i]
 	}
 	for i, rec := range recs[1:] {
 		row := map[string]string{}
@@ -135,7 +122,7 @@ func TestHarness(t *testing.T) {
 		}
 		// Every final position is stored at least as a 17-byte key, and
 		// every position of the last ply passes through a merge.
-		if num("bytes_per_position") < board.KeyLen || num("merged_keys") < float64(ref8Positions[6]) {
+		if num("bytes_per_position") < board.KeyLen || num("merged_keys") < float64(testkit.Ref8x8Positions[6]) {
 			t.Errorf("%s: %s bytes stored per position, %s merged keys", e, row["bytes_per_position"], row["merged_keys"])
 		}
 		if e == EngineAzurite && len(strings.Fields(row["peak_rss_bytes"])) != 2 {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reversi-cloud/reversi/internal/testkit"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/storage/azure/azuretest"
@@ -106,7 +107,7 @@ func TestCheckListsPoisonOnAzurite(t *testing.T) {
 		t.Fatalf("complete %v with %d plies, want complete with 7", rep.Complete, len(rep.Plies))
 	}
 	for i, p := range rep.Plies {
-		if got, want := [3]int64{p.Positions, p.Terminal, p.Edges}, [3]int64(ref4x4[i][:3]); got != want {
+		if got, want := [3]int64{p.Positions, p.Terminal, p.Edges}, [3]int64(testkit.Ref4x4[i][:3]); got != want {
 			t.Errorf("ply %d: positions, terminal, edges %v, want %v", i, got, want)
 		}
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/internal/testkit"
 	"github.com/reversi-cloud/reversi/report"
 )
 
@@ -143,25 +144,17 @@ func inspectReport(t *testing.T, bin, run string) (*report.Report, string) {
 	return &rep, string(out)
 }
 
-// The 4x4 table of ../shared/REFERENCE.md: positions, terminal, edges, black, white, draw.
-var ref4x4 = [][6]int64{
-	{1, 0, 0, 0, 1, 0}, {1, 0, 4, 0, 1, 0}, {3, 0, 3, 2, 1, 0}, {11, 0, 11, 5, 6, 0},
-	{31, 0, 32, 19, 12, 0}, {98, 0, 105, 38, 58, 2}, {274, 1, 292, 149, 114, 11},
-	{666, 1, 810, 267, 350, 49}, {1544, 3, 1753, 788, 657, 99}, {2665, 18, 3592, 1173, 1290, 202},
-	{3464, 50, 5025, 1624, 1557, 283}, {2617, 167, 5059, 1113, 1209, 295}, {999, 999, 2450, 411, 441, 147},
-}
-
 func TestAzurite4x4ToTheEnd(t *testing.T) {
 	rep := runDistributed(t, 4, 12, 2, "-blob-positions", "500", "-fan-in", "4")
 	if !rep.Complete || rep.Root != "white" {
 		t.Errorf("complete %v root %s, want complete white", rep.Complete, rep.Root)
 	}
-	if len(rep.Plies) != len(ref4x4) {
-		t.Fatalf("%d plies, want %d", len(rep.Plies), len(ref4x4))
+	if len(rep.Plies) != len(testkit.Ref4x4) {
+		t.Fatalf("%d plies, want %d", len(rep.Plies), len(testkit.Ref4x4))
 	}
 	for i, p := range rep.Plies {
-		if got := [6]int64{p.Positions, p.Terminal, p.Edges, p.BlackWins, p.WhiteWins, p.Draws}; got != ref4x4[i] {
-			t.Errorf("ply %d: %v, want %v", i, got, ref4x4[i])
+		if got := [6]int64{p.Positions, p.Terminal, p.Edges, p.BlackWins, p.WhiteWins, p.Draws}; got != testkit.Ref4x4[i] {
+			t.Errorf("ply %d: %v, want %v", i, got, testkit.Ref4x4[i])
 		}
 	}
 	if rep.StorageTransactions <= 0 {

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/reversi-cloud/reversi/internal/testkit"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/storage/azure"
 )
@@ -256,7 +257,7 @@ func TestWorkerMetricsAndLogs(t *testing.T) {
 		len(scrapes)+1, len(during), moved, last.sum(handled, nil), last.sum(txs, nil))
 
 	var refEdges float64
-	for _, p := range ref4x4[:target+1] {
+	for _, p := range testkit.Ref4x4[:target+1] {
 		refEdges += float64(p[2])
 	}
 	for _, tc := range []struct {

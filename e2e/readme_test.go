@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reversi-cloud/reversi/internal/testkit"
 	"github.com/reversi-cloud/reversi/report"
 )
 
@@ -100,14 +101,6 @@ func parseTable(t *testing.T, lines []string) *report.Report {
 	return rep
 }
 
-// The published 8x8 figures of REFERENCE.md: canonical positions and
-// edges per ply 0..8 (none terminal); through ply 9, 43 positions of ply 8
-// are won for black and none for white. ref4x4 (e2e_test.go) has 4x4.
-var (
-	ref8Positions = []int64{1, 1, 3, 14, 60, 322, 1773, 10649, 67245}
-	ref8Edges     = []int64{0, 4, 3, 14, 61, 340, 1893, 11906, 75557}
-)
-
 // checkReference compares a complete run's report with REFERENCE.md.
 func checkReference(t *testing.T, rep *report.Report) {
 	t.Helper()
@@ -123,18 +116,18 @@ func checkReference(t *testing.T, rep *report.Report) {
 			t.Fatalf("row %d is ply %d", i, p.Ply)
 		}
 		switch {
-		case rep.Board == 8 && i < len(ref8Positions):
-			if p.Positions != ref8Positions[i] || p.Edges != ref8Edges[i] || p.Terminal != 0 {
-				t.Errorf("8x8 ply %d: %+v; REFERENCE.md: %d positions, %d edges, none terminal", i, p, ref8Positions[i], ref8Edges[i])
+		case rep.Board == 8 && i < len(testkit.Ref8x8Positions):
+			if p.Positions != testkit.Ref8x8Positions[i] || p.Edges != testkit.Ref8x8Edges[i] || p.Terminal != 0 {
+				t.Errorf("8x8 ply %d: %+v; REFERENCE.md: %d positions, %d edges, none terminal", i, p, testkit.Ref8x8Positions[i], testkit.Ref8x8Edges[i])
 			}
 			if i == 8 && rep.TargetPly >= 9 && (p.BlackWins != 43 || p.WhiteWins != 0 || p.Draws != 0) {
 				t.Errorf("8x8 ply 8 through ply %d: black/white/draw %d/%d/%d; REFERENCE.md: 43/0/0", rep.TargetPly, p.BlackWins, p.WhiteWins, p.Draws)
 			}
 			checked++
-		case rep.Board == 4 && i < len(ref4x4):
+		case rep.Board == 4 && i < len(testkit.Ref4x4):
 			// Results are final only when the whole game is enumerated.
-			got, want := [6]int64{p.Positions, p.Terminal, p.Edges, p.BlackWins, p.WhiteWins, p.Draws}, ref4x4[i]
-			if rep.TargetPly < len(ref4x4)-1 {
+			got, want := [6]int64{p.Positions, p.Terminal, p.Edges, p.BlackWins, p.WhiteWins, p.Draws}, testkit.Ref4x4[i]
+			if rep.TargetPly < len(testkit.Ref4x4)-1 {
 				got[3], got[4], got[5], want[3], want[4], want[5] = 0, 0, 0, 0, 0, 0
 			}
 			if got != want {
@@ -143,7 +136,7 @@ func checkReference(t *testing.T, rep *report.Report) {
 			checked++
 		}
 	}
-	if rep.Board == 4 && rep.TargetPly == len(ref4x4)-1 && rep.Root != "white" {
+	if rep.Board == 4 && rep.TargetPly == len(testkit.Ref4x4)-1 && rep.Root != "white" {
 		t.Errorf("4x4 root %s; REFERENCE.md: a white win", rep.Root)
 	}
 	if checked == 0 {

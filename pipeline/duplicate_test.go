@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reversi-cloud/reversi/internal/testkit"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
@@ -39,8 +40,8 @@ func TestEveryMessageTwice(t *testing.T) {
 		}
 		for i, p := range rep.Plies {
 			got := [6]int64{p.Positions, p.Terminal, p.Edges, p.BlackWins, p.WhiteWins, p.Draws}
-			if got != ref4x4[i] {
-				t.Errorf("%d workers, ply %d: got %v, want %v", workers, i, got, ref4x4[i])
+			if got != testkit.Ref4x4[i] {
+				t.Errorf("%d workers, ply %d: got %v, want %v", workers, i, got, testkit.Ref4x4[i])
 			}
 		}
 	}

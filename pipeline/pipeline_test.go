@@ -21,14 +21,6 @@ func testLogger(t *testing.T) *slog.Logger {
 	return nil
 }
 
-// 4x4 table from ../shared/REFERENCE.md: positions, terminal, edges, black, white, draw.
-var ref4x4 = [][6]int64{
-	{1, 0, 0, 0, 1, 0}, {1, 0, 4, 0, 1, 0}, {3, 0, 3, 2, 1, 0}, {11, 0, 11, 5, 6, 0},
-	{31, 0, 32, 19, 12, 0}, {98, 0, 105, 38, 58, 2}, {274, 1, 292, 149, 114, 11},
-	{666, 1, 810, 267, 350, 49}, {1544, 3, 1753, 788, 657, 99}, {2665, 18, 3592, 1173, 1290, 202},
-	{3464, 50, 5025, 1624, 1557, 283}, {2617, 167, 5059, 1113, 1209, 295}, {999, 999, 2450, 411, 441, 147},
-}
-
 func TestPipeline4x4ToTheEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -55,20 +47,16 @@ func TestPipeline4x4ToTheEnd(t *testing.T) {
 			t.Errorf("no transactions in category %q: %v", c, byCat)
 		}
 	}
-	if len(rep.Plies) != len(ref4x4) {
-		t.Fatalf("%d plies, want %d", len(rep.Plies), len(ref4x4))
+	if len(rep.Plies) != len(testkit.Ref4x4) {
+		t.Fatalf("%d plies, want %d", len(rep.Plies), len(testkit.Ref4x4))
 	}
 	for i, p := range rep.Plies {
 		got := [6]int64{p.Positions, p.Terminal, p.Edges, p.BlackWins, p.WhiteWins, p.Draws}
-		if got != ref4x4[i] {
-			t.Errorf("ply %d: got %v, want %v", i, got, ref4x4[i])
+		if got != testkit.Ref4x4[i] {
+			t.Errorf("ply %d: got %v, want %v", i, got, testkit.Ref4x4[i])
 		}
 	}
 }
-
-// 8x8 per-ply counts from ../shared/REFERENCE.md.
-var ref8x8Positions = []int64{1, 1, 3, 14, 60, 322, 1773, 10649, 67245}
-var ref8x8Edges = []int64{0, 4, 3, 14, 61, 340, 1893, 11906, 75557}
 
 func TestPipeline8x8Ply8(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -86,8 +74,8 @@ func TestPipeline8x8Ply8(t *testing.T) {
 		t.Errorf("score %+v for a run that stops before the end of the game", rep.Score)
 	}
 	for i, p := range rep.Plies {
-		if p.Positions != ref8x8Positions[i] || p.Edges != ref8x8Edges[i] || p.Terminal != 0 || p.Unknown != p.Positions {
-			t.Errorf("ply %d: %+v, want positions %d edges %d", i, p, ref8x8Positions[i], ref8x8Edges[i])
+		if p.Positions != testkit.Ref8x8Positions[i] || p.Edges != testkit.Ref8x8Edges[i] || p.Terminal != 0 || p.Unknown != p.Positions {
+			t.Errorf("ply %d: %+v, want positions %d edges %d", i, p, testkit.Ref8x8Positions[i], testkit.Ref8x8Edges[i])
 		}
 	}
 	t.Logf("storage transactions: %d", be.Stats().Total())

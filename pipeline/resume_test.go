@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reversi-cloud/reversi/internal/testkit"
 	"github.com/reversi-cloud/reversi/storage/embedded"
 )
 
@@ -50,12 +51,12 @@ func TestInterruptedRunContinues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rep.Complete || rep.Root != "white" || len(rep.Plies) != len(ref4x4) {
+	if !rep.Complete || rep.Root != "white" || len(rep.Plies) != len(testkit.Ref4x4) {
 		t.Fatalf("complete %v root %s plies %d", rep.Complete, rep.Root, len(rep.Plies))
 	}
 	for i, p := range rep.Plies {
-		if got := [6]int64{p.Positions, p.Terminal, p.Edges, p.BlackWins, p.WhiteWins, p.Draws}; got != ref4x4[i] {
-			t.Errorf("ply %d: %v, want %v", i, got, ref4x4[i])
+		if got := [6]int64{p.Positions, p.Terminal, p.Edges, p.BlackWins, p.WhiteWins, p.Draws}; got != testkit.Ref4x4[i] {
+			t.Errorf("ply %d: %v, want %v", i, got, testkit.Ref4x4[i])
 		}
 	}
 	r, err := OpenRun(ctx, be, cfg.Name)

@@ -41,3 +41,19 @@ func (l *Buffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// Ref4x4 is the 4x4 table of ../shared/REFERENCE.md, one row per ply 0 to
+// 12: positions, terminal, edges, black wins, white wins, draws.
+var Ref4x4 = [][6]int64{
+	{1, 0, 0, 0, 1, 0}, {1, 0, 4, 0, 1, 0}, {3, 0, 3, 2, 1, 0}, {11, 0, 11, 5, 6, 0},
+	{31, 0, 32, 19, 12, 0}, {98, 0, 105, 38, 58, 2}, {274, 1, 292, 149, 114, 11},
+	{666, 1, 810, 267, 350, 49}, {1544, 3, 1753, 788, 657, 99}, {2665, 18, 3592, 1173, 1290, 202},
+	{3464, 50, 5025, 1624, 1557, 283}, {2617, 167, 5059, 1113, 1209, 295}, {999, 999, 2450, 411, 441, 147},
+}
+
+// Ref8x8Positions and Ref8x8Edges are the 8x8 counts of
+// ../shared/REFERENCE.md for plies 0 to 8, where no position is terminal.
+var (
+	Ref8x8Positions = []int64{1, 1, 3, 14, 60, 322, 1773, 10649, 67245}
+	Ref8x8Edges     = []int64{0, 4, 3, 14, 61, 340, 1893, 11906, 75557}
+)
