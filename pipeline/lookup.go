@@ -47,7 +47,7 @@ func (r *Run) Lookup(ctx context.Context, p board.Position) (*PositionInfo, erro
 	if err := r.Board.Valid(p); err != nil {
 		return nil, err
 	}
-	l := &lookup{run: r, plies: map[int]*plyRecord{}, keys: map[string][]board.Position{}}
+	l := &lookup{run: r, plies: map[int]*plyRecord{}, recs: map[int][]*rangeRecord{}, keys: map[string][]board.Position{}}
 	info := &PositionInfo{Position: p, Canonical: r.Board.Canonical(p), Ply: r.Board.Ply(p)}
 	at, err := l.find(ctx, info.Canonical)
 	if err != nil {
@@ -110,6 +110,7 @@ func (info *PositionInfo) BestMoves() []string {
 type lookup struct {
 	run   *Run
 	plies map[int]*plyRecord
+	recs  map[int][]*rangeRecord // a ply's run records, listed once for all its lookups
 	keys  map[string][]board.Position
 }
 
@@ -163,9 +164,12 @@ func (l *lookup) find(ctx context.Context, c board.Position) (location, error) {
 		return location{}, err
 	}
 	candidates := make([]int, 0, 1)
-	recs, err := l.run.listRecords(ctx, n)
-	if err != nil {
-		return location{}, err
+	recs, ok := l.recs[n]
+	if !ok {
+		if recs, err = l.run.listRecords(ctx, n); err != nil {
+			return location{}, err
+		}
+		l.recs[n] = recs
 	}
 	for j, b := range p.Blobs {
 		for _, rr := range recs {

@@ -78,7 +78,6 @@ func (t *task) resolve(ctx context.Context, m Message) error {
 	}
 	results := make([]byte, 0, backtrack.ResultLen*len(keys))
 	var counts [4]int64
-	var rootScore backtrack.Score
 	kids := make([]board.Position, 0, 32)
 	for i, p := range keys {
 		var res board.Result
@@ -100,7 +99,6 @@ func (t *task) resolve(ctx context.Context, m Message) error {
 		}
 		results = backtrack.AppendResult(results, res, score)
 		counts[res]++
-		rootScore = score
 	}
 	if err := r.blobs.Put(ctx, resultBlob(m.Ply, m.Index), results); err != nil {
 		return fmt.Errorf("writing results of ply %d blob %d: %w", m.Ply, m.Index, err)
@@ -113,9 +111,11 @@ func (t *task) resolve(ctx context.Context, m Message) error {
 	marker := map[string]any{
 		"Black": counts[board.BlackWins], "White": counts[board.WhiteWins], "Draws": counts[board.Draw], "Unknown": counts[board.Unknown],
 	}
-	if m.Ply == 0 && rootScore.Known() {
+	if m.Ply == 0 {
 		// Ply 0 holds only the start position: its score is the run's.
-		marker["ScoreBlack"], marker["ScoreWhite"] = int64(rootScore.Black), int64(rootScore.White)
+		if _, s := backtrack.DecodeResult(results, 0); s.Known() {
+			marker["ScoreBlack"], marker["ScoreWhite"] = int64(s.Black), int64(s.White)
+		}
 	}
 	_, err = r.state.Add(ctx, storage.Entity{PartitionKey: pkResolve(m.Ply), RowKey: resolveMarker(m.Index), Props: marker})
 	if err != nil && !errors.Is(err, storage.ErrExists) {
