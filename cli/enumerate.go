@@ -138,7 +138,7 @@ func enumerate(env Env) error {
 		// Record this process's transactions in the run, even when it was
 		// interrupted, so that inspect and an enumerate continuing the run
 		// (same -run and -data) count every process's share.
-		stats, rerr := recordStats(be, name, fmt.Sprintf("enumerate-%d", start.UnixNano()))
+		r, stats, rerr := recordStats(be, name, fmt.Sprintf("enumerate-%d", start.UnixNano()))
 		if err != nil {
 			return err
 		}
@@ -151,10 +151,6 @@ func enumerate(env Env) error {
 		}
 		if pf.set() {
 			showPosition = func() error {
-				r, err := pipeline.OpenRun(ctx, be, name)
-				if err != nil {
-					return err
-				}
 				fmt.Fprintln(env.Stdout)
 				return pf.show(ctx, env, r, "")
 			}
@@ -188,19 +184,20 @@ func enumerate(env Env) error {
 }
 
 // recordStats stores be's transactions under id in the run and returns
-// the run's total over every process that recorded.
-func recordStats(be *storage.Metered, run, id string) (storage.Stats, error) {
+// the open run and its total over every process that recorded.
+func recordStats(be *storage.Metered, run, id string) (*pipeline.Run, storage.Stats, error) {
 	// A fresh context: the run's may be cancelled already.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	r, err := pipeline.OpenRun(ctx, be, run)
 	if err != nil {
-		return storage.Stats{}, err
+		return nil, storage.Stats{}, err
 	}
 	if err := r.RecordStats(ctx, id, be.Stats()); err != nil {
-		return storage.Stats{}, err
+		return nil, storage.Stats{}, err
 	}
-	return r.RecordedStats(ctx)
+	stats, err := r.RecordedStats(ctx)
+	return r, stats, err
 }
 
 // Compare describes the first differences between two reports' per-ply
