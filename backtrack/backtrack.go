@@ -106,7 +106,7 @@ func DecodeResult(b []byte, i int) (board.Result, Score) {
 	return board.Result(v & 3), Score{Black: uint8(v >> 2 & 0x7f), White: uint8(v >> 9 & 0x7f)}
 }
 
-// Decide applies the rules of ../shared/REFERENCE.md to a non-terminal
+// Decide applies the rules of docs/reference.md to a non-terminal
 // position whose side to move is side and which has children distinct
 // canonical children: won for the mover if any child is; otherwise, once
 // every child is known, a draw if any child draws, else lost.
@@ -242,48 +242,4 @@ func DecodeNotices(b []byte, fn func(Notice)) error {
 		fn(nt)
 	}
 	return nil
-}
-
-// Payloads larger than one property are split across properties and rows.
-const (
-	PropBytes     = 60000 // under Azure's 64 KiB per binary property
-	PropsPerRow   = 11    // keeps a row under 1 MiB once base64-encoded
-	RowsPerBatch  = 3     // keeps a transaction under 4 MiB once base64-encoded
-	payloadPrefix = "d"
-)
-
-// SplitRows cuts a payload into rows of at most PropsPerRow properties of
-// at most PropBytes bytes. Each row is a map of property name to bytes.
-func SplitRows(payload []byte) []map[string]any {
-	var rows []map[string]any
-	for len(payload) > 0 || len(rows) == 0 {
-		row := map[string]any{}
-		for p := 0; p < PropsPerRow && len(payload) > 0; p++ {
-			n := min(PropBytes, len(payload))
-			row[fmt.Sprintf("%s%02d", payloadPrefix, p)] = payload[:n]
-			payload = payload[n:]
-		}
-		rows = append(rows, row)
-		if len(payload) == 0 {
-			break
-		}
-	}
-	return rows
-}
-
-// JoinRow concatenates a row's payload properties in order.
-func JoinRow(props map[string]any) ([]byte, error) {
-	var out []byte
-	for p := 0; p < PropsPerRow; p++ {
-		v, ok := props[fmt.Sprintf("%s%02d", payloadPrefix, p)]
-		if !ok {
-			break
-		}
-		b, ok := v.([]byte)
-		if !ok {
-			return nil, fmt.Errorf("backtrack: property %s%02d is %T, not bytes", payloadPrefix, p, v)
-		}
-		out = append(out, b...)
-	}
-	return out, nil
 }

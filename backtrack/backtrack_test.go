@@ -1,7 +1,6 @@
 package backtrack
 
 import (
-	"bytes"
 	"slices"
 	"testing"
 
@@ -148,30 +147,6 @@ func TestSourcesRoundTrip(t *testing.T) {
 	}
 	if _, ok := NewSourceReader([]byte{0x02, 0x01}).Next(nil); ok {
 		t.Error("a truncated source row was read")
-	}
-}
-
-func TestSplitAndJoinRows(t *testing.T) {
-	for _, n := range []int{0, 1, PropBytes, PropBytes + 1, PropBytes*PropsPerRow + 3} {
-		payload := bytes.Repeat([]byte{0xa5, 0x01, 0x7e}, n/3+1)[:n]
-		rows := SplitRows(payload)
-		var joined []byte
-		for _, row := range rows {
-			if len(row) > PropsPerRow {
-				t.Fatalf("n=%d: a row has %d properties", n, len(row))
-			}
-			b, err := JoinRow(row)
-			if err != nil {
-				t.Fatal(err)
-			}
-			joined = append(joined, b...)
-		}
-		if !bytes.Equal(joined, payload) {
-			t.Errorf("n=%d: joined %d bytes, want %d", n, len(joined), len(payload))
-		}
-	}
-	if _, err := JoinRow(map[string]any{"d00": "text"}); err == nil {
-		t.Error("a string property was joined")
 	}
 }
 

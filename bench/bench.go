@@ -28,7 +28,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/reversi-cloud/reversi/pipeline"
+	"github.com/reversi-cloud/reversi/pipeline/task"
 	"github.com/reversi-cloud/reversi/report"
 )
 
@@ -142,7 +142,7 @@ type Row struct {
 	ServerCPU float64 // Azurite's user+system seconds, when known
 	Positions int64   // through Ply
 	Edges     int64   // through Ply
-	// Storage transactions by category (see pipeline.Categories):
+	// Storage transactions by category (see task.Categories):
 	// enumeration, dedup, results (backtracking rows, notices and result
 	// blobs), other (compensation and control: queue polling, statistics).
 	TxEnum, TxDedup, TxResults, TxOther int64
@@ -243,11 +243,11 @@ func runOne(ctx context.Context, cfg Config, engine string, ply int) (Row, *repo
 	}
 	for cat, n := range rep.TransactionsByCategory {
 		switch cat {
-		case pipeline.CategoryEnumeration:
+		case task.CategoryEnumeration:
 			row.TxEnum += n
-		case pipeline.CategoryDedup:
+		case task.CategoryDedup:
 			row.TxDedup += n
-		case pipeline.CategoryBacktrack:
+		case task.CategoryBacktrack:
 			row.TxResults += n
 		default:
 			row.TxOther += n

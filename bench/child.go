@@ -87,7 +87,7 @@ func runEmbedded(ctx context.Context, cfg ChildConfig, start time.Time) (*report
 	defer raw.Close()
 	be := storage.NewMetered(raw)
 	rc := pipeline.RunConfig{Name: fmt.Sprintf("bench%d", cfg.Ply), Board: cfg.Board, Target: cfg.Ply}
-	rep, err := pipeline.RunLocal(ctx, be, rc, cfg.Workers, pipeline.WorkerConfig{WorkerID: "bench"}, nil, nil)
+	rep, err := pipeline.RunLocal(ctx, be, rc, cfg.Workers, pipeline.WorkerConfig{}, nil, nil)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -113,7 +113,7 @@ func worker(env Env) error {
 		host, _ := os.Hostname()
 		*id = fmt.Sprintf("%s-%d", strings.ToLower(host), os.Getpid())
 	}
-	wcfg := pipeline.WorkerConfig{Visibility: *visibility, CompensationDelay: *compDelay, ClaimTimeout: *claimTimeout, MaxDequeue: *maxDequeue, ExitWhenDone: *exitWhenDone, Drain: true, WorkerID: *id}.WithDefaults()
+	wcfg := pipeline.WorkerConfig{Visibility: *visibility, CompensationDelay: *compDelay, ClaimTimeout: *claimTimeout, MaxDequeue: *maxDequeue, ExitWhenDone: *exitWhenDone, Drain: true}.WithDefaults()
 	if err := wcfg.Validate(); err != nil {
 		return usageError{err.Error()}
 	}
@@ -171,7 +171,6 @@ func worker(env Env) error {
 		}
 	}()
 	var wg sync.WaitGroup
-	errs := make(chan error, *concurrency)
 	for i := 0; i < *concurrency; i++ {
 		w, err := pipeline.NewWorker(r, wcfg, loopLog, progress)
 		if err != nil {
@@ -180,18 +179,12 @@ func worker(env Env) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- w.Run(ctx)
+			w.Run(ctx)
 		}()
 	}
 	wg.Wait()
 	close(statsDone)
 	flush()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			return err
-		}
-	}
 	log.Info("worker stopped")
 	return nil
 }

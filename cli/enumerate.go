@@ -120,7 +120,7 @@ func enumerate(env Env) error {
 		if err := cfg.Validate(); err != nil {
 			return usageError{err.Error()}
 		}
-		wcfg := pipeline.WorkerConfig{Visibility: *visibility, WorkerID: "enumerate"}
+		wcfg := pipeline.WorkerConfig{Visibility: *visibility}
 		if err := wcfg.WithDefaults().Validate(); err != nil {
 			return usageError{err.Error()}
 		}

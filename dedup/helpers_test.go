@@ -2,6 +2,7 @@ package dedup
 
 import (
 	"bytes"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"sync"
@@ -51,7 +52,7 @@ func encode(es []Entry) []byte {
 }
 
 // readerOf returns a Reader over the encoding of es.
-func readerOf(es []Entry) *Reader { return NewReader(bytes.NewReader(encode(es))) }
+func readerOf(es []Entry) *Reader { return newReader(bytes.NewReader(encode(es))) }
 
 // realEntries returns the edges from ply 8 to ply 9 of 8x8 Reversi,
 // canonical, in enumeration order: what a worker sorts in practice. Real
@@ -80,3 +81,6 @@ var realEntries = sync.OnceValue(func() []Entry {
 	}
 	return es
 })
+
+// newReader reads a run with the default buffer.
+func newReader(r io.Reader) *Reader { return NewReaderSize(r, bufferSize) }

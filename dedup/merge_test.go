@@ -3,13 +3,10 @@ package dedup
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
 	"math/rand/v2"
 	"slices"
 	"testing"
-
-	"github.com/reversi-cloud/reversi/board"
 )
 
 func mergeAll(runs []*Reader) ([]Entry, int64, error) {
@@ -76,8 +73,8 @@ func TestMergeErrors(t *testing.T) {
 	}{
 		{"out of order", func() []*Reader { return []*Reader{readerOf(a), readerOf(unsorted)} }, nil, ErrOrder},
 		{"out of order at start", func() []*Reader { return []*Reader{readerOf(backwardsFirst)} }, nil, ErrOrder},
-		{"truncated", func() []*Reader { return []*Reader{readerOf(a), NewReader(bytes.NewReader(truncated))} }, nil, io.ErrUnexpectedEOF},
-		{"corrupt", func() []*Reader { return []*Reader{NewReader(bytes.NewReader(corrupt)), readerOf(a)} }, nil, ErrCorrupt},
+		{"truncated", func() []*Reader { return []*Reader{readerOf(a), newReader(bytes.NewReader(truncated))} }, nil, io.ErrUnexpectedEOF},
+		{"corrupt", func() []*Reader { return []*Reader{newReader(bytes.NewReader(corrupt)), readerOf(a)} }, nil, ErrCorrupt},
 		{"emit error", func() []*Reader { return []*Reader{readerOf(a), readerOf(b)} }, func(Entry) error { return boom }, boom},
 	}
 	for _, tt := range tests {
@@ -104,77 +101,6 @@ func TestMergeOneAndNone(t *testing.T) {
 	}
 }
 
-func TestGrouper(t *testing.T) {
-	p := board.Position{Occ: 0x18, White: 0x08}
-	q := board.Position{Occ: 0x18, White: 0x10}
-	type group struct {
-		pos  board.Position
-		refs []Ref
-	}
-	tests := []struct {
-		name string
-		in   []Entry
-		want []group
-		err  error
-	}{
-		{"empty", nil, nil, nil},
-		{"one", []Entry{{p, Ref{1, 2}}}, []group{{p, []Ref{{1, 2}}}}, nil},
-		{"folds parents", []Entry{{p, Ref{0, 1}}, {p, Ref{0, 5}}, {p, Ref{2, 0}}, {q, Ref{0, 0}}},
-			[]group{{p, []Ref{{0, 1}, {0, 5}, {2, 0}}}, {q, []Ref{{0, 0}}}}, nil},
-		{"drops duplicates", []Entry{{p, Ref{0, 1}}, {p, Ref{0, 1}}, {q, Ref{0, 0}}, {q, Ref{0, 0}}},
-			[]group{{p, []Ref{{0, 1}}}, {q, []Ref{{0, 0}}}}, nil},
-		{"position out of order", []Entry{{q, Ref{0, 0}}, {p, Ref{0, 1}}}, nil, ErrOrder},
-		{"ref out of order", []Entry{{p, Ref{0, 2}}, {p, Ref{0, 1}}}, nil, ErrOrder},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var got []group
-			g := NewGrouper(func(pos board.Position, refs []Ref) error {
-				got = append(got, group{pos, slices.Clone(refs)})
-				return nil
-			})
-			var err error
-			for _, e := range tt.in {
-				if err = g.Add(e); err != nil {
-					break
-				}
-			}
-			if err == nil {
-				err = g.Close()
-			}
-			if !errors.Is(err, tt.err) {
-				t.Fatalf("error %v, want %v", err, tt.err)
-			}
-			if tt.err != nil {
-				return
-			}
-			if fmt.Sprint(got) != fmt.Sprint(tt.want) {
-				t.Errorf("groups %v, want %v", got, tt.want)
-			}
-			if g.Groups() != int64(len(tt.want)) {
-				t.Errorf("Groups() = %d, want %d", g.Groups(), len(tt.want))
-			}
-		})
-	}
-}
-
-func TestGrouperCallbackError(t *testing.T) {
-	boom := errors.New("boom")
-	calls := 0
-	g := NewGrouper(func(board.Position, []Ref) error { calls++; return boom })
-	p := board.Position{Occ: 1}
-	q := board.Position{Occ: 2}
-	if err := g.Add(Entry{Pos: p}); err != nil {
-		t.Fatal(err)
-	}
-	if err := g.Add(Entry{Pos: q}); !errors.Is(err, boom) {
-		t.Fatalf("Add = %v, want boom", err)
-	}
-	if err := g.Close(); !errors.Is(err, boom) || calls != 1 {
-		t.Fatalf("Close = %v after %d calls, want boom after 1", err, calls)
-	}
-}
-
 // FuzzReader feeds arbitrary bytes, split into up to four runs, to Reader
 // and Merge: they must never panic, and whatever Merge emits without error
 // must be the sorted, duplicate-free union of what the runs hold.
@@ -187,7 +113,7 @@ func FuzzReader(f *testing.F) {
 	f.Add(byte(3), encode(es)[:EntryLen*3+4])
 	f.Fuzz(func(t *testing.T, k byte, data []byte) {
 		// One reader over everything: entries until the first bad record.
-		r := NewReader(bytes.NewReader(data))
+		r := newReader(bytes.NewReader(data))
 		all := readAll(r)
 		if r.Err() == nil && len(data)%EntryLen != 0 {
 			t.Fatalf("%d bytes read without error", len(data))
@@ -202,13 +128,13 @@ func FuzzReader(f *testing.F) {
 		for i := range n {
 			part := data[len(data)*i/n : len(data)*(i+1)/n]
 			parts = append(parts, part)
-			runs = append(runs, NewReader(bytes.NewReader(part)))
+			runs = append(runs, newReader(bytes.NewReader(part)))
 		}
 		got, read, err := mergeAll(runs)
 		var want []Entry
 		valid := true // every part decodes and is sorted
 		for _, part := range parts {
-			pr := NewReader(bytes.NewReader(part))
+			pr := newReader(bytes.NewReader(part))
 			es := readAll(pr)
 			valid = valid && pr.Err() == nil && slices.IsSortedFunc(es, CompareEntries)
 			want = append(want, es...)
@@ -241,7 +167,7 @@ func BenchmarkMerge(b *testing.B) {
 	for b.Loop() {
 		runs := make([]*Reader, k)
 		for i, blob := range blobs {
-			runs[i] = NewReader(bytes.NewReader(blob))
+			runs[i] = newReader(bytes.NewReader(blob))
 		}
 		var sum uint64
 		read, err := Merge(runs, func(e Entry) error { sum += e.Pos.Occ; return nil })

@@ -254,13 +254,7 @@ func (s *sim) apply(t *testing.T, groups []Group, chunk int) {
 				s.reads[e]++
 			}
 			want += int64(len(run))
-			var buf bytes.Buffer
-			w := NewWriter(&buf)
-			for _, e := range run {
-				w.Write(e)
-			}
-			w.Flush()
-			readers = append(readers, NewReader(&buf))
+			readers = append(readers, newReader(bytes.NewReader(encode(run))))
 		}
 		if want != g.Count {
 			t.Fatalf("group %v: Count %d, runs hold %d", g.IDs, g.Count, want)

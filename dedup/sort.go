@@ -26,12 +26,6 @@ func SortEntries(es []Entry) {
 	parallelSort(es, 0)
 }
 
-// Compact drops exact duplicate entries (same Pos and Ref) from es, which
-// must be sorted, and returns the shortened slice. It works in place.
-func Compact(es []Entry) []Entry {
-	return slices.Compact(es)
-}
-
 const (
 	// smallSort is the bucket size below which insertion sort beats another
 	// counting pass. 32, 64, 128 and 256 were measured on random, duplicate-

@@ -50,7 +50,7 @@ func TestSortEntries(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Fatalf("SortEntries differs from slices.SortFunc")
 			}
-			if got, want := Compact(got), slices.CompactFunc(want, func(a, b Entry) bool { return CompareEntries(a, b) == 0 }); !slices.Equal(got, want) {
+			if got, want := slices.Compact(got), slices.CompactFunc(want, func(a, b Entry) bool { return CompareEntries(a, b) == 0 }); !slices.Equal(got, want) {
 				t.Fatalf("Compact kept %d entries, want %d", len(got), len(want))
 			}
 		})
@@ -66,29 +66,6 @@ func TestSortEntriesSingleCore(t *testing.T) {
 	SortEntries(es)
 	if !slices.Equal(es, want) {
 		t.Fatal("SortEntries with GOMAXPROCS=1 differs from slices.SortFunc")
-	}
-}
-
-func TestCompact(t *testing.T) {
-	a := Entry{Pos: board.Position{Occ: 3, White: 1}, Ref: Ref{0, 1}}
-	b := Entry{Pos: board.Position{Occ: 3, White: 1}, Ref: Ref{0, 2}}
-	c := Entry{Pos: board.Position{Occ: 3, White: 2}, Ref: Ref{0, 1}}
-	tests := []struct {
-		name     string
-		in, want []Entry
-	}{
-		{"empty", nil, nil},
-		{"one", []Entry{a}, []Entry{a}},
-		{"distinct", []Entry{a, b, c}, []Entry{a, b, c}},
-		{"same position, other refs kept", []Entry{a, a, b, b, b}, []Entry{a, b}},
-		{"runs", []Entry{a, a, a, b, c, c}, []Entry{a, b, c}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := Compact(slices.Clone(tt.in)); !slices.Equal(got, tt.want) {
-				t.Errorf("Compact = %v, want %v", got, tt.want)
-			}
-		})
 	}
 }
 

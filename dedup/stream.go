@@ -26,9 +26,6 @@ type Reader struct {
 	err    error // sticky: reported by Err; io.EOF at a clean end
 }
 
-// NewReader returns a Reader of r with a 256 KiB buffer.
-func NewReader(r io.Reader) *Reader { return NewReaderSize(r, bufferSize) }
-
 // NewReaderSize returns a Reader of r whose buffer holds size bytes,
 // clamped to between one record and 256 KiB (0 or less: 256 KiB). Give it
 // the run's length when it is known: a merge of many short runs would
@@ -104,56 +101,3 @@ func (r *Reader) Err() error {
 
 // Count returns the number of entries Next has returned.
 func (r *Reader) Count() int64 { return r.n }
-
-// Writer buffers entries and writes their encodings to an io.Writer. It
-// does not check order: its callers sort first.
-type Writer struct {
-	dst io.Writer
-	buf []byte
-	n   int64
-	err error // sticky: after a failed write the output is unusable
-}
-
-// NewWriter returns a Writer to w with a 256 KiB buffer.
-func NewWriter(w io.Writer) *Writer {
-	return &Writer{dst: w, buf: make([]byte, 0, bufferSize)}
-}
-
-// Write buffers e. An error from the underlying writer is returned by this
-// and every later call.
-func (w *Writer) Write(e Entry) error {
-	if w.err != nil {
-		return w.err
-	}
-	if len(w.buf)+EntryLen > cap(w.buf) {
-		if err := w.Flush(); err != nil {
-			return err
-		}
-	}
-	w.buf = AppendEntry(w.buf, e)
-	w.n++
-	return nil
-}
-
-// Flush writes the buffered entries.
-func (w *Writer) Flush() error {
-	if w.err != nil {
-		return w.err
-	}
-	if len(w.buf) == 0 {
-		return nil
-	}
-	n, err := w.dst.Write(w.buf)
-	if err == nil && n < len(w.buf) {
-		err = io.ErrShortWrite
-	}
-	if err != nil {
-		w.err = fmt.Errorf("dedup: writing run after %d entries: %w", w.n, err)
-		return w.err
-	}
-	w.buf = w.buf[:0]
-	return nil
-}
-
-// Count returns the number of entries accepted by Write, flushed or not.
-func (w *Writer) Count() int64 { return w.n }

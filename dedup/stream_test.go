@@ -18,26 +18,11 @@ func readAll(r *Reader) []Entry {
 	return out
 }
 
-func TestWriterReaderRoundTrip(t *testing.T) {
+func TestReaderRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(11, 12))
 	for _, n := range []int{0, 1, 2, bufferSize/EntryLen - 1, bufferSize / EntryLen, bufferSize/EntryLen + 1, 30000} {
 		es := randEntries(rng, n, 0)
-		var buf bytes.Buffer
-		w := NewWriter(&buf)
-		for _, e := range es {
-			if err := w.Write(e); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if err := w.Flush(); err != nil {
-			t.Fatal(err)
-		}
-		if w.Count() != int64(n) || buf.Len() != n*EntryLen {
-			t.Fatalf("n=%d: Count %d, %d bytes", n, w.Count(), buf.Len())
-		}
-		if !bytes.Equal(buf.Bytes(), encode(es)) {
-			t.Fatalf("n=%d: Writer output differs from AppendEntry", n)
-		}
+		buf := bytes.NewBuffer(encode(es))
 		// Sources that return one byte at a time, or data with io.EOF,
 		// must read the same.
 		sources := func() map[string]io.Reader {
@@ -93,7 +78,7 @@ func TestReaderErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := NewReader(tt.src)
+			r := newReader(tt.src)
 			got := readAll(r)
 			if !slices.Equal(got, es[:tt.valid]) {
 				t.Errorf("read %d entries before the error, want %d", len(got), tt.valid)
@@ -124,37 +109,4 @@ func (f *failWriter) Write(b []byte) (int, error) {
 	n := f.n
 	f.n = 0
 	return n, f.err
-}
-
-func TestWriterErrors(t *testing.T) {
-	boom := errors.New("boom")
-	tests := []struct {
-		name string
-		dst  io.Writer
-		want error
-	}{
-		{"error", &failWriter{err: boom}, boom},
-		{"short write", &failWriter{n: 10}, io.ErrShortWrite},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			w := NewWriter(tt.dst)
-			var err error
-			for i := 0; err == nil && i < 2*bufferSize/EntryLen; i++ {
-				err = w.Write(Entry{})
-			}
-			if err == nil {
-				err = w.Flush()
-			}
-			if !errors.Is(err, tt.want) {
-				t.Fatalf("error %v, want %v", err, tt.want)
-			}
-			if err2 := w.Write(Entry{}); !errors.Is(err2, tt.want) {
-				t.Errorf("Write after failure: %v, want sticky %v", err2, tt.want)
-			}
-			if err2 := w.Flush(); !errors.Is(err2, tt.want) {
-				t.Errorf("Flush after failure: %v, want sticky %v", err2, tt.want)
-			}
-		})
-	}
 }

@@ -6,12 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/reversi-cloud/reversi/backtrack"
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/dedup"
+	"github.com/reversi-cloud/reversi/pipeline/message"
+	"github.com/reversi-cloud/reversi/pipeline/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
@@ -84,77 +85,48 @@ func (a *Audit) warnf(format string, args ...any) {
 	a.Findings = append(a.Findings, Finding{Warning: true, Text: fmt.Sprintf(format, args...)})
 }
 
-// auditState is what the tables say at one moment: every ply record and,
-// per ply, its run records.
+// auditState is what the tables say at one moment: every ply record
+// and, per ply, its runs, its final blobs, the blob names its records
+// name, and its resolution markers.
 type auditState struct {
-	plies   map[int]*plyRecord
-	records map[int][]*rangeRecord
-	markers map[int][]storage.Entity // resolve markers of complete plies
+	plies       map[int]*runstore.Ply
+	runs        map[int][]*runstore.Run
+	finals      map[int][]runstore.FinalBlob
+	named       map[int]map[string]bool
+	resolutions map[int][]runstore.Resolution
 }
 
 func (r *Run) readAuditState(ctx context.Context) (*auditState, error) {
-	es, err := queryAll(ctx, r.state, pkPlies, "", "")
+	plies, err := r.store.Plies(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading ply records: %w", err)
 	}
-	s := &auditState{plies: map[int]*plyRecord{}, records: map[int][]*rangeRecord{}, markers: map[int][]storage.Entity{}}
-	for _, e := range es {
-		p, err := r.decodePly(e)
-		if err != nil {
+	s := &auditState{plies: map[int]*runstore.Ply{}, runs: map[int][]*runstore.Run{}, finals: map[int][]runstore.FinalBlob{},
+		named: map[int]map[string]bool{}, resolutions: map[int][]runstore.Resolution{}}
+	for _, p := range plies {
+		s.plies[p.Ply] = p
+		if s.runs[p.Ply], err = r.store.Runs(ctx, p.Ply); err != nil {
 			return nil, err
 		}
-		s.plies[p.Ply] = p
-		if s.records[p.Ply], err = r.listRecords(ctx, p.Ply); err != nil {
-			return nil, fmt.Errorf("reading records of ply %d: %w", p.Ply, err)
+		if s.named[p.Ply], err = r.store.BlobNames(ctx, p); err != nil {
+			return nil, err
 		}
-		if p.State == plyComplete {
-			if s.markers[p.Ply], err = queryAll(ctx, r.state, pkResolve(p.Ply), "d", "e"); err != nil {
-				return nil, fmt.Errorf("reading resolve markers of ply %d: %w", p.Ply, err)
-			}
+		if !p.State.AtLeast(runstore.Final) {
+			continue
+		}
+		if s.finals[p.Ply], err = r.store.Finals(ctx, p.Ply); err != nil {
+			return nil, err
+		}
+		if s.resolutions[p.Ply], err = r.store.Resolutions(ctx, p.Ply); err != nil {
+			return nil, err
 		}
 	}
 	return s, nil
 }
 
-// live reports whether a blob is reachable from the tables: a final blob
-// or results blob of a complete ply, or a blob a run record of an open ply
-// names.
-func (s *auditState) live(ply int, name string) bool {
-	p, ok := s.plies[ply]
-	if !ok {
-		return false
-	}
-	if p.State == plyComplete {
-		if slices.Contains(p.Blobs, name) {
-			return true
-		}
-		j, ok := resultIndex(name)
-		return ok && j < len(p.Blobs)
-	}
-	for _, rr := range s.records[ply] {
-		if rr.Blob == name {
-			return true
-		}
-	}
-	return false
-}
-
-// blobPly is the ply a blob belongs to, from its folder pNN/.
-func blobPly(name string) (int, bool) {
-	if len(name) < 5 || name[0] != 'p' || name[3] != '/' {
-		return 0, false
-	}
-	n, err := strconv.Atoi(name[1:3])
-	return n, err == nil && name[1] >= '0' && name[1] <= '9'
-}
-
-// resultIndex is j for a results blob pNN/r-<j>.
-func resultIndex(name string) (int, bool) {
-	if !isResultBlob(name) {
-		return 0, false
-	}
-	j, err := strconv.Atoi(name[6:])
-	return j, err == nil && j >= 0
+// inUse applies the one in-use rule (runstore.BlobInUse) to a blob.
+func (s *auditState) inUse(ply int, name string) bool {
+	return runstore.BlobInUse(s.plies[ply], name, s.named[ply])
 }
 
 // Audit checks a run's storage for damage: blobs no record refers to
@@ -210,7 +182,7 @@ func (r *Run) Audit(ctx context.Context) (*Audit, error) {
 		return nil, err
 	}
 	a.Plies = len(after.plies)
-	for _, rs := range after.records {
+	for _, rs := range after.runs {
 		a.Records += len(rs)
 	}
 
@@ -219,7 +191,7 @@ func (r *Run) Audit(ctx context.Context) (*Audit, error) {
 		if q, ok := after.plies[ply]; !ok || q.ETag != p.ETag {
 			continue // the ply moved on while we listed; its blobs are checked on the next audit
 		}
-		if err := r.auditPly(ctx, a, p, before.records[ply], before.markers[ply], sizes); err != nil {
+		if err := r.auditPly(ctx, a, p, before, sizes); err != nil {
 			return nil, err
 		}
 	}
@@ -237,7 +209,7 @@ func (r *Run) Audit(ctx context.Context) (*Audit, error) {
 	return a, nil
 }
 
-func sortedPlies(m map[int]*plyRecord) []int {
+func sortedPlies(m map[int]*runstore.Ply) []int {
 	out := make([]int, 0, len(m))
 	for k := range m {
 		out = append(out, k)
@@ -247,76 +219,75 @@ func sortedPlies(m map[int]*plyRecord) []int {
 }
 
 // auditPly checks one ply's records against the blobs.
-func (r *Run) auditPly(ctx context.Context, a *Audit, p *plyRecord, recs []*rangeRecord, markers []storage.Entity, sizes map[string]int64) error {
-	finals := map[string]bool{}
-	if p.State == plyComplete {
-		for _, b := range p.Blobs {
-			finals[b] = true
-		}
+func (r *Run) auditPly(ctx context.Context, a *Audit, p *runstore.Ply, s *auditState, sizes map[string]int64) error {
+	runs, finals := s.runs[p.Ply], s.finals[p.Ply]
+	isFinal := map[string]bool{}
+	for _, f := range finals {
+		isFinal[f.Blob] = true
 	}
-	for _, rr := range recs {
-		if finals[rr.Blob] {
+	for _, run := range runs {
+		if isFinal[run.Blob] {
 			continue // checked below as a final blob
 		}
-		size, ok := sizes[rr.Blob]
+		size, ok := sizes[run.Blob]
 		switch {
-		case !ok && rr.Len > 0:
-			a.errorf("ply %d: record %s names blob %s, which is missing", p.Ply, rr.ID, rr.Blob)
-		case rr.Off+rr.Len > size:
-			a.errorf("ply %d: record %s names bytes %d to %d of blob %s, which holds %d", p.Ply, rr.ID, rr.Off, rr.Off+rr.Len, rr.Blob, size)
+		case !ok && run.Len > 0:
+			a.errorf("ply %d: run %s names blob %s, which is missing", p.Ply, run.Key, run.Blob)
+		case run.Off+run.Len > size:
+			a.errorf("ply %d: run %s names bytes %d to %d of blob %s, which holds %d", p.Ply, run.Key, run.Off, run.Off+run.Len, run.Blob, size)
 		}
 	}
-	if p.State != plyComplete {
+	if !p.State.AtLeast(runstore.Final) {
 		return nil
 	}
-	for j, blob := range p.Blobs {
-		size, ok := sizes[blob]
+	if len(finals) != p.Finals {
+		a.errorf("ply %d has %d final blob rows, but its record says %d", p.Ply, len(finals), p.Finals)
+	}
+	for _, f := range finals {
+		size, ok := sizes[f.Blob]
 		switch {
 		case !ok:
-			a.errorf("ply %d: final blob %d (%s) is missing", p.Ply, j, blob)
-		case size != p.Counts[j]*board.KeyLen:
-			a.errorf("ply %d: final blob %d (%s) holds %d bytes, not %d positions of %d bytes", p.Ply, j, blob, size, p.Counts[j], board.KeyLen)
+			a.errorf("ply %d: final blob %d (%s) is missing", p.Ply, f.Index, f.Blob)
+		case size != f.Count*board.KeyLen:
+			a.errorf("ply %d: final blob %d (%s) holds %d bytes, not %d positions of %d bytes", p.Ply, f.Index, f.Blob, size, f.Count, board.KeyLen)
 		}
 		if p.Ply == 0 || !ok {
 			continue
 		}
-		page, err := r.back.Query(ctx, backPartition(blob), storage.QueryOptions{Limit: 1})
+		has, err := r.store.HasSources(ctx, f.Blob)
 		if err != nil {
-			return fmt.Errorf("reading backtracking rows of %s: %w", blob, err)
+			return err
 		}
-		if len(page.Entities) == 0 && page.Next == "" {
-			a.errorf("ply %d: final blob %d (%s) has no backtracking rows", p.Ply, j, blob)
+		if !has {
+			a.errorf("ply %d: final blob %d (%s) has no backtracking rows", p.Ply, f.Index, f.Blob)
 		}
 	}
 	named := map[string]bool{}
-	for _, rr := range recs {
-		named[rr.Blob] = true
+	for _, run := range runs {
+		named[run.Blob] = true
 		switch {
-		case !rr.Final:
-			a.errorf("ply %d is complete but record %s (blob %s) is not final", p.Ply, rr.ID, rr.Blob)
-		case !finals[rr.Blob]:
-			a.errorf("ply %d is complete but record %s names blob %s, which is not one of its final blobs", p.Ply, rr.ID, rr.Blob)
+		case !run.Final:
+			a.errorf("ply %d is final but run %s (blob %s) is not", p.Ply, run.Key, run.Blob)
+		case !isFinal[run.Blob]:
+			a.errorf("ply %d is final but run %s names blob %s, which is not one of its final blobs", p.Ply, run.Key, run.Blob)
 		}
 	}
-	if p.Ply > 0 {
-		for j, b := range p.Blobs {
-			if !named[b] {
-				a.errorf("ply %d: final blob %d (%s) has no record", p.Ply, j, b)
-			}
+	for _, f := range finals {
+		if !named[f.Blob] {
+			a.errorf("ply %d: final blob %d (%s) has no run record", p.Ply, f.Index, f.Blob)
 		}
 	}
-	auditOverlaps(a, p.Ply, recs)
-	for _, e := range markers {
-		j, err := strconv.Atoi(e.RowKey[1:])
-		if err != nil || j >= len(p.Blobs) {
-			a.errorf("ply %d: resolve marker %s names no final blob", p.Ply, e.RowKey)
+	auditOverlaps(a, p.Ply, runs)
+	for _, res := range s.resolutions[p.Ply] {
+		if res.Index >= len(finals) {
+			a.errorf("ply %d: a resolution marker names final blob %d, which the ply lacks", p.Ply, res.Index)
 			continue
 		}
-		name := resultBlob(p.Ply, j)
+		name := runstore.ResultsBlobName(p.Ply, res.Index)
 		if size, ok := sizes[name]; !ok {
-			a.errorf("ply %d: final blob %d is resolved but its results blob %s is missing", p.Ply, j, name)
-		} else if size != backtrack.ResultLen*p.Counts[j] {
-			a.errorf("ply %d: results blob %s holds %d bytes, not %d results of %d bytes", p.Ply, name, size, p.Counts[j], backtrack.ResultLen)
+			a.errorf("ply %d: final blob %d is resolved but its results blob %s is missing", p.Ply, res.Index, name)
+		} else if want := backtrack.ResultLen * finals[res.Index].Count; size != want {
+			a.errorf("ply %d: results blob %s holds %d bytes, not %d", p.Ply, name, size, want)
 		}
 	}
 	return nil
@@ -325,8 +296,11 @@ func (r *Run) auditPly(ctx context.Context, a *Audit, p *plyRecord, recs []*rang
 // auditOverlaps reports every pair of overlapping runs of a complete ply
 // that a sweep in order of Min meets: each run against the run seen so far
 // that reaches furthest.
-func auditOverlaps(a *Audit, ply int, recs []*rangeRecord) {
-	ds := toDedup(recs)
+func auditOverlaps(a *Audit, ply int, runs []*runstore.Run) {
+	ds := make([]dedup.Record, len(runs))
+	for i, r := range runs {
+		ds[i] = dedup.Record{ID: r.Key, Min: r.Min, Max: r.Max}
+	}
 	slices.SortFunc(ds, func(x, y dedup.Record) int {
 		if c := board.Compare(x.Min, y.Min); c != 0 {
 			return c
@@ -355,7 +329,7 @@ func auditOverlaps(a *Audit, ply int, recs []*rangeRecord) {
 func (r *Run) auditOrphans(a *Audit, s *auditState, list []storage.BlobInfo, visible []storage.Message) {
 	covered := map[string]bool{}
 	for _, m := range visible {
-		if msg, err := ParseMessage(r.Board, m.Text); err == nil && msg.Kind == KindCompensation {
+		if msg, err := message.ParseMessage(r.Board, m.Text); err == nil && msg.Kind == message.KindCompensation {
 			covered[msg.Blob] = true
 		}
 	}
@@ -364,12 +338,12 @@ func (r *Run) auditOrphans(a *Audit, s *auditState, list []storage.BlobInfo, vis
 	// invisible: only an empty queue rules that out.
 	sawAll := a.Work == 0 || a.Complete && a.Work <= len(visible)
 	for _, b := range list {
-		ply, ok := blobPly(b.Name)
-		if ok && s.live(ply, b.Name) || covered[b.Name] {
+		name, ok := runstore.ParseBlobName(b.Name)
+		if ok && s.inUse(name.Ply, b.Name) || covered[b.Name] {
 			continue
 		}
-		if p := s.plies[ply]; ok && p != nil && p.State != plyComplete {
-			continue // an open ply's spent runs stay until its completion sweeps the folder
+		if p := s.plies[name.Ply]; ok && p != nil && !p.State.AtLeast(runstore.Final) {
+			continue // an open ply's spent runs stay until it is final and swept
 		}
 		switch {
 		case !ok:
@@ -390,7 +364,7 @@ func auditQueues(a *Audit, visible []storage.Message) {
 		return
 	}
 	for _, m := range visible {
-		a.errorf("work queue: message %q left in a complete run (dequeued %d times)", clip(m.Text), m.DequeueCount)
+		a.errorf("work queue: message %q left in a complete run (dequeued %d times)", message.Clip(m.Text), m.DequeueCount)
 	}
 	if rest := a.Work - len(visible); rest > 0 {
 		a.errorf("work queue: %d more messages left in a complete run, not visible (delayed compensation messages or tasks in flight)", rest)
@@ -417,10 +391,10 @@ func (r *Run) auditPoison(ctx context.Context, a *Audit) error {
 	for _, m := range msgs {
 		var pr poisonRecord
 		if err := json.Unmarshal([]byte(m.Text), &pr); err != nil {
-			a.errorf("poison queue: message %q", clip(m.Text))
+			a.errorf("poison queue: message %q", message.Clip(m.Text))
 			continue
 		}
-		a.errorf("poison queue: message %q: %s", clip(pr.Text), pr.Reason)
+		a.errorf("poison queue: message %q: %s", message.Clip(pr.Text), pr.Reason)
 	}
 	if rest := n - len(msgs); rest > 0 {
 		a.errorf("poison queue: %d more messages", rest)

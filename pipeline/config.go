@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/pipeline/task"
 )
 
 // Defaults for a run's tuning.
@@ -24,9 +25,6 @@ const (
 	// ply 11) is merged in one pass that reads each entry once. Memory is
 	// one 256 KiB read buffer per run.
 	DefaultFanIn = 64
-	// InlineLimit is the article's limit for a ply that travels inline in
-	// one A message.
-	InlineLimit = 1000
 )
 
 // RunConfig is what a run records about itself, so workers need only its name.
@@ -78,8 +76,8 @@ func (c RunConfig) Validate() error {
 	if c.Target > 99 {
 		return errors.New("target ply must be at most 99")
 	}
-	if c.BlobPositions < 10 || c.BlobPositions > 1<<22 {
-		return fmt.Errorf("blob positions %d: must be 10 to %d", c.BlobPositions, 1<<22)
+	if c.BlobPositions < 1 || c.BlobPositions > 1<<22 {
+		return fmt.Errorf("blob positions %d: must be 1 to %d", c.BlobPositions, 1<<22)
 	}
 	if c.FanIn < 2 || c.FanIn > 64 {
 		return fmt.Errorf("fan-in %d: must be 2 to 64", c.FanIn)
@@ -134,8 +132,6 @@ type WorkerConfig struct {
 	// compensation messages of tasks that crashed or ran late surface only
 	// after their delay, and must be handled for their blobs to go.
 	Drain bool
-	// WorkerID names this worker in stats rows and logs.
-	WorkerID string
 	// Observer, if set, is told about every message handled (metrics).
 	Observer Observer
 }
@@ -161,6 +157,10 @@ func (c WorkerConfig) WithDefaults() WorkerConfig {
 		c.PollMax = time.Second
 	}
 	return c
+}
+
+func (c WorkerConfig) timing() task.Timing {
+	return task.Timing{Visibility: c.Visibility, CompensationDelay: c.CompensationDelay, ClaimTimeout: c.ClaimTimeout}
 }
 
 // Validate checks a complete worker configuration.

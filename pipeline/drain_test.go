@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reversi-cloud/reversi/pipeline/message"
+	"github.com/reversi-cloud/reversi/pipeline/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
@@ -16,7 +18,7 @@ func TestDrainWaitsForCompensations(t *testing.T) {
 	defer cancel()
 	be := openEmbedded(t)
 	cfg := RunConfig{Name: "drain", Board: 4, Target: 4}
-	if _, err := RunLocal(ctx, be, cfg, 1, WorkerConfig{WorkerID: "t", PollMax: 20 * time.Millisecond}, testLogger(t), nil); err != nil {
+	if _, err := RunLocal(ctx, be, cfg, 1, WorkerConfig{PollMax: 20 * time.Millisecond}, testLogger(t), nil); err != nil {
 		t.Fatal(err)
 	}
 	r, err := OpenRun(ctx, be, cfg.Name)
@@ -25,20 +27,18 @@ func TestDrainWaitsForCompensations(t *testing.T) {
 	}
 	// What a task that died after uploading leaves: an orphan and its
 	// compensation message, still delayed.
-	orphan := blobFor(2, "e-000000-orphan")
+	orphan := runstore.ExpansionBlobName(2, 0, "orphan")
 	if err := r.blobs.Put(ctx, orphan, []byte("orphan")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.work.Enqueue(ctx, Message{Kind: KindCompensation, Ply: 2, Blob: orphan}.Format(), storage.EnqueueOptions{Delay: 300 * time.Millisecond, TTL: -1}); err != nil {
+	if _, err := r.work.Enqueue(ctx, message.Message{Kind: message.KindCompensation, Ply: 2, Blob: orphan}.Format(), storage.EnqueueOptions{Delay: 300 * time.Millisecond, TTL: -1}); err != nil {
 		t.Fatal(err)
 	}
-	w, err := NewWorker(r, WorkerConfig{Visibility: 5 * time.Second, ExitWhenDone: true, Drain: true, WorkerID: "d", PollMax: 20 * time.Millisecond}, testLogger(t), nil)
+	w, err := NewWorker(r, WorkerConfig{Visibility: 5 * time.Second, ExitWhenDone: true, Drain: true, PollMax: 20 * time.Millisecond}, testLogger(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := w.Run(ctx); err != nil {
-		t.Fatal(err)
-	}
+	w.Run(ctx)
 	if ctx.Err() != nil {
 		t.Fatal("the worker did not exit")
 	}

@@ -30,7 +30,7 @@ func TestEveryMessageTwice(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		be := dupBackend{openEmbedded(t)}
 		cfg := RunConfig{Name: "twice", Board: 4, Target: 12, BlobPositions: 120, FanIn: 3}
-		rep, err := RunLocal(ctx, be, cfg, workers, WorkerConfig{Visibility: 5 * time.Second, WorkerID: "t", PollMax: 50 * time.Millisecond}, testLogger(t), nil)
+		rep, err := RunLocal(ctx, be, cfg, workers, WorkerConfig{Visibility: 5 * time.Second, PollMax: 50 * time.Millisecond}, testLogger(t), nil)
 		cancel()
 		if err != nil {
 			t.Fatal(err)
@@ -57,7 +57,7 @@ func TestMergeWorkIsNLogN(t *testing.T) {
 	be := openEmbedded(t)
 	const fanIn = 4
 	cfg := RunConfig{Name: "nlogn", Board: 8, Target: 8, BlobPositions: 1500, FanIn: fanIn}
-	rep, err := RunLocal(ctx, be, cfg, 2, WorkerConfig{Visibility: 10 * time.Second, WorkerID: "t", PollMax: 50 * time.Millisecond}, testLogger(t), nil)
+	rep, err := RunLocal(ctx, be, cfg, 2, WorkerConfig{Visibility: 10 * time.Second, PollMax: 50 * time.Millisecond}, testLogger(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/pipeline/runstore"
 	"github.com/reversi-cloud/reversi/reference"
 	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/storage/embedded"
@@ -25,7 +26,7 @@ import (
 // compensation delays are brought forward by the faulty wrapper instead.
 func faultWorker(id string) WorkerConfig {
 	return WorkerConfig{Visibility: 10 * time.Minute, CompensationDelay: 40 * time.Minute, MaxDequeue: 5,
-		PollMin: time.Millisecond, PollMax: 5 * time.Millisecond, ExitWhenDone: true, WorkerID: id}
+		PollMin: time.Millisecond, PollMax: 5 * time.Millisecond, ExitWhenDone: true}
 }
 
 // faultOutcome is what one run with one planned fault did.
@@ -127,7 +128,8 @@ func faultWork(ctx context.Context, t *testing.T, be *faulty.Backend, cfg RunCon
 	if err != nil {
 		return seeded, err
 	}
-	return seeded, w.Run(ctx)
+	w.Run(ctx)
+	return seeded, nil
 }
 
 // checkRun compares a finished run with the reference, position by
@@ -169,15 +171,12 @@ func checkRun(ctx context.Context, be storage.Backend, cfg RunConfig, ref *refer
 	}
 	live := map[string]bool{}
 	for ply := 0; ply <= cfg.Target; ply++ {
-		p, err := r.getPly(ctx, ply)
-		if errors.Is(err, storage.ErrNotFound) {
-			break // the game ended before the target
-		}
+		finals, err := r.store.Finals(ctx, ply)
 		if err != nil {
 			return err
 		}
-		for j, b := range p.Blobs {
-			live[b], live[resultBlob(ply, j)] = true, true
+		for _, f := range finals {
+			live[f.Blob], live[runstore.ResultsBlobName(ply, f.Index)] = true, true
 		}
 	}
 	list, err := r.blobs.List(ctx, "")

@@ -4,25 +4,46 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/dedup"
+	"github.com/reversi-cloud/reversi/pipeline/message"
+	"github.com/reversi-cloud/reversi/pipeline/runstore"
+	"github.com/reversi-cloud/reversi/pipeline/task"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
-// Seed creates a run's resources and enqueues the start position. It is
-// idempotent: seeding again with the same configuration changes nothing,
-// and a different configuration is refused.
+// The flow between plies. A ply moves through the states of
+// runstore.State; the handlers report when a stage may be over
+// (task.Flow), and the flow makes the transition and enqueues what comes
+// next. Every transition is one ETag-guarded write, and only its owner
+// (the message that made it) does the follow-up, so a redelivery of the
+// owner's message finishes a follow-up that a crash interrupted:
 //
-// Crash points: the resources and the config row are created idempotently;
-// ply 0 and ply 1 records are added in one transaction; the A message is
-// enqueued only while ply 0 is not marked dispatched, so a crash before
-// the mark re-enqueues on the next seed (a duplicate A message is
-// harmless: every handler is idempotent).
+//	Expanding  -> Merging     the last expansion task; it enqueues the first scan
+//	Merging    -> Final       a scan that finds nothing left to merge; it
+//	                          records the final blobs and the next ply's
+//	                          splitters first, adds the next ply with the
+//	                          transition, then sweeps and dispatches
+//	Final      -> Dispatched  that scan, once the next work is enqueued
+//	Dispatched -> Resolved    the last resolve task of the ply
+//	Resolved   -> Closed      that task, once the previous ply's resolution
+//	                          is enqueued or, at ply 0, the run is marked done
+type flow struct{ r *Run }
+
+var _ task.Flow = flow{}
+
+// seedOwner owns ply 0's transitions: seeding again finishes them.
+const seedOwner = "seed"
+
+// Seed creates a run's resources and enqueues the start position. It is
+// idempotent: seeding again with the same configuration changes nothing
+// (or finishes what a crashed seed began), and a different configuration
+// is refused.
 func Seed(ctx context.Context, be storage.Backend, cfg RunConfig) (*Run, error) {
-	ctx = withCategory(ctx, CategoryControl)
+	ctx = task.WithCategory(ctx, task.CategoryControl)
 	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -31,185 +52,346 @@ func Seed(ctx context.Context, be storage.Backend, cfg RunConfig) (*Run, error) 
 	if err != nil {
 		return nil, err
 	}
-	for _, c := range []interface{ Create(context.Context) error }{r.work, r.poison, r.blobs, r.state, r.back} {
+	creators := []interface{ Create(context.Context) error }{r.work, r.poison, r.blobs}
+	for _, t := range r.store.Tables() {
+		creators = append(creators, t)
+	}
+	for _, c := range creators {
 		if err := c.Create(ctx); err != nil {
 			return nil, fmt.Errorf("creating run resources: %w", err)
 		}
 	}
-	conf := storage.Entity{PartitionKey: pkRun, RowKey: rkConfig, Props: map[string]any{
-		"Board": int64(cfg.Board), "Target": int64(cfg.Target),
-		"BlobPositions": int64(cfg.BlobPositions), "FanIn": int64(cfg.FanIn),
-		"Created": time.Now().UnixNano(),
-	}}
-	if _, err := r.state.Add(ctx, conf); errors.Is(err, storage.ErrExists) {
-		have, err := OpenRun(ctx, be, cfg.Name)
-		if err != nil {
-			return nil, err
-		}
-		if have.Config != cfg {
-			h := have.Config
+	want := runstore.Config{Board: cfg.Board, Target: cfg.Target, BlobPositions: cfg.BlobPositions, FanIn: cfg.FanIn, Created: time.Now().UnixNano()}
+	have, err := runstore.AddConfig(ctx, be.Table(StateTable(cfg.Name)), want)
+	if errors.Is(err, storage.ErrExists) {
+		if have.Board != want.Board || have.Target != want.Target || have.BlobPositions != want.BlobPositions || have.FanIn != want.FanIn {
 			return nil, fmt.Errorf("run %q already exists with board %d, target ply %d, blob positions %d, fan-in %d; refusing board %d, target ply %d, blob positions %d, fan-in %d",
-				cfg.Name, h.Board, h.Target, h.BlobPositions, h.FanIn, cfg.Board, cfg.Target, cfg.BlobPositions, cfg.FanIn)
+				cfg.Name, have.Board, have.Target, have.BlobPositions, have.FanIn, cfg.Board, cfg.Target, cfg.BlobPositions, cfg.FanIn)
 		}
 	} else if err != nil {
-		return nil, fmt.Errorf("recording run configuration: %w", err)
-	}
-
-	p0, err := r.getPly(ctx, 0)
-	if errors.Is(err, storage.ErrNotFound) {
-		start := r.Board.Canonical(r.Board.Start())
-		blob := blobFor(0, "a-0")
-		if err := r.blobs.Put(ctx, blob, start.AppendKey(nil)); err != nil {
-			return nil, fmt.Errorf("writing the start position: %w", err)
-		}
-		final := &rangeRecord{Blob: blob, Count: 1, Min: start, Max: start, Samples: start.AppendKey(nil)}
-		if err := r.completePly(ctx, &plyRecord{Ply: 0, State: plyOpen}, []*rangeRecord{final}, "seed", true); err != nil {
-			return nil, err
-		}
-		p0, err = r.getPly(ctx, 0)
-	}
-	if err != nil {
 		return nil, err
 	}
-	if !p0.Dispatched {
-		if err := r.dispatch(ctx, p0); err != nil {
-			return nil, err
-		}
+	if err := r.seedStart(ctx); err != nil {
+		return nil, fmt.Errorf("seeding the start position: %w", err)
 	}
 	return r, nil
 }
 
-// completePly records a ply's final blobs and opens the next ply, in one
-// transaction guarded by the ply record's ETag (or by insertion when the
-// record is new), so it happens exactly once. owner is the claim that did
-// it: only that claim's message dispatches the next work, and a redelivery
-// of that message finishes a dispatch that a crash interrupted.
-func (r *Run) completePly(ctx context.Context, p *plyRecord, finals []*rangeRecord, owner string, insert bool) error {
-	slices.SortFunc(finals, func(a, b *rangeRecord) int { return board.Compare(a.Min, b.Min) })
-	done := *p
-	done.State, done.Owner, done.Dispatched = plyComplete, owner, false
-	done.Blobs, done.Counts = nil, nil
-	done.Positions, done.Terminal = 0, 0
-	for _, f := range finals {
-		done.Blobs = append(done.Blobs, f.Blob)
-		done.Counts = append(done.Counts, f.Count)
-		done.Positions += f.Count
-		done.Terminal += f.Terminal
+// seedStart makes ply 0: one run holding the start position, merged at
+// once into the ply's one final blob, then dispatched like any other ply.
+//
+// Crash points: the start blob is rewritten with the same bytes; the run
+// is added with a batch marker (runstore.AddSegments), so adding it again
+// is skipped; ply 0 then follows the common path from Merging, whose
+// every step a second seed repeats or skips.
+func (r *Run) seedStart(ctx context.Context) error {
+	p, err := r.store.Ply(ctx, 0)
+	if errors.Is(err, runstore.ErrNoPly) {
+		if p, err = r.store.AddFirstPly(ctx, seedOwner); err != nil {
+			return err
+		}
 	}
-	ops := []storage.Op{{Kind: storage.OpUpdate, Entity: done.entity(), ETag: p.ETag}}
-	if insert {
-		ops[0] = storage.Op{Kind: storage.OpAdd, Entity: done.entity()}
+	if err != nil {
+		return err
 	}
-	if p.Ply < r.Config.Target && done.Positions > 0 {
-		next := &plyRecord{Ply: p.Ply + 1, State: plyOpen, Tasks: len(finals)}
-		next.Splitters = r.splitters(finals, done.Positions)
-		ops = append(ops, storage.Op{Kind: storage.OpAdd, Entity: next.entity()})
+	if p.State == runstore.Merging {
+		start := r.Board.Canonical(r.Board.Start())
+		key := start.AppendKey(nil)
+		if err := r.blobs.Put(ctx, runstore.StartBlobName(), key); err != nil {
+			return fmt.Errorf("writing the start position: %w", err)
+		}
+		run := &runstore.Run{Blob: runstore.StartBlobName(), Len: int64(len(key)), Count: 1, Min: start, Max: start,
+			Final: true, Samples: key, Created: time.Now().UnixNano()}
+		if _, err := r.store.AddSegments(ctx, 0, []*runstore.Run{run}, runstore.Expansion{}); err != nil {
+			return err
+		}
+		runs, err := r.store.Runs(ctx, 0)
+		if err != nil {
+			return err
+		}
+		if err := r.finish(ctx, p, runs, seedOwner); err != nil && !errors.Is(err, runstore.ErrConflict) {
+			return err
+		}
+		if p, err = r.store.Ply(ctx, 0); err != nil {
+			return err
+		}
 	}
-	if _, err := r.state.Transact(ctx, pkPlies, ops); err != nil {
-		return fmt.Errorf("completing ply %d: %w", p.Ply, err)
+	if p.State == runstore.Final && p.Owner == seedOwner {
+		return r.afterFinal(ctx, p)
 	}
 	return nil
 }
 
-// splitters picks bucket bounds for the next ply from the sample positions
-// kept in the final records: it expands the samples and takes quantiles of
-// their children, aiming at buckets of about 3/4 of a blob, so every
-// expansion task cuts its sorted output at the same keys and runs from
-// different buckets never overlap.
-func (r *Run) splitters(finals []*rangeRecord, positions int64) []board.Position {
-	var kids []board.Position
-	var parents, distinct int
-	buf := make([]board.Position, 0, 32)
-	for _, f := range finals {
-		for i := 0; i+board.KeyLen <= len(f.Samples); i += board.KeyLen {
-			p, err := r.Board.DecodeKey(f.Samples[i : i+board.KeyLen])
-			if err != nil {
-				continue
+// Expanded starts a ply's merging once all its expansion tasks are done.
+// Tasks that finish together may each see that; the transition lets one
+// of them own the first scan (duplicate scans would be harmless, but
+// slow: on a large ply two of them keep both workers claiming the same
+// runs while no merge runs).
+func (f flow) Expanded(ctx context.Context, t *task.Task, ply, index int) error {
+	store := f.r.store
+	p, err := store.Ply(ctx, ply)
+	if err != nil {
+		return err
+	}
+	switch p.State {
+	case runstore.Expanding:
+		all, err := store.AllExpanded(ctx, ply, index, p.Tasks)
+		if err != nil || !all {
+			return err
+		}
+		if err := store.StartMerging(ctx, p, t.Owner()); err != nil {
+			if errors.Is(err, runstore.ErrConflict) {
+				return nil // another task started the merging
 			}
-			parents++
-			buf, _ = r.Board.Children(p, buf[:0])
-			distinct += len(buf)
-			kids = append(kids, buf...)
+			return err
 		}
-	}
-	if parents == 0 || len(kids) == 0 {
+	case runstore.Merging:
+		if p.Owner != t.Owner() {
+			return nil
+		}
+	default:
 		return nil
 	}
-	estimate := float64(positions) * float64(distinct) / float64(parents)
-	buckets := int(math.Ceil(estimate / (0.75 * float64(r.Config.BlobPositions))))
-	slices.SortFunc(kids, board.Compare)
-	kids = slices.Compact(kids)
-	buckets = min(buckets, len(kids), 3000)
-	if buckets <= 1 {
-		return nil
-	}
-	out := make([]board.Position, 0, buckets-1)
-	for k := 1; k < buckets; k++ {
-		s := kids[k*len(kids)/buckets]
-		if len(out) == 0 || board.Compare(out[len(out)-1], s) < 0 {
-			out = append(out, s)
-		}
-	}
-	return out
+	// Merging, owned by t: a redelivery may owe the first scan.
+	return f.r.shared.Enqueue(ctx, message.Message{Kind: message.KindScan, Ply: ply})
 }
 
-// dispatch enqueues the work that follows a complete ply, then marks the
-// ply dispatched. A crash in between re-enqueues on redelivery of the
-// owner's message; duplicates are harmless.
-func (r *Run) dispatch(ctx context.Context, p *plyRecord) error {
+// Merged finishes a ply whose runs are all final and disjoint, then
+// sweeps it and dispatches the next work; or, for a ply already Final,
+// finishes the follow-up when t owns it.
+func (f flow) Merged(ctx context.Context, t *task.Task, p *runstore.Ply, finals []*runstore.Run) error {
+	if p.State == runstore.Merging {
+		if err := f.r.finish(ctx, p, finals, t.Owner()); err != nil {
+			if errors.Is(err, runstore.ErrConflict) {
+				return nil // another scan finished the ply first
+			}
+			return err
+		}
+	}
+	return f.r.followUp(ctx, p, t.Owner())
+}
+
+// followUp finishes the follow-up of p's current state when owner made
+// the transition into it: a redelivery after a crash lands here.
+func (r *Run) followUp(ctx context.Context, p *runstore.Ply, owner string) error {
+	if p.Owner != owner {
+		return nil
+	}
+	switch p.State {
+	case runstore.Final:
+		return r.afterFinal(ctx, p)
+	case runstore.Resolved:
+		return r.afterResolved(ctx, p)
+	}
+	return nil
+}
+
+// finish records a Merging ply's final blobs and the next ply's
+// splitters, then makes the ply Final and adds the next ply, in one
+// transaction. The final blob rows and the splitters depend only on the
+// ply's runs, which no longer change, so concurrent scans write the same.
+func (r *Run) finish(ctx context.Context, p *runstore.Ply, runs []*runstore.Run, owner string) error {
+	runs = slices.Clone(runs)
+	slices.SortFunc(runs, func(a, b *runstore.Run) int { return board.Compare(a.Min, b.Min) })
+	t := runstore.Totals{Finals: len(runs)}
+	finals := make([]runstore.FinalBlob, len(runs))
+	var samples []board.Position
+	for i, run := range runs {
+		finals[i] = runstore.FinalBlob{Index: i, Blob: run.Blob, Count: run.Count, Terminal: run.Terminal, Min: run.Min, Max: run.Max}
+		t.Positions += run.Count
+		t.Terminal += run.Terminal
+		for k := 0; k+board.KeyLen <= len(run.Samples); k += board.KeyLen {
+			if s, err := r.Board.DecodeKey(run.Samples[k : k+board.KeyLen]); err == nil {
+				samples = append(samples, s)
+			}
+		}
+	}
+	exps, err := r.store.Expansions(ctx, p.Ply)
+	if err != nil {
+		return err
+	}
+	for _, e := range exps {
+		t.Edges += e.Edges
+	}
+	merges, err := r.store.AllMergeStats(ctx, p.Ply)
+	if err != nil {
+		return err
+	}
+	for _, m := range merges {
+		t.Merges++
+		t.BlobReads += m.Reads
+		t.Merged += m.Entries
+	}
+	if err := r.store.PutFinals(ctx, p.Ply, finals); err != nil {
+		return err
+	}
+	var next *runstore.Ply
+	if p.Ply < r.Config.Target && t.Positions > 0 {
+		splitters := dedup.ChooseSplitters(r.Board, samples, t.Positions, r.Config.BlobPositions)
+		if err := r.blobs.Put(ctx, runstore.SplittersBlobName(p.Ply+1), dedup.EncodeSplitters(splitters)); err != nil {
+			return fmt.Errorf("writing the splitters of ply %d: %w", p.Ply+1, err)
+		}
+		next = &runstore.Ply{Ply: p.Ply + 1, Tasks: len(finals)}
+	}
+	return r.store.Finish(ctx, p, owner, t, next)
+}
+
+// afterFinal sweeps a Final ply's spent blobs and enqueues the work that
+// follows, then marks it Dispatched. A crash in between re-enqueues on
+// redelivery of the owner's message; duplicates are harmless.
+func (r *Run) afterFinal(ctx context.Context, p *runstore.Ply) error {
+	if err := r.sweep(ctx, p); err != nil {
+		return err
+	}
 	switch {
 	case p.Positions == 0:
 		// Every position of the previous ply was terminal: there is
 		// nothing to expand, so results start flowing back from here.
-		return r.finishResolve(ctx, p, "empty", 0, 0, 0, 0)
 	case p.Ply >= r.Config.Target:
-		for j := range p.Blobs {
-			if err := r.enqueue(ctx, Message{Kind: KindResolve, Ply: p.Ply, Index: j}); err != nil {
+		for j := 0; j < p.Finals; j++ {
+			if err := r.shared.Enqueue(ctx, message.Message{Kind: message.KindResolve, Ply: p.Ply, Index: j}); err != nil {
 				return err
 			}
 		}
-	case len(p.Blobs) == 1 && p.Counts[0] <= InlineLimit:
-		keys, err := r.readKeys(ctx, p.Blobs[0])
+	case p.Finals == 1 && p.Positions <= message.InlineLimit:
+		f, err := r.store.Final(ctx, p.Ply, 0)
 		if err != nil {
 			return err
 		}
-		if err := r.enqueue(ctx, Message{Kind: KindInline, Ply: p.Ply, Positions: keys}); err != nil {
+		keys, err := r.shared.ReadKeys(ctx, f.Blob)
+		if err != nil {
+			return err
+		}
+		if err := r.shared.Enqueue(ctx, message.Message{Kind: message.KindInline, Ply: p.Ply, Positions: keys}); err != nil {
 			return err
 		}
 	default:
-		for j, b := range p.Blobs {
-			if err := r.enqueue(ctx, Message{Kind: KindChunk, Ply: p.Ply, Index: j, Blob: b}); err != nil {
+		finals, err := r.store.Finals(ctx, p.Ply)
+		if err != nil {
+			return err
+		}
+		for _, f := range finals {
+			if err := r.shared.Enqueue(ctx, message.Message{Kind: message.KindChunk, Ply: p.Ply, Index: f.Index, Blob: f.Blob}); err != nil {
 				return err
 			}
 		}
 	}
-	p.Dispatched = true
-	if err := r.updatePly(ctx, p); err != nil && !errors.Is(err, storage.ErrPreconditionFailed) {
+	if err := r.store.MarkDispatched(ctx, p); err != nil {
+		return ignoreConflict(err)
+	}
+	// Resolve tasks may have finished before the ply was Dispatched, and
+	// then left its resolution to this check.
+	return r.resolveIfDone(ctx, p, p.Owner)
+}
+
+// sweep deletes a Final ply's blobs that are no longer in use: expansion
+// runs, partial merges and the splitters.
+func (r *Run) sweep(ctx context.Context, p *runstore.Ply) error {
+	named, err := r.store.BlobNames(ctx, p)
+	if err != nil {
 		return err
 	}
+	list, err := r.blobs.List(ctx, runstore.PlyFolder(p.Ply))
+	if err != nil {
+		return fmt.Errorf("listing ply %d blobs: %w", p.Ply, err)
+	}
+	for _, b := range list {
+		if runstore.BlobInUse(p, b.Name, named) {
+			continue
+		}
+		if err := r.blobs.Delete(ctx, b.Name); err != nil && !errors.Is(err, storage.ErrNotFound) {
+			return fmt.Errorf("deleting %s: %w", b.Name, err)
+		}
+	}
 	return nil
 }
 
-func (r *Run) enqueue(ctx context.Context, m Message) error {
-	return r.enqueueText(ctx, m.Format(), 0)
+// Resolved resolves a ply once every final blob of it is resolved, and
+// lets the task that did it start the previous ply's resolution.
+func (f flow) Resolved(ctx context.Context, t *task.Task, ply, index int) error {
+	store := f.r.store
+	p, err := store.Ply(ctx, ply)
+	if err != nil {
+		return err
+	}
+	if all, err := store.AllResolvedGiven(ctx, ply, index, p.Finals); err != nil || !all {
+		return err
+	}
+	if p.State == runstore.Dispatched {
+		return f.r.resolveIfDone(ctx, p, t.Owner())
+	}
+	return f.r.followUp(ctx, p, t.Owner())
 }
 
-func (r *Run) enqueueText(ctx context.Context, text string, delay time.Duration) error {
-	if _, err := r.work.Enqueue(ctx, text, storage.EnqueueOptions{Delay: delay, TTL: -1}); err != nil {
-		return fmt.Errorf("enqueuing %s: %w", clip(text), err)
+// resolveIfDone makes a Dispatched ply Resolved, owned by owner, once
+// every final blob of it is resolved (a ply without positions at once),
+// and then does the follow-up.
+func (r *Run) resolveIfDone(ctx context.Context, p *runstore.Ply, owner string) error {
+	if all, err := r.store.AllResolved(ctx, p.Ply, p.Finals); err != nil || !all {
+		return err
 	}
-	return nil
+	rs, err := r.store.Resolutions(ctx, p.Ply)
+	if err != nil {
+		return err
+	}
+	var c runstore.Counts
+	for _, res := range rs {
+		c.Black += res.Black
+		c.White += res.White
+		c.Draws += res.Draws
+		c.Unknown += res.Unknown
+	}
+	if err := r.store.Resolve(ctx, p, owner, c); err != nil {
+		return ignoreConflict(err)
+	}
+	return r.afterResolved(ctx, p)
 }
 
-// readKeys reads a final blob of positions.
-func (r *Run) readKeys(ctx context.Context, blob string) ([]board.Position, error) {
-	data, err := r.blobs.Get(ctx, blob)
-	if err != nil {
-		return nil, fmt.Errorf("reading blob %s: %w", blob, err)
+// afterResolved enqueues the previous ply's resolution or, at ply 0,
+// marks the run complete; then it closes the ply.
+func (r *Run) afterResolved(ctx context.Context, p *runstore.Ply) error {
+	if p.Ply == 0 {
+		root := board.Unknown
+		switch {
+		case p.Black > 0:
+			root = board.BlackWins
+		case p.White > 0:
+			root = board.WhiteWins
+		case p.Draws > 0:
+			root = board.Draw
+		}
+		done := runstore.Done{Root: root.String(), Completed: time.Now().UnixNano()}
+		if p.Positions > 0 {
+			rs, err := r.store.Resolutions(ctx, 0)
+			if err != nil {
+				return err
+			}
+			if len(rs) > 0 {
+				done.ScoreBlack, done.ScoreWhite = rs[0].ScoreBlack, rs[0].ScoreWhite
+			}
+		}
+		if err := r.store.MarkDone(ctx, done); err != nil {
+			return err
+		}
+	} else {
+		prev, err := r.store.Ply(ctx, p.Ply-1)
+		if err != nil {
+			return err
+		}
+		for j := 0; j < prev.Finals; j++ {
+			if err := r.shared.Enqueue(ctx, message.Message{Kind: message.KindResolve, Ply: prev.Ply, Index: j}); err != nil {
+				return err
+			}
+		}
 	}
-	keys, err := r.decodeKeys(data)
-	if err != nil {
-		return nil, fmt.Errorf("blob %s: %w", blob, err)
+	return ignoreConflict(r.store.Close(ctx, p))
+}
+
+// ignoreConflict treats a transition that another writer made first as
+// done: its owner does the follow-up.
+func ignoreConflict(err error) error {
+	if errors.Is(err, runstore.ErrConflict) {
+		return nil
 	}
-	return keys, nil
+	return err
 }

@@ -2,10 +2,7 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
-
-	"github.com/reversi-cloud/reversi/storage"
 )
 
 // Footprint is what a run keeps in storage: blob bytes as listed, and
@@ -35,44 +32,10 @@ func (r *Run) Footprint(ctx context.Context) (Footprint, error) {
 		f.Blobs++
 		f.BlobBytes += b.Size
 	}
-	count := func(t storage.Table, pk string) error {
-		es, err := queryAll(ctx, t, pk, "", "")
-		if err != nil {
-			return err
-		}
-		for _, e := range es {
-			f.Rows++
-			f.TableBytes += int64(storage.EntitySize(e))
-		}
-		return nil
+	rows, err := r.store.Footprint(ctx, r.Config.Target)
+	if err != nil {
+		return f, err
 	}
-	for _, pk := range []string{pkRun, pkPlies, pkStats} {
-		if err := count(r.state, pk); err != nil {
-			return f, err
-		}
-	}
-	for ply := 0; ply <= r.Config.Target; ply++ {
-		if err := count(r.state, pkRecords(ply)); err != nil {
-			return f, err
-		}
-		if err := count(r.state, pkResolve(ply)); err != nil {
-			return f, err
-		}
-		p, err := r.getPly(ctx, ply)
-		if errors.Is(err, storage.ErrNotFound) {
-			continue // the run has not reached this ply
-		}
-		if err != nil {
-			return f, err
-		}
-		for j, blob := range p.Blobs {
-			if err := count(r.back, backPartition(blob)); err != nil {
-				return f, err
-			}
-			if err := count(r.back, noticePartition(ply, j)); err != nil {
-				return f, err
-			}
-		}
-	}
+	f.Rows, f.TableBytes = rows.Rows, rows.Bytes
 	return f, nil
 }

@@ -28,31 +28,19 @@ func RunLocal(ctx context.Context, be storage.Backend, cfg RunConfig, workers in
 		// back-off keeps the hand-offs quick.
 		wcfg.PollMax = 100 * time.Millisecond
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	var wg sync.WaitGroup
-	errs := make(chan error, workers)
 	for i := 0; i < workers; i++ {
-		wc := wcfg
-		wc.WorkerID = fmt.Sprintf("%s-%d", wcfg.WorkerID, i)
-		w, err := NewWorker(r, wc, log, progress)
+		w, err := NewWorker(r, wcfg, log, progress)
 		if err != nil {
 			return nil, err
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := w.Run(ctx); err != nil {
-				errs <- err
-				cancel()
-			}
+			w.Run(ctx)
 		}()
 	}
 	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		return nil, err
-	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

@@ -10,7 +10,8 @@ import (
 
 	"github.com/reversi-cloud/reversi/backtrack"
 	"github.com/reversi-cloud/reversi/board"
-	"github.com/reversi-cloud/reversi/storage"
+	"github.com/reversi-cloud/reversi/pipeline/runstore"
+	"github.com/reversi-cloud/reversi/pipeline/task"
 )
 
 // ErrNotInRun reports a position that a run never reached: beyond its
@@ -43,11 +44,11 @@ type ChildInfo struct {
 // children. It reads a few blobs whole, so it is a tool for people, not
 // for the workers. A position the run does not hold gives ErrNotInRun.
 func (r *Run) Lookup(ctx context.Context, p board.Position) (*PositionInfo, error) {
-	ctx = withCategory(ctx, CategoryControl)
+	ctx = task.WithCategory(ctx, task.CategoryControl)
 	if err := r.Board.Valid(p); err != nil {
 		return nil, err
 	}
-	l := &lookup{run: r, plies: map[int]*plyRecord{}, recs: map[int][]*rangeRecord{}, keys: map[string][]board.Position{}}
+	l := &lookup{run: r, plies: map[int]*runstore.Ply{}, finals: map[int][]runstore.FinalBlob{}, keys: map[string][]board.Position{}}
 	info := &PositionInfo{Position: p, Canonical: r.Board.Canonical(p), Ply: r.Board.Ply(p)}
 	at, err := l.find(ctx, info.Canonical)
 	if err != nil {
@@ -108,35 +109,39 @@ func (info *PositionInfo) BestMoves() []string {
 
 // lookup caches what one Lookup reads.
 type lookup struct {
-	run   *Run
-	plies map[int]*plyRecord
-	recs  map[int][]*rangeRecord // a ply's run records, listed once for all its lookups
-	keys  map[string][]board.Position
+	run    *Run
+	plies  map[int]*runstore.Ply
+	finals map[int][]runstore.FinalBlob
+	keys   map[string][]board.Position
 }
 
 // location is where a canonical position sits: ply, final blob, index.
 type location struct {
-	ply   *plyRecord
-	blob  int
+	ply   *runstore.Ply
+	final runstore.FinalBlob
 	index int
 }
 
-func (l *lookup) ply(ctx context.Context, n int) (*plyRecord, error) {
+// ply reads a Final (or later) ply and its final blobs.
+func (l *lookup) ply(ctx context.Context, n int) (*runstore.Ply, error) {
 	if p, ok := l.plies[n]; ok {
 		return p, nil
 	}
 	if n < 0 || n > l.run.Config.Target {
 		return nil, fmt.Errorf("%w: ply %d is outside the run's plies 0 to %d", ErrNotInRun, n, l.run.Config.Target)
 	}
-	p, err := l.run.getPly(ctx, n)
-	if errors.Is(err, storage.ErrNotFound) {
+	p, err := l.run.store.Ply(ctx, n)
+	if errors.Is(err, runstore.ErrNoPly) {
 		return nil, fmt.Errorf("%w: ply %d has not been reached yet", ErrNotInRun, n)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if p.State != plyComplete {
+	if !p.State.AtLeast(runstore.Final) {
 		return nil, fmt.Errorf("%w: ply %d is still being enumerated", ErrNotInRun, n)
+	}
+	if l.finals[n], err = l.run.store.Finals(ctx, n); err != nil {
+		return nil, err
 	}
 	l.plies[n] = p
 	return p, nil
@@ -146,7 +151,7 @@ func (l *lookup) blobKeys(ctx context.Context, blob string) ([]board.Position, e
 	if k, ok := l.keys[blob]; ok {
 		return k, nil
 	}
-	k, err := l.run.readKeys(ctx, blob)
+	k, err := l.run.shared.ReadKeys(ctx, blob)
 	if err != nil {
 		return nil, err
 	}
@@ -154,53 +159,35 @@ func (l *lookup) blobKeys(ctx context.Context, blob string) ([]board.Position, e
 	return k, nil
 }
 
-// find locates a canonical position. The final range records of a
-// complete ply say which blob can hold it; without them every blob is
-// searched.
+// find locates a canonical position: the final blobs of a ply are
+// disjoint and in key order, so at most one can hold it.
 func (l *lookup) find(ctx context.Context, c board.Position) (location, error) {
 	n := l.run.Board.Ply(c)
 	p, err := l.ply(ctx, n)
 	if err != nil {
 		return location{}, err
 	}
-	candidates := make([]int, 0, 1)
-	recs, ok := l.recs[n]
-	if !ok {
-		if recs, err = l.run.listRecords(ctx, n); err != nil {
-			return location{}, err
-		}
-		l.recs[n] = recs
-	}
-	for j, b := range p.Blobs {
-		for _, rr := range recs {
-			if rr.Final && rr.Blob == b && board.Compare(rr.Min, c) <= 0 && board.Compare(c, rr.Max) <= 0 {
-				candidates = append(candidates, j)
-				break
-			}
-		}
-	}
-	if len(candidates) == 0 && len(recs) == 0 {
-		for j := range p.Blobs {
-			candidates = append(candidates, j)
-		}
-	}
-	for _, j := range candidates {
-		keys, err := l.blobKeys(ctx, p.Blobs[j])
+	finals := l.finals[n]
+	j, _ := slices.BinarySearchFunc(finals, c, func(f runstore.FinalBlob, c board.Position) int {
+		return board.Compare(f.Max, c)
+	})
+	if j < len(finals) && board.Compare(finals[j].Min, c) <= 0 {
+		keys, err := l.blobKeys(ctx, finals[j].Blob)
 		if err != nil {
 			return location{}, err
 		}
 		if i, ok := slices.BinarySearchFunc(keys, c, board.Compare); ok {
-			return location{ply: p, blob: j, index: i}, nil
+			return location{ply: p, final: finals[j], index: i}, nil
 		}
 	}
 	return location{}, fmt.Errorf("%w: ply %d holds no such position", ErrNotInRun, n)
 }
 
 func (l *lookup) result(ctx context.Context, at location) (bool, board.Result, backtrack.Score, error) {
-	if !at.ply.Resolved {
+	if !at.ply.State.AtLeast(runstore.Resolved) {
 		return false, board.Unknown, backtrack.Score{}, nil
 	}
-	rc, err := l.run.blobs.Open(ctx, resultBlob(at.ply.Ply, at.blob), int64(at.index*backtrack.ResultLen), backtrack.ResultLen)
+	rc, err := l.run.blobs.Open(ctx, runstore.ResultsBlobName(at.ply.Ply, at.final.Index), int64(at.index*backtrack.ResultLen), backtrack.ResultLen)
 	if err != nil {
 		return false, board.Unknown, backtrack.Score{}, fmt.Errorf("reading a result of ply %d: %w", at.ply.Ply, err)
 	}
@@ -210,7 +197,7 @@ func (l *lookup) result(ctx context.Context, at location) (bool, board.Result, b
 		return false, board.Unknown, backtrack.Score{}, fmt.Errorf("reading a result of ply %d: %w", at.ply.Ply, err)
 	}
 	if len(b) != backtrack.ResultLen {
-		return false, board.Unknown, backtrack.Score{}, fmt.Errorf("ply %d blob %d: short result entry", at.ply.Ply, at.blob)
+		return false, board.Unknown, backtrack.Score{}, fmt.Errorf("ply %d blob %d: short result entry", at.ply.Ply, at.final.Index)
 	}
 	res, score := backtrack.DecodeResult(b, 0)
 	return true, res, score, nil
@@ -220,7 +207,7 @@ func (l *lookup) parents(ctx context.Context, at location) ([]board.Position, er
 	if at.ply.Ply == 0 {
 		return nil, nil
 	}
-	payload, err := l.run.readSources(ctx, at.ply.Blobs[at.blob])
+	payload, err := l.run.store.Sources(ctx, at.final.Blob)
 	if err != nil {
 		return nil, err
 	}
@@ -229,24 +216,24 @@ func (l *lookup) parents(ctx context.Context, at location) ([]board.Position, er
 	for i := 0; i <= at.index; i++ {
 		var ok bool
 		if refs, ok = sr.Next(refs); !ok {
-			return nil, fmt.Errorf("backtracking rows of %s end before position %d: %v", at.ply.Blobs[at.blob], at.index, sr.Err())
+			return nil, fmt.Errorf("backtracking rows of %s end before position %d: %v", at.final.Blob, at.index, sr.Err())
 		}
 	}
-	prev, err := l.ply(ctx, at.ply.Ply-1)
-	if err != nil {
+	if _, err := l.ply(ctx, at.ply.Ply-1); err != nil {
 		return nil, err
 	}
+	prev := l.finals[at.ply.Ply-1]
 	var out []board.Position
 	for _, ref := range refs {
-		if int(ref.Blob) >= len(prev.Blobs) {
-			return nil, fmt.Errorf("a backtracking row names blob %d of ply %d, which has %d", ref.Blob, prev.Ply, len(prev.Blobs))
+		if int(ref.Blob) >= len(prev) {
+			return nil, fmt.Errorf("a backtracking row names blob %d of ply %d, which has %d", ref.Blob, at.ply.Ply-1, len(prev))
 		}
-		keys, err := l.blobKeys(ctx, prev.Blobs[ref.Blob])
+		keys, err := l.blobKeys(ctx, prev[ref.Blob].Blob)
 		if err != nil {
 			return nil, err
 		}
 		if int(ref.Index) >= len(keys) {
-			return nil, fmt.Errorf("a backtracking row names position %d of %s, which has %d", ref.Index, prev.Blobs[ref.Blob], len(keys))
+			return nil, fmt.Errorf("a backtracking row names position %d of %s, which has %d", ref.Index, prev[ref.Blob].Blob, len(keys))
 		}
 		out = append(out, keys[ref.Index])
 	}

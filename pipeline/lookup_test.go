@@ -103,7 +103,7 @@ func TestLookupOutsideTheRun(t *testing.T) {
 	ctx := context.Background()
 	be := openEmbedded(t)
 	cfg := RunConfig{Name: "small", Board: 6, Target: 3}
-	if _, err := RunLocal(ctx, be, cfg, 1, WorkerConfig{WorkerID: "t"}, testLogger(t), nil); err != nil {
+	if _, err := RunLocal(ctx, be, cfg, 1, WorkerConfig{}, testLogger(t), nil); err != nil {
 		t.Fatal(err)
 	}
 	r, err := OpenRun(ctx, be, "small")

@@ -52,7 +52,7 @@ func TestObserverAndTaskLogFields(t *testing.T) {
 	var logs testkit.Buffer
 	log := slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	progress := &Progress{}
-	wcfg := WorkerConfig{Visibility: 5 * time.Second, WorkerID: "t", PollMax: 50 * time.Millisecond, Observer: rec}
+	wcfg := WorkerConfig{Visibility: 5 * time.Second, PollMax: 50 * time.Millisecond, Observer: rec}
 	rep, err := RunLocal(ctx, be, cfg, 2, wcfg, log, progress)
 	if err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/pipeline/task"
 	"github.com/reversi-cloud/reversi/report"
 	"github.com/reversi-cloud/reversi/storage"
 )
@@ -26,14 +27,14 @@ func TestPipeline4x4ToTheEnd(t *testing.T) {
 	defer cancel()
 	be := openEmbedded(t)
 	cfg := RunConfig{Name: "four", Board: 4, Target: 12, BlobPositions: 100, FanIn: 4}
-	rep, err := RunLocal(ctx, be, cfg, 4, WorkerConfig{Visibility: 5 * time.Second, WorkerID: "t", PollMax: 50 * time.Millisecond}, testLogger(t), nil)
+	rep, err := RunLocal(ctx, be, cfg, 4, WorkerConfig{Visibility: 5 * time.Second, PollMax: 50 * time.Millisecond}, testLogger(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !rep.Complete || rep.Root != "white" {
 		t.Errorf("complete=%v root=%q, want complete white", rep.Complete, rep.Root)
 	}
-	// REFERENCE.md: perfect play ends 3-11 (black-white).
+	// docs/reference.md: perfect play ends 3-11 (black-white).
 	if rep.Score == nil || *rep.Score != (report.Score{Black: 3, White: 11}) {
 		t.Errorf("perfect-play score %+v, want 3-11", rep.Score)
 	}
@@ -42,7 +43,7 @@ func TestPipeline4x4ToTheEnd(t *testing.T) {
 	if n := byCat[""]; n != 0 {
 		t.Errorf("%d storage transactions without a category: %+v", n, be.Stats().Ops)
 	}
-	for _, c := range []string{CategoryEnumeration, CategoryDedup, CategoryBacktrack, CategoryControl} {
+	for _, c := range []string{task.CategoryEnumeration, task.CategoryDedup, task.CategoryBacktrack, task.CategoryControl} {
 		if byCat[c] == 0 {
 			t.Errorf("no transactions in category %q: %v", c, byCat)
 		}
@@ -63,7 +64,7 @@ func TestPipeline8x8Ply8(t *testing.T) {
 	defer cancel()
 	be := openEmbedded(t)
 	cfg := RunConfig{Name: "eight", Board: 8, Target: 8, BlobPositions: 5000, FanIn: 8}
-	rep, err := RunLocal(ctx, be, cfg, 4, WorkerConfig{Visibility: 10 * time.Second, WorkerID: "t", PollMax: 50 * time.Millisecond}, testLogger(t), nil)
+	rep, err := RunLocal(ctx, be, cfg, 4, WorkerConfig{Visibility: 10 * time.Second, PollMax: 50 * time.Millisecond}, testLogger(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,12 +2,12 @@ package pipeline
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 
 	"github.com/reversi-cloud/reversi/backtrack"
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/pipeline/runstore"
+	"github.com/reversi-cloud/reversi/pipeline/task"
 	"github.com/reversi-cloud/reversi/report"
 	"github.com/reversi-cloud/reversi/storage"
 )
@@ -22,50 +22,28 @@ type DoneInfo struct {
 
 // Done returns nil while the run is in progress.
 func (r *Run) Done(ctx context.Context) (*DoneInfo, error) {
-	ctx = withCategory(ctx, CategoryControl)
-	e, err := r.state.Get(ctx, pkRun, rkDone)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, nil
+	d, err := r.store.RunDone(task.WithCategory(ctx, task.CategoryControl))
+	if err != nil || d == nil {
+		return nil, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("reading run state: %w", err)
+	info := &DoneInfo{Root: d.Root}
+	if d.ScoreBlack+d.ScoreWhite > 0 {
+		info.Score = &report.Score{Black: int(d.ScoreBlack), White: int(d.ScoreWhite)}
 	}
-	d := &DoneInfo{Root: propStr(e, "Root")}
-	if b, w := propInt(e, "ScoreBlack"), propInt(e, "ScoreWhite"); b+w > 0 {
-		d.Score = &report.Score{Black: int(b), White: int(w)}
-	}
-	return d, nil
+	return info, nil
 }
 
 // RecordStats stores one process's storage statistics under its worker id,
 // so reports can add up every process's transactions.
 func (r *Run) RecordStats(ctx context.Context, worker string, s storage.Stats) error {
-	ctx = withCategory(ctx, CategoryControl)
-	b, err := json.Marshal(s)
-	if err != nil {
-		return err
-	}
-	_, err = r.state.Upsert(ctx, storage.Entity{PartitionKey: pkStats, RowKey: worker, Props: map[string]any{"Stats": b}})
-	if err != nil {
-		return fmt.Errorf("recording worker statistics: %w", err)
-	}
-	return nil
+	return r.store.PutWorkerStats(task.WithCategory(ctx, task.CategoryControl), worker, s)
 }
 
 // RecordedStats adds up the statistics every process recorded.
 func (r *Run) RecordedStats(ctx context.Context) (storage.Stats, error) {
-	ctx = withCategory(ctx, CategoryControl)
-	es, err := queryAll(ctx, r.state, pkStats, "", "")
+	all, err := r.store.WorkerStats(task.WithCategory(ctx, task.CategoryControl))
 	if err != nil {
 		return storage.Stats{}, err
-	}
-	var all []storage.Stats
-	for _, e := range es {
-		var s storage.Stats
-		if err := json.Unmarshal(propBytes(e, "Stats"), &s); err != nil {
-			return storage.Stats{}, fmt.Errorf("worker %s statistics: %w", e.RowKey, err)
-		}
-		all = append(all, s)
 	}
 	return SumStats(all...), nil
 }
@@ -95,26 +73,22 @@ func SumStats(all ...storage.Stats) storage.Stats {
 
 // Report reads the run's tables and summarises them, complete or not.
 func (r *Run) Report(ctx context.Context) (*report.Report, error) {
-	ctx = withCategory(ctx, CategoryControl)
+	ctx = task.WithCategory(ctx, task.CategoryControl)
 	rep := &report.Report{Board: r.Config.Board, TargetPly: r.Config.Target, Engine: "pipeline", Run: r.Config.Name, Root: "unknown"}
-	es, err := queryAll(ctx, r.state, pkPlies, "", "")
+	plies, err := r.store.Plies(ctx)
 	if err != nil {
 		return nil, err
 	}
-	for _, e := range es {
-		p, err := r.decodePly(e)
-		if err != nil {
-			return nil, err
+	for _, p := range plies {
+		if !p.State.AtLeast(runstore.Final) {
+			continue
 		}
 		row := report.Ply{Ply: p.Ply, Positions: p.Positions, Terminal: p.Terminal, Edges: p.Edges,
-			Blobs: int64(len(p.Blobs)), Merges: p.Merges, BlobReads: p.BlobReads, MergedKeys: p.Merged}
-		if p.Resolved {
+			Blobs: int64(p.Finals), Merges: p.Merges, BlobReads: p.BlobReads, MergedKeys: p.Merged}
+		if p.State.AtLeast(runstore.Resolved) {
 			row.BlackWins, row.WhiteWins, row.Draws, row.Unknown = p.Black, p.White, p.Draws, p.Unknown
 		} else {
 			row.Unknown = p.Positions
-		}
-		if p.State != plyComplete {
-			continue
 		}
 		rep.Plies = append(rep.Plies, row)
 	}
@@ -130,26 +104,30 @@ func (r *Run) Report(ctx context.Context) (*report.Report, error) {
 
 // Results reads a resolved ply's positions and their results.
 func (r *Run) Results(ctx context.Context, ply int) (map[board.Position]board.Result, error) {
-	ctx = withCategory(ctx, CategoryControl)
-	p, err := r.getPly(ctx, ply)
+	ctx = task.WithCategory(ctx, task.CategoryControl)
+	p, err := r.store.Ply(ctx, ply)
 	if err != nil {
 		return nil, err
 	}
-	if !p.Resolved {
+	if !p.State.AtLeast(runstore.Resolved) {
 		return nil, fmt.Errorf("ply %d is not resolved yet", ply)
 	}
+	finals, err := r.store.Finals(ctx, ply)
+	if err != nil {
+		return nil, err
+	}
 	out := make(map[board.Position]board.Result, p.Positions)
-	for j, blob := range p.Blobs {
-		keys, err := r.readKeys(ctx, blob)
+	for _, f := range finals {
+		keys, err := r.shared.ReadKeys(ctx, f.Blob)
 		if err != nil {
 			return nil, err
 		}
-		res, err := r.blobs.Get(ctx, resultBlob(ply, j))
+		res, err := r.blobs.Get(ctx, runstore.ResultsBlobName(ply, f.Index))
 		if err != nil {
-			return nil, fmt.Errorf("reading results of ply %d blob %d: %w", ply, j, err)
+			return nil, fmt.Errorf("reading results of ply %d blob %d: %w", ply, f.Index, err)
 		}
 		if len(res) != backtrack.ResultLen*len(keys) {
-			return nil, fmt.Errorf("ply %d blob %d: %d bytes of results for %d positions", ply, j, len(res), len(keys))
+			return nil, fmt.Errorf("ply %d blob %d: %d bytes of results for %d positions", ply, f.Index, len(res), len(keys))
 		}
 		for i, k := range keys {
 			out[k], _ = backtrack.DecodeResult(res, i)

@@ -3,6 +3,9 @@ package pipeline
 import (
 	"context"
 	"time"
+
+	"github.com/reversi-cloud/reversi/pipeline/message"
+	"github.com/reversi-cloud/reversi/pipeline/runstore"
 )
 
 // nudgeIfStalled runs when a poll finds no visible message, at most once
@@ -26,17 +29,16 @@ func (w *Worker) nudgeIfStalled(ctx context.Context) {
 	if done, err := w.run.Done(ctx); err != nil || done != nil {
 		return
 	}
-	es, err := queryAll(ctx, w.run.state, pkPlies, "", "")
+	plies, err := w.run.store.Plies(ctx)
 	if err != nil {
 		w.log.Warn("reading ply records to recover a stalled run failed", "err", err)
 		return
 	}
-	for _, e := range es {
-		p, err := w.run.decodePly(e)
-		if err != nil || p.State != plyOpen {
+	for _, p := range plies {
+		if p.State.AtLeast(runstore.Final) {
 			continue
 		}
-		if err := w.run.enqueue(ctx, Message{Kind: KindScan, Ply: p.Ply}); err != nil {
+		if err := w.run.shared.Enqueue(ctx, message.Message{Kind: message.KindScan, Ply: p.Ply}); err != nil {
 			w.log.Warn("enqueuing a scan to recover a stalled run failed", "ply", p.Ply, "err", err)
 			continue
 		}

@@ -26,7 +26,7 @@ func TestPipelineMatchesReference(t *testing.T) {
 			defer cancel()
 			be := openEmbedded(t)
 			cfg := RunConfig{Name: tc.name, Board: tc.size, Target: tc.target, BlobPositions: tc.blob, FanIn: tc.fanIn}
-			rep, err := RunLocal(ctx, be, cfg, tc.jobs, WorkerConfig{Visibility: 10 * time.Second, WorkerID: "t", PollMax: 50 * time.Millisecond}, testLogger(t), nil)
+			rep, err := RunLocal(ctx, be, cfg, tc.jobs, WorkerConfig{Visibility: 10 * time.Second, PollMax: 50 * time.Millisecond}, testLogger(t), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,7 +70,7 @@ func TestPipeline8x8Ply9(t *testing.T) {
 	defer cancel()
 	be := openEmbedded(t)
 	cfg := RunConfig{Name: "nine", Board: 8, Target: 9, BlobPositions: 30000}
-	rep, err := RunLocal(ctx, be, cfg, 2, WorkerConfig{Visibility: 30 * time.Second, WorkerID: "t", PollMax: 50 * time.Millisecond}, testLogger(t), nil)
+	rep, err := RunLocal(ctx, be, cfg, 2, WorkerConfig{Visibility: 30 * time.Second, PollMax: 50 * time.Millisecond}, testLogger(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,8 +1,9 @@
-package pipeline
+package task
 
 import (
 	"context"
 
+	"github.com/reversi-cloud/reversi/pipeline/message"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
@@ -27,21 +28,22 @@ const (
 // Categories lists every category in report order.
 var Categories = []string{CategoryEnumeration, CategoryDedup, CategoryBacktrack, CategoryCompensation, CategoryControl}
 
-// categoryOf is the category of the work a message kind starts.
-func categoryOf(k Kind) string {
+// CategoryOf is the category of the work a message kind starts.
+func CategoryOf(k message.Kind) string {
 	switch k {
-	case KindInline, KindChunk:
+	case message.KindInline, message.KindChunk:
 		return CategoryEnumeration
-	case KindScan, KindMerge:
+	case message.KindScan, message.KindMerge:
 		return CategoryDedup
-	case KindResolve:
+	case message.KindResolve:
 		return CategoryBacktrack
-	case KindCompensation:
+	case message.KindCompensation:
 		return CategoryCompensation
 	}
 	return CategoryControl
 }
 
-func withCategory(ctx context.Context, c string) context.Context {
+// WithCategory bills the storage calls made with ctx to category c.
+func WithCategory(ctx context.Context, c string) context.Context {
 	return storage.WithCategory(ctx, c)
 }

@@ -1,4 +1,7 @@
-package pipeline
+// Package message is the work queue's language: the kinds of work
+// message, their text form, and the parser that validates a message
+// before any handler sees it.
+package message
 
 import (
 	"errors"
@@ -8,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/pipeline/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
@@ -19,7 +23,7 @@ const (
 	KindInline       Kind = 'A' // A<ply>-<key>,<key>,...: a whole small ply, inline
 	KindChunk        Kind = 'C' // C<ply>-<index>-<blob>: expand one final blob of a ply
 	KindScan         Kind = 'S' // S<ply>: plan merges of a ply's runs, or complete the ply
-	KindMerge        Kind = 'M' // M<ply>-<f|p>-<id>,<id>,...: merge these runs (f: final)
+	KindMerge        Kind = 'M' // M<ply>-<claim>: merge the runs the claim owns
 	KindResolve      Kind = 'R' // R<ply>-<index>: decide the results of one final blob
 	KindCompensation Kind = 'X' // X<ply>-<blob>: delete the blob unless a record made it live
 )
@@ -42,6 +46,10 @@ func (k Kind) String() string {
 	return "unknown"
 }
 
+// InlineLimit is the article's limit for a ply that travels inline in one
+// A message.
+const InlineLimit = 1000
+
 // Message is a parsed work message.
 type Message struct {
 	Kind      Kind
@@ -49,8 +57,7 @@ type Message struct {
 	Positions []board.Position // A
 	Index     int              // C, R
 	Blob      string           // C, X
-	Final     bool             // M
-	IDs       []string         // M: record row keys
+	Claim     runstore.Claim   // M
 }
 
 // ErrBadMessage marks a message that can never be handled; it goes to the
@@ -72,7 +79,8 @@ type Message struct {
 // deleted it, or the writer died before uploading it).
 var ErrBadMessage = errors.New("bad message")
 
-func badf(format string, args ...any) error {
+// Badf makes an ErrBadMessage error that says what is wrong.
+func Badf(format string, args ...any) error {
 	return fmt.Errorf("%w: "+format, append([]any{ErrBadMessage}, args...)...)
 }
 
@@ -93,12 +101,7 @@ func (m Message) Format() string {
 	case KindChunk:
 		fmt.Fprintf(&b, "-%d-%s", m.Index, m.Blob)
 	case KindMerge:
-		if m.Final {
-			b.WriteString("-f-")
-		} else {
-			b.WriteString("-p-")
-		}
-		b.WriteString(strings.Join(m.IDs, ","))
+		b.WriteString("-" + m.Claim.String())
 	case KindResolve:
 		fmt.Fprintf(&b, "-%d", m.Index)
 	case KindCompensation:
@@ -111,55 +114,55 @@ func (m Message) Format() string {
 // panics; every error wraps ErrBadMessage and says what is wrong.
 func ParseMessage(b *board.Board, text string) (Message, error) {
 	if len(text) > storage.MaxMessageBytes {
-		return Message{}, badf("message of %d bytes is over the 64 KiB limit", len(text))
+		return Message{}, Badf("message of %d bytes is over the 64 KiB limit", len(text))
 	}
 	if !utf8.ValidString(text) {
-		return Message{}, badf("message %q is not valid UTF-8 text", clip(text))
+		return Message{}, Badf("message %q is not valid UTF-8 text", Clip(text))
 	}
 	if len(text) < 3 {
-		return Message{}, badf("message %q is too short", clip(text))
+		return Message{}, Badf("message %q is too short", Clip(text))
 	}
 	m := Message{Kind: Kind(text[0])}
 	ply, err := strconv.Atoi(text[1:3])
 	if err != nil || text[1] < '0' || text[1] > '9' || text[2] < '0' || text[2] > '9' {
-		return Message{}, badf("message %q: the ply must be two digits", clip(text))
+		return Message{}, Badf("message %q: the ply must be two digits", Clip(text))
 	}
 	m.Ply = ply
 	if max := b.Size()*b.Size() - 4; ply > max {
-		return Message{}, badf("message %q: ply %d is past the end of a %dx%d game", clip(text), ply, b.Size(), b.Size())
+		return Message{}, Badf("message %q: ply %d is past the end of a %dx%d game", Clip(text), ply, b.Size(), b.Size())
 	}
 	rest := text[3:]
 	switch m.Kind {
 	case KindScan:
 		if rest != "" {
-			return Message{}, badf("scan message %q has trailing text", clip(text))
+			return Message{}, Badf("scan message %q has trailing text", Clip(text))
 		}
 		return m, nil
 	case KindInline, KindChunk, KindMerge, KindResolve, KindCompensation:
 	default:
-		return Message{}, badf("message %q: unknown kind %q", clip(text), text[0])
+		return Message{}, Badf("message %q: unknown kind %q", Clip(text), text[0])
 	}
 	if !strings.HasPrefix(rest, "-") {
-		return Message{}, badf("message %q: expected '-' after the ply", clip(text))
+		return Message{}, Badf("message %q: expected '-' after the ply", Clip(text))
 	}
 	rest = rest[1:]
 	switch m.Kind {
 	case KindInline:
 		if rest == "" {
-			return Message{}, badf("inline message %q holds no positions", clip(text))
+			return Message{}, Badf("inline message %q holds no positions", Clip(text))
 		}
 		parts := strings.Split(rest, ",")
 		if len(parts) > InlineLimit {
-			return Message{}, badf("inline message holds %d positions, over the limit of %d", len(parts), InlineLimit)
+			return Message{}, Badf("inline message holds %d positions, over the limit of %d", len(parts), InlineLimit)
 		}
 		m.Positions = make([]board.Position, len(parts))
 		for i, s := range parts {
 			p, err := b.ParseText(s)
 			if err != nil {
-				return Message{}, badf("inline message position %d: %v", i, err)
+				return Message{}, Badf("inline message position %d: %v", i, err)
 			}
 			if b.Ply(p) != ply {
-				return Message{}, badf("inline message position %d has %d discs, not ply %d", i, p.Discs(), ply)
+				return Message{}, Badf("inline message position %d has %d discs, not ply %d", i, p.Discs(), ply)
 			}
 			m.Positions[i] = p
 		}
@@ -167,38 +170,29 @@ func ParseMessage(b *board.Board, text string) (Message, error) {
 		idx, blob, ok := strings.Cut(rest, "-")
 		n, err := strconv.Atoi(idx)
 		if !ok || err != nil || n < 0 || n > 1<<30 {
-			return Message{}, badf("chunk message %q: expected C<ply>-<index>-<blob>", clip(text))
+			return Message{}, Badf("chunk message %q: expected C<ply>-<index>-<blob>", Clip(text))
 		}
 		if err := validPlyBlob(ply, blob); err != nil {
-			return Message{}, badf("chunk message %q: %v", clip(text), err)
+			return Message{}, Badf("chunk message %q: %v", Clip(text), err)
 		}
 		m.Index, m.Blob = n, blob
 	case KindResolve:
 		n, err := strconv.Atoi(rest)
 		if err != nil || n < 0 || n > 1<<30 {
-			return Message{}, badf("resolve message %q: expected R<ply>-<index>", clip(text))
+			return Message{}, Badf("resolve message %q: expected R<ply>-<index>", Clip(text))
 		}
 		m.Index = n
 	case KindMerge:
-		flag, ids, ok := strings.Cut(rest, "-")
-		if !ok || (flag != "f" && flag != "p") || ids == "" {
-			return Message{}, badf("merge message %q: expected M<ply>-<f|p>-<id>,...", clip(text))
+		c, err := runstore.ParseClaim(rest)
+		if err != nil {
+			return Message{}, Badf("merge message %q: %v", Clip(text), err)
 		}
-		m.Final = flag == "f"
-		m.IDs = strings.Split(ids, ",")
-		// One claim, whose name ends in the flag it was made with: a
-		// wrong flag would merge a partial group into final blobs.
-		if len(m.IDs) != 1 {
-			return Message{}, badf("merge message %q names %d claims, not one", clip(text), len(m.IDs))
-		}
-		if id := m.IDs[0]; storage.ValidKey(id) != nil || len(id) > 64 || id[len(id)-1] != flag[0] {
-			return Message{}, badf("merge message %q: bad claim %q for flag %s", clip(text), clip(id), flag)
-		}
+		m.Claim = c
 	case KindCompensation:
 		// The handler decides liveness from this ply's records, so a
 		// blob of another ply would look orphaned and be deleted.
 		if err := validPlyBlob(ply, rest); err != nil {
-			return Message{}, badf("compensation message %q: %v", clip(text), err)
+			return Message{}, Badf("compensation message %q: %v", Clip(text), err)
 		}
 		m.Blob = rest
 	}
@@ -210,13 +204,14 @@ func validPlyBlob(ply int, name string) error {
 	if err := storage.ValidBlobName(name); err != nil {
 		return err
 	}
-	if dir := blobFor(ply, ""); !strings.HasPrefix(name, dir) {
-		return fmt.Errorf("blob %q is not in ply %d's folder %s", clip(name), ply, dir)
+	if dir := runstore.PlyFolder(ply); !strings.HasPrefix(name, dir) {
+		return fmt.Errorf("blob %q is not in ply %d's folder %s", Clip(name), ply, dir)
 	}
 	return nil
 }
 
-func clip(s string) string {
+// Clip shortens text for logs and errors.
+func Clip(s string) string {
 	if len(s) > 80 {
 		return s[:77] + "..."
 	}

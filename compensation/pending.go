@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/reversi-cloud/reversi/pipeline/message"
+	"github.com/reversi-cloud/reversi/pipeline/task"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
@@ -26,6 +28,15 @@ type Pending struct {
 	queue    storage.Queue
 	receipt  storage.Receipt
 	deadline time.Time
+}
+
+// Cover announces a blob of ply that t is about to write, with the
+// task's compensation delay; the commit must come at least one visibility
+// timeout before the message surfaces, so a commit in flight cannot race
+// its handler.
+func Cover(ctx context.Context, t *task.Task, ply int, blob string) (*Pending, error) {
+	text := message.Message{Kind: message.KindCompensation, Ply: ply, Blob: blob}.Format()
+	return Enqueue(ctx, t.Run.Work, text, t.Timing.CompensationDelay, t.Timing.Visibility)
 }
 
 // Enqueue announces a blob about to be written. margin is how long before
@@ -56,27 +67,4 @@ func (p *Pending) Done(ctx context.Context) error {
 		return nil
 	}
 	return fmt.Errorf("deleting compensation message: %w", err)
-}
-
-// Handle runs when a compensation message surfaces: it deletes the blob
-// unless live reports that a record refers to it, and then runs cleanup
-// for anything else the orphan left behind. Both steps are idempotent, so
-// a redelivery repeats them harmlessly.
-func Handle(ctx context.Context, c storage.Container, blob string, live func(context.Context) (bool, error), cleanup func(context.Context) error) (deleted bool, err error) {
-	ok, err := live(ctx)
-	if err != nil {
-		return false, fmt.Errorf("checking whether %s is live: %w", blob, err)
-	}
-	if ok {
-		return false, nil
-	}
-	if err := c.Delete(ctx, blob); err != nil && !errors.Is(err, storage.ErrNotFound) {
-		return false, fmt.Errorf("deleting orphaned blob %s: %w", blob, err)
-	}
-	if cleanup != nil {
-		if err := cleanup(ctx); err != nil {
-			return true, err
-		}
-	}
-	return true, nil
 }

@@ -1,0 +1,166 @@
+package backtrack
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/pipeline/message"
+	"github.com/reversi-cloud/reversi/pipeline/runstore"
+	"github.com/reversi-cloud/reversi/pipeline/task"
+)
+
+// ResolveHandler handles R messages: it decides the results of one final
+// blob of a ply from the notices its children sent, stores them as the
+// blob's results blob, and sends notices of the known results to the
+// parents named in the blob's backtracking rows. Results flow back one ply
+// at a time, from the target ply to the start.
+//
+// Crash points: the results blob and the notice rows have names derived
+// from the blob, and their content depends only on the notices, which are
+// complete before any resolve task of this ply starts; so a retry
+// rewrites the same data. The resolution marker, added last, makes a
+// redelivery skip straight to the follow-up.
+var ResolveHandler task.Handler = task.HandlerFunc(resolve)
+
+func resolve(ctx context.Context, t *task.Task, m message.Message) error {
+	run, store := t.Run, t.Run.Store
+	ply, err := store.Ply(ctx, m.Ply)
+	if err != nil {
+		return err
+	}
+	if !ply.State.AtLeast(runstore.Final) {
+		return message.Badf("ply %d is %s, not final, so it cannot be resolved", m.Ply, ply.State)
+	}
+	if m.Index >= ply.Finals {
+		return message.Badf("ply %d has no final blob %d to resolve", m.Ply, m.Index)
+	}
+	if m.Ply < run.Target {
+		// R messages of a ply are sent only once the next ply is
+		// resolved; an early one would decide from missing notices.
+		child, err := store.Ply(ctx, m.Ply+1)
+		if err != nil && !errors.Is(err, runstore.ErrNoPly) {
+			return err
+		}
+		if child != nil && !child.State.AtLeast(runstore.Resolved) {
+			return message.Badf("ply %d is not resolved yet, so ply %d cannot be resolved", m.Ply+1, m.Ply)
+		}
+	}
+	if done, err := store.Resolved(ctx, m.Ply, m.Index); err != nil || done {
+		if err != nil {
+			return err
+		}
+		return t.Flow.Resolved(ctx, t, m.Ply, m.Index)
+	}
+	final, err := store.Final(ctx, m.Ply, m.Index)
+	if err != nil {
+		return err
+	}
+	keys, err := run.ReadKeys(ctx, final.Blob)
+	if err != nil {
+		return err
+	}
+	tallies := make([]Tally, len(keys))
+	if m.Ply < run.Target {
+		payloads, err := store.Notices(ctx, m.Ply, m.Index)
+		if err != nil {
+			return err
+		}
+		for _, payload := range payloads {
+			err := DecodeNotices(payload, func(n Notice) {
+				if int(n.Index) < len(tallies) {
+					tallies[n.Index].Add(keys[n.Index].Side, n)
+				}
+			})
+			if err != nil {
+				return fmt.Errorf("notices for ply %d blob %d: %w", m.Ply, m.Index, err)
+			}
+		}
+	}
+	results := make([]byte, 0, ResultLen*len(keys))
+	var counts [4]int64
+	kids := make([]board.Position, 0, 32)
+	for i, p := range keys {
+		var res board.Result
+		var score Score
+		switch {
+		case run.Board.Terminal(p):
+			res, score = run.Board.Result(p), TerminalScore(p)
+		case m.Ply >= run.Target, tallies[i].Known == 0:
+			// No child reported a result, so nothing is decided whatever
+			// the moves are (a non-terminal position has at least one):
+			// this spares listing the children of most positions.
+			res = board.Unknown
+		default:
+			kids, _ = run.Board.Children(p, kids[:0])
+			res = Decide(p.Side, len(kids), tallies[i])
+			score = tallies[i].Score(len(kids))
+		}
+		results = AppendResult(results, res, score)
+		counts[res]++
+	}
+	if err := run.Blobs.Put(ctx, runstore.ResultsBlobName(m.Ply, m.Index), results); err != nil {
+		return fmt.Errorf("writing results of ply %d blob %d: %w", m.Ply, m.Index, err)
+	}
+	if m.Ply > 0 {
+		if err := sendNotices(ctx, store, m.Ply, m.Index, final.Blob, results); err != nil {
+			return err
+		}
+	}
+	r := runstore.Resolution{Index: m.Index, Counts: runstore.Counts{
+		Black: counts[board.BlackWins], White: counts[board.WhiteWins], Draws: counts[board.Draw], Unknown: counts[board.Unknown]}}
+	if m.Ply == 0 {
+		// Ply 0 holds only the start position: its score is the run's.
+		if _, s := DecodeResult(results, 0); s.Known() {
+			r.ScoreBlack, r.ScoreWhite = int64(s.Black), int64(s.White)
+		}
+	}
+	if err := store.AddResolution(ctx, m.Ply, r); err != nil {
+		return err
+	}
+	return t.Flow.Resolved(ctx, t, m.Ply, m.Index)
+}
+
+// sendNotices reports each known result of final blob j of a ply to its
+// parents: one payload per parent blob.
+func sendNotices(ctx context.Context, store *runstore.Store, ply, j int, blob string, results []byte) error {
+	payload, err := store.Sources(ctx, blob)
+	if err != nil {
+		return err
+	}
+	byParent := map[uint32][]Notice{}
+	sr := NewSourceReader(payload)
+	var refs []Ref
+	n := len(results) / ResultLen
+	for i := 0; i < n; i++ {
+		var ok bool
+		if refs, ok = sr.Next(refs); !ok {
+			if sr.Err() != nil {
+				return fmt.Errorf("backtracking rows of %s: %w", blob, sr.Err())
+			}
+			return fmt.Errorf("backtracking rows of %s cover %d of %d positions", blob, i, n)
+		}
+		res, score := DecodeResult(results, i)
+		if res == board.Unknown {
+			continue
+		}
+		for _, ref := range refs {
+			byParent[ref.Blob] = append(byParent[ref.Blob], Notice{Index: ref.Index, Result: res, Score: score})
+		}
+	}
+	parents := make([]uint32, 0, len(byParent))
+	for p := range byParent {
+		parents = append(parents, p)
+	}
+	slices.Sort(parents)
+	for _, p := range parents {
+		ns := byParent[p]
+		slices.SortFunc(ns, func(a, b Notice) int { return int(a.Index) - int(b.Index) })
+		if err := store.PutNotices(ctx, ply, j, int(p), AppendNotices(nil, ns)); err != nil {
+			return err
+		}
+	}
+	return nil
+}

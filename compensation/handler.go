@@ -1,0 +1,34 @@
+package compensation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/reversi-cloud/reversi/pipeline/message"
+	"github.com/reversi-cloud/reversi/pipeline/task"
+	"github.com/reversi-cloud/reversi/storage"
+)
+
+// Handler handles X messages when they surface: it deletes the blob
+// unless it is in use (runstore.BlobInUse, the rule the audit applies
+// too), and then the backtracking rows an orphaned final blob may have.
+//
+// Crash points: deleting the blob and then its rows are idempotent, and
+// the message is deleted last, so a redelivery repeats them.
+var Handler task.Handler = task.HandlerFunc(handle)
+
+func handle(ctx context.Context, t *task.Task, m message.Message) error {
+	store := t.Run.Store
+	inUse, err := store.InUse(ctx, m.Blob)
+	if err != nil {
+		return fmt.Errorf("checking whether %s is in use: %w", m.Blob, err)
+	}
+	if inUse {
+		return nil
+	}
+	if err := t.Run.Blobs.Delete(ctx, m.Blob); err != nil && !errors.Is(err, storage.ErrNotFound) {
+		return fmt.Errorf("deleting orphaned blob %s: %w", m.Blob, err)
+	}
+	return store.DeleteSources(ctx, m.Blob)
+}

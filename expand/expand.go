@@ -1,0 +1,161 @@
+// Package expand handles A and C messages: it expands one final blob of a
+// ply (or the whole ply, inline) into sorted runs of edges of the next
+// ply, one per bucket, and registers them as run records for merging.
+package expand
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/compensation"
+	"github.com/reversi-cloud/reversi/dedup"
+	"github.com/reversi-cloud/reversi/pipeline/message"
+	"github.com/reversi-cloud/reversi/pipeline/runstore"
+	"github.com/reversi-cloud/reversi/pipeline/task"
+	"github.com/reversi-cloud/reversi/storage"
+)
+
+// Handler expands A and C messages.
+//
+// Crash points and redelivery:
+//   - before anything is written: the redelivery starts over;
+//   - after the compensation message: it surfaces later and deletes the
+//     blob unless a record refers to it;
+//   - after the blob: the blob's name carries this attempt's tag, so a
+//     retry writes its own and the compensation message deletes ours, even
+//     while the retry runs;
+//   - between record batches: each batch holds a marker row of its own
+//     (runstore.AddSegments), so a batch a previous attempt committed is
+//     skipped whole; an attempt that committed no batch leaves its
+//     compensation message to decide about its blob;
+//   - after the done marker (in the last batch): the redelivery sees it,
+//     skips the work and only repeats the idempotent follow-up.
+var Handler task.Handler = task.HandlerFunc(handle)
+
+func handle(ctx context.Context, t *task.Task, m message.Message) error {
+	run, store := t.Run, t.Run.Store
+	if m.Ply >= run.Target {
+		return message.Badf("ply %d is the target ply and is not expanded", m.Ply)
+	}
+	ply, err := store.Ply(ctx, m.Ply)
+	if err != nil {
+		return err
+	}
+	if !ply.State.AtLeast(runstore.Final) {
+		return message.Badf("ply %d is %s, not final, so it cannot be expanded", m.Ply, ply.State)
+	}
+	positions := m.Positions
+	switch m.Kind {
+	case message.KindChunk:
+		f, err := store.Final(ctx, m.Ply, m.Index)
+		if errors.Is(err, storage.ErrNotFound) || err == nil && f.Blob != m.Blob {
+			return message.Badf("ply %d has no final blob %d named %s", m.Ply, m.Index, m.Blob)
+		}
+		if err != nil {
+			return err
+		}
+	case message.KindInline:
+		if ply.Finals != 1 || int64(len(m.Positions)) != ply.Positions {
+			return message.Badf("inline ply %d holds %d positions, but the ply has %d", m.Ply, len(m.Positions), ply.Positions)
+		}
+	}
+	task := m.Index
+	child := m.Ply + 1
+	next, err := store.Ply(ctx, child)
+	if err != nil {
+		return err
+	}
+	if next.State != runstore.Expanding {
+		return nil // the next ply is past expanding: a stale duplicate
+	}
+	if done, err := store.ExpansionDone(ctx, child, task); err != nil || done {
+		if err != nil {
+			return err
+		}
+		return t.Flow.Expanded(ctx, t, child, task)
+	}
+
+	splitters, err := dedup.ReadSplitters(ctx, run, child)
+	if err != nil {
+		return err
+	}
+	if m.Kind == message.KindChunk {
+		if positions, err = run.ReadKeys(ctx, m.Blob); err != nil {
+			return err
+		}
+	}
+	entries, st := Positions(run.Board, positions, uint32(task))
+	dedup.SortEntries(entries)
+	t.Progress.Add(int64(len(positions)), st.Edges)
+
+	name := runstore.ExpansionBlobName(child, task, t.Attempt())
+	data := make([]byte, 0, len(entries)*dedup.EntryLen)
+	for _, e := range entries {
+		data = dedup.AppendEntry(data, e)
+	}
+	var runs []*runstore.Run
+	now := t.Now().UnixNano()
+	for _, seg := range dedup.CutBuckets(entries, splitters) {
+		runs = append(runs, &runstore.Run{
+			Bucket: seg.Bucket, Blob: name,
+			Off: int64(seg.Lo * dedup.EntryLen), Len: int64((seg.Hi - seg.Lo) * dedup.EntryLen), Count: int64(seg.Hi - seg.Lo),
+			Min: entries[seg.Lo].Pos, Max: entries[seg.Hi-1].Pos, Created: now,
+		})
+	}
+
+	comp, err := compensation.Cover(ctx, t, child, name)
+	if err != nil {
+		return err
+	}
+	if len(data) > 0 {
+		if err := run.Blobs.Upload(ctx, name, bytes.NewReader(data)); err != nil {
+			return fmt.Errorf("writing expansion blob %s: %w", name, err)
+		}
+	}
+	if err := comp.Check(); err != nil {
+		return err
+	}
+	committed, err := store.AddSegments(ctx, child, runs, runstore.Expansion{
+		Task: task, Parents: int64(len(positions)), Terminal: st.Terminal, Edges: st.Edges, Entries: int64(len(entries)),
+	})
+	if err != nil {
+		return err
+	}
+	// If another attempt registered every batch, no record names this
+	// blob (it carries our attempt's tag): keep the compensation message,
+	// which deletes it.
+	if committed {
+		_ = comp.Done(ctx)
+	}
+	return t.Flow.Expanded(ctx, t, child, task)
+}
+
+// Stats counts what an expansion found.
+type Stats struct {
+	Terminal int64 // positions where the game is over
+	Edges    int64 // moves
+}
+
+// Positions lists the edges from each non-terminal position to its
+// distinct canonical children, naming the parent by (blob, index).
+func Positions(b *board.Board, positions []board.Position, blob uint32) ([]dedup.Entry, Stats) {
+	var st Stats
+	entries := make([]dedup.Entry, 0, len(positions)*10)
+	kids := make([]board.Position, 0, 32)
+	for i, p := range positions {
+		var moves int
+		kids, moves = b.Children(p, kids[:0])
+		if moves == 0 {
+			st.Terminal++
+			continue
+		}
+		st.Edges += int64(moves)
+		for _, k := range kids {
+			entries = append(entries, dedup.Entry{Pos: k, Ref: dedup.Ref{Blob: blob, Index: uint32(i)}})
+		}
+	}
+	return entries, st
+}

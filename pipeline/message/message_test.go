@@ -1,0 +1,50 @@
+package message
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/storage"
+)
+
+// FuzzParseMessage checks that ParseMessage never panics, that every error
+// is ErrBadMessage, and that what it accepts formats back to a message
+// that parses to the same thing.
+func FuzzParseMessage(f *testing.F) {
+	b := board.MustNew(8)
+	key := b.Canonical(b.Start()).Text()
+	for _, s := range []string{
+		"A00-" + key, "A00-" + key + "," + key, "C05-3-p05/f-abc-0001", "S07", "M07-0123456789abcdef.g0.b3.p",
+		"M07-0123456789abcdef-2.g3.b0.f", "R09-12", "X05-p05/e-000001", "", "garbage", "S0\xff", "M07-a.g1.b2.p,x", "X05-p06/x",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		m, err := ParseMessage(b, text)
+		if err != nil {
+			if !errors.Is(err, ErrBadMessage) {
+				t.Fatalf("error %q is not ErrBadMessage", err)
+			}
+			return
+		}
+		again, err := ParseMessage(b, m.Format())
+		if err != nil {
+			t.Fatalf("%q parses, but its format %q does not: %v", text, m.Format(), err)
+		}
+		if !reflect.DeepEqual(m, again) {
+			t.Fatalf("%q parses to %+v, its format %q to %+v", text, m, m.Format(), again)
+		}
+	})
+}
+
+// TestParseMessageTooLong covers what no queue delivers: text over Azure's
+// 64 KiB limit.
+func TestParseMessageTooLong(t *testing.T) {
+	_, err := ParseMessage(board.MustNew(8), "S05"+strings.Repeat("x", storage.MaxMessageBytes))
+	if want := "bad message: message of 65539 bytes is over the 64 KiB limit"; err == nil || err.Error() != want {
+		t.Errorf("error %v, want %q", err, want)
+	}
+}

@@ -1,0 +1,64 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/pipeline/runstore"
+	"github.com/reversi-cloud/reversi/pipeline/task"
+	"github.com/reversi-cloud/reversi/storage"
+)
+
+// Run is an open handle on one run's resources.
+type Run struct {
+	Config RunConfig
+	Board  *board.Board
+
+	work   storage.Queue
+	poison storage.Queue
+	blobs  storage.Container
+	store  *runstore.Store
+	shared *task.Run // what handlers see
+}
+
+func newRun(be storage.Backend, cfg RunConfig) (*Run, error) {
+	b, err := board.New(cfg.Board)
+	if err != nil {
+		return nil, err
+	}
+	r := &Run{
+		Config: cfg, Board: b,
+		work:   be.Queue(WorkQueue(cfg.Name)),
+		poison: be.Queue(PoisonQueue(cfg.Name)),
+		blobs:  be.Container(Container(cfg.Name)),
+	}
+	r.store = runstore.New(b, be.Table(StateTable(cfg.Name)), be.Table(BackTable(cfg.Name)))
+	r.shared = &task.Run{Name: cfg.Name, Board: b, Target: cfg.Target, BlobPositions: cfg.BlobPositions, FanIn: cfg.FanIn,
+		Store: r.store, Blobs: r.blobs, Work: r.work}
+	return r, nil
+}
+
+// ErrNoRun means the named run has not been seeded.
+var ErrNoRun = errors.New("run not found")
+
+// OpenRun opens a seeded run by name, reading its recorded configuration.
+func OpenRun(ctx context.Context, be storage.Backend, name string) (*Run, error) {
+	ctx = task.WithCategory(ctx, task.CategoryControl)
+	if err := ValidRunName(name); err != nil {
+		return nil, err
+	}
+	c, err := runstore.ReadConfig(ctx, be.Table(StateTable(name)))
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, fmt.Errorf("%w: %q has not been seeded (run the seed command first)", ErrNoRun, name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading run %q configuration: %w", name, err)
+	}
+	cfg := RunConfig{Name: name, Board: c.Board, Target: c.Target, BlobPositions: c.BlobPositions, FanIn: c.FanIn}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("run %q has a bad recorded configuration: %w", name, err)
+	}
+	return newRun(be, cfg)
+}

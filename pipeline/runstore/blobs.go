@@ -1,0 +1,96 @@
+package runstore
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// Blob names. Every blob of a run lies in its ply's folder "pNN/", so a
+// ply's spent blobs are swept with one listing. Blobs that a compensation
+// message covers carry the writing attempt's tag, so a stale compensation
+// message of a dead attempt can only ever delete that attempt's blob.
+
+// BlobKind is what a blob holds.
+type BlobKind int
+
+// Blob kinds.
+const (
+	StartBlob     BlobKind = iota + 1 // ply 0's one final blob: the start position
+	ExpansionBlob                     // an expansion task's sorted edges
+	MergedBlob                        // a partial merge's sorted edges
+	FinalRunBlob                      // a final merge output: distinct positions
+	ResultsBlob                       // results of final blob Index
+	SplittersBlob                     // the ply's bucket bounds
+)
+
+// BlobName is a parsed blob name.
+type BlobName struct {
+	Ply   int
+	Kind  BlobKind
+	Index int // ResultsBlob: the final blob's index
+}
+
+// PlyFolder is the prefix of every blob of a ply.
+func PlyFolder(ply int) string { return fmt.Sprintf("p%02d/", ply) }
+
+// StartBlobName names ply 0's final blob.
+func StartBlobName() string { return PlyFolder(0) + "start" }
+
+// ExpansionBlobName names expansion task task's output for ply.
+func ExpansionBlobName(ply, task int, attempt string) string {
+	return fmt.Sprintf("%se-%07d-%s", PlyFolder(ply), task, attempt)
+}
+
+// MergedBlobName names a partial merge's output.
+func MergedBlobName(ply int, c Claim, attempt string) string {
+	return fmt.Sprintf("%sm-%s-%s", PlyFolder(ply), c, attempt)
+}
+
+// FinalRunBlobName names output k of a final merge.
+func FinalRunBlobName(ply int, c Claim, k int, attempt string) string {
+	return fmt.Sprintf("%sf-%s-%04d-%s", PlyFolder(ply), c, k, attempt)
+}
+
+// ResultsBlobName names the results of final blob index of ply.
+func ResultsBlobName(ply, index int) string { return fmt.Sprintf("%sr-%07d", PlyFolder(ply), index) }
+
+// SplittersBlobName names a ply's bucket bounds.
+func SplittersBlobName(ply int) string { return PlyFolder(ply) + "splitters" }
+
+// ParseBlobName reads a blob name of the run's layout.
+func ParseBlobName(name string) (BlobName, bool) {
+	if len(name) < 5 || name[0] != 'p' || name[3] != '/' || !digits(name[1:3]) {
+		return BlobName{}, false
+	}
+	ply, _ := strconv.Atoi(name[1:3])
+	b := BlobName{Ply: ply}
+	rest := name[4:]
+	switch {
+	case rest == "start" && ply == 0:
+		b.Kind = StartBlob
+	case rest == "splitters":
+		b.Kind = SplittersBlob
+	case strings.HasPrefix(rest, "r-") && len(rest) == 9 && digits(rest[2:]):
+		b.Kind = ResultsBlob
+		b.Index, _ = strconv.Atoi(rest[2:])
+	case strings.HasPrefix(rest, "e-"):
+		b.Kind = ExpansionBlob
+	case strings.HasPrefix(rest, "m-"):
+		b.Kind = MergedBlob
+	case strings.HasPrefix(rest, "f-"):
+		b.Kind = FinalRunBlob
+	default:
+		return BlobName{}, false
+	}
+	return b, true
+}
+
+func digits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}

@@ -1,0 +1,58 @@
+package runstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/reversi-cloud/reversi/storage"
+)
+
+// Config is the run's settings row, written once when the run is seeded.
+// Workers read it, so they need only the run's name.
+type Config struct {
+	Board         int
+	Target        int // target ply
+	BlobPositions int // positions per final blob, at most
+	FanIn         int // runs read by one merge, at most
+	Created       int64
+}
+
+func (c Config) entity() storage.Entity {
+	return storage.Entity{PartitionKey: pkRun, RowKey: rkConfig, Props: map[string]any{
+		"Board": int64(c.Board), "Target": int64(c.Target),
+		"BlobPositions": int64(c.BlobPositions), "FanIn": int64(c.FanIn),
+		"Created": c.Created,
+	}}
+}
+
+// ReadConfig reads a run's settings from its state table, before a board
+// (and so a Store) exists. It returns storage.ErrNotFound when the run
+// has not been seeded.
+func ReadConfig(ctx context.Context, state storage.Table) (Config, error) {
+	e, err := state.Get(ctx, pkRun, rkConfig)
+	if err != nil {
+		return Config{}, err
+	}
+	d := decode(e, nil)
+	c := Config{Board: d.count("Board"), Target: d.count("Target"), BlobPositions: d.count("BlobPositions"),
+		FanIn: d.count("FanIn"), Created: d.int("Created")}
+	return c, d.done("the run's settings")
+}
+
+// AddConfig records a run's settings. If the run already has settings,
+// it returns them and storage.ErrExists.
+func AddConfig(ctx context.Context, state storage.Table, c Config) (Config, error) {
+	_, err := state.Add(ctx, c.entity())
+	if errors.Is(err, storage.ErrExists) {
+		have, rerr := ReadConfig(ctx, state)
+		if rerr != nil {
+			return Config{}, rerr
+		}
+		return have, err
+	}
+	if err != nil {
+		return Config{}, fmt.Errorf("recording the run's settings: %w", err)
+	}
+	return c, nil
+}

@@ -1,0 +1,57 @@
+package runstore
+
+import (
+	"context"
+	"errors"
+
+	"github.com/reversi-cloud/reversi/storage"
+)
+
+// RowFootprint is how many rows a run keeps and their size as Azure counts
+// it (storage.EntitySize).
+type RowFootprint struct {
+	Rows  int64
+	Bytes int64
+}
+
+// Footprint measures every row of the run, for plies 0 to target. It
+// reads everything, so it is for benchmarks and inspection, not workers.
+func (s *Store) Footprint(ctx context.Context, target int) (RowFootprint, error) {
+	var f RowFootprint
+	count := func(t storage.Table, pk string) error {
+		es, err := queryAll(ctx, t, pk, "", "")
+		for _, e := range es {
+			f.Rows++
+			f.Bytes += int64(storage.EntitySize(e))
+		}
+		return err
+	}
+	for _, pk := range []string{pkRun, pkPlies, pkWorkers} {
+		if err := count(s.state, pk); err != nil {
+			return f, err
+		}
+	}
+	for ply := 0; ply <= target; ply++ {
+		for _, pk := range []string{pkRuns(ply), pkFinals(ply), pkResolutions(ply)} {
+			if err := count(s.state, pk); err != nil {
+				return f, err
+			}
+		}
+		finals, err := s.Finals(ctx, ply)
+		if errors.Is(err, storage.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return f, err
+		}
+		for _, fb := range finals {
+			if err := count(s.back, pkSources(fb.Blob)); err != nil {
+				return f, err
+			}
+			if err := count(s.back, pkNotices(ply, fb.Index)); err != nil {
+				return f, err
+			}
+		}
+	}
+	return f, nil
+}

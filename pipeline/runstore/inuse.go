@@ -1,0 +1,77 @@
+package runstore
+
+import (
+	"context"
+	"errors"
+)
+
+// BlobInUse is the one rule that says whether a blob is still needed; the
+// compensation handler and the audit both decide by it. p is the record
+// of the blob's ply (nil if the ply has none), and named is the set of
+// blob names that the ply's records name (see BlobNames).
+//
+//   - No ply record: nothing can name the blob.
+//   - Results: needed once the ply is Final, for each of its final blobs.
+//   - Splitters: needed while the ply's runs are being cut into buckets,
+//     that is until the ply is Final.
+//   - Anything else: needed while a record names it: a final blob row once
+//     the ply is Final, a run record before.
+func BlobInUse(p *Ply, name string, named map[string]bool) bool {
+	b, ok := ParseBlobName(name)
+	switch {
+	case !ok || p == nil || b.Ply != p.Ply:
+		return false
+	case b.Kind == ResultsBlob:
+		return p.State.AtLeast(Final) && b.Index < p.Finals
+	case b.Kind == SplittersBlob:
+		return !p.State.AtLeast(Final)
+	default:
+		return named[name]
+	}
+}
+
+// BlobNames is the set of blob names that a ply's records name: its final
+// blob rows once it is Final, its run records before.
+func (s *Store) BlobNames(ctx context.Context, p *Ply) (map[string]bool, error) {
+	named := map[string]bool{}
+	if p.State.AtLeast(Final) {
+		finals, err := s.Finals(ctx, p.Ply)
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range finals {
+			named[f.Blob] = true
+		}
+		return named, nil
+	}
+	runs, err := s.Runs(ctx, p.Ply)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range runs {
+		named[r.Blob] = true
+	}
+	return named, nil
+}
+
+// InUse applies BlobInUse to one blob, reading what it needs.
+func (s *Store) InUse(ctx context.Context, name string) (bool, error) {
+	b, ok := ParseBlobName(name)
+	if !ok {
+		return false, nil
+	}
+	p, err := s.Ply(ctx, b.Ply)
+	if errors.Is(err, ErrNoPly) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	var named map[string]bool
+	if b.Kind != ResultsBlob && b.Kind != SplittersBlob {
+		if named, err = s.BlobNames(ctx, p); err != nil {
+			return false, err
+		}
+	}
+	return BlobInUse(p, name, named), nil
+}

@@ -1,0 +1,161 @@
+package runstore
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/reversi-cloud/reversi/storage"
+)
+
+// Payloads (backtracking sources and notices) are byte strings of any
+// length, stored as rows of up to payloadProps binary properties of up to
+// payloadPropBytes each. The sizes keep a row under 1 MiB and a
+// transaction of payloadRowsPerBatch rows under 4 MiB once Azure has
+// base64-encoded them.
+const (
+	payloadPropBytes    = 60000
+	payloadProps        = 11
+	payloadRowsPerBatch = 3
+)
+
+func payloadPropName(i int) string { return fmt.Sprintf("d%02d", i) }
+
+// splitPayload cuts a payload into row property maps; an empty payload is
+// one empty row, so that its presence still says it was written.
+func splitPayload(payload []byte) []map[string]any {
+	var rows []map[string]any
+	for len(payload) > 0 || len(rows) == 0 {
+		row := map[string]any{}
+		for p := 0; p < payloadProps && len(payload) > 0; p++ {
+			n := min(payloadPropBytes, len(payload))
+			row[payloadPropName(p)] = payload[:n]
+			payload = payload[n:]
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// joinPayload concatenates one row's payload properties.
+func joinPayload(e storage.Entity, dst []byte) ([]byte, error) {
+	for p := 0; p < payloadProps; p++ {
+		name := payloadPropName(p)
+		if _, ok := e.Props[name]; !ok {
+			break
+		}
+		b, err := storage.PropBytes(e, name)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+		}
+		dst = append(dst, b...)
+	}
+	return dst, nil
+}
+
+// putPayload upserts a payload's rows under rowKey(i) in partition pk.
+func (s *Store) putPayload(ctx context.Context, pk string, payload []byte, rowKey func(int) string) error {
+	rows := splitPayload(payload)
+	for lo := 0; lo < len(rows); lo += payloadRowsPerBatch {
+		var ops []storage.Op
+		for i := lo; i < min(len(rows), lo+payloadRowsPerBatch); i++ {
+			ops = append(ops, storage.Op{Kind: storage.OpUpsert, Entity: storage.Entity{PartitionKey: pk, RowKey: rowKey(i), Props: rows[i]}})
+		}
+		if _, err := s.back.Transact(ctx, pk, ops); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readPayloads reads the rows of a partition in key order and joins
+// them into payloads: rows whose keys share the prefix before the first
+// '-' (or the whole partition, when keys hold none) form one payload.
+func (s *Store) readPayloads(ctx context.Context, pk string) ([][]byte, error) {
+	es, err := queryAll(ctx, s.back, pk, "", "")
+	if err != nil {
+		return nil, err
+	}
+	var out [][]byte
+	group := "\x00"
+	for _, e := range es {
+		g, _, _ := strings.Cut(e.RowKey, "-")
+		if g != group || len(out) == 0 {
+			out = append(out, nil)
+			group = g
+		}
+		if out[len(out)-1], err = joinPayload(e, out[len(out)-1]); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// PutSources stores the backtracking sources of one final blob: for each
+// of its positions in order, the parents that lead to it. The rows are
+// upserts under keys derived from the blob, so a retry overwrites them.
+func (s *Store) PutSources(ctx context.Context, blob string, payload []byte) error {
+	if err := s.putPayload(ctx, pkSources(blob), payload, rkPayloadRow); err != nil {
+		return fmt.Errorf("writing backtracking rows of %s: %w", blob, err)
+	}
+	return nil
+}
+
+// Sources reads the backtracking sources of one final blob.
+func (s *Store) Sources(ctx context.Context, blob string) ([]byte, error) {
+	ps, err := s.readPayloads(ctx, pkSources(blob))
+	if err != nil {
+		return nil, fmt.Errorf("reading backtracking rows of %s: %w", blob, err)
+	}
+	if len(ps) == 0 {
+		return nil, nil
+	}
+	return ps[0], nil
+}
+
+// HasSources reports whether a final blob has backtracking rows.
+func (s *Store) HasSources(ctx context.Context, blob string) (bool, error) {
+	page, err := s.back.Query(ctx, pkSources(blob), storage.QueryOptions{Limit: 1})
+	if err != nil {
+		return false, fmt.Errorf("reading backtracking rows of %s: %w", blob, err)
+	}
+	return len(page.Entities) > 0 || page.Next != "", nil
+}
+
+// DeleteSources deletes the backtracking rows of an orphaned blob.
+func (s *Store) DeleteSources(ctx context.Context, blob string) error {
+	pk := pkSources(blob)
+	es, err := queryAll(ctx, s.back, pk, "", "")
+	if err != nil {
+		return err
+	}
+	ops := make([]storage.Op, len(es))
+	for i, e := range es {
+		ops[i] = storage.Op{Kind: storage.OpDelete, Entity: storage.Entity{PartitionKey: pk, RowKey: e.RowKey}, ETag: storage.AnyETag}
+	}
+	if err := transactAll(ctx, s.back, pk, ops); err != nil {
+		return fmt.Errorf("deleting backtracking rows of %s: %w", blob, err)
+	}
+	return nil
+}
+
+// PutNotices stores what final blob child of ply reports to final blob
+// parent of ply-1: one payload, under keys derived from the child, so a
+// retry overwrites instead of adding.
+func (s *Store) PutNotices(ctx context.Context, ply, child, parent int, payload []byte) error {
+	rk := func(row int) string { return rkNotice(child, row) }
+	if err := s.putPayload(ctx, pkNotices(ply-1, parent), payload, rk); err != nil {
+		return fmt.Errorf("sending notices to ply %d blob %d: %w", ply-1, parent, err)
+	}
+	return nil
+}
+
+// Notices reads the notice payloads sent to final blob index of ply, one
+// per child blob that sent any.
+func (s *Store) Notices(ctx context.Context, ply, index int) ([][]byte, error) {
+	b, err := s.readPayloads(ctx, pkNotices(ply, index))
+	if err != nil {
+		return nil, fmt.Errorf("reading notices of ply %d blob %d: %w", ply, index, err)
+	}
+	return b, nil
+}

@@ -1,0 +1,66 @@
+package runstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/reversi-cloud/reversi/storage"
+)
+
+// Resolution is the marker a resolve task adds once one final blob's
+// results are stored; its presence says the blob is resolved.
+type Resolution struct {
+	Index int
+	Counts
+	// ScoreBlack and ScoreWhite are the start position's perfect-play
+	// final count, on ply 0 when known; zero otherwise.
+	ScoreBlack, ScoreWhite int64
+}
+
+// AddResolution records that final blob r.Index of a ply is resolved.
+// Adding it twice is harmless.
+func (s *Store) AddResolution(ctx context.Context, ply int, r Resolution) error {
+	e := storage.Entity{PartitionKey: pkResolutions(ply), RowKey: rkResolution(r.Index), Props: map[string]any{
+		"Black": r.Black, "White": r.White, "Draws": r.Draws, "Unknown": r.Unknown,
+		"ScoreBlack": r.ScoreBlack, "ScoreWhite": r.ScoreWhite,
+	}}
+	if err := addOnce(ctx, s.state, e); err != nil {
+		return fmt.Errorf("recording the resolution of ply %d blob %d: %w", ply, r.Index, err)
+	}
+	return nil
+}
+
+// Resolved reports whether final blob index of a ply is resolved.
+func (s *Store) Resolved(ctx context.Context, ply, index int) (bool, error) {
+	return exists(ctx, s.state, pkResolutions(ply), rkResolution(index))
+}
+
+// AllResolvedGiven reports whether all n final blobs of a ply are
+// resolved, given that blob index is (see completion.go).
+func (s *Store) AllResolvedGiven(ctx context.Context, ply, index, n int) (bool, error) {
+	return s.itemDone(ctx, resolutionMarkers(ply), index, n)
+}
+
+// AllResolved reports whether all n final blobs of a ply are resolved,
+// from the group markers alone.
+func (s *Store) AllResolved(ctx context.Context, ply, n int) (bool, error) {
+	return s.allDone(ctx, resolutionMarkers(ply), n)
+}
+
+// Resolutions reads every resolution marker of a ply.
+func (s *Store) Resolutions(ctx context.Context, ply int) ([]Resolution, error) {
+	es, err := queryAll(ctx, s.state, pkResolutions(ply), "d", "e")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Resolution, len(es))
+	for i, e := range es {
+		d := decode(e, nil)
+		out[i] = Resolution{Index: d.keyIndex("d"), Counts: Counts{Black: d.int("Black"), White: d.int("White"), Draws: d.int("Draws"), Unknown: d.int("Unknown")},
+			ScoreBlack: d.int("ScoreBlack"), ScoreWhite: d.int("ScoreWhite")}
+		if err := d.done("resolution marker " + e.RowKey); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

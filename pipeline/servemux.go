@@ -1,0 +1,20 @@
+package pipeline
+
+import (
+	"github.com/reversi-cloud/reversi/backtrack"
+	"github.com/reversi-cloud/reversi/compensation"
+	"github.com/reversi-cloud/reversi/dedup"
+	"github.com/reversi-cloud/reversi/expand"
+	"github.com/reversi-cloud/reversi/pipeline/message"
+	"github.com/reversi-cloud/reversi/pipeline/task"
+)
+
+// handlers routes each message kind to the handler of its concept.
+var handlers = map[message.Kind]task.Handler{
+	message.KindInline:       expand.Handler,
+	message.KindChunk:        expand.Handler,
+	message.KindScan:         dedup.ScanHandler,
+	message.KindMerge:        dedup.MergeHandler,
+	message.KindResolve:      backtrack.ResolveHandler,
+	message.KindCompensation: compensation.Handler,
+}

@@ -1,0 +1,42 @@
+package task
+
+import (
+	"context"
+
+	"github.com/reversi-cloud/reversi/pipeline/message"
+	"github.com/reversi-cloud/reversi/pipeline/runstore"
+)
+
+// Handler handles one kind of work message. Every handler is idempotent:
+// a message is delivered at least once, and a delivery may die at any
+// point, so a redelivery must finish or repeat the work harmlessly.
+//
+// An error wrapping message.ErrBadMessage or storage.ErrInvalid means the
+// message can never succeed: it goes to the poison queue at once. Any
+// other error leaves the message to be retried.
+type Handler interface {
+	Handle(ctx context.Context, t *Task, m message.Message) error
+}
+
+// HandlerFunc adapts a function to Handler.
+type HandlerFunc func(ctx context.Context, t *Task, m message.Message) error
+
+// Handle calls f.
+func (f HandlerFunc) Handle(ctx context.Context, t *Task, m message.Message) error {
+	return f(ctx, t, m)
+}
+
+// Flow is the flow between plies: what happens when a handler finishes a
+// stage of a ply. Package pipeline implements it.
+type Flow interface {
+	// Expanded runs after an expansion task has registered its runs of
+	// ply: once every task is done, the ply starts merging.
+	Expanded(ctx context.Context, t *Task, ply, task int) error
+	// Merged runs when a scan finds that ply p has nothing left to merge
+	// (finals are its final runs), or finds it already Final: it finishes
+	// the ply and enqueues the next work.
+	Merged(ctx context.Context, t *Task, p *runstore.Ply, finals []*runstore.Run) error
+	// Resolved runs after final blob index of ply is resolved: once all
+	// are, the ply is resolved and the previous ply's resolution starts.
+	Resolved(ctx context.Context, t *Task, ply, index int) error
+}

@@ -1,0 +1,62 @@
+package task
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/reversi-cloud/reversi/storage"
+)
+
+// Timing is the worker's timing that handlers must respect.
+type Timing struct {
+	// Visibility is the queue visibility timeout; the lease renews it.
+	Visibility time.Duration
+	// CompensationDelay is how long a compensation message stays hidden.
+	CompensationDelay time.Duration
+	// ClaimTimeout is how old a merge claim must be before a scan may
+	// release it (its merge message was lost or poisoned).
+	ClaimTimeout time.Duration
+}
+
+// Task is one delivery of one message being handled.
+type Task struct {
+	Run      *Run
+	Msg      storage.Message
+	Timing   Timing
+	Log      *slog.Logger
+	Progress *Progress
+	Flow     Flow
+	// Now is the clock; time.Now unless a test sets another.
+	Now func() time.Time
+}
+
+// Owner names the task's message, the same on every redelivery: the
+// owner recorded by a transition, whose redelivery finishes the follow-up.
+func (t *Task) Owner() string { return tag(t.Msg.ID, 0) }
+
+// Attempt names this delivery; every delivery has its own, even of two
+// copies of one message. Blobs that a compensation message covers carry
+// it in their names: the message of an attempt that died may surface
+// while a retry of the same task runs, and must then only ever delete
+// the dead attempt's blob, never the one the retry is about to make live.
+func (t *Task) Attempt() string { return tag(t.Msg.ID, t.Msg.DequeueCount) }
+
+// tag is a short, key-safe name derived from a message id and, when not
+// zero, the delivery count.
+func tag(msgID string, delivery int64) string {
+	h := sha256.Sum256([]byte(msgID))
+	s := hex.EncodeToString(h[:8])
+	if delivery == 0 {
+		return s
+	}
+	return s + "-" + strconv.FormatInt(delivery, 10)
+}
+
+// IsAttemptOf reports whether attempt is a delivery of this task's message.
+func (t *Task) IsAttemptOf(attempt string) bool {
+	owner := t.Owner()
+	return len(attempt) > len(owner) && attempt[:len(owner)] == owner && attempt[len(owner)] == '-'
+}
