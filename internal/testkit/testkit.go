@@ -42,8 +42,10 @@ func (l *Buffer) String() string {
 	return l.b.String()
 }
 
-// Ref4x4 is the 4x4 table of ../shared/REFERENCE.md, one row per ply 0 to
-// 12: positions, terminal, edges, black wins, white wins, draws.
+// Ref4x4 is the 4x4 table of docs/reference.md ("4x4 to the end"), one
+// row per ply 0 to 12: positions, terminal, edges, black wins, white wins,
+// draws. testdata/reference/4x4.txt holds the same table, and this
+// package's test keeps the two equal.
 var Ref4x4 = [][6]int64{
 	{1, 0, 0, 0, 1, 0}, {1, 0, 4, 0, 1, 0}, {3, 0, 3, 2, 1, 0}, {11, 0, 11, 5, 6, 0},
 	{31, 0, 32, 19, 12, 0}, {98, 0, 105, 38, 58, 2}, {274, 1, 292, 149, 114, 11},
@@ -51,8 +53,9 @@ var Ref4x4 = [][6]int64{
 	{3464, 50, 5025, 1624, 1557, 283}, {2617, 167, 5059, 1113, 1209, 295}, {999, 999, 2450, 411, 441, 147},
 }
 
-// Ref8x8Positions and Ref8x8Edges are the 8x8 counts of
-// ../shared/REFERENCE.md for plies 0 to 8, where no position is terminal.
+// Ref8x8Positions and Ref8x8Edges are the 8x8 counts of docs/reference.md
+// ("8x8 per ply") for plies 0 to 8, where no position is terminal; they
+// match testdata/reference/8x8.txt.
 var (
 	Ref8x8Positions = []int64{1, 1, 3, 14, 60, 322, 1773, 10649, 67245}
 	Ref8x8Edges     = []int64{0, 4, 3, 14, 61, 340, 1893, 11906, 75557}
