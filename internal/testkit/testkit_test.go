@@ -83,11 +83,17 @@ func TestReferenceFiles(t *testing.T) {
 			"ply":       plies(len(Ref8x8Positions)),
 			"positions": Ref8x8Positions,
 			"edges":     Ref8x8Edges,
+			"unreduced": Ref8x8Unreduced,
 		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.file, func(t *testing.T) {
 			got := readTable(t, tc.file)
+			for name := range got {
+				if _, ok := tc.want[name]; !ok {
+					t.Errorf("column %s: in the file, not in the Go tables", name)
+				}
+			}
 			for name, want := range tc.want {
 				if !reflect.DeepEqual(got[name], want) {
 					t.Errorf("column %s: file %v, Go %v", name, got[name], want)
