@@ -9,7 +9,7 @@ import (
 // Yardstick is the speed to match: a straightforward single-threaded
 // in-memory enumerator. Going forward it keeps one hash map per ply of
 // the canonical children of the previous ply; going back it decides each
-// position from its children's results with the rules of REFERENCE.md.
+// position from its children's results with the rules of docs/reference.md.
 // It is deliberately plain (Go maps, no sorting, no storage), so that it
 // measures what one process does with the machine when nothing is
 // distributed, on the same machine at the same time as the engines.
@@ -65,7 +65,7 @@ func Yardstick(b *board.Board, target int) *report.Report {
 	}
 }
 
-// decide applies the result rules of REFERENCE.md (backtrack.Decide) to a
+// decide applies the result rules of docs/reference.md (backtrack.Decide) to a
 // position whose distinct children are kids.
 func decide(side board.Color, kids []board.Position, results map[board.Position]board.Result) board.Result {
 	var t backtrack.Tally

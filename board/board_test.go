@@ -314,31 +314,3 @@ func TestChildrenAppendsWithoutAllocating(t *testing.T) {
 		t.Errorf("Children must append after existing elements, got %v", buf)
 	}
 }
-
-// TestPerftA124005 counts positions per ply without symmetry on 8x8 through
-// ply 8 and compares with OEIS A124005 (REFERENCE.md); no pass or game end
-// is possible that early, so the conventions agree.
-func TestPerftA124005(t *testing.T) {
-	want := []int{1, 4, 12, 54, 236, 1288, 7092, 42614, 269352}
-	b := MustNew(8)
-	ply := map[Position]bool{b.Start(): true}
-	for n, w := range want {
-		if len(ply) != w {
-			t.Fatalf("ply %d: %d positions, want %d", n, len(ply), w)
-		}
-		if n == len(want)-1 {
-			break
-		}
-		next := make(map[Position]bool, len(ply)*7)
-		for p := range ply {
-			for m := b.Moves(p); m != 0; m &= m - 1 {
-				q, err := b.Play(p, bits.TrailingZeros64(m))
-				if err != nil {
-					t.Fatal(err)
-				}
-				next[q] = true
-			}
-		}
-		ply = next
-	}
-}

@@ -145,7 +145,7 @@ func TestCanonical(t *testing.T) {
 
 func TestCanonicalStartMoves(t *testing.T) {
 	// The four opening moves are symmetric, so ply 1 has one canonical
-	// position (REFERENCE.md).
+	// position (docs/reference.md).
 	for _, n := range sizes {
 		b := MustNew(n)
 		got, moves := b.Children(b.Start(), nil)

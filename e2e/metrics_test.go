@@ -266,7 +266,7 @@ func TestWorkerMetricsAndLogs(t *testing.T) {
 		check func(v float64) bool
 		want  string
 	}{
-		{"reversi_edges_total", nil, func(v float64) bool { return v == refEdges }, fmt.Sprint(refEdges, " (REFERENCE.md)")},
+		{"reversi_edges_total", nil, func(v float64) bool { return v == refEdges }, fmt.Sprint(refEdges, " (docs/reference.md)")},
 		{"reversi_positions_expanded_total", nil, func(v float64) bool { return v > 0 }, "> 0"},
 		{"reversi_merges_total", nil, func(v float64) bool { return v > 0 }, "> 0"},
 		{"reversi_poison_messages_total", nil, func(v float64) bool { return v == 0 }, "0"},

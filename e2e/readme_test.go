@@ -101,7 +101,7 @@ func parseTable(t *testing.T, lines []string) *report.Report {
 	return rep
 }
 
-// checkReference compares a complete run's report with REFERENCE.md.
+// checkReference compares a complete run's report with docs/reference.md.
 func checkReference(t *testing.T, rep *report.Report) {
 	t.Helper()
 	if !rep.Complete {
@@ -118,10 +118,10 @@ func checkReference(t *testing.T, rep *report.Report) {
 		switch {
 		case rep.Board == 8 && i < len(testkit.Ref8x8Positions):
 			if p.Positions != testkit.Ref8x8Positions[i] || p.Edges != testkit.Ref8x8Edges[i] || p.Terminal != 0 {
-				t.Errorf("8x8 ply %d: %+v; REFERENCE.md: %d positions, %d edges, none terminal", i, p, testkit.Ref8x8Positions[i], testkit.Ref8x8Edges[i])
+				t.Errorf("8x8 ply %d: %+v; docs/reference.md: %d positions, %d edges, none terminal", i, p, testkit.Ref8x8Positions[i], testkit.Ref8x8Edges[i])
 			}
 			if i == 8 && rep.TargetPly >= 9 && (p.BlackWins != 43 || p.WhiteWins != 0 || p.Draws != 0) {
-				t.Errorf("8x8 ply 8 through ply %d: black/white/draw %d/%d/%d; REFERENCE.md: 43/0/0", rep.TargetPly, p.BlackWins, p.WhiteWins, p.Draws)
+				t.Errorf("8x8 ply 8 through ply %d: black/white/draw %d/%d/%d; docs/reference.md: 43/0/0", rep.TargetPly, p.BlackWins, p.WhiteWins, p.Draws)
 			}
 			checked++
 		case rep.Board == 4 && i < len(testkit.Ref4x4):
@@ -131,22 +131,22 @@ func checkReference(t *testing.T, rep *report.Report) {
 				got[3], got[4], got[5], want[3], want[4], want[5] = 0, 0, 0, 0, 0, 0
 			}
 			if got != want {
-				t.Errorf("4x4 ply %d: %v; REFERENCE.md: %v", i, got, want)
+				t.Errorf("4x4 ply %d: %v; docs/reference.md: %v", i, got, want)
 			}
 			checked++
 		}
 	}
 	if rep.Board == 4 && rep.TargetPly == len(testkit.Ref4x4)-1 && rep.Root != "white" {
-		t.Errorf("4x4 root %s; REFERENCE.md: a white win", rep.Root)
+		t.Errorf("4x4 root %s; docs/reference.md: a white win", rep.Root)
 	}
 	if checked == 0 {
-		t.Errorf("board %d: no ply checked against REFERENCE.md", rep.Board)
+		t.Errorf("board %d: no ply checked against docs/reference.md", rep.Board)
 	}
 }
 
 // TestReadmeQuickstart runs every go run command of README.md's quickstart
 // exactly as written, from the repository root, and checks what it prints
-// against REFERENCE.md and against the output the README shows.
+// against docs/reference.md and against the output the README shows.
 func TestReadmeQuickstart(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go run")

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/internal/testkit"
 )
 
 // slowCanonical reduces a position by moving squares one at a time, a code
@@ -128,7 +129,7 @@ func TestEnumerateAgainstBruteForce(t *testing.T) {
 				if n == tc.target {
 					break
 				}
-				ply = playAll(t, b, ply)
+				ply = testkit.PlayAll(t, b, ply)
 			}
 		})
 	}
@@ -156,24 +157,7 @@ func TestTakizawaAgainstBruteForce(t *testing.T) {
 			if err != nil || got != int64(len(pairs)) {
 				t.Errorf("%dx%d, %d discs: TakizawaCount = %d, %v; brute force %d", tc.size, tc.size, n+4, got, err, len(pairs))
 			}
-			ply = playAll(t, b, ply)
+			ply = testkit.PlayAll(t, b, ply)
 		}
 	}
-}
-
-// playAll returns every position one move after those of ply, as played,
-// without canonicalization.
-func playAll(t *testing.T, b *board.Board, ply map[board.Position]bool) map[board.Position]bool {
-	t.Helper()
-	next := map[board.Position]bool{}
-	for p := range ply {
-		for m := b.Moves(p); m != 0; m &= m - 1 {
-			q, err := b.Play(p, bits.TrailingZeros64(m))
-			if err != nil {
-				t.Fatal(err)
-			}
-			next[q] = true
-		}
-	}
-	return next
 }

@@ -1,5 +1,5 @@
 // Package reference is a single-process, in-memory enumerator that follows
-// the definitions in REFERENCE.md literally. It uses no storage, so the
+// the definitions in docs/reference.md literally. It uses no storage, so the
 // distributed pipeline can be checked against it ply by ply and position by
 // position.
 package reference
@@ -83,7 +83,7 @@ func decide(side board.Color, children []board.Result) board.Result {
 
 // Enumerate counts canonical positions ply by ply from the start up to
 // target, then propagates results back from the terminal positions as
-// REFERENCE.md defines. When every position at the target ply is terminal
+// docs/reference.md defines. When every position at the target ply is terminal
 // the whole game has been enumerated and the report carries the
 // perfect-play score.
 func Enumerate(b *board.Board, target int) (*Result, error) {

@@ -5,14 +5,14 @@ import (
 	"testing"
 
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/internal/testkit"
 	"github.com/reversi-cloud/reversi/report"
 )
 
-// TestEnumerate8x8 checks the 8x8 table of REFERENCE.md through ply 8 and
+// TestEnumerate8x8 checks the 8x8 table of docs/reference.md through ply 8 and
 // the 43 black wins at ply 8 found by enumerating through ply 9.
 func TestEnumerate8x8(t *testing.T) {
-	positions := []int64{1, 1, 3, 14, 60, 322, 1773, 10649, 67245}
-	edges := []int64{0, 4, 3, 14, 61, 340, 1893, 11906, 75557}
+	positions, edges := testkit.Ref8x8Positions, testkit.Ref8x8Edges
 	res, err := Enumerate(board.MustNew(8), 9)
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +33,7 @@ func TestEnumerate8x8(t *testing.T) {
 			t.Errorf("ply %d: map holds %d positions, report says %d", n, len(res.Plies[n]), row.Positions)
 		}
 	}
-	if row := rep.Plies[8]; row.BlackWins != 43 || row.WhiteWins != 0 || row.Draws != 0 || row.Unknown != 67245-43 {
+	if row := rep.Plies[8]; row.BlackWins != 43 || row.WhiteWins != 0 || row.Draws != 0 || row.Unknown != positions[8]-43 {
 		t.Errorf("ply 8 results: %+v, want 43 black wins and nothing else decided", row)
 	}
 	if rep.Root != "unknown" {
@@ -47,35 +47,21 @@ func TestEnumerate8x8(t *testing.T) {
 }
 
 // TestEnumerate4x4 checks every cell of the 4x4 table, the root and the
-// perfect-play score from REFERENCE.md.
+// perfect-play score from docs/reference.md.
 func TestEnumerate4x4(t *testing.T) {
-	want := []report.Ply{
-		// ply, positions, terminal, edges, black, white, draw
-		{Ply: 0, Positions: 1, Terminal: 0, Edges: 0, BlackWins: 0, WhiteWins: 1, Draws: 0},
-		{Ply: 1, Positions: 1, Terminal: 0, Edges: 4, BlackWins: 0, WhiteWins: 1, Draws: 0},
-		{Ply: 2, Positions: 3, Terminal: 0, Edges: 3, BlackWins: 2, WhiteWins: 1, Draws: 0},
-		{Ply: 3, Positions: 11, Terminal: 0, Edges: 11, BlackWins: 5, WhiteWins: 6, Draws: 0},
-		{Ply: 4, Positions: 31, Terminal: 0, Edges: 32, BlackWins: 19, WhiteWins: 12, Draws: 0},
-		{Ply: 5, Positions: 98, Terminal: 0, Edges: 105, BlackWins: 38, WhiteWins: 58, Draws: 2},
-		{Ply: 6, Positions: 274, Terminal: 1, Edges: 292, BlackWins: 149, WhiteWins: 114, Draws: 11},
-		{Ply: 7, Positions: 666, Terminal: 1, Edges: 810, BlackWins: 267, WhiteWins: 350, Draws: 49},
-		{Ply: 8, Positions: 1544, Terminal: 3, Edges: 1753, BlackWins: 788, WhiteWins: 657, Draws: 99},
-		{Ply: 9, Positions: 2665, Terminal: 18, Edges: 3592, BlackWins: 1173, WhiteWins: 1290, Draws: 202},
-		{Ply: 10, Positions: 3464, Terminal: 50, Edges: 5025, BlackWins: 1624, WhiteWins: 1557, Draws: 283},
-		{Ply: 11, Positions: 2617, Terminal: 167, Edges: 5059, BlackWins: 1113, WhiteWins: 1209, Draws: 295},
-		{Ply: 12, Positions: 999, Terminal: 999, Edges: 2450, BlackWins: 411, WhiteWins: 441, Draws: 147},
-	}
 	res, err := Enumerate(board.MustNew(4), 12)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rep := res.Report
-	if len(rep.Plies) != len(want) {
-		t.Fatalf("%d rows, want %d", len(rep.Plies), len(want))
+	if len(rep.Plies) != len(testkit.Ref4x4) {
+		t.Fatalf("%d rows, want %d", len(rep.Plies), len(testkit.Ref4x4))
 	}
-	for n, w := range want {
-		if got := rep.Plies[n]; got != w {
-			t.Errorf("ply %d:\n got %+v\nwant %+v", n, got, w)
+	for n, want := range testkit.Ref4x4 {
+		p := rep.Plies[n]
+		got := [6]int64{p.Positions, p.Terminal, p.Edges, p.BlackWins, p.WhiteWins, p.Draws}
+		if p.Ply != n || p.Unknown != 0 || got != want {
+			t.Errorf("ply %d: %+v, want ply %d, no unknown and (positions, terminal, edges, black, white, draw) = %v", n, p, n, want)
 		}
 	}
 	if rep.Root != "white" {
@@ -173,7 +159,7 @@ func TestTakizawaCount(t *testing.T) {
 		// four images are one pair under symmetry.
 		{8, 4, 1},
 		{8, 5, 1},
-		// Published figure (Takizawa 2023, REFERENCE.md).
+		// Published figure (Takizawa 2023, docs/reference.md).
 		{8, 14, 2958551},
 	}
 	for _, tc := range tests {

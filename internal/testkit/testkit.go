@@ -3,9 +3,11 @@ package testkit
 
 import (
 	"bytes"
+	"math/bits"
 	"sync"
 	"testing"
 
+	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/storage/embedded"
 )
@@ -42,8 +44,28 @@ func (l *Buffer) String() string {
 	return l.b.String()
 }
 
-// Ref4x4 is the 4x4 table of ../shared/REFERENCE.md, one row per ply 0 to
-// 12: positions, terminal, edges, black wins, white wins, draws.
+// PlayAll returns every position one move after those of ply, as played,
+// without canonicalization: the brute-force expansion that counts without
+// the symmetry reduction are checked against.
+func PlayAll(t testing.TB, b *board.Board, ply map[board.Position]bool) map[board.Position]bool {
+	t.Helper()
+	next := make(map[board.Position]bool, len(ply)*8)
+	for p := range ply {
+		for m := b.Moves(p); m != 0; m &= m - 1 {
+			q, err := b.Play(p, bits.TrailingZeros64(m))
+			if err != nil {
+				t.Fatal(err)
+			}
+			next[q] = true
+		}
+	}
+	return next
+}
+
+// Ref4x4 is the 4x4 table of docs/reference.md ("4x4 to the end"), one
+// row per ply 0 to 12: positions, terminal, edges, black wins, white wins,
+// draws. testdata/reference/4x4.txt holds the same table, and this
+// package's test keeps the two equal.
 var Ref4x4 = [][6]int64{
 	{1, 0, 0, 0, 1, 0}, {1, 0, 4, 0, 1, 0}, {3, 0, 3, 2, 1, 0}, {11, 0, 11, 5, 6, 0},
 	{31, 0, 32, 19, 12, 0}, {98, 0, 105, 38, 58, 2}, {274, 1, 292, 149, 114, 11},
@@ -51,9 +73,12 @@ var Ref4x4 = [][6]int64{
 	{3464, 50, 5025, 1624, 1557, 283}, {2617, 167, 5059, 1113, 1209, 295}, {999, 999, 2450, 411, 441, 147},
 }
 
-// Ref8x8Positions and Ref8x8Edges are the 8x8 counts of
-// ../shared/REFERENCE.md for plies 0 to 8, where no position is terminal.
+// Ref8x8Positions and Ref8x8Edges are the 8x8 counts of docs/reference.md
+// ("8x8 per ply") for plies 0 to 8, where no position is terminal, and
+// Ref8x8Unreduced counts the same plies' positions without the symmetry
+// reduction (OEIS A124005). They match testdata/reference/8x8.txt.
 var (
 	Ref8x8Positions = []int64{1, 1, 3, 14, 60, 322, 1773, 10649, 67245}
 	Ref8x8Edges     = []int64{0, 4, 3, 14, 61, 340, 1893, 11906, 75557}
+	Ref8x8Unreduced = []int64{1, 4, 12, 54, 236, 1288, 7092, 42614, 269352}
 )
