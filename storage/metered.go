@@ -60,9 +60,6 @@ func NewMetered(b Backend) *Metered {
 	return m
 }
 
-// Unwrap returns the wrapped backend.
-func (m *Metered) Unwrap() Backend { return m.inner }
-
 // Queue returns a metered handle on the named queue.
 func (m *Metered) Queue(name string) Queue { return m.wrapped.Queue(name) }
 
