@@ -134,13 +134,43 @@ type wrapped struct {
 	mw Middleware
 }
 
-func (w *wrapped) Queue(name string) Queue { return wrappedQueue{w.b.Queue(name), w.mw} }
-
-func (w *wrapped) Container(name string) Container {
-	return wrappedContainer{w.b.Container(name), w.mw}
+func (w *wrapped) Queue(name string) Queue {
+	return wrappedQueue{handle[Queue]{w.b.Queue(name), w.mw, QueueCreate, QueueDrop}}
 }
 
-func (w *wrapped) Table(name string) Table { return wrappedTable{w.b.Table(name), w.mw} }
+func (w *wrapped) Container(name string) Container {
+	return wrappedContainer{handle[Container]{w.b.Container(name), w.mw, BlobCreate, BlobDrop}}
+}
+
+func (w *wrapped) Table(name string) Table {
+	return wrappedTable{handle[Table]{w.b.Table(name), w.mw, TableCreate, TableDrop}}
+}
+
+// handle is what the three wrapped handles share: the wrapped handle h,
+// the middleware, and the operations of h's Create and Drop.
+type handle[H interface {
+	Name() string
+	Create(ctx context.Context) error
+	Drop(ctx context.Context) error
+}] struct {
+	h            H
+	mw           Middleware
+	create, drop Operation
+}
+
+func (w handle[H]) call(ctx context.Context, op Operation) *Call {
+	return &Call{Op: op, Resource: w.h.Name(), Ctx: ctx}
+}
+
+func (w handle[H]) Name() string { return w.h.Name() }
+
+func (w handle[H]) Create(ctx context.Context) error {
+	return run0(w.mw, w.call(ctx, w.create), w.h.Create)
+}
+
+func (w handle[H]) Drop(ctx context.Context) error {
+	return run0(w.mw, w.call(ctx, w.drop), w.h.Drop)
+}
 
 func (w *wrapped) Close() error { return w.b.Close() }
 
@@ -165,30 +195,13 @@ func run0(mw Middleware, c *Call, do func(ctx context.Context) error) error {
 	return mw(c, func() error { return do(c.Ctx) })
 }
 
-type wrappedQueue struct {
-	q  Queue
-	mw Middleware
-}
-
-func (w wrappedQueue) call(ctx context.Context, op Operation) *Call {
-	return &Call{Op: op, Resource: w.q.Name(), Ctx: ctx}
-}
-
-func (w wrappedQueue) Name() string { return w.q.Name() }
-
-func (w wrappedQueue) Create(ctx context.Context) error {
-	return run0(w.mw, w.call(ctx, QueueCreate), w.q.Create)
-}
-
-func (w wrappedQueue) Drop(ctx context.Context) error {
-	return run0(w.mw, w.call(ctx, QueueDrop), w.q.Drop)
-}
+type wrappedQueue struct{ handle[Queue] }
 
 func (w wrappedQueue) Enqueue(ctx context.Context, text string, opts EnqueueOptions) (Receipt, error) {
 	c := w.call(ctx, QueueEnqueue)
 	c.Delay, c.Sent = opts.Delay, int64(len(text))
 	return run(w.mw, c, func(ctx context.Context) (Receipt, error) {
-		r, err := w.q.Enqueue(ctx, text, opts)
+		r, err := w.h.Enqueue(ctx, text, opts)
 		c.Receipt = r
 		return r, err
 	})
@@ -197,7 +210,7 @@ func (w wrappedQueue) Enqueue(ctx context.Context, text string, opts EnqueueOpti
 func (w wrappedQueue) Dequeue(ctx context.Context, max int, visibility time.Duration) ([]Message, error) {
 	c := w.call(ctx, QueueDequeue)
 	return run(w.mw, c, func(ctx context.Context) ([]Message, error) {
-		msgs, err := w.q.Dequeue(ctx, max, visibility)
+		msgs, err := w.h.Dequeue(ctx, max, visibility)
 		c.setMessages(msgs)
 		return msgs, err
 	})
@@ -214,7 +227,7 @@ func (w wrappedQueue) UpdateVisibility(ctx context.Context, id, popReceipt strin
 	c := w.call(ctx, QueueUpdateVisibility)
 	c.Receipt = Receipt{ID: id, PopReceipt: popReceipt}
 	return run(w.mw, c, func(ctx context.Context) (string, error) {
-		r, err := w.q.UpdateVisibility(ctx, id, popReceipt, visibility)
+		r, err := w.h.UpdateVisibility(ctx, id, popReceipt, visibility)
 		if err == nil {
 			c.Receipt.PopReceipt = r
 		}
@@ -225,58 +238,41 @@ func (w wrappedQueue) UpdateVisibility(ctx context.Context, id, popReceipt strin
 func (w wrappedQueue) Delete(ctx context.Context, id, popReceipt string) error {
 	c := w.call(ctx, QueueDelete)
 	c.Receipt = Receipt{ID: id, PopReceipt: popReceipt}
-	return run0(w.mw, c, func(ctx context.Context) error { return w.q.Delete(ctx, id, popReceipt) })
+	return run0(w.mw, c, func(ctx context.Context) error { return w.h.Delete(ctx, id, popReceipt) })
 }
 
 func (w wrappedQueue) ApproximateLength(ctx context.Context) (int, error) {
-	return run(w.mw, w.call(ctx, QueueApproximateLength), w.q.ApproximateLength)
+	return run(w.mw, w.call(ctx, QueueApproximateLength), w.h.ApproximateLength)
 }
 
 func (w wrappedQueue) Peek(ctx context.Context, max int) ([]Message, error) {
 	c := w.call(ctx, QueuePeek)
 	return run(w.mw, c, func(ctx context.Context) ([]Message, error) {
-		msgs, err := w.q.Peek(ctx, max)
+		msgs, err := w.h.Peek(ctx, max)
 		c.setMessages(msgs)
 		return msgs, err
 	})
 }
 
-type wrappedContainer struct {
-	c  Container
-	mw Middleware
-}
-
-func (w wrappedContainer) call(ctx context.Context, op Operation) *Call {
-	return &Call{Op: op, Resource: w.c.Name(), Ctx: ctx}
-}
-
-func (w wrappedContainer) Name() string { return w.c.Name() }
-
-func (w wrappedContainer) Create(ctx context.Context) error {
-	return run0(w.mw, w.call(ctx, BlobCreate), w.c.Create)
-}
-
-func (w wrappedContainer) Drop(ctx context.Context) error {
-	return run0(w.mw, w.call(ctx, BlobDrop), w.c.Drop)
-}
+type wrappedContainer struct{ handle[Container] }
 
 func (w wrappedContainer) PutNew(ctx context.Context, name string, data []byte) error {
 	c := w.call(ctx, BlobPutNew)
 	c.Sent = int64(len(data))
-	return run0(w.mw, c, func(ctx context.Context) error { return w.c.PutNew(ctx, name, data) })
+	return run0(w.mw, c, func(ctx context.Context) error { return w.h.PutNew(ctx, name, data) })
 }
 
 func (w wrappedContainer) Put(ctx context.Context, name string, data []byte) error {
 	c := w.call(ctx, BlobPut)
 	c.Sent = int64(len(data))
-	return run0(w.mw, c, func(ctx context.Context) error { return w.c.Put(ctx, name, data) })
+	return run0(w.mw, c, func(ctx context.Context) error { return w.h.Put(ctx, name, data) })
 }
 
 func (w wrappedContainer) Upload(ctx context.Context, name string, r io.Reader) error {
 	c := w.call(ctx, BlobUpload)
 	return run0(w.mw, c, func(ctx context.Context) error {
 		cr := &countingReader{r: r}
-		err := w.c.Upload(ctx, name, cr)
+		err := w.h.Upload(ctx, name, cr)
 		c.Sent = cr.n.Load()
 		return err
 	})
@@ -285,7 +281,7 @@ func (w wrappedContainer) Upload(ctx context.Context, name string, r io.Reader) 
 func (w wrappedContainer) Get(ctx context.Context, name string) ([]byte, error) {
 	c := w.call(ctx, BlobGet)
 	return run(w.mw, c, func(ctx context.Context) ([]byte, error) {
-		data, err := w.c.Get(ctx, name)
+		data, err := w.h.Get(ctx, name)
 		c.Received = int64(len(data))
 		return data, err
 	})
@@ -297,7 +293,7 @@ func (w wrappedContainer) Open(ctx context.Context, name string, offset, length 
 	c := w.call(ctx, BlobOpen)
 	err := w.mw(c, func() error {
 		var err error
-		c.Body, err = w.c.Open(c.Ctx, name, offset, length)
+		c.Body, err = w.h.Open(c.Ctx, name, offset, length)
 		return err
 	})
 	if err != nil {
@@ -310,13 +306,13 @@ func (w wrappedContainer) Open(ctx context.Context, name string, offset, length 
 }
 
 func (w wrappedContainer) Delete(ctx context.Context, name string) error {
-	return run0(w.mw, w.call(ctx, BlobDelete), func(ctx context.Context) error { return w.c.Delete(ctx, name) })
+	return run0(w.mw, w.call(ctx, BlobDelete), func(ctx context.Context) error { return w.h.Delete(ctx, name) })
 }
 
 func (w wrappedContainer) List(ctx context.Context, prefix string) ([]BlobInfo, error) {
 	c := w.call(ctx, BlobList)
 	return run(w.mw, c, func(ctx context.Context) ([]BlobInfo, error) {
-		blobs, err := w.c.List(ctx, prefix)
+		blobs, err := w.h.List(ctx, prefix)
 		c.Items = len(blobs)
 		return blobs, err
 	})
@@ -335,49 +331,32 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-type wrappedTable struct {
-	t  Table
-	mw Middleware
-}
-
-func (w wrappedTable) call(ctx context.Context, op Operation) *Call {
-	return &Call{Op: op, Resource: w.t.Name(), Ctx: ctx}
-}
-
-func (w wrappedTable) Name() string { return w.t.Name() }
-
-func (w wrappedTable) Create(ctx context.Context) error {
-	return run0(w.mw, w.call(ctx, TableCreate), w.t.Create)
-}
-
-func (w wrappedTable) Drop(ctx context.Context) error {
-	return run0(w.mw, w.call(ctx, TableDrop), w.t.Drop)
-}
+type wrappedTable struct{ handle[Table] }
 
 func (w wrappedTable) Add(ctx context.Context, e Entity) (string, error) {
-	return run(w.mw, w.call(ctx, TableAdd), func(ctx context.Context) (string, error) { return w.t.Add(ctx, e) })
+	return run(w.mw, w.call(ctx, TableAdd), func(ctx context.Context) (string, error) { return w.h.Add(ctx, e) })
 }
 
 func (w wrappedTable) Upsert(ctx context.Context, e Entity) (string, error) {
-	return run(w.mw, w.call(ctx, TableUpsert), func(ctx context.Context) (string, error) { return w.t.Upsert(ctx, e) })
+	return run(w.mw, w.call(ctx, TableUpsert), func(ctx context.Context) (string, error) { return w.h.Upsert(ctx, e) })
 }
 
 func (w wrappedTable) Update(ctx context.Context, e Entity, etag string) (string, error) {
-	return run(w.mw, w.call(ctx, TableUpdate), func(ctx context.Context) (string, error) { return w.t.Update(ctx, e, etag) })
+	return run(w.mw, w.call(ctx, TableUpdate), func(ctx context.Context) (string, error) { return w.h.Update(ctx, e, etag) })
 }
 
 func (w wrappedTable) Delete(ctx context.Context, pk, rk, etag string) error {
-	return run0(w.mw, w.call(ctx, TableDelete), func(ctx context.Context) error { return w.t.Delete(ctx, pk, rk, etag) })
+	return run0(w.mw, w.call(ctx, TableDelete), func(ctx context.Context) error { return w.h.Delete(ctx, pk, rk, etag) })
 }
 
 func (w wrappedTable) Get(ctx context.Context, pk, rk string) (Entity, error) {
-	return run(w.mw, w.call(ctx, TableGet), func(ctx context.Context) (Entity, error) { return w.t.Get(ctx, pk, rk) })
+	return run(w.mw, w.call(ctx, TableGet), func(ctx context.Context) (Entity, error) { return w.h.Get(ctx, pk, rk) })
 }
 
 func (w wrappedTable) Query(ctx context.Context, pk string, opts QueryOptions) (Page, error) {
 	c := w.call(ctx, TableQuery)
 	return run(w.mw, c, func(ctx context.Context) (Page, error) {
-		p, err := w.t.Query(ctx, pk, opts)
+		p, err := w.h.Query(ctx, pk, opts)
 		c.Items = len(p.Entities)
 		return p, err
 	})
@@ -386,5 +365,5 @@ func (w wrappedTable) Query(ctx context.Context, pk string, opts QueryOptions) (
 func (w wrappedTable) Transact(ctx context.Context, pk string, ops []Op) ([]string, error) {
 	c := w.call(ctx, TableTransact)
 	c.Items = len(ops)
-	return run(w.mw, c, func(ctx context.Context) ([]string, error) { return w.t.Transact(ctx, pk, ops) })
+	return run(w.mw, c, func(ctx context.Context) ([]string, error) { return w.h.Transact(ctx, pk, ops) })
 }

@@ -9,19 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reversi-cloud/reversi/internal/testkit"
 	"github.com/reversi-cloud/reversi/storage"
-	"github.com/reversi-cloud/reversi/storage/embedded"
 )
-
-func openEmbedded(t *testing.T) storage.Backend {
-	t.Helper()
-	b, err := embedded.Open(embedded.Config{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { b.Close() })
-	return b
-}
 
 // recorder is a Middleware that keeps a copy of every call as it was when
 // next returned.
@@ -39,7 +29,7 @@ func (r *recorder) mw(c *storage.Call, next func() error) error {
 func TestWrapEveryOperation(t *testing.T) {
 	ctx := context.Background()
 	rec := &recorder{}
-	w := storage.Wrap(openEmbedded(t), rec.mw)
+	w := storage.Wrap(testkit.Embedded(t), rec.mw)
 	q, c, tb := w.Queue("work"), w.Container("blobs"), w.Table("rows")
 	must := func(err error) {
 		t.Helper()
@@ -149,7 +139,7 @@ func TestWrapEveryOperation(t *testing.T) {
 // middleware passes on is the one the backend sees.
 func TestWrapFaults(t *testing.T) {
 	ctx := context.Background()
-	inner := openEmbedded(t)
+	inner := testkit.Embedded(t)
 	if err := inner.Container("blobs").Create(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -224,11 +214,7 @@ func TestOperationNames(t *testing.T) {
 // little else.
 func BenchmarkWrap(b *testing.B) {
 	ctx := context.Background()
-	be, err := embedded.Open(embedded.Config{Dir: b.TempDir()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer be.Close()
+	be := testkit.Embedded(b)
 	c := be.Container("blobs")
 	if err := c.Create(ctx); err != nil {
 		b.Fatal(err)
@@ -240,7 +226,7 @@ func BenchmarkWrap(b *testing.B) {
 		name string
 		b    storage.Backend
 	}{
-		{"direct", be},
+		{"direct", be}, // metered, as every backend the system opens
 		{"wrapped", storage.Wrap(be, func(_ *storage.Call, next func() error) error { return next() })},
 	} {
 		b.Run(tc.name, func(b *testing.B) {
