@@ -125,6 +125,18 @@ func ValidVisibility(visibility time.Duration) error {
 	return nil
 }
 
+// ValidReceipt checks the message a call names: an ID of 1 to 256 bytes
+// and a pop receipt of 1 to 1024, as Azure accepts them.
+func ValidReceipt(id, popReceipt string) error {
+	if id == "" || len(id) > 256 {
+		return fmt.Errorf("%w: message ID must be 1 to 256 bytes", ErrInvalid)
+	}
+	if popReceipt == "" || len(popReceipt) > 1024 {
+		return fmt.Errorf("%w: pop receipt must be 1 to 1024 bytes", ErrInvalid)
+	}
+	return nil
+}
+
 // MaxPropertyNameLen is the longest property name Azure accepts, in characters.
 const MaxPropertyNameLen = 255
 
@@ -237,11 +249,36 @@ func ValidETag(etag string) error {
 	return nil
 }
 
+// ValidOp checks one table write as Azure would, alone or in a
+// transaction: for OpAdd, OpUpsert and OpUpdate a valid entity, for
+// OpDelete valid keys, for OpUpdate and OpDelete an ETag, and a known kind.
+func ValidOp(op Op) error {
+	e := op.Entity
+	switch op.Kind {
+	case OpAdd, OpUpsert:
+		return ValidEntity(e)
+	case OpUpdate:
+		if err := ValidEntity(e); err != nil {
+			return err
+		}
+	case OpDelete:
+		if err := ValidKey(e.PartitionKey); err != nil {
+			return fmt.Errorf("partition key: %w", err)
+		}
+		if err := ValidKey(e.RowKey); err != nil {
+			return fmt.Errorf("row key: %w", err)
+		}
+	default:
+		return fmt.Errorf("%w: unknown operation kind %d", ErrInvalid, op.Kind)
+	}
+	return ValidETag(op.ETag)
+}
+
 // ValidTransaction checks an entity group transaction client-side, as Azure
-// would (or should) reject it: 1 to MaxBatchOps operations, all on
-// partition pk, no row key twice, each entity valid, and an estimated
-// request payload within MaxBatchBytes. A fault in one operation is
-// reported as a *TxError with its index.
+// would (or should: Azurite lets some through) reject it: 1 to MaxBatchOps
+// operations, all on partition pk, no row key twice, each operation valid
+// by ValidOp, and a BatchSize within MaxBatchBytes. A fault in one
+// operation is reported as a *TxError with its index.
 func ValidTransaction(pk string, ops []Op) error {
 	if len(ops) < 1 || len(ops) > MaxBatchOps {
 		return fmt.Errorf("%w: transaction of %d operations is outside 1 to %d", ErrInvalid, len(ops), MaxBatchOps)
@@ -255,7 +292,6 @@ func ValidTransaction(pk string, ops []Op) error {
 	if len(ops) > 8 {
 		seen = make(map[string]struct{}, len(ops))
 	}
-	payload := 0
 	for i, op := range ops {
 		e := op.Entity
 		if e.PartitionKey != pk {
@@ -273,44 +309,54 @@ func ValidTransaction(pk string, ops []Op) error {
 		if dup {
 			return &TxError{Index: i, Err: fmt.Errorf("%w: row key %q appears twice in one transaction", ErrInvalid, e.RowKey)}
 		}
-		var err error
-		switch op.Kind {
-		case OpAdd, OpUpsert:
-			err = ValidEntity(e)
-		case OpUpdate:
-			if err = ValidEntity(e); err == nil {
-				err = ValidETag(op.ETag)
-			}
-		case OpDelete:
-			if err = ValidKey(e.RowKey); err == nil {
-				err = ValidETag(op.ETag)
-			}
-		default:
-			err = fmt.Errorf("%w: unknown operation kind %d", ErrInvalid, op.Kind)
-		}
-		if err != nil {
+		if err := ValidOp(op); err != nil {
 			return &TxError{Index: i, Err: err}
 		}
-		payload += batchOpBytes(op)
 	}
-	if payload > MaxBatchBytes {
-		return fmt.Errorf("%w: transaction payload of about %d bytes exceeds %d", ErrInvalid, payload, MaxBatchBytes)
+	if n := BatchSize(ops); n > MaxBatchBytes {
+		return fmt.Errorf("%w: transaction of %d bytes by BatchSize exceeds %d", ErrInvalid, n, MaxBatchBytes)
 	}
 	return nil
 }
 
-// batchOpBytes estimates, generously, what one operation adds to the
-// multipart body of a batch request: MIME part headers and request line,
-// then the entity as JSON, with binaries in base64 and int64 values as
-// strings with a type annotation.
+// Allowances of BatchSize for what does not depend on the operations.
+const (
+	// batchFrameBytes covers the batch's own multipart framing: its
+	// boundary lines, the changeset header and the closing boundaries.
+	batchFrameBytes = 512
+	// batchOpFrameBytes covers one operation's part headers, request line
+	// and HTTP headers (the ETag aside), the entity's JSON punctuation, and
+	// a service endpoint and table name of up to 160 bytes together.
+	batchOpFrameBytes = 512
+)
+
+// BatchSize is the size charged against MaxBatchBytes: a bound on the body
+// of the $batch request that carries ops. It counts what each operation
+// adds to the multipart body (part and HTTP headers, the request line with
+// the keys percent-encoded as OData literals, the ETag, and the entity as
+// JSON with binaries in base64 and int64 values as annotated strings),
+// allowing for a service endpoint and table name of up to 160 bytes.
+// Backends refuse a transaction over MaxBatchBytes by this measure,
+// whatever their own encoding.
+func BatchSize(ops []Op) int {
+	n := batchFrameBytes
+	for _, op := range ops {
+		n += batchOpBytes(op)
+	}
+	return n
+}
+
+// batchOpBytes bounds what one operation adds to the body of a batch.
 func batchOpBytes(op Op) int {
 	e := op.Entity
-	n := 512 + 3*(len(e.PartitionKey)+len(e.RowKey)) // keys appear in the URL, percent-encoded at worst
+	n := batchOpFrameBytes + urlKeyLen(e.PartitionKey) + urlKeyLen(e.RowKey) + len(op.ETag)
 	if op.Kind == OpDelete {
 		return n
 	}
-	n += 2 * (len(e.PartitionKey) + len(e.RowKey))
+	n += jsonStringLen(e.PartitionKey) + jsonStringLen(e.RowKey)
 	for name, v := range e.Props {
+		// A property costs its name twice (with "@odata.type" for the
+		// annotated types), quotes, colons, commas and the type name.
 		n += 2*len(name) + 40
 		switch v := v.(type) {
 		case string:
@@ -326,11 +372,31 @@ func batchOpBytes(op Op) int {
 	return n
 }
 
-// jsonStringLen bounds the length of s as a JSON string body.
+// urlKeyLen bounds the length of key as an OData string literal in a URL:
+// quotes doubled, then everything but unreserved characters percent-encoded.
+func urlKeyLen(key string) int {
+	n := 2 // the enclosing quotes
+	for i := 0; i < len(key); i++ {
+		switch c := key[i]; {
+		case c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c == '~':
+			n++
+		case c == '\'':
+			n += 6 // '' percent-encoded
+		default:
+			n += 3
+		}
+	}
+	return n
+}
+
+// jsonStringLen bounds the length of s as a JSON string, quotes included,
+// as an encoder that escapes for HTML writes it: control characters, <, >
+// and & become six-character escapes, and so do U+2028 and U+2029, whose
+// three bytes all start with 0xE2.
 func jsonStringLen(s string) int {
 	n := len(s) + 2
 	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c == '"' || c == '\\' {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' || c == 0xE2 {
 			n += 5
 		}
 	}

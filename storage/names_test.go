@@ -251,6 +251,11 @@ func TestValidQueueCalls(t *testing.T) {
 	bad("visibility -1s", storage.ValidVisibility(-time.Second))
 	good("peek 1", storage.ValidPeek(1))
 	bad("peek 33", storage.ValidPeek(33))
+	good("receipt", storage.ValidReceipt(strings.Repeat("i", 256), strings.Repeat("r", 1024)))
+	bad("no message ID", storage.ValidReceipt("", "r"))
+	bad("message ID of 257 bytes", storage.ValidReceipt(strings.Repeat("i", 257), "r"))
+	bad("no pop receipt", storage.ValidReceipt("i", ""))
+	bad("pop receipt of 1025 bytes", storage.ValidReceipt("i", strings.Repeat("r", 1025)))
 }
 
 func TestQueryAll(t *testing.T) {

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strconv"
 	"time"
 )
 
@@ -183,7 +184,7 @@ type TxError struct {
 }
 
 func (e *TxError) Error() string {
-	return "storage: transaction operation " + itoa(e.Index) + ": " + e.Err.Error()
+	return "storage: transaction operation " + strconv.Itoa(e.Index) + ": " + e.Err.Error()
 }
 func (e *TxError) Unwrap() error { return e.Err }
 
@@ -209,26 +210,4 @@ type Table interface {
 	// nothing. On failure it returns a *TxError. On success it returns the
 	// new ETag of each operation (empty for deletes).
 	Transact(ctx context.Context, pk string, ops []Op) ([]string, error)
-}
-
-func itoa(i int) string {
-	if i == 0 {
-		return "0"
-	}
-	var b [20]byte
-	n := len(b)
-	neg := i < 0
-	if neg {
-		i = -i
-	}
-	for i > 0 {
-		n--
-		b[n] = byte('0' + i%10)
-		i /= 10
-	}
-	if neg {
-		n--
-		b[n] = '-'
-	}
-	return string(b[n:])
 }

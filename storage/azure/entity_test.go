@@ -103,3 +103,64 @@ func TestParseBatchResponse(t *testing.T) {
 		t.Errorf("failure by Content-ID: %v, want TxError at 3", err)
 	}
 }
+
+// batchBodyTable is a table on an endpoint and with a name as long as
+// storage.BatchSize allows for together: the worst case of its bound.
+func batchBodyTable() *table {
+	endpoint := "https://" + strings.Repeat("a", 24) + ".table.core.windows.net" // the longest account name
+	name := strings.Repeat("t", 160-len(endpoint)-1)
+	return &table{b: &Backend{tables: &tableClient{endpoint: endpoint}}, name: name}
+}
+
+// TestBatchBodyWithinBatchSize: the body the adapter sends is never larger
+// than storage.BatchSize, so the limit every backend checks holds on the
+// wire too, whatever the keys, texts and ETags need escaped.
+func TestBatchBodyWithinBatchSize(t *testing.T) {
+	tb := batchBodyTable()
+	nasty := "<>&\"\\'\u2028\u2029\x01é✓🂡%+ "
+	for _, tc := range []struct {
+		what string
+		op   storage.Op
+	}{
+		{"plain add", storage.Op{Kind: storage.OpAdd, Entity: storage.Entity{PartitionKey: "p", RowKey: "r"}}},
+		{"escaped keys", storage.Op{Kind: storage.OpUpsert, Entity: storage.Entity{PartitionKey: nasty[:8], RowKey: strings.Repeat("'", 1024)}}},
+		{"escaped strings", storage.Op{Kind: storage.OpUpdate, ETag: `W/"datetime'2026-11-23T11%3A52%3A41.1234567Z'"`,
+			Entity: storage.Entity{PartitionKey: "p", RowKey: "r", Props: map[string]any{"S": strings.Repeat(nasty, 1000), "T": "<&>"}}}},
+		{"every type", storage.Op{Kind: storage.OpAdd, Entity: storage.Entity{PartitionKey: "p", RowKey: "r", Props: map[string]any{
+			"S": "", "I": int64(math.MinInt64), "B": false, "X": []byte{1}, "Y": make([]byte, 1000)}}}},
+		{"delete", storage.Op{Kind: storage.OpDelete, ETag: "*", Entity: storage.Entity{PartitionKey: nasty[:3], RowKey: "'r'"}}},
+	} {
+		for _, n := range []int{1, storage.MaxBatchOps} {
+			ops := make([]storage.Op, n)
+			for i := range ops {
+				ops[i] = tc.op
+			}
+			body, _ := tb.batchBody(ops)
+			if bound := storage.BatchSize(ops); len(body) > bound {
+				t.Errorf("%s, %d operations: body of %d bytes, BatchSize %d", tc.what, n, len(body), bound)
+			}
+		}
+	}
+}
+
+// FuzzBatchBodyWithinBatchSize looks for texts and keys that escape to
+// more than storage.BatchSize allows.
+func FuzzBatchBodyWithinBatchSize(f *testing.F) {
+	f.Add("p", "r", "s", "*")
+	f.Add("<'>", "&\"", "\u2028\x00", `W/"x"`)
+	tb := batchBodyTable()
+	f.Fuzz(func(t *testing.T, pk, rk, s, etag string) {
+		for _, op := range []storage.Op{
+			{Kind: storage.OpUpdate, ETag: etag, Entity: storage.Entity{PartitionKey: pk, RowKey: rk, Props: map[string]any{"S": s}}},
+			{Kind: storage.OpDelete, ETag: etag, Entity: storage.Entity{PartitionKey: pk, RowKey: rk}},
+		} {
+			if storage.ValidOp(op) != nil {
+				return
+			}
+			body, _ := tb.batchBody([]storage.Op{op})
+			if bound := storage.BatchSize([]storage.Op{op}); len(body) > bound {
+				t.Errorf("%+v: body of %d bytes, BatchSize %d", op, len(body), bound)
+			}
+		}
+	})
+}

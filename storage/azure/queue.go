@@ -169,16 +169,6 @@ func (q *queue) Peek(ctx context.Context, max int) ([]storage.Message, error) {
 	return msgs, err
 }
 
-func validReceipt(what, id, popReceipt string) error {
-	if id == "" || len(id) > 256 {
-		return invalid(what, "message ID must be 1 to 256 bytes")
-	}
-	if popReceipt == "" || len(popReceipt) > 1024 {
-		return invalid(what, "pop receipt must be 1 to 1024 bytes")
-	}
-	return nil
-}
-
 // UpdateVisibility sends Update Message without a body, which leaves the
 // text as it is (the SDK always sends one; keepTextPolicy drops it).
 func (q *queue) UpdateVisibility(ctx context.Context, id, popReceipt string, visibility time.Duration) (string, error) {
@@ -186,8 +176,8 @@ func (q *queue) UpdateVisibility(ctx context.Context, id, popReceipt string, vis
 	if err := storage.ValidQueueName(q.name); err != nil {
 		return "", err
 	}
-	if err := validReceipt(what, id, popReceipt); err != nil {
-		return "", err
+	if err := storage.ValidReceipt(id, popReceipt); err != nil {
+		return "", fmt.Errorf("azure: %s: %w", what, err)
 	}
 	if err := storage.ValidVisibility(visibility); err != nil {
 		return "", err
@@ -220,8 +210,8 @@ func (q *queue) Delete(ctx context.Context, id, popReceipt string) error {
 	if err := storage.ValidQueueName(q.name); err != nil {
 		return err
 	}
-	if err := validReceipt(what, id, popReceipt); err != nil {
-		return err
+	if err := storage.ValidReceipt(id, popReceipt); err != nil {
+		return fmt.Errorf("azure: %s: %w", what, err)
 	}
 	res, err := q.b.retry.do(ctx, what, func(ctx context.Context) error {
 		_, err := q.c.DeleteMessage(ctx, id, popReceipt, nil)

@@ -106,18 +106,19 @@ func (t *table) write(ctx context.Context, what string, e storage.Entity, add bo
 	return res, newETag, err
 }
 
-func (t *table) checkWrite(what string, e storage.Entity) error {
+// checkWrite applies Azure's rules client-side, before any request.
+func (t *table) checkWrite(op storage.Op) error {
 	if err := storage.ValidTableName(t.name); err != nil {
 		return err
 	}
-	return storage.ValidEntity(e)
+	return storage.ValidOp(op)
 }
 
 // Add inserts. If a try that may have gone through is followed by
 // "exists", the entity is read back and its properties compared.
 func (t *table) Add(ctx context.Context, e storage.Entity) (string, error) {
 	what := t.what("add")
-	if err := t.checkWrite(what, e); err != nil {
+	if err := t.checkWrite(storage.Op{Kind: storage.OpAdd, Entity: e}); err != nil {
 		return "", err
 	}
 	res, etag, err := t.write(ctx, what, e, true, "")
@@ -131,7 +132,7 @@ func (t *table) Add(ctx context.Context, e storage.Entity) (string, error) {
 
 func (t *table) Upsert(ctx context.Context, e storage.Entity) (string, error) {
 	what := t.what("upsert")
-	if err := t.checkWrite(what, e); err != nil {
+	if err := t.checkWrite(storage.Op{Kind: storage.OpUpsert, Entity: e}); err != nil {
 		return "", err
 	}
 	_, etag, err := t.write(ctx, what, e, false, "")
@@ -143,10 +144,7 @@ func (t *table) Upsert(ctx context.Context, e storage.Entity) (string, error) {
 // properties compared.
 func (t *table) Update(ctx context.Context, e storage.Entity, etag string) (string, error) {
 	what := t.what("update")
-	if err := t.checkWrite(what, e); err != nil {
-		return "", err
-	}
-	if err := storage.ValidETag(etag); err != nil {
+	if err := t.checkWrite(storage.Op{Kind: storage.OpUpdate, Entity: e, ETag: etag}); err != nil {
 		return "", err
 	}
 	res, newETag, err := t.write(ctx, what, e, false, etag)
@@ -160,13 +158,7 @@ func (t *table) Update(ctx context.Context, e storage.Entity, etag string) (stri
 
 func (t *table) Delete(ctx context.Context, pk, rk, etag string) error {
 	what := t.what("delete")
-	if err := storage.ValidTableName(t.name); err != nil {
-		return err
-	}
-	if err := validKeys(pk, rk); err != nil {
-		return err
-	}
-	if err := storage.ValidETag(etag); err != nil {
+	if err := t.checkWrite(storage.Op{Kind: storage.OpDelete, Entity: storage.Entity{PartitionKey: pk, RowKey: rk}, ETag: etag}); err != nil {
 		return err
 	}
 	res, err := t.b.retry.do(ctx, what, func(ctx context.Context) error {

@@ -185,6 +185,9 @@ func (q *queue) lookup(now time.Duration, id, receipt string) (*message, error) 
 }
 
 func (h *queueHandle) UpdateVisibility(ctx context.Context, id, popReceipt string, visibility time.Duration) (string, error) {
+	if err := storage.ValidReceipt(id, popReceipt); err != nil {
+		return "", fmt.Errorf("update message %s on %s: %w", id, h.name, err)
+	}
 	if err := storage.ValidVisibility(visibility); err != nil {
 		return "", fmt.Errorf("update message %s on %s: %w", id, h.name, err)
 	}
@@ -206,6 +209,9 @@ func (h *queueHandle) UpdateVisibility(ctx context.Context, id, popReceipt strin
 }
 
 func (h *queueHandle) Delete(ctx context.Context, id, popReceipt string) error {
+	if err := storage.ValidReceipt(id, popReceipt); err != nil {
+		return fmt.Errorf("delete message %s on %s: %w", id, h.name, err)
+	}
 	q, err := h.get(ctx)
 	if err != nil {
 		return err

@@ -119,8 +119,14 @@ func (h *tableHandle) export(pk, rk string, r *row) storage.Entity {
 	return storage.Entity{PartitionKey: pk, RowKey: rk, ETag: r.etag, Props: copyProps(r.props)}
 }
 
-// writeOne runs a single-entity write as a one-operation transaction, so
-// single writes and batches share one code path and one set of rules.
+// opErr says which single-entity write failed.
+func (h *tableHandle) opErr(what string, o storage.Op, err error) error {
+	return fmt.Errorf("%s entity (%q, %q) in %s: %w", what, o.Entity.PartitionKey, o.Entity.RowKey, h.name, err)
+}
+
+// writeOne runs a single-entity write, already checked with
+// storage.ValidOp, as a one-operation transaction, so single writes and
+// batches share one code path.
 func (h *tableHandle) writeOne(ctx context.Context, what string, o storage.Op) (string, error) {
 	etags, err := h.transact(ctx, o.Entity.PartitionKey, []storage.Op{o})
 	if err != nil {
@@ -128,42 +134,62 @@ func (h *tableHandle) writeOne(ctx context.Context, what string, o storage.Op) (
 		if errors.As(err, &te) {
 			err = te.Err
 		}
-		return "", fmt.Errorf("%s entity (%q, %q) in %s: %w", what, o.Entity.PartitionKey, o.Entity.RowKey, h.name, err)
+		return "", h.opErr(what, o, err)
 	}
 	return etags[0], nil
 }
 
+// Every write checks Azure's limits first, as the Azure adapter does
+// client-side, so both backends refuse the same requests.
+
 func (h *tableHandle) Add(ctx context.Context, e storage.Entity) (string, error) {
-	return h.writeOne(ctx, "add", storage.Op{Kind: storage.OpAdd, Entity: e})
+	o := storage.Op{Kind: storage.OpAdd, Entity: e}
+	if err := storage.ValidOp(o); err != nil {
+		return "", h.opErr("add", o, err)
+	}
+	return h.writeOne(ctx, "add", o)
 }
 
 func (h *tableHandle) Upsert(ctx context.Context, e storage.Entity) (string, error) {
-	return h.writeOne(ctx, "upsert", storage.Op{Kind: storage.OpUpsert, Entity: e})
+	o := storage.Op{Kind: storage.OpUpsert, Entity: e}
+	if err := storage.ValidOp(o); err != nil {
+		return "", h.opErr("upsert", o, err)
+	}
+	return h.writeOne(ctx, "upsert", o)
 }
 
 func (h *tableHandle) Update(ctx context.Context, e storage.Entity, etag string) (string, error) {
-	return h.writeOne(ctx, "update", storage.Op{Kind: storage.OpUpdate, Entity: e, ETag: etag})
+	o := storage.Op{Kind: storage.OpUpdate, Entity: e, ETag: etag}
+	if err := storage.ValidOp(o); err != nil {
+		return "", h.opErr("update", o, err)
+	}
+	return h.writeOne(ctx, "update", o)
 }
 
 func (h *tableHandle) Delete(ctx context.Context, pk, rk, etag string) error {
-	_, err := h.writeOne(ctx, "delete", storage.Op{
-		Kind: storage.OpDelete, Entity: storage.Entity{PartitionKey: pk, RowKey: rk}, ETag: etag,
-	})
+	o := storage.Op{Kind: storage.OpDelete, Entity: storage.Entity{PartitionKey: pk, RowKey: rk}, ETag: etag}
+	if err := storage.ValidOp(o); err != nil {
+		return h.opErr("delete", o, err)
+	}
+	_, err := h.writeOne(ctx, "delete", o)
 	return err
 }
 
 func (h *tableHandle) Transact(ctx context.Context, pk string, ops []storage.Op) ([]string, error) {
-	etags, err := h.transact(ctx, pk, ops)
+	err := storage.ValidTransaction(pk, ops)
+	var etags []string
+	if err == nil {
+		etags, err = h.transact(ctx, pk, ops)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("transaction on %s partition %q: %w", h.name, pk, err)
 	}
 	return etags, nil
 }
 
+// transact applies ops, which the caller has checked with
+// storage.ValidTransaction or storage.ValidOp, all or nothing.
 func (h *tableHandle) transact(ctx context.Context, pk string, ops []storage.Op) ([]string, error) {
-	if err := storage.ValidTransaction(pk, ops); err != nil {
-		return nil, err
-	}
 	t, err := h.get(ctx)
 	if err != nil {
 		return nil, err
@@ -183,8 +209,8 @@ func (h *tableHandle) transact(ctx context.Context, pk string, ops []storage.Op)
 		return nil, h.notFound()
 	}
 	// Check every operation first, so that on any failure nothing applies.
-	// ValidTransaction has ruled out two operations on one row, so each
-	// check is independent of the others' effects.
+	// The checks have ruled out two operations on one row, so each check
+	// is independent of the others' effects.
 	for i, o := range ops {
 		cur := p.rows[o.Entity.RowKey]
 		var err error

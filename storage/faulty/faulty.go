@@ -21,7 +21,6 @@ import (
 	"fmt"
 	"io"
 	"sync"
-	"time"
 
 	"github.com/reversi-cloud/reversi/storage"
 )
@@ -68,7 +67,8 @@ type Config struct {
 	// their reappearance after the visibility timeout.
 	ReleaseAbandoned bool
 	// Before, if set, runs before each call is performed, with its number
-	// and name, outside the wrapper's lock: a test can stop a worker at a
+	// and name (its storage.Operation's String, such as "blob.upload"),
+	// outside the wrapper's lock: a test can stop a worker at a
 	// chosen point and do something else in the meantime.
 	Before func(call int64, op string)
 }
@@ -76,8 +76,9 @@ type Config struct {
 // Backend is the fault-injecting wrapper. It is safe for concurrent use,
 // but call numbers are only reproducible when one goroutine makes the calls.
 type Backend struct {
-	inner storage.Backend
-	cfg   Config
+	inner   storage.Backend
+	wrapped storage.Backend // inner through intercept
+	cfg     Config
 
 	mu      sync.Mutex
 	calls   int64
@@ -100,7 +101,9 @@ var _ storage.Backend = (*Backend)(nil)
 
 // New wraps inner.
 func New(inner storage.Backend, cfg Config) *Backend {
-	return &Backend{inner: inner, cfg: cfg, dead: make(chan struct{}), held: map[msgKey]string{}}
+	b := &Backend{inner: inner, cfg: cfg, dead: make(chan struct{}), held: map[msgKey]string{}}
+	b.wrapped = storage.Wrap(inner, b.intercept)
+	return b
 }
 
 // Calls is the number of calls made so far.
@@ -110,7 +113,8 @@ func (b *Backend) Calls() int64 {
 	return b.calls
 }
 
-// Ops lists the calls made so far, such as "table.transact", in order.
+// Ops lists the calls made so far, such as "table.transact" (the String
+// of their storage.Operation), in order.
 func (b *Backend) Ops() []string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -178,15 +182,13 @@ func (b *Backend) SurfaceDelayed(ctx context.Context) error {
 func (b *Backend) Close() error { return b.inner.Close() }
 
 // Queue returns a wrapped handle.
-func (b *Backend) Queue(name string) storage.Queue { return queue{b.inner.Queue(name), b} }
+func (b *Backend) Queue(name string) storage.Queue { return b.wrapped.Queue(name) }
 
 // Container returns a wrapped handle.
-func (b *Backend) Container(name string) storage.Container {
-	return container{b.inner.Container(name), b}
-}
+func (b *Backend) Container(name string) storage.Container { return b.wrapped.Container(name) }
 
 // Table returns a wrapped handle.
-func (b *Backend) Table(name string) storage.Table { return table{b.inner.Table(name), b} }
+func (b *Backend) Table(name string) storage.Table { return b.wrapped.Table(name) }
 
 // fault is what one call must do.
 type fault int
@@ -238,8 +240,17 @@ func (b *Backend) errFor(f fault, op string) error {
 	return nil
 }
 
-// call runs one storage call under the plan: do performs it.
-func (b *Backend) call(op string, do func() error) error {
+// intercept is the storage.Middleware that runs each call under the plan
+// and keeps track of the messages the worker holds and delays.
+func (b *Backend) intercept(c *storage.Call, next func() error) error {
+	if c.Op == storage.QueueDequeue {
+		if abandoned := b.takeAbandoned(); abandoned != nil {
+			if err := b.release(c.Ctx, abandoned); err != nil {
+				return err
+			}
+		}
+	}
+	op := c.Op.String()
 	f, n := b.begin(op)
 	if f == failBefore || f == crashBefore {
 		return b.errFor(f, op)
@@ -247,27 +258,39 @@ func (b *Backend) call(op string, do func() error) error {
 	if b.cfg.Before != nil {
 		b.cfg.Before(n, op)
 	}
-	err := do()
+	err := next()
+	b.track(c, err)
 	if f == proceed {
 		return err
 	}
 	return b.errFor(f, op)
 }
 
-// value runs one storage call that returns a value; on failure the value
-// is the zero one, as a caller that saw an error must not use it.
-func value[T any](b *Backend, op string, do func() (T, error)) (T, error) {
-	var v T
-	err := b.call(op, func() error {
-		var err error
-		v, err = do()
-		return err
-	})
-	if err != nil {
-		var zero T
-		return zero, err
+// track records what a performed call did to the worker's messages; an
+// opened blob stops reading at the crash.
+func (b *Backend) track(c *storage.Call, err error) {
+	switch c.Op {
+	case storage.QueueEnqueue:
+		if err == nil && c.Delay > 0 {
+			b.mu.Lock()
+			b.delayed = append(b.delayed, delayedMsg{c.Resource, c.Receipt})
+			b.mu.Unlock()
+		}
+	case storage.QueueDequeue:
+		b.hold(c.Resource, c.Messages)
+	case storage.QueueUpdateVisibility:
+		if err == nil {
+			b.rehold(c.Resource, c.Receipt.ID, c.Receipt.PopReceipt)
+		}
+	case storage.QueueDelete:
+		if err == nil || errors.Is(err, storage.ErrNotFound) {
+			b.drop(c.Resource, c.Receipt.ID)
+		}
+	case storage.BlobOpen:
+		if err == nil {
+			c.Body = stream{c.Body, b}
+		}
 	}
-	return v, nil
 }
 
 func (b *Backend) hold(queue string, msgs []storage.Message) {
@@ -303,125 +326,6 @@ func (b *Backend) takeAbandoned() map[msgKey]string {
 	return held
 }
 
-type queue struct {
-	storage.Queue
-	b *Backend
-}
-
-func (q queue) Create(ctx context.Context) error {
-	return q.b.call("queue.create", func() error { return q.Queue.Create(ctx) })
-}
-
-func (q queue) Drop(ctx context.Context) error {
-	return q.b.call("queue.drop", func() error { return q.Queue.Drop(ctx) })
-}
-
-func (q queue) Enqueue(ctx context.Context, text string, opts storage.EnqueueOptions) (storage.Receipt, error) {
-	return value(q.b, "queue.enqueue", func() (storage.Receipt, error) {
-		rc, err := q.Queue.Enqueue(ctx, text, opts)
-		if err == nil && opts.Delay > 0 {
-			q.b.mu.Lock()
-			q.b.delayed = append(q.b.delayed, delayedMsg{q.Name(), rc})
-			q.b.mu.Unlock()
-		}
-		return rc, err
-	})
-}
-
-func (q queue) Dequeue(ctx context.Context, max int, visibility time.Duration) ([]storage.Message, error) {
-	if abandoned := q.b.takeAbandoned(); abandoned != nil {
-		if err := q.b.release(ctx, abandoned); err != nil {
-			return nil, err
-		}
-	}
-	return value(q.b, "queue.dequeue", func() ([]storage.Message, error) {
-		msgs, err := q.Queue.Dequeue(ctx, max, visibility)
-		q.b.hold(q.Name(), msgs)
-		return msgs, err
-	})
-}
-
-func (q queue) UpdateVisibility(ctx context.Context, id, popReceipt string, visibility time.Duration) (string, error) {
-	return value(q.b, "queue.update_visibility", func() (string, error) {
-		rc, err := q.Queue.UpdateVisibility(ctx, id, popReceipt, visibility)
-		if err == nil {
-			q.b.rehold(q.Name(), id, rc)
-		}
-		return rc, err
-	})
-}
-
-func (q queue) Delete(ctx context.Context, id, popReceipt string) error {
-	return q.b.call("queue.delete", func() error {
-		err := q.Queue.Delete(ctx, id, popReceipt)
-		if err == nil || errors.Is(err, storage.ErrNotFound) {
-			q.b.drop(q.Name(), id)
-		}
-		return err
-	})
-}
-
-func (q queue) ApproximateLength(ctx context.Context) (int, error) {
-	return value(q.b, "queue.approximate_length", func() (int, error) { return q.Queue.ApproximateLength(ctx) })
-}
-
-func (q queue) Peek(ctx context.Context, max int) ([]storage.Message, error) {
-	return value(q.b, "queue.peek", func() ([]storage.Message, error) { return q.Queue.Peek(ctx, max) })
-}
-
-type container struct {
-	storage.Container
-	b *Backend
-}
-
-func (c container) Create(ctx context.Context) error {
-	return c.b.call("blob.create", func() error { return c.Container.Create(ctx) })
-}
-
-func (c container) Drop(ctx context.Context) error {
-	return c.b.call("blob.drop", func() error { return c.Container.Drop(ctx) })
-}
-
-func (c container) PutNew(ctx context.Context, name string, data []byte) error {
-	return c.b.call("blob.put_new", func() error { return c.Container.PutNew(ctx, name, data) })
-}
-
-func (c container) Put(ctx context.Context, name string, data []byte) error {
-	return c.b.call("blob.put", func() error { return c.Container.Put(ctx, name, data) })
-}
-
-func (c container) Upload(ctx context.Context, name string, r io.Reader) error {
-	return c.b.call("blob.upload", func() error { return c.Container.Upload(ctx, name, r) })
-}
-
-func (c container) Get(ctx context.Context, name string) ([]byte, error) {
-	return value(c.b, "blob.get", func() ([]byte, error) { return c.Container.Get(ctx, name) })
-}
-
-func (c container) Open(ctx context.Context, name string, offset, length int64) (io.ReadCloser, error) {
-	var rc io.ReadCloser
-	err := c.b.call("blob.open", func() error {
-		var err error
-		rc, err = c.Container.Open(ctx, name, offset, length)
-		return err
-	})
-	if err != nil {
-		if rc != nil {
-			rc.Close()
-		}
-		return nil, err
-	}
-	return stream{rc, c.b}, nil
-}
-
-func (c container) Delete(ctx context.Context, name string) error {
-	return c.b.call("blob.delete", func() error { return c.Container.Delete(ctx, name) })
-}
-
-func (c container) List(ctx context.Context, prefix string) ([]storage.BlobInfo, error) {
-	return value(c.b, "blob.list", func() ([]storage.BlobInfo, error) { return c.Container.List(ctx, prefix) })
-}
-
 // stream is an opened blob: reading it is part of the Open call, but a
 // crashed process reads nothing more.
 type stream struct {
@@ -434,45 +338,4 @@ func (s stream) Read(p []byte) (int, error) {
 		return 0, fmt.Errorf("blob.read: %w", ErrCrashed)
 	}
 	return s.ReadCloser.Read(p)
-}
-
-type table struct {
-	storage.Table
-	b *Backend
-}
-
-func (t table) Create(ctx context.Context) error {
-	return t.b.call("table.create", func() error { return t.Table.Create(ctx) })
-}
-
-func (t table) Drop(ctx context.Context) error {
-	return t.b.call("table.drop", func() error { return t.Table.Drop(ctx) })
-}
-
-func (t table) Add(ctx context.Context, e storage.Entity) (string, error) {
-	return value(t.b, "table.add", func() (string, error) { return t.Table.Add(ctx, e) })
-}
-
-func (t table) Upsert(ctx context.Context, e storage.Entity) (string, error) {
-	return value(t.b, "table.upsert", func() (string, error) { return t.Table.Upsert(ctx, e) })
-}
-
-func (t table) Update(ctx context.Context, e storage.Entity, etag string) (string, error) {
-	return value(t.b, "table.update", func() (string, error) { return t.Table.Update(ctx, e, etag) })
-}
-
-func (t table) Delete(ctx context.Context, pk, rk, etag string) error {
-	return t.b.call("table.delete", func() error { return t.Table.Delete(ctx, pk, rk, etag) })
-}
-
-func (t table) Get(ctx context.Context, pk, rk string) (storage.Entity, error) {
-	return value(t.b, "table.get", func() (storage.Entity, error) { return t.Table.Get(ctx, pk, rk) })
-}
-
-func (t table) Query(ctx context.Context, pk string, opts storage.QueryOptions) (storage.Page, error) {
-	return value(t.b, "table.query", func() (storage.Page, error) { return t.Table.Query(ctx, pk, opts) })
-}
-
-func (t table) Transact(ctx context.Context, pk string, ops []storage.Op) ([]string, error) {
-	return value(t.b, "table.transact", func() ([]string, error) { return t.Table.Transact(ctx, pk, ops) })
 }

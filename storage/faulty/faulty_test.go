@@ -6,18 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reversi-cloud/reversi/internal/testkit"
 	"github.com/reversi-cloud/reversi/storage"
-	"github.com/reversi-cloud/reversi/storage/embedded"
 	"github.com/reversi-cloud/reversi/storage/faulty"
 )
 
 func open(t *testing.T) storage.Backend {
 	t.Helper()
-	be, err := embedded.Open(embedded.Config{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { be.Close() })
+	be := testkit.Embedded(t)
 	if err := be.Container("blobs").Create(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -53,6 +53,8 @@ func Run(t *testing.T, open func(t *testing.T) storage.Backend) {
 		{"Table/NotCreated", testTableNotCreated},
 		{"Table/PropertyTypes", testTablePropertyTypes},
 		{"Table/Limits", testTableLimits},
+		{"Table/EntityLimits", testTableEntityLimits},
+		{"Table/BatchBytes", testTableBatchBytes},
 		{"Table/Copies", testTableCopies},
 		{"Table/Query", testTableQuery},
 		{"Table/QueryPaging", testTableQueryPaging},

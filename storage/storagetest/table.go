@@ -210,6 +210,8 @@ func testTableLimits(e *env) {
 		{"nil property", ent("p", "r", map[string]any{"N": nil})},
 		{"binary over 64 KiB", ent("p", "r", map[string]any{"B": make([]byte, storage.MaxPropertyBytes+1)})},
 		{"string over 64 KiB in UTF-16", ent("p", "r", map[string]any{"S": strings.Repeat("s", storage.MaxPropertyBytes/2+1)})},
+		{"string of three-byte characters over 64 KiB in UTF-16", ent("p", "r", map[string]any{"S": strings.Repeat("✓", storage.MaxPropertyBytes/2+1)})},
+		{"string of surrogate pairs over 64 KiB in UTF-16", ent("p", "r", map[string]any{"S": strings.Repeat("🂡", storage.MaxPropertyBytes/4) + "s"})},
 		{"253 properties", ent("p", "r", many)},
 		{"entity over 1 MiB", ent("p", "r", huge)},
 		{"reserved property name", ent("p", "r", map[string]any{"Timestamp": "x"})},
