@@ -63,29 +63,44 @@ func init() {
 func flipUp(ray, own, notOpp uint64) uint64 {
 	x := ray & notOpp
 	first := x & -x
+	f := (first - 1) & ray
 	if first&own == 0 {
-		return 0
+		f = 0
 	}
-	return (first - 1) & ray
+	return f
 }
 
 // flipDown is flipUp for a ray towards lower indices: its first square is
-// the highest one not held by opp.
+// the highest one not held by opp (none when x is 0: the shift by 64 or
+// more gives 0).
 func flipDown(ray, own, notOpp uint64) uint64 {
 	x := ray & notOpp
-	if x == 0 {
-		return 0
-	}
 	first := uint64(1) << uint(63-bits.LeadingZeros64(x))
+	f := ray &^ (first<<1 - 1)
 	if first&own == 0 {
-		return 0
+		f = 0
 	}
-	return ray &^ (first<<1 - 1)
+	return f
+}
+
+// neighbours[sq] holds the squares next to sq in the frame.
+var neighbours [64]uint64
+
+func init() {
+	for sq := range neighbours {
+		for d := range steps {
+			neighbours[sq] |= step(1<<uint(sq), d)
+		}
+	}
 }
 
 // flips returns the discs of opp that own flips by playing the empty square
-// sq: 0 if the move is not legal.
+// sq: 0 if the move is not legal. Most squares that the last-moves code
+// tries have no opponent disc next to them, so that is checked first.
 func flips(sq int, own, opp uint64) uint64 {
+	if neighbours[sq]&opp == 0 {
+		return 0
+	}
 	r := &rays[sq]
 	n := ^opp
 	return flipUp(r[0], own, n) | flipUp(r[1], own, n) | flipUp(r[2], own, n) | flipUp(r[3], own, n) |
@@ -200,4 +215,13 @@ func (g *geometry) score(own, opp uint64) int {
 		return 2*p - g.squares
 	}
 	return 0
+}
+
+// around returns the squares next to x, on the board.
+func (g *geometry) around(x uint64) uint64 {
+	var a uint64
+	for d := range steps {
+		a |= step(x, d)
+	}
+	return a & g.mask
 }

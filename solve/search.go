@@ -4,17 +4,25 @@ import (
 	"math/bits"
 )
 
-// Where the search changes its tools, in empty squares. Each tool costs
-// more per node than it saves below its threshold (measured on the FFO
-// positions, see solve_test.go's benchmarks).
+// Where the search changes its tools, in empty squares. Below each
+// threshold a tool costs more per node than it saves (tuned on FFO #40 and
+// #41 by node counts and instruction counts).
 const (
 	// tableMin: positions with at least this many empties use the
 	// transposition table.
-	tableMin = 9
+	tableMin = 8
+	// etcMin: positions with at least this many empties look up their
+	// children in the table before searching any (enhanced transposition
+	// cutoff).
+	etcMin = 12
 	// sortMin: positions with at least this many empties sort their moves
 	// fastest first; smaller ones take odd quadrants first (parity), then
 	// squares by class.
-	sortMin = 7
+	sortMin = 6
+	// probeMin: positions with at least this many empties sort their
+	// moves by a one-ply search with a mobility heuristic instead (two
+	// plies ordered worse on the FFO positions).
+	probeMin = 12
 	// stableMin: positions with at least this many empties try a
 	// stability cutoff when the window makes one possible.
 	stableMin = 7
@@ -75,8 +83,19 @@ func (s *Solver) search(own, opp uint64, alpha, beta, empties int) int {
 			hint = int(e.move)
 		}
 	}
-	var ml moveList
-	s.order(&ml, own, opp, legal, empty, hint)
+	ml := &s.lists[empties]
+	s.order(ml, own, opp, legal, empty, hint, empties)
+	if empties >= etcMin {
+		// Enhanced transposition cutoff: a child the table already knows
+		// to be bad enough for the opponent refutes the window at once.
+		for i := 0; i < ml.n; i++ {
+			m := &ml.mv[i]
+			x := uint64(1) << uint(m.sq)
+			if e, ok := s.tt.probe(opp&^m.flip, own|m.flip|x); ok && -int(e.upper) >= beta {
+				return -int(e.upper)
+			}
+		}
+	}
 	best, bestSq := -g.squares-1, -1
 	for i := 0; i < ml.n; i++ {
 		m := &ml.mv[i]
@@ -121,9 +140,11 @@ func (s *Solver) search(own, opp uint64, alpha, beta, empties int) int {
 }
 
 // order fills ml with the legal moves, best candidates first: the table's
-// move, then fastest first (fewest replies for the opponent, corner
-// replies counted twice), ties broken towards odd quadrants.
-func (s *Solver) order(ml *moveList, own, opp, legal, empty uint64, hint int) {
+// move, then, high in the tree, by a one-ply probe (the opponent's best
+// reply by a mobility heuristic), lower down fastest first (fewest replies
+// for the opponent, corner replies counted twice), ties broken towards
+// odd quadrants.
+func (s *Solver) order(ml *moveList, own, opp, legal, empty uint64, hint, empties int) {
 	g := s.g
 	odd := s.oddQuadrants(empty)
 	ml.n = 0
@@ -131,13 +152,18 @@ func (s *Solver) order(ml *moveList, own, opp, legal, empty uint64, hint int) {
 		sq := bits.TrailingZeros64(m)
 		x := uint64(1) << uint(sq)
 		f := flips(sq, own, opp)
-		replies := moves(opp&^f, own|f|x, empty&^x)
-		key := 4 * (bits.OnesCount64(replies) + bits.OnesCount64(replies&g.corners))
-		if odd&x == 0 {
-			key++
+		var key int
+		if empties >= probeMin {
+			key = s.probe(opp&^f, own|f|x, empty&^x, -probeInf, probeInf, 1)
+		} else {
+			replies := moves(opp&^f, own|f|x, empty&^x)
+			key = 4 * (bits.OnesCount64(replies) + bits.OnesCount64(replies&g.corners))
+			if odd&x == 0 {
+				key++
+			}
 		}
 		if sq == hint {
-			key = -1
+			key = -probeInf
 		}
 		// Insertion sort: a position has a few dozen moves at most.
 		i := ml.n
@@ -245,7 +271,9 @@ func (s *Solver) lastN(own, opp uint64, alpha, beta int, sqs [4]int, n int, pass
 			v = -s.last1(opp&^f, own|f|x, sqs[1-i])
 		} else {
 			rest := sqs
-			copy(rest[i:n-1], sqs[i+1:n])
+			for j := i; j < n-1; j++ {
+				rest[j] = sqs[j+1]
+			}
 			v = -s.lastN(opp&^f, own|f|x, -beta, -alpha, rest, n-1, false)
 		}
 		if v > best {
@@ -279,4 +307,40 @@ func (s *Solver) last1(own, opp uint64, sq int) int {
 		return diff - 2*bits.OnesCount64(f) - 1
 	}
 	return s.g.score(own, opp)
+}
+
+// probeInf bounds probe's values.
+const probeInf = 1 << 20
+
+// probe is a shallow alpha-beta search for move ordering: depth plies,
+// then a heuristic that favours mobility, corner moves and corners.
+func (s *Solver) probe(own, opp, empty uint64, alpha, beta, depth int) int {
+	g := s.g
+	legal := moves(own, opp, empty)
+	if depth == 0 || legal == 0 {
+		replies := moves(opp, own, empty)
+		if legal == 0 && replies == 0 {
+			return 1024 * g.score(own, opp)
+		}
+		return 16*(bits.OnesCount64(legal)-bits.OnesCount64(replies)) +
+			8*(bits.OnesCount64(legal&g.corners)-bits.OnesCount64(replies&g.corners)) +
+			32*(bits.OnesCount64(own&g.corners)-bits.OnesCount64(opp&g.corners))
+	}
+	best := -probeInf
+	for m := legal; m != 0; m &= m - 1 {
+		sq := bits.TrailingZeros64(m)
+		x := uint64(1) << uint(sq)
+		f := flips(sq, own, opp)
+		v := -s.probe(opp&^f, own|f|x, empty&^x, -beta, -alpha, depth-1)
+		if v > best {
+			best = v
+			if v > alpha {
+				alpha = v
+				if v >= beta {
+					break
+				}
+			}
+		}
+	}
+	return best
 }

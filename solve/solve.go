@@ -75,6 +75,9 @@ type Solver struct {
 	tt    *table
 	g     *geometry
 	nodes int64
+	// lists[e] is the move list of the position being searched with e
+	// empties: one per depth, reused rather than zeroed on every call.
+	lists [65]moveList
 }
 
 // New returns a Solver with a transposition table of opts.TableBytes.
@@ -118,8 +121,8 @@ func (s *Solver) Solve(b *board.Board, p board.Position) (Result, error) {
 		return Result{Score: score, Nodes: s.nodes}, nil
 	}
 	s.nodes++
-	var ml moveList
-	s.order(&ml, own, opp, legal, empty, -1)
+	ml := &s.lists[empties]
+	s.order(ml, own, opp, legal, empty, -1, empties)
 	var best []int
 	score := -g.squares - 1
 	for i := 0; i < ml.n; i++ {
