@@ -1,0 +1,76 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// answer drops the nodes and time, which vary, from an output line.
+var answer = regexp.MustCompile(` nodes=\d+ time=\S+$`)
+
+func TestRun(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "positions.txt")
+	if err := os.WriteFile(file, []byte("# start\n-----OX--XO----- X ignored\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		args   []string
+		stdin  string
+		want   []string // output lines without nodes and time
+		code   int
+		stderr string // a substring of the error line
+	}{
+		{name: "4x4 start", stdin: "-----OX--XO----- X\n", want: []string{"b1 -10"}},
+		{name: "all best moves", args: []string{"-all"}, stdin: "-----OX--XO----- X\n", want: []string{"b1,a2,d3,c4 -10"}},
+		{name: "file", args: []string{file}, want: []string{"b1 -10"}},
+		{name: "comments, blanks, pass, game over",
+			stdin: "# c\n\n  \nXO-------------- O\nXXXXXXXXXXXXXXXX X\n------------------------------------ X\n",
+			want:  []string{"pa -16", "-- +16", "-- +0"}},
+		{name: "6x6 and 8x8",
+			stdin: strings.Repeat("X", 35) + "O X\n" + strings.Repeat("X", 63) + "- O\n",
+			want:  []string{"-- +34", "-- -64"}},
+		{name: "bad line", stdin: "-----OX--XO----- X\n----\n", want: []string{"b1 -10"}, code: 1, stderr: "solve: stdin:2: "},
+		{name: "bad side", stdin: "-----OX--XO----- Z\n", code: 1, stderr: "stdin:1: solve: bad position line: side to move"},
+		{name: "missing file", args: []string{filepath.Join(dir, "none")}, code: 1, stderr: "none"},
+		{name: "bad flag", args: []string{"-table-mb", "-3"}, code: 2, stderr: "-table-mb"},
+		{name: "unknown flag", args: []string{"-x"}, code: 2, stderr: "run solve -h"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			code := run(tc.args, strings.NewReader(tc.stdin), &out, &errOut)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d; stderr %q", code, tc.code, errOut.String())
+			}
+			var got []string
+			for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+				if l != "" {
+					got = append(got, answer.ReplaceAllString(l, ""))
+				}
+			}
+			if strings.Join(got, "|") != strings.Join(tc.want, "|") {
+				t.Errorf("output %q, want %q", got, tc.want)
+			}
+			if e := errOut.String(); !strings.Contains(e, tc.stderr) || strings.Count(e, "\n") > 1 {
+				t.Errorf("stderr %q, want one line containing %q", e, tc.stderr)
+			}
+		})
+	}
+}
+
+func TestHelp(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run([]string{"-h"}, strings.NewReader(""), &out, &errOut); code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	for _, want := range []string{"usage: solve", "-table-mb", "-all", "empty squares going to the winner"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("help lacks %q", want)
+		}
+	}
+}

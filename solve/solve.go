@@ -1,0 +1,160 @@
+// Package solve is an exact Reversi endgame solver for the 4x4, 6x6 and 8x8
+// boards of package board: it returns a position's final disc differential
+// under perfect play and every move that achieves it.
+//
+// Scores follow the usual tournament rule: when neither side can move the
+// game ends, and empty squares go to the winner (a draw splits nothing), so
+// a score is the winner's disc count minus the loser's. A side with no
+// legal move passes.
+//
+// The search is negamax alpha-beta with principal variation search and
+// null-window re-searches, moves ordered fastest first (fewest replies for
+// the opponent) with the transposition table's move first, parity ordering
+// near the end, a bounded transposition table, stability cutoffs, and code
+// of its own for the last four empty squares.
+package solve
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/reversi-cloud/reversi/board"
+)
+
+// DefaultTableBytes is the transposition table size when Options leaves it
+// zero.
+const DefaultTableBytes = 32 << 20
+
+// maxTableBytes bounds Options.TableBytes: larger tables stop paying on
+// this machine and usually mean a unit mistake.
+const maxTableBytes = 16 << 30
+
+// Options configure a Solver. The zero value is valid.
+type Options struct {
+	// TableBytes bounds the memory of the transposition table (rounded
+	// down to a power of two buckets of two 24-byte entries). 0 means
+	// DefaultTableBytes.
+	TableBytes int
+}
+
+// ErrOptions reports invalid Options.
+var ErrOptions = errors.New("solve: invalid options")
+
+func (o Options) withDefaults() (Options, error) {
+	switch {
+	case o.TableBytes < 0:
+		return o, fmt.Errorf("%w: TableBytes %d is negative", ErrOptions, o.TableBytes)
+	case o.TableBytes > maxTableBytes:
+		return o, fmt.Errorf("%w: TableBytes %d is above %d", ErrOptions, o.TableBytes, maxTableBytes)
+	case o.TableBytes == 0:
+		o.TableBytes = DefaultTableBytes
+	}
+	return o, nil
+}
+
+// Result is the solution of one position.
+type Result struct {
+	// Score is the final disc differential for the side to move under
+	// perfect play, empty squares going to the winner.
+	Score int
+	// BestMoves lists every move that achieves Score, as board square
+	// indices (board.SquareName names them), ascending. It is empty when
+	// the side to move has no legal move: it must pass, or the game is
+	// over (board.Terminal tells which).
+	BestMoves []int
+	// Nodes counts the positions searched.
+	Nodes int64
+}
+
+// Solver solves positions. Its transposition table persists from one
+// Solve to the next (entries are facts about positions, so later solves of
+// related positions reuse them) and is cleared when the board size
+// changes. A Solver is not safe for concurrent use: give each goroutine its
+// own, or call the package-level Solve.
+type Solver struct {
+	tt    *table
+	g     *geometry
+	nodes int64
+	// lists[e] is the move list of the position being searched with e
+	// empties: one per depth, reused rather than zeroed on every call.
+	lists [65]moveList
+}
+
+// New returns a Solver with a transposition table of opts.TableBytes.
+func New(opts Options) (*Solver, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	return &Solver{tt: newTable(opts.TableBytes)}, nil
+}
+
+// Solve solves p on b with a Solver of its own: safe for concurrent use,
+// at the cost of allocating a transposition table per call (size it with
+// opts.TableBytes; small positions need little).
+func Solve(b *board.Board, p board.Position, opts Options) (Result, error) {
+	s, err := New(opts)
+	if err != nil {
+		return Result{}, err
+	}
+	return s.Solve(b, p)
+}
+
+// Solve returns p's exact score and best moves on b.
+func (s *Solver) Solve(b *board.Board, p board.Position) (Result, error) {
+	if err := b.Valid(p); err != nil {
+		return Result{}, fmt.Errorf("solve: %w", err)
+	}
+	g := geometries[b.Size()]
+	if s.g != g {
+		s.g = g
+		s.tt.clear()
+	}
+	s.tt.newSearch()
+	s.nodes = 0
+	own, opp := p.Mover(), p.Opponent()
+	empties := g.squares - p.Discs()
+	empty := g.mask &^ p.Occ
+	legal := moves(own, opp, empty)
+	if legal == 0 {
+		score := s.search(own, opp, -g.squares, g.squares, empties)
+		return Result{Score: score, Nodes: s.nodes}, nil
+	}
+	s.nodes++
+	ml := &s.lists[empties]
+	s.order(ml, own, opp, legal, empty, -1, empties)
+	var best []int
+	score := -g.squares - 1
+	for i := 0; i < ml.n; i++ {
+		m := &ml.mv[i]
+		x := uint64(1) << uint(m.sq)
+		cown, copp := opp&^m.flip, own|m.flip|x
+		var v int
+		if i > 0 {
+			// Does the move reach the best score so far? A null window
+			// at score-1 says; only a move that does is searched again
+			// for its exact score, which may tie or beat the best.
+			if v = -s.search(cown, copp, -score, -score+1, empties-1); v < score {
+				continue
+			}
+		}
+		v = -s.search(cown, copp, -g.squares-1, -score+1, empties-1)
+		switch {
+		case v > score:
+			score, best = v, []int{m.sq}
+		case v == score:
+			best = append(best, m.sq)
+		}
+	}
+	sortInts(best)
+	return Result{Score: score, BestMoves: best, Nodes: s.nodes}, nil
+}
+
+// sortInts sorts a handful of squares in place.
+func sortInts(a []int) {
+	for i := 1; i < len(a); i++ {
+		for j := i; j > 0 && a[j-1] > a[j]; j-- {
+			a[j-1], a[j] = a[j], a[j-1]
+		}
+	}
+}

@@ -1,0 +1,132 @@
+package solve
+
+import (
+	"math/bits"
+	"math/rand"
+	"slices"
+	"testing"
+
+	"github.com/reversi-cloud/reversi/board"
+)
+
+// brute is plain minimax over board's own rules (Play folds passes), an
+// implementation independent of the solver's move generator and search.
+func brute(b *board.Board, p board.Position) (int, []int) {
+	legal := b.Moves(p)
+	if legal == 0 {
+		q := p
+		q.Side = p.Side.Opponent()
+		if b.Moves(q) == 0 {
+			own, opp := bits.OnesCount64(p.Mover()), bits.OnesCount64(p.Opponent())
+			empty := b.Size()*b.Size() - own - opp
+			switch {
+			case own > opp:
+				return own - opp + empty, nil
+			case own < opp:
+				return own - opp - empty, nil
+			}
+			return 0, nil
+		}
+		v, _ := brute(b, q)
+		return -v, nil
+	}
+	best := -100
+	var moves []int
+	for m := legal; m != 0; m &= m - 1 {
+		sq := bits.TrailingZeros64(m)
+		q, err := b.Play(p, sq)
+		if err != nil {
+			panic(err)
+		}
+		v, _ := brute(b, q)
+		if q.Side != p.Side {
+			v = -v
+		}
+		switch {
+		case v > best:
+			best, moves = v, []int{sq}
+		case v == best:
+			moves = append(moves, sq)
+		}
+	}
+	return best, moves
+}
+
+// randomPosition plays random moves from the start until at most empties
+// squares are empty or the game ends.
+func randomPosition(b *board.Board, rng *rand.Rand, empties int) board.Position {
+	p := b.Start()
+	for b.Size()*b.Size()-p.Discs() > empties && !b.Terminal(p) {
+		legal := b.Moves(p)
+		for k := rng.Intn(bits.OnesCount64(legal)); k > 0; k-- {
+			legal &= legal - 1
+		}
+		p, _ = b.Play(p, bits.TrailingZeros64(legal))
+	}
+	return p
+}
+
+// checkAgainstBrute solves p with s and with brute and compares the score
+// and the set of best moves.
+func checkAgainstBrute(t *testing.T, s *Solver, b *board.Board, p board.Position) {
+	t.Helper()
+	got, err := s.Solve(b, p)
+	if err != nil {
+		t.Fatalf("Solve(%s): %v", p.Text(), err)
+	}
+	score, best := brute(b, p)
+	if got.Score != score || !slices.Equal(got.BestMoves, best) {
+		t.Fatalf("%dx%d %s:\n%s solver: %+d %v, brute force: %+d %v",
+			b.Size(), b.Size(), p.Text(), b.Diagram(p), got.Score, got.BestMoves, score, best)
+	}
+}
+
+func newSolver(t testing.TB, bytes int) *Solver {
+	s, err := New(Options{TableBytes: bytes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestStart4x4(t *testing.T) {
+	b := board.MustNew(4)
+	got, err := Solve(b, b.Start(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Perfect play from the 4x4 start ends 3-11 for white with 2 empties,
+	// which go to white: -10 for black, the side to move.
+	if got.Score != -10 {
+		t.Errorf("4x4 start: score %+d, want -10", got.Score)
+	}
+	checkAgainstBrute(t, newSolver(t, 1<<16), b, b.Start())
+}
+
+// TestWholeGame4x4 solves every position along many random 4x4 games, from
+// the start to the end, with one solver whose small table is shared by all.
+func TestWholeGame4x4(t *testing.T) {
+	b := board.MustNew(4)
+	s := newSolver(t, 1<<12)
+	rng := rand.New(rand.NewSource(1))
+	for range 30 {
+		for e := 12; e >= 0; e-- {
+			checkAgainstBrute(t, s, b, randomPosition(b, rng, e))
+		}
+	}
+}
+
+func TestRandomPositions(t *testing.T) {
+	for _, tc := range []struct {
+		size, empties, n int
+	}{
+		{6, 4, 300}, {6, 8, 100}, {6, 10, 20}, {8, 4, 300}, {8, 7, 200}, {8, 10, 20},
+	} {
+		b := board.MustNew(tc.size)
+		s := newSolver(t, 1<<16)
+		rng := rand.New(rand.NewSource(int64(tc.size*100 + tc.empties)))
+		for range tc.n {
+			checkAgainstBrute(t, s, b, randomPosition(b, rng, tc.empties))
+		}
+	}
+}
