@@ -1,0 +1,144 @@
+package cli
+
+import (
+	"encoding/json"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/reversi-cloud/reversi/browse"
+	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/report"
+)
+
+func TestHTTPFlagIsChecked(t *testing.T) {
+	for _, tc := range []struct {
+		cmd  func(Env) int
+		args []string
+		want string
+	}{
+		{Inspect, []string{"-run", "abc", "-http", "8080"}, `-http "8080": want :PORT or HOST:PORT`},
+		{Inspect, []string{"-run", "abc", "-http", ":http"}, `-http ":http"`},
+		{Inspect, []string{"-run", "abc", "-http", ":0", "-check"}, "leave out -check, -position, -moves and -json"},
+		{Inspect, []string{"-run", "abc", "-http", ":0", "-moves", "f5"}, "leave out -check"},
+		{Inspect, []string{"-run", "abc", "-http", ":0", "-json", "x.json"}, "leave out -check"},
+		{Enumerate, []string{"-http", "x"}, `-http "x"`},
+		{Enumerate, []string{"-http", ":0", "-engine", "reference"}, "-http serves the pipeline's stored run"},
+	} {
+		code, _, errOut := runCmd(t, tc.cmd, tc.args...)
+		if code != ExitUsage || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
+			t.Errorf("%v: exit %d, stderr %q; want exit %d and one line with %q", tc.args, code, errOut, ExitUsage, tc.want)
+		}
+	}
+}
+
+// serving runs cmd until it prints a line with ready followed by a URL
+// on standard error, and returns the URL and a function that interrupts the
+// command as Ctrl-C does and returns its exit code, output and errors.
+func serving(t *testing.T, cmd func(Env) int, ready string, args ...string) (string, func() (int, string, string)) {
+	t.Helper()
+	var out, errOut testkit.Buffer
+	done := make(chan int, 1)
+	go func() { done <- cmd(Env{Args: args, Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errOut}) }()
+	line := regexp.MustCompile(regexp.QuoteMeta(ready) + `.*(http://127\.0\.0\.1:\d+/)`)
+	var url string
+	deadline := time.After(time.Minute)
+	for url == "" {
+		select {
+		case code := <-done:
+			t.Fatalf("%v: exit %d before serving:\n%s%s", args, code, out.String(), errOut.String())
+		case <-deadline:
+			t.Fatalf("%v: no line %q with an address in a minute:\n%s", args, ready, errOut.String())
+		case <-time.After(10 * time.Millisecond):
+			if m := line.FindStringSubmatch(errOut.String()); m != nil {
+				url = m[1]
+			}
+		}
+	}
+	return url, func() (int, string, string) {
+		t.Helper()
+		// The command has its signal handler installed: it printed the URL.
+		if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case code := <-done:
+			return code, out.String(), errOut.String()
+		case <-time.After(time.Minute):
+			t.Fatalf("%v: still running a minute after SIGINT", args)
+			return 0, "", ""
+		}
+	}
+}
+
+func getJSON(t *testing.T, url string, out any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s", url, resp.Status)
+	}
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+}
+
+var transactionsLine = regexp.MustCompile(`storage transactions: (\d+)`)
+
+// TestEnumerateAndInspectServeTheRun: enumerate -http keeps serving its
+// finished run until Ctrl-C, and inspect -http serves it later from the
+// same -data; both report what enumerate printed.
+func TestEnumerateAndInspectServeTheRun(t *testing.T) {
+	dir := t.TempDir()
+	jsonOut := filepath.Join(dir, "four.json")
+	url, stop := serving(t, Enumerate, "the run is over; still serving it at", "-board", "4", "-quiet", "-data", dir, "-run", "four", "-json", jsonOut, "-http", "127.0.0.1:0")
+	var progress browse.Progress
+	getJSON(t, url+"api/progress", &progress)
+	var live report.Report
+	getJSON(t, url+"api/report", &live)
+	if !progress.Live || !progress.Finished || progress.Tasks == 0 || progress.Edges != live.Edges() {
+		t.Errorf("progress after the run: %+v; want live, finished, and the run's %d edges", progress, live.Edges())
+	}
+	code, out, errOut := stop()
+	if code != 0 || !strings.Contains(errOut, "enumerate: browse the run at "+url) {
+		t.Fatalf("enumerate: exit %d:\n%s%s", code, out, errOut)
+	}
+	b, err := os.ReadFile(jsonOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var printed report.Report
+	if err := json.Unmarshal(b, &printed); err != nil {
+		t.Fatal(err)
+	}
+	if d := report.Diff(&printed, &live); d != "" || !live.Complete || live.StorageTransactions != printed.StorageTransactions || live.Cost == nil {
+		t.Errorf("served report: %s; complete %v, %d transactions, want %d", d, live.Complete, live.StorageTransactions, printed.StorageTransactions)
+	}
+
+	url, stop = serving(t, Inspect, "inspect: serving run four at", "-storage", "embedded", "-data", dir, "-run", "four", "-http", "127.0.0.1:0")
+	var later report.Report
+	getJSON(t, url+"api/report", &later)
+	var pos browse.Position
+	getJSON(t, url+"api/position?moves=b1", &pos)
+	getJSON(t, url+"api/progress", &progress)
+	if code, out, errOut := stop(); code != 0 {
+		t.Fatalf("inspect: exit %d:\n%s%s", code, out, errOut)
+	}
+	if d := report.Diff(&printed, &later); d != "" || later.StorageTransactions != printed.StorageTransactions {
+		t.Errorf("inspect's report: %s; %d transactions, want %d", d, later.StorageTransactions, printed.StorageTransactions)
+	}
+	if pos.Result != "white" || pos.Score == nil || *pos.Score != [2]int{3, 11} {
+		t.Errorf("after b1: %+v", pos)
+	}
+	if progress.Live {
+		t.Errorf("inspect's progress is live: %+v", progress)
+	}
+}
