@@ -84,7 +84,7 @@ func TestPositionOfARealRun(t *testing.T) {
 	}
 	want := []struct {
 		move, canonical, result string
-		score               [2]int
+		score                   [2]int
 	}{
 		{"a1", "b00000000000606030000000000040201", "white", [2]int{3, 11}},
 		{"c1", "b00000000000606060000000000020202", "black", [2]int{12, 4}},

@@ -44,7 +44,9 @@ func serving(t *testing.T, cmd func(Env) int, ready string, args ...string) (str
 	t.Helper()
 	var out, errOut testkit.Buffer
 	done := make(chan int, 1)
-	go func() { done <- cmd(Env{Args: args, Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errOut}) }()
+	go func() {
+		done <- cmd(Env{Args: args, Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errOut})
+	}()
 	line := regexp.MustCompile(regexp.QuoteMeta(ready) + `.*(http://127\.0\.0\.1:\d+/)`)
 	var url string
 	deadline := time.After(time.Minute)
