@@ -72,9 +72,9 @@ const ReportPolls = 5
 
 // Server is the browser's HTTP handler.
 type Server struct {
-	cfg      Config
-	mux      *http.ServeMux
-	finished atomic.Bool
+	cfg        Config
+	mux        *http.ServeMux
+	finishedAt atomic.Int64 // Unix nanoseconds when Finish was called; 0 before
 }
 
 //go:embed static
@@ -110,8 +110,11 @@ func New(cfg Config) (*Server, error) {
 }
 
 // Finish tells the page that the worker loops of this process stopped:
-// it stops polling for progress and reloads the report once.
-func (s *Server) Finish() { s.finished.Store(true) }
+// it stops polling for progress and reloads the report once. Rates are
+// over the time until the first call.
+func (s *Server) Finish() { s.finish(time.Now()) }
+
+func (s *Server) finish(at time.Time) { s.finishedAt.CompareAndSwap(0, at.UnixNano()) }
 
 // ServeHTTP answers GET requests only, and on a loopback listener only
 // requests addressed to a loopback name, so that a web page elsewhere

@@ -230,9 +230,10 @@ func TestProgress(t *testing.T) {
 	if got != want {
 		t.Errorf("progress %+v, want %+v", got, want)
 	}
-	s.Finish()
-	if got := s.snapshot(started.Add(time.Second)); !got.Finished || got.PositionsPerSecond != 1000 {
-		t.Errorf("after Finish: %+v", got)
+	s.finish(started.Add(time.Second))
+	s.finish(started.Add(time.Hour)) // the first call counts
+	if got := s.snapshot(started.Add(time.Minute)); !got.Finished || got.ElapsedSeconds != 1 || got.PositionsPerSecond != 1000 {
+		t.Errorf("after finishing at 1 s: %+v", got)
 	}
 }
 

@@ -7,7 +7,8 @@ import (
 )
 
 // Progress is the JSON of /api/progress. Counts are this process's since
-// Started; rates divide them by the elapsed time.
+// Started; rates divide them by the time elapsed until now, or until
+// the loops finished.
 type Progress struct {
 	Live     bool `json:"live"`     // worker loops run in this process
 	Finished bool `json:"finished"` // and have stopped
@@ -34,7 +35,10 @@ func (s *Server) snapshot(now time.Time) Progress {
 	if p == nil {
 		return out
 	}
-	out.Live, out.Finished = true, s.finished.Load()
+	out.Live = true
+	if at := s.finishedAt.Load(); at != 0 {
+		out.Finished, now = true, time.Unix(0, at)
+	}
 	out.Current = p.Current()
 	out.Ply = plyOf(out.Current)
 	out.Tasks, out.Positions, out.Edges = p.Tasks.Load(), p.Positions.Load(), p.Edges.Load()
