@@ -16,27 +16,6 @@ import (
 	"github.com/reversi-cloud/reversi/report"
 )
 
-func TestHTTPFlagIsChecked(t *testing.T) {
-	for _, tc := range []struct {
-		cmd  func(Env) int
-		args []string
-		want string
-	}{
-		{Inspect, []string{"-run", "abc", "-http", "8080"}, `-http "8080": want :PORT or HOST:PORT`},
-		{Inspect, []string{"-run", "abc", "-http", ":http"}, `-http ":http"`},
-		{Inspect, []string{"-run", "abc", "-http", ":0", "-check"}, "leave out -check, -position, -moves and -json"},
-		{Inspect, []string{"-run", "abc", "-http", ":0", "-moves", "f5"}, "leave out -check"},
-		{Inspect, []string{"-run", "abc", "-http", ":0", "-json", "x.json"}, "leave out -check"},
-		{Enumerate, []string{"-http", "x"}, `-http "x"`},
-		{Enumerate, []string{"-http", ":0", "-engine", "reference"}, "-http serves the pipeline's stored run"},
-	} {
-		code, _, errOut := runCmd(t, tc.cmd, tc.args...)
-		if code != ExitUsage || !strings.Contains(errOut, tc.want) || strings.Count(errOut, "\n") != 1 {
-			t.Errorf("%v: exit %d, stderr %q; want exit %d and one line with %q", tc.args, code, errOut, ExitUsage, tc.want)
-		}
-	}
-}
-
 // serving runs cmd until it prints a line with ready followed by a URL
 // on standard error, and returns the URL and a function that interrupts the
 // command as Ctrl-C does and returns its exit code, output and errors.
@@ -113,14 +92,7 @@ func TestEnumerateAndInspectServeTheRun(t *testing.T) {
 	if code != 0 || !strings.Contains(errOut, "enumerate: browse the run at "+url) {
 		t.Fatalf("enumerate: exit %d:\n%s%s", code, out, errOut)
 	}
-	b, err := os.ReadFile(jsonOut)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var printed report.Report
-	if err := json.Unmarshal(b, &printed); err != nil {
-		t.Fatal(err)
-	}
+	printed := readReport(t, jsonOut)
 	if d := report.Diff(&printed, &live); d != "" || !live.Complete || live.StorageTransactions != printed.StorageTransactions || live.Cost == nil {
 		t.Errorf("served report: %s; complete %v, %d transactions, want %d", d, live.Complete, live.StorageTransactions, printed.StorageTransactions)
 	}
