@@ -167,7 +167,7 @@ func (s *Server) position(w http.ResponseWriter, r *http.Request) {
 	}
 	info, err := s.cfg.Source.Lookup(r.Context(), p)
 	if errors.Is(err, pipeline.ErrNotInRun) {
-		out := newPosition(s.cfg.Board, &pipeline.PositionInfo{Position: p, Canonical: s.cfg.Board.Canonical(p), Ply: s.cfg.Board.Ply(p)})
+		out := NewPosition(s.cfg.Board, &pipeline.PositionInfo{Position: p, Canonical: s.cfg.Board.Canonical(p), Ply: s.cfg.Board.Ply(p)})
 		out.Error = err.Error()
 		writeJSON(w, http.StatusNotFound, out)
 		return
@@ -176,7 +176,7 @@ func (s *Server) position(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "looking up the position: "+err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, newPosition(s.cfg.Board, info))
+	writeJSON(w, http.StatusOK, NewPosition(s.cfg.Board, info))
 }
 
 // parsePosition reads ?key= or ?moves= (an absent or empty moves is the

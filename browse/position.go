@@ -6,7 +6,8 @@ import (
 	"github.com/reversi-cloud/reversi/pipeline"
 )
 
-// Position is the JSON of /api/position. Keys are 33-character texts
+// Position is the JSON of /api/position, and of inspect -json for one
+// position. Keys are 33-character texts
 // (b|w, occupancy and white discs in hex). Results are "black", "white",
 // "draw" or "unknown" once the position's ply is resolved, "unresolved"
 // before; a child beyond the run's target ply has "beyond target".
@@ -34,7 +35,8 @@ type Child struct {
 	Score     *[2]int  `json:"score,omitempty"`
 }
 
-func newPosition(b *board.Board, info *pipeline.PositionInfo) Position {
+// NewPosition describes what a run knows about a position.
+func NewPosition(b *board.Board, info *pipeline.PositionInfo) Position {
 	p := info.Position
 	out := Position{Key: p.Text(), Canonical: info.Canonical.Text(), Ply: info.Ply, Side: p.Side.String(),
 		Rows: rows(b, p), Result: resultText(info.Resolved, info.Result), Score: scorePair(info.Score),

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"syscall"
@@ -114,5 +115,22 @@ func TestEnumerateAndInspectServeTheRun(t *testing.T) {
 	}
 	if progress.Live {
 		t.Errorf("inspect's progress is live: %+v", progress)
+	}
+
+	// inspect -json writes a position as the page reads it.
+	posOut := filepath.Join(dir, "b1.json")
+	if code, _, errOut := runCmd(t, Inspect, "-storage", "embedded", "-data", dir, "-run", "four", "-moves", "b1", "-json", posOut); code != 0 {
+		t.Fatalf("inspect -moves b1: exit %d: %s", code, errOut)
+	}
+	b, err := os.ReadFile(posOut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var written browse.Position
+	if err := json.Unmarshal(b, &written); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(written, pos) {
+		t.Errorf("inspect -moves b1 -json wrote %+v, the server answered %+v", written, pos)
 	}
 }
