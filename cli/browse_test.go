@@ -122,14 +122,8 @@ func TestEnumerateAndInspectServeTheRun(t *testing.T) {
 	if code, _, errOut := runCmd(t, Inspect, "-storage", "embedded", "-data", dir, "-run", "four", "-moves", "b1", "-json", posOut); code != 0 {
 		t.Fatalf("inspect -moves b1: exit %d: %s", code, errOut)
 	}
-	b, err := os.ReadFile(posOut)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var written browse.Position
-	if err := json.Unmarshal(b, &written); err != nil {
-		t.Fatal(err)
-	}
+	readJSON(t, posOut, &written)
 	if !reflect.DeepEqual(written, pos) {
 		t.Errorf("inspect -moves b1 -json wrote %+v, the server answered %+v", written, pos)
 	}
