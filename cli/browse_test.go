@@ -2,6 +2,8 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -15,18 +17,22 @@ import (
 	"github.com/reversi-cloud/reversi/browse"
 	"github.com/reversi-cloud/reversi/internal/testkit"
 	"github.com/reversi-cloud/reversi/report"
+	"github.com/reversi-cloud/reversi/storage/azure"
+	"github.com/reversi-cloud/reversi/storage/azure/azuretest"
 )
 
-// serving runs cmd until it prints a line with ready followed by a URL
-// on standard error, and returns the URL and a function that interrupts the
-// command as Ctrl-C does and returns its exit code, output and errors.
-func serving(t *testing.T, cmd func(Env) int, ready string, args ...string) (string, func() (int, string, string)) {
+// noEnv is an empty process environment.
+func noEnv(string) string { return "" }
+
+// serving runs cmd in the environment getenv until it prints a line
+// with ready followed by a URL on standard error, and returns the URL
+// and a function that interrupts the command as Ctrl-C does and returns
+// its exit code, output and errors.
+func serving(t *testing.T, getenv func(string) string, cmd func(Env) int, ready string, args ...string) (string, func() (int, string, string)) {
 	t.Helper()
 	var out, errOut testkit.Buffer
 	done := make(chan int, 1)
-	go func() {
-		done <- cmd(Env{Args: args, Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &errOut})
-	}()
+	go func() { done <- cmd(Env{Args: args, Getenv: getenv, Stdout: &out, Stderr: &errOut}) }()
 	line := regexp.MustCompile(regexp.QuoteMeta(ready) + `.*(http://127\.0\.0\.1:\d+/)`)
 	var url string
 	deadline := time.After(time.Minute)
@@ -58,17 +64,28 @@ func serving(t *testing.T, cmd func(Env) int, ready string, args ...string) (str
 	}
 }
 
-func getJSON(t *testing.T, url string, out any) {
+// getBody answers GET url with its status and body.
+func getBody(t *testing.T, url string) (int, []byte) {
 	t.Helper()
 	resp, err := http.Get(url)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("GET %s: %s", url, resp.Status)
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
 	}
-	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+	return resp.StatusCode, b
+}
+
+func getJSON(t *testing.T, url string, out any) {
+	t.Helper()
+	code, b := getBody(t, url)
+	if code != http.StatusOK {
+		t.Fatalf("GET %s: status %d: %s", url, code, b)
+	}
+	if err := json.Unmarshal(b, out); err != nil {
 		t.Fatalf("GET %s: %v", url, err)
 	}
 }
@@ -81,7 +98,7 @@ var transactionsLine = regexp.MustCompile(`storage transactions: (\d+)`)
 func TestEnumerateAndInspectServeTheRun(t *testing.T) {
 	dir := t.TempDir()
 	jsonOut := filepath.Join(dir, "four.json")
-	url, stop := serving(t, Enumerate, "the run is over; still serving it at", "-board", "4", "-quiet", "-data", dir, "-run", "four", "-json", jsonOut, "-http", "127.0.0.1:0")
+	url, stop := serving(t, noEnv, Enumerate, "the run is over; still serving it at", "-board", "4", "-quiet", "-data", dir, "-run", "four", "-json", jsonOut, "-http", "127.0.0.1:0")
 	var progress browse.Progress
 	getJSON(t, url+"api/progress", &progress)
 	var live report.Report
@@ -98,7 +115,7 @@ func TestEnumerateAndInspectServeTheRun(t *testing.T) {
 		t.Errorf("served report: %s; complete %v, %d transactions, want %d", d, live.Complete, live.StorageTransactions, printed.StorageTransactions)
 	}
 
-	url, stop = serving(t, Inspect, "inspect: serving run four at", "-storage", "embedded", "-data", dir, "-run", "four", "-http", "127.0.0.1:0")
+	url, stop = serving(t, noEnv, Inspect, "inspect: serving run four at", "-storage", "embedded", "-data", dir, "-run", "four", "-http", "127.0.0.1:0")
 	var later report.Report
 	getJSON(t, url+"api/report", &later)
 	var pos browse.Position
@@ -126,5 +143,49 @@ func TestEnumerateAndInspectServeTheRun(t *testing.T) {
 	readJSON(t, posOut, &written)
 	if !reflect.DeepEqual(written, pos) {
 		t.Errorf("inspect -moves b1 -json wrote %+v, the server answered %+v", written, pos)
+	}
+}
+
+// TestInspectServesAnAzureRunWithoutSecrets serves a run on Azurite and
+// checks that no page, answer or error holds the account key or the
+// connection string, and that the served report is inspect's.
+func TestInspectServesAnAzureRunWithoutSecrets(t *testing.T) {
+	cs := azuretest.Config(t).ConnectionString
+	key := accountKey(t, cs)
+	run := fmt.Sprintf("web%d", time.Now().UnixNano()%1e9)
+	jsonOut := filepath.Join(t.TempDir(), "r.json")
+	for _, step := range []struct {
+		cmd  func(Env) int
+		args []string
+	}{
+		{Seed, []string{"-run", run, "-board", "4", "-plies", "5"}},
+		{Worker, []string{"-run", run, "-exit-when-done"}},
+		{Inspect, []string{"-run", run, "-json", jsonOut}},
+	} {
+		if code, out := secretRun(step.cmd, cs, step.args...); code != 0 {
+			t.Fatalf("%v: exit %d:\n%s", step.args, code, out)
+		}
+	}
+	getenv := func(k string) string {
+		if k == azure.EnvConnectionString {
+			return cs
+		}
+		return ""
+	}
+	url, stop := serving(t, getenv, Inspect, "inspect: serving run", "-run", run, "-http", "127.0.0.1:0")
+	var served report.Report
+	getJSON(t, url+"api/report", &served)
+	for _, path := range []string{"", "app.js", "api/report", "api/progress", "api/position?moves=b1", "api/position?moves=b1a1a2c4a3d1", "api/position?key=nonsense"} {
+		_, body := getBody(t, url+path)
+		noSecrets(t, "GET /"+path, string(body), cs, key)
+	}
+	code, out, errOut := stop()
+	if code != 0 {
+		t.Fatalf("inspect -http: exit %d:\n%s%s", code, out, errOut)
+	}
+	noSecrets(t, "inspect -http output", out+errOut, cs, key)
+	printed := readReport(t, jsonOut)
+	if d := report.Diff(&printed, &served); d != "" || served.StorageTransactions < printed.StorageTransactions || served.Cost == nil {
+		t.Errorf("served report: %s; %d transactions, inspect printed %d", d, served.StorageTransactions, printed.StorageTransactions)
 	}
 }
