@@ -116,9 +116,7 @@ func (s *Server) Finish() { s.finish(time.Now()) }
 
 func (s *Server) finish(at time.Time) { s.finishedAt.CompareAndSwap(0, at.UnixNano()) }
 
-// ServeHTTP answers GET requests only, and on a loopback listener only
-// requests addressed to a loopback name, so that a web page elsewhere
-// cannot read the run through a name it points at 127.0.0.1.
+// ServeHTTP answers GET requests only.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("X-Content-Type-Options", "nosniff")
@@ -129,11 +127,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusMethodNotAllowed, "read-only: GET only")
 		return
 	}
-	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && isLoopback(local.String()) && !isLoopback(r.Host) {
-		writeError(w, http.StatusForbidden, "host "+r.Host+" is not a loopback name")
-		return
-	}
 	s.mux.ServeHTTP(w, r)
+}
+
+// loopbackNamesOnly refuses requests addressed to a name that is not a
+// loopback one, so that a web page elsewhere cannot read a run served on
+// 127.0.0.1 through a name of its own pointed there (DNS rebinding).
+func loopbackNamesOnly(h http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !isLoopback(r.Host) {
+			writeError(w, http.StatusForbidden, "host "+r.Host+" is not a loopback name")
+			return
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // isLoopback reports whether a host or host:port names this machine.

@@ -14,11 +14,10 @@ import (
 	"github.com/reversi-cloud/reversi/report"
 )
 
-// serve serves h on a free loopback port until the test ends and
-// returns its address.
-func serve(t *testing.T, h *Server) string {
+// serve serves h on addr until the test ends and returns its URL.
+func serve(t *testing.T, h *Server, addr string) string {
 	t.Helper()
-	l, err := Listen("127.0.0.1:0")
+	l, err := Listen(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +73,7 @@ func TestBrowser(t *testing.T) {
 	c := startChrome(t)
 	r := run4x4(t)
 	b := r.Board
-	base := serve(t, newServer(t, Config{Source: r, Board: b}))
+	base := serve(t, newServer(t, Config{Source: r, Board: b}), "127.0.0.1:0")
 	rep, err := r.Report(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +188,7 @@ func TestBrowserLiveProgress(t *testing.T) {
 	p := &pipeline.Progress{}
 	p.Tasks.Store(5)
 	s := newServer(t, Config{Source: r, Board: r.Board, Progress: p, Started: time.Now(), Poll: 50 * time.Millisecond})
-	c.navigate(serve(t, s))
+	c.navigate(serve(t, s, "127.0.0.1:0"))
 	c.waitFor(`!document.querySelector("#progress").hidden && document.querySelector("#progress").dataset.tasks === "5"`)
 	p.Tasks.Store(9)
 	p.Add(1234, 5000)

@@ -47,8 +47,13 @@ func Listen(addr string) (net.Listener, error) {
 func URL(l net.Listener) string { return "http://" + l.Addr().String() + "/" }
 
 // Serve serves h on l until ctx is done, then shuts the server down,
-// letting requests in flight finish for up to five seconds.
+// letting requests in flight finish for up to five seconds. On a
+// loopback address it answers only requests addressed to a loopback name
+// (localhost, 127.0.0.1, [::1]); elsewhere, any.
 func Serve(ctx context.Context, l net.Listener, h http.Handler) error {
+	if isLoopback(l.Addr().String()) {
+		h = loopbackNamesOnly(h)
+	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
