@@ -4,7 +4,8 @@
 // HTML, JavaScript and SVG embedded in the binary; it reads the JSON
 // endpoints below, which scripts can use as well. Every endpoint answers
 // GET only (405 otherwise) and nothing it serves holds a storage key or a
-// connection string.
+// connection string. Serve on a loopback address answers only requests
+// addressed to a loopback name.
 //
 //	GET /api/report
 //	    the run's report as report.Report JSON (the fields of enumerate
