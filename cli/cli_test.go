@@ -36,6 +36,13 @@ func TestBadFlagsGiveOneLineAndExit2(t *testing.T) {
 		{"worker concurrency", Worker, []string{"-run", "abc", "-concurrency", "0"}, "-concurrency"},
 		{"worker visibility", Worker, []string{"-run", "abc", "-visibility", "10ms"}, "visibility"},
 		{"inspect needs run", Inspect, nil, "-run is required"},
+		{"inspect -http port", Inspect, []string{"-run", "abc", "-http", "8080"}, `-http "8080": want :PORT or HOST:PORT`},
+		{"inspect -http name", Inspect, []string{"-run", "abc", "-http", ":http"}, `-http ":http"`},
+		{"inspect -http -check", Inspect, []string{"-run", "abc", "-http", ":0", "-check"}, "leave out -check, -position, -moves and -json"},
+		{"inspect -http -moves", Inspect, []string{"-run", "abc", "-http", ":0", "-moves", "f5"}, "leave out -check"},
+		{"inspect -http -json", Inspect, []string{"-run", "abc", "-http", ":0", "-json", "x.json"}, "leave out -check"},
+		{"enumerate -http", Enumerate, []string{"-http", "x"}, `-http "x"`},
+		{"enumerate -http reference", Enumerate, []string{"-http", ":0", "-engine", "reference"}, "-http serves the pipeline's stored run"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := runCmd(t, tc.cmd, tc.args...)

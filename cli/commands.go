@@ -204,7 +204,13 @@ where the run reached the end of the game), the moves that keep that
 result, its parents from the backtracking rows, and its children with
 their results.
 
-Usage: inspect -run NAME [-json FILE | -check]
+With -http ADDR it serves the run to a web browser instead, until Ctrl-C:
+the per-ply table and charts, a board viewer from the start position
+whose moves lead to the children (every position has its own address),
+and the JSON endpoints behind them: /api/report, /api/position?moves=
+or ?key=, /api/progress. An incomplete run's table refreshes by itself.
+
+Usage: inspect -run NAME [-json FILE | -check | -http ADDR]
        inspect -run NAME -position KEY | -moves f5d6c3 [-json FILE]`
 
 // Inspect is cmd/inspect.
@@ -221,6 +227,8 @@ func inspect(env Env) error {
 	pf.register(fs)
 	var cf costFlags
 	cf.register(fs)
+	var hf httpFlag
+	hf.register(fs, "until Ctrl-C")
 	if help, err := parse(fs, env, inspectIntro); help || err != nil {
 		return err
 	}
@@ -235,6 +243,12 @@ func inspect(env Env) error {
 	}
 	if *doCheck && pf.set() {
 		return usagef("-check audits the whole run; leave out -position and -moves")
+	}
+	if err := hf.validate(); err != nil {
+		return err
+	}
+	if hf.set() && (*doCheck || pf.set() || *jsonOut != "") {
+		return usagef("-http serves the whole run; leave out -check, -position, -moves and -json")
 	}
 	if err := sf.validate(); err != nil {
 		return err
@@ -255,16 +269,12 @@ func inspect(env Env) error {
 	if pf.set() {
 		return pf.show(ctx, env, r, *jsonOut)
 	}
-	rep, err := r.Report(ctx)
-	if err != nil {
-		return err
+	src := &runSource{be: be, name: *run, cf: &cf, run: r}
+	if hf.set() {
+		return browseRun(env, hf, src, r.Board)
 	}
-	stats, err := r.RecordedStats(ctx)
+	rep, err := src.Report(ctx)
 	if err != nil {
-		return err
-	}
-	rep.SetTransactions(byCategory(stats))
-	if err := cf.apply(ctx, rep, be, *run, stats); err != nil {
 		return err
 	}
 	if err := rep.WriteTable(env.Stdout); err != nil {

@@ -55,9 +55,11 @@ func (c *costFlags) validate(fs *flag.FlagSet) error {
 	return bad
 }
 
-// apply adds the transaction counts by service and the cost estimate of
-// stats to rep, counting the blob data the run's container holds now.
+// apply adds stats's transactions by category and by service and their
+// cost estimate to rep, counting the blob data the run's container holds
+// now.
 func (c *costFlags) apply(ctx context.Context, rep *report.Report, be storage.Backend, run string, stats storage.Stats) error {
+	rep.SetTransactions(byCategory(stats))
 	blobs, err := be.Container(pipeline.Container(run)).List(ctx, "")
 	if err != nil {
 		return fmt.Errorf("listing the run's blobs for the cost report: %w", err)

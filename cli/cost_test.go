@@ -102,13 +102,19 @@ func TestCostAndMetricsFlags(t *testing.T) {
 // readReport reads a JSON report a command wrote.
 func readReport(t *testing.T, path string) report.Report {
 	t.Helper()
+	var rep report.Report
+	readJSON(t, path, &rep)
+	return rep
+}
+
+// readJSON decodes the JSON file a command wrote into out.
+func readJSON(t *testing.T, path string, out any) {
+	t.Helper()
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rep report.Report
-	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
+	if err := json.Unmarshal(b, out); err != nil {
+		t.Fatalf("%s: %v", path, err)
 	}
-	return rep
 }

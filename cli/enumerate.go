@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/browse"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/reference"
 	"github.com/reversi-cloud/reversi/report"
@@ -29,6 +30,10 @@ in-memory enumerator that the pipeline is checked against.
 -position KEY or -moves LIST (e.g. -board 4 -moves b1) then shows one
 position of the finished run, as inspect does: its result, the moves that
 keep it, its parents and its children.
+
+-http ADDR serves the run to a web browser while it goes on (live
+progress, the per-ply table and charts, a board viewer), and after it
+ends until Ctrl-C; inspect -http explains the page.
 
 Usage: go run ./cmd/enumerate [flags]`
 
@@ -57,7 +62,12 @@ func enumerate(env Env) error {
 	pf.register(fs)
 	var cf costFlags
 	cf.register(fs)
+	var hf httpFlag
+	hf.register(fs, "during the run and after it until Ctrl-C (pipeline engine)")
 	if help, err := parse(fs, env, enumerateIntro); help || err != nil {
+		return err
+	}
+	if err := hf.validate(); err != nil {
 		return err
 	}
 	if err := cf.validate(fs); err != nil {
@@ -92,6 +102,9 @@ func enumerate(env Env) error {
 	if *workers < 1 || *workers > 1024 {
 		return usagef("-workers %d: must be 1 to 1024", *workers)
 	}
+	if hf.set() && *engine != "pipeline" {
+		return usagef("-http serves the pipeline's stored run; leave out -engine reference")
+	}
 	if err := sf.validate(); err != nil {
 		return err
 	}
@@ -105,6 +118,7 @@ func enumerate(env Env) error {
 	start := time.Now()
 	var rep *report.Report
 	var showPosition func() error // after the table, while storage is open
+	var web *browser              // -http
 	if *engine == "reference" {
 		res, err := reference.Enumerate(b, target)
 		if err != nil {
@@ -130,6 +144,15 @@ func enumerate(env Env) error {
 		}
 		defer be.Close()
 		progress := &pipeline.Progress{}
+		if hf.set() {
+			src := &runSource{be: be, name: name, cf: &cf}
+			src.unrecorded.Store(true)
+			if web, err = startBrowser(ctx, hf, src, browse.Config{Board: b, Progress: progress, Started: start}); err != nil {
+				return err
+			}
+			defer web.stop()
+			fmt.Fprintf(env.Stderr, "enumerate: browse the run at %s\n", web.url)
+		}
 		if !*quiet {
 			stopProgress := showProgress(env, progress, start)
 			defer stopProgress()
@@ -139,13 +162,15 @@ func enumerate(env Env) error {
 		// interrupted, so that inspect and an enumerate continuing the run
 		// (same -run and -data) count every process's share.
 		r, stats, rerr := recordStats(be, name, fmt.Sprintf("enumerate-%d", start.UnixNano()))
+		if web != nil {
+			web.finish()
+		}
 		if err != nil {
 			return err
 		}
 		if rerr != nil {
 			return rerr
 		}
-		rep.SetTransactions(byCategory(stats))
 		if err := cf.apply(ctx, rep, be, name, stats); err != nil {
 			return err
 		}
@@ -179,6 +204,10 @@ func enumerate(env Env) error {
 			return fmt.Errorf("verify: the pipeline differs from the reference engine: %s", diff)
 		}
 		fmt.Fprintln(env.Stdout, "verify: the pipeline matches the reference engine on every ply")
+	}
+	if web != nil {
+		fmt.Fprintf(env.Stderr, "enumerate: the run is over; still serving it at %s until Ctrl-C\n", web.url)
+		return web.serveUntil(ctx)
 	}
 	return nil
 }

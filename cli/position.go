@@ -12,6 +12,7 @@ import (
 
 	"github.com/reversi-cloud/reversi/backtrack"
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/browse"
 	"github.com/reversi-cloud/reversi/pipeline"
 )
 
@@ -70,7 +71,7 @@ func (f *positionFlags) show(ctx context.Context, env Env, r *pipeline.Run, json
 	}
 	writePosition(env.Stdout, r.Board, info)
 	if jsonOut != "" {
-		b, err := json.MarshalIndent(positionJSON(info), "", "  ")
+		b, err := json.MarshalIndent(browse.NewPosition(r.Board, info), "", "  ")
 		if err != nil {
 			return fmt.Errorf("encoding position: %w", err)
 		}
@@ -117,54 +118,4 @@ func writePosition(w io.Writer, b *board.Board, info *pipeline.PositionInfo) {
 		}
 		fmt.Fprintf(w, "  %-8s %s  %s\n", strings.Join(c.Moves, ","), c.Canonical.Text(), res)
 	}
-}
-
-type positionOut struct {
-	Key       string     `json:"key"`
-	Canonical string     `json:"canonical"`
-	Ply       int        `json:"ply"`
-	Result    string     `json:"result"`
-	Score     *[2]int    `json:"score,omitempty"`
-	BestMoves []string   `json:"best_moves,omitempty"`
-	Parents   []string   `json:"parents"`
-	Children  []childOut `json:"children"`
-}
-
-type childOut struct {
-	Moves     []string `json:"moves"`
-	Canonical string   `json:"canonical"`
-	InRun     bool     `json:"in_run"`
-	Result    string   `json:"result"`
-	Score     *[2]int  `json:"score,omitempty"`
-}
-
-func scoreJSON(s backtrack.Score) *[2]int {
-	if !s.Known() {
-		return nil
-	}
-	return &[2]int{int(s.Black), int(s.White)}
-}
-
-func resultJSON(resolved bool, r board.Result) string {
-	if !resolved {
-		return "unresolved"
-	}
-	return r.String()
-}
-
-func positionJSON(info *pipeline.PositionInfo) positionOut {
-	out := positionOut{Key: info.Position.Text(), Canonical: info.Canonical.Text(), Ply: info.Ply,
-		Result: resultJSON(info.Resolved, info.Result), Score: scoreJSON(info.Score), BestMoves: info.BestMoves(),
-		Parents: []string{}, Children: []childOut{}}
-	for _, p := range info.Parents {
-		out.Parents = append(out.Parents, p.Text())
-	}
-	for _, c := range info.Children {
-		co := childOut{Moves: c.Moves, Canonical: c.Canonical.Text(), InRun: c.InRun, Result: "beyond target", Score: scoreJSON(c.Score)}
-		if c.InRun {
-			co.Result = resultJSON(c.Resolved, c.Result)
-		}
-		out.Children = append(out.Children, co)
-	}
-	return out
 }

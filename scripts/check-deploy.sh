@@ -6,7 +6,7 @@
 #   docker-compose.yml  docker-compose config -q, with no variables set (every
 #                       ${VAR:-default} must resolve) and with all of them set.
 #                       Debian's docker-compose package is installed with
-#                       apt-get if missing (we run as root in CI).
+#                       apt-get if missing (scripts/ensure-apt.sh).
 #   deploy/             kubectl kustomize, if kubectl is installed (optional:
 #                       nothing here needs a cluster).
 set -euo pipefail
@@ -17,31 +17,7 @@ cd "$ROOT"
 log() { echo "check-deploy: $*" >&2; }
 die() { log "$*"; exit 1; }
 
-ensure_docker_compose() {
-  command -v docker-compose >/dev/null 2>&1 && return 0
-  command -v apt-get >/dev/null 2>&1 ||
-    die "docker-compose is missing and there is no apt-get to install it; install docker-compose 1.29 or later"
-  local sudo=()
-  if [[ $(id -u) -ne 0 ]]; then
-    command -v sudo >/dev/null 2>&1 || die "docker-compose is missing; installing it needs root (apt-get install docker-compose)"
-    sudo=(sudo -n)
-  fi
-  local apt=("${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get -q -o DPkg::Lock::Timeout=300)
-  local out
-  out="$(mktemp)"
-  log "installing Debian's docker-compose"
-  # The package lists may be missing or stale: update only when a plain install fails.
-  if ! "${apt[@]}" install -y --no-install-recommends docker-compose >"$out" 2>&1; then
-    log "apt-get install failed; running apt-get update and retrying"
-    if ! { "${apt[@]}" update >>"$out" 2>&1 && "${apt[@]}" install -y --no-install-recommends docker-compose >>"$out" 2>&1; }; then
-      tail -n 15 "$out" >&2
-      rm -f "$out"
-      die "could not install docker-compose with apt-get (output above)"
-    fi
-  fi
-  rm -f "$out"
-  command -v docker-compose >/dev/null 2>&1 || die "apt-get installed docker-compose but it is not on PATH"
-}
+ensure_docker_compose() { "$ROOT/scripts/ensure-apt.sh" docker-compose docker-compose; }
 
 # compose_config NAME [VAR=value...]: docker-compose config -q in a clean
 # environment holding only the given variables; warnings (an unset

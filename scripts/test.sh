@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # make test: go vet, the deployment files (scripts/check-deploy.sh), then the
-# whole test suite against a private Azurite.
+# whole test suite against a private Azurite. Chromium is installed with
+# apt-get if missing, and REVERSI_REQUIRE_BROWSER=1 makes the browser tests
+# of browse/ fail rather than skip without it.
 #
 # Azurite (pinned in scripts/azurite.sh) is installed into .tools/azurite
 # if missing, started in memory on free loopback ports with its state in a
@@ -19,6 +21,10 @@ go vet ./...
 
 echo "== deployment files (scripts/check-deploy.sh)"
 "$ROOT/scripts/check-deploy.sh"
+
+echo "== chromium, for the browser tests of browse/ (scripts/ensure-apt.sh)"
+"$ROOT/scripts/ensure-apt.sh" chromium chromium
+export REVERSI_REQUIRE_BROWSER=1
 
 "$ROOT/scripts/azurite.sh" install
 

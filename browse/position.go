@@ -1,0 +1,95 @@
+package browse
+
+import (
+	"github.com/reversi-cloud/reversi/backtrack"
+	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/pipeline"
+)
+
+// Position is the JSON of /api/position, and of inspect -json for one
+// position. Keys are 33-character texts
+// (b|w, occupancy and white discs in hex). Results are "black", "white",
+// "draw" or "unknown" once the position's ply is resolved, "unresolved"
+// before; a child beyond the run's target ply has "beyond target".
+type Position struct {
+	Key       string   `json:"key"`       // as asked, in its own orientation
+	Canonical string   `json:"canonical"` // the image the run stores
+	Ply       int      `json:"ply"`
+	Side      string   `json:"side"` // to move: "black" or "white"
+	Rows      []string `json:"rows"` // top row first: X black, O white, . empty
+	Result    string   `json:"result"`
+	Score     *[2]int  `json:"score,omitempty"` // perfect-play discs, black then white
+	BestMoves []string `json:"best_moves,omitempty"`
+	Parents   []string `json:"parents"` // canonical keys
+	Children  []Child  `json:"children"`
+	Error     string   `json:"error,omitempty"` // why the run does not hold it
+}
+
+// Child is one distinct child of a Position.
+type Child struct {
+	Moves     []string `json:"moves"` // the moves reaching it, e.g. ["a1"]
+	Key       string   `json:"key"`   // the position after the first move, in this orientation
+	Canonical string   `json:"canonical"`
+	InRun     bool     `json:"in_run"`
+	Result    string   `json:"result"`
+	Score     *[2]int  `json:"score,omitempty"`
+}
+
+// NewPosition describes what a run knows about a position.
+func NewPosition(b *board.Board, info *pipeline.PositionInfo) Position {
+	p := info.Position
+	out := Position{Key: p.Text(), Canonical: info.Canonical.Text(), Ply: info.Ply, Side: p.Side.String(),
+		Rows: rows(b, p), Result: resultText(info.Resolved, info.Result), Score: scorePair(info.Score),
+		BestMoves: info.BestMoves(), Parents: []string{}, Children: []Child{}}
+	for _, q := range info.Parents {
+		out.Parents = append(out.Parents, q.Text())
+	}
+	for _, c := range info.Children {
+		ch := Child{Moves: c.Moves, Canonical: c.Canonical.Text(), InRun: c.InRun, Result: "beyond target", Score: scorePair(c.Score)}
+		// Lookup named the moves from p, so they parse and play.
+		if sq, err := b.ParseSquare(c.Moves[0]); err == nil {
+			if q, err := b.Play(p, sq); err == nil {
+				ch.Key = q.Text()
+			}
+		}
+		if c.InRun {
+			ch.Result = resultText(c.Resolved, c.Result)
+		}
+		out.Children = append(out.Children, ch)
+	}
+	return out
+}
+
+func rows(b *board.Board, p board.Position) []string {
+	out := make([]string, b.Size())
+	for r := range out {
+		row := make([]byte, b.Size())
+		for c := range row {
+			bit := uint64(1) << uint(r*8+c)
+			switch {
+			case p.White&bit != 0:
+				row[c] = 'O'
+			case p.Occ&bit != 0:
+				row[c] = 'X'
+			default:
+				row[c] = '.'
+			}
+		}
+		out[r] = string(row)
+	}
+	return out
+}
+
+func resultText(resolved bool, r board.Result) string {
+	if !resolved {
+		return "unresolved"
+	}
+	return r.String()
+}
+
+func scorePair(s backtrack.Score) *[2]int {
+	if !s.Known() {
+		return nil
+	}
+	return &[2]int{int(s.Black), int(s.White)}
+}

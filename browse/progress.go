@@ -1,0 +1,66 @@
+package browse
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Progress is the JSON of /api/progress. Counts are this process's since
+// Started; rates divide them by the time elapsed until now, or until
+// the loops finished.
+type Progress struct {
+	Live     bool `json:"live"`     // worker loops run in this process
+	Finished bool `json:"finished"` // and have stopped
+	// Current is what the latest task was doing, e.g. "expanding ply 7";
+	// Ply is its ply, -1 before the first task.
+	Current            string  `json:"current,omitempty"`
+	Ply                int     `json:"ply"`
+	Tasks              int64   `json:"tasks"`
+	Positions          int64   `json:"positions"` // positions expanded
+	Edges              int64   `json:"edges"`
+	Merges             int64   `json:"merges"`
+	Poisoned           int64   `json:"poisoned"`
+	ElapsedSeconds     float64 `json:"elapsed_seconds"`
+	PositionsPerSecond float64 `json:"positions_per_second"`
+	EdgesPerSecond     float64 `json:"edges_per_second"`
+	// PollMillis and ReportPolls tell the page how often to poll.
+	PollMillis  int64 `json:"poll_ms"`
+	ReportPolls int   `json:"report_polls"`
+}
+
+func (s *Server) snapshot(now time.Time) Progress {
+	out := Progress{Ply: -1, PollMillis: s.cfg.Poll.Milliseconds(), ReportPolls: ReportPolls}
+	p := s.cfg.Progress
+	if p == nil {
+		return out
+	}
+	out.Live = true
+	if at := s.finishedAt.Load(); at != 0 {
+		out.Finished, now = true, time.Unix(0, at)
+	}
+	out.Current = p.Current()
+	out.Ply = plyOf(out.Current)
+	out.Tasks, out.Positions, out.Edges = p.Tasks.Load(), p.Positions.Load(), p.Edges.Load()
+	out.Merges, out.Poisoned = p.Merges.Load(), p.Poisoned.Load()
+	out.ElapsedSeconds = now.Sub(s.cfg.Started).Seconds()
+	if out.ElapsedSeconds > 0 {
+		out.PositionsPerSecond = float64(out.Positions) / out.ElapsedSeconds
+		out.EdgesPerSecond = float64(out.Edges) / out.ElapsedSeconds
+	}
+	return out
+}
+
+// plyOf reads the ply at the end of pipeline.Progress.Current's text,
+// such as "merging ply 7", or -1.
+func plyOf(current string) int {
+	_, num, ok := strings.Cut(current, " ply ")
+	if !ok {
+		return -1
+	}
+	n, err := strconv.Atoi(num)
+	if err != nil || n < 0 {
+		return -1
+	}
+	return n
+}
