@@ -27,7 +27,7 @@ func run4x4(t testing.TB) *pipeline.Run {
 	be := testkit.Embedded(t)
 	ctx := context.Background()
 	cfg := pipeline.RunConfig{Name: "four", Board: 4, Target: pipeline.DefaultTarget(4)}.WithDefaults()
-	wcfg := pipeline.WorkerConfig{Visibility: 5 * time.Second, WorkerID: "t", PollMax: 20 * time.Millisecond}
+	wcfg := pipeline.WorkerConfig{Visibility: 5 * time.Second, PollMax: 20 * time.Millisecond}
 	if _, err := pipeline.RunLocal(ctx, be, cfg, 2, wcfg, slog.New(slog.DiscardHandler), nil); err != nil {
 		t.Fatal(err)
 	}
