@@ -1,6 +1,8 @@
 package pipeline
 
 import (
+	"context"
+
 	"github.com/reversi-cloud/reversi/backtrack"
 	"github.com/reversi-cloud/reversi/compensation"
 	"github.com/reversi-cloud/reversi/dedup"
@@ -17,4 +19,13 @@ var handlers = map[message.Kind]task.Handler{
 	message.KindMerge:        dedup.MergeHandler,
 	message.KindResolve:      backtrack.ResolveHandler,
 	message.KindCompensation: compensation.Handler,
+}
+
+// route hands a message to the handler of its kind.
+func route(ctx context.Context, t *task.Task, m message.Message) error {
+	h, ok := handlers[m.Kind]
+	if !ok {
+		return message.Badf("no handler for kind %q", m.Kind)
+	}
+	return h.Handle(ctx, t, m)
 }

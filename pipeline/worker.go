@@ -42,14 +42,7 @@ func NewWorker(r *Run, cfg WorkerConfig, log *slog.Logger, progress *Progress) (
 		progress = &Progress{}
 	}
 	w := &Worker{run: r, cfg: cfg, log: log.With("run", r.Config.Name), progress: progress, clock: systemClock{}}
-	route := task.HandlerFunc(func(ctx context.Context, t *task.Task, m message.Message) error {
-		h, ok := handlers[m.Kind]
-		if !ok {
-			return message.Badf("no handler for kind %q", m.Kind)
-		}
-		return h.Handle(ctx, t, m)
-	})
-	w.handler = chain(route, recoverPanics, billByKind, checkPly)
+	w.handler = chain(task.HandlerFunc(route), recoverPanics, billByKind, checkPly)
 	return w, nil
 }
 

@@ -1,0 +1,171 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/pipeline/message"
+	"github.com/reversi-cloud/reversi/pipeline/task"
+	"github.com/reversi-cloud/reversi/storage"
+)
+
+// poisonRecords reads the poison queue's records.
+func poisonRecords(t *testing.T, ctx context.Context, r *Run) []poisonRecord {
+	t.Helper()
+	msgs, err := r.poison.Peek(ctx, storage.MaxDequeue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([]poisonRecord, len(msgs))
+	for i, m := range msgs {
+		if err := json.Unmarshal([]byte(m.Text), &out[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
+}
+
+// TestPanicAndInvalidArePoisonedAtOnce injects two messages into a 4x4
+// run whose handlers panic on one and fail with storage.ErrInvalid on the
+// other: both go to the poison queue on their first delivery, with their
+// reasons (the panic's stack in the log), and the same worker loop goes
+// on to finish the run exactly.
+func TestPanicAndInvalidArePoisonedAtOnce(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	be := openEmbedded(t)
+	cfg := RunConfig{Name: "mwpoison", Board: 4, Target: 12}
+	r, err := Seed(ctx, be, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Well-formed messages that the run itself never sends: scans of a
+	// ply whose record does not exist yet are ignored by the real handler.
+	panics, err := r.work.Enqueue(ctx, "S11", storage.EnqueueOptions{TTL: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	invalid, err := r.work.Enqueue(ctx, "S12", storage.EnqueueOptions{TTL: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs testkit.Buffer
+	w, err := NewWorker(r, WorkerConfig{Visibility: 5 * time.Second, ExitWhenDone: true, PollMax: 20 * time.Millisecond},
+		slog.New(slog.NewJSONHandler(&logs, nil)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.handler = chain(task.HandlerFunc(func(ctx context.Context, t *task.Task, m message.Message) error {
+		switch t.Msg.ID {
+		case panics.ID:
+			var none map[string]int
+			none["boom"]++ // a nil map: a real bug, a runtime panic
+		case invalid.ID:
+			return fmt.Errorf("writing a row: %w", storage.ErrInvalid)
+		}
+		return route(ctx, t, m)
+	}), recoverPanics, billByKind, checkPly)
+	w.Run(ctx)
+	rep, err := r.Report(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkReport4x4(t, rep, cfg.Target)
+
+	got := map[string]poisonRecord{}
+	for _, pr := range poisonRecords(t, ctx, r) {
+		got[pr.Text] = pr
+	}
+	if len(got) != 2 {
+		t.Fatalf("poison queue holds %v, want the two injected messages", got)
+	}
+	for text, want := range map[string]string{"S11": "handler panicked: assignment to entry in nil map", "S12": "writing a row: storage: invalid request"} {
+		pr := got[text]
+		if pr.DequeueCount != 1 || pr.Reason != want {
+			t.Errorf("%s: poisoned after %d deliveries with reason %q; want 1 and %q", text, pr.DequeueCount, pr.Reason, want)
+		}
+	}
+	if !strings.Contains(logs.String(), "middleware_test.go") {
+		t.Error("the panic's log line holds no stack through the handler")
+	}
+}
+
+// TestLeaseLossStopsAMerge loses the lease of a merge while it writes its
+// output, and checks that the merge stops within a second (the task
+// context reaches every storage call), that its message is handled again
+// later, and that the run ends exact and clean once compensation has
+// removed what the abandoned attempt wrote.
+func TestLeaseLossStopsAMerge(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	clock := tickClock{ticks: make(chan time.Time, 1)}
+	var (
+		once      sync.Once
+		lost      = make(chan struct{})
+		mu        sync.Mutex
+		stoppedIn time.Duration
+		stopped   bool
+	)
+	be := storage.Wrap(openEmbedded(t), func(c *storage.Call, next func() error) error {
+		select {
+		case <-lost:
+			if c.Op == storage.QueueUpdateVisibility { // only the lease of the merge is ever ticked
+				return storage.ErrLeaseLost
+			}
+		default:
+		}
+		if c.Op != storage.BlobUpload || storage.CategoryFrom(c.Ctx) != task.CategoryDedup {
+			return next()
+		}
+		first := false
+		once.Do(func() { first = true })
+		if !first {
+			return next()
+		}
+		// The first merge output: the lease is lost while it uploads.
+		close(lost)
+		clock.ticks <- time.Now()
+		start := time.Now()
+		select {
+		case <-c.Ctx.Done():
+			mu.Lock()
+			stoppedIn, stopped = time.Since(start), true
+			mu.Unlock()
+			return c.Ctx.Err()
+		case <-time.After(5 * time.Second):
+			return next()
+		}
+	})
+	cfg := RunConfig{Name: "leaseloss", Board: 4, Target: 8, BlobPositions: 100, FanIn: 4}
+	r, err := Seed(ctx, be, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wcfg := WorkerConfig{Visibility: 2 * time.Second, CompensationDelay: 4 * time.Second, ClaimTimeout: 9 * time.Second, ExitWhenDone: true, PollMax: 20 * time.Millisecond}
+	w, err := NewWorker(r, wcfg, testLogger(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.clock = clock
+	w.Run(ctx)
+	mu.Lock()
+	if !stopped || stoppedIn > time.Second {
+		t.Errorf("the merge stopped %v after losing its lease (stopped: %v); want within a second", stoppedIn, stopped)
+	}
+	mu.Unlock()
+	rep, err := r.Report(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkReport4x4(t, rep, cfg.Target)
+	wcfg.ExitWhenDone = false
+	settle(t, ctx, r, wcfg)
+	expectClean(t, ctx, r, "after the abandoned merge's compensation")
+}
