@@ -26,8 +26,10 @@ func openStore(t *testing.T) (*Store, storage.Table) {
 // transitions lists the ply lifecycle's transitions by the state they
 // lead to.
 var transitions = map[State]func(s *Store, ctx context.Context, p *Ply) error{
-	Merging:    func(s *Store, ctx context.Context, p *Ply) error { return s.StartMerging(ctx, p, "m") },
-	Final:      func(s *Store, ctx context.Context, p *Ply) error { return s.Finish(ctx, p, "f", Totals{Finals: 2}, nil) },
+	Merging: func(s *Store, ctx context.Context, p *Ply) error { return s.StartMerging(ctx, p, "m") },
+	Final: func(s *Store, ctx context.Context, p *Ply) error {
+		return s.Finish(ctx, p, "f", Totals{Finals: 2}, nil)
+	},
 	Dispatched: func(s *Store, ctx context.Context, p *Ply) error { return s.MarkDispatched(ctx, p) },
 	Resolved:   func(s *Store, ctx context.Context, p *Ply) error { return s.Resolve(ctx, p, "r", Counts{White: 3}) },
 	Closed:     func(s *Store, ctx context.Context, p *Ply) error { return s.Close(ctx, p) },
