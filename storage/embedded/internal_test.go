@@ -52,10 +52,10 @@ func TestQueueRandomOps(t *testing.T) {
 		t.Fatal(err)
 	}
 	type modelMsg struct {
-		id                          string
-		visibleAt, expires          time.Duration
-		seq                         int
-		receipt                     string
+		id                 string
+		visibleAt, expires time.Duration
+		seq                int
+		receipt            string
 	}
 	model := map[string]*modelMsg{}
 	now := func() time.Duration { return time.Duration(clock.now.Load()) }
