@@ -58,6 +58,10 @@ func registryKey(kind byte, name string) []byte {
 // subdirectory of root holding one directory of blob files per container.
 const blobDir = "blobs"
 
+// compactionSpare is the disk space, beyond room for the memtables, kept
+// free for the store's compactions.
+const compactionSpare = 64 << 20
+
 // storeDir is the subdirectory of root holding the Pebble store.
 const storeDir = "store"
 
@@ -75,7 +79,7 @@ func (b *Backend) openStore(memory int64) error {
 		DisableWAL:                  !b.persist,
 		Logger:                      storeLogger{b},
 	}
-	b.space.init(filepath.Join(b.root, storeDir), 2*opts.MemTableSize+4<<20)
+	b.space.init(b.root, 2*opts.MemTableSize+compactionSpare)
 	if err := os.MkdirAll(filepath.Join(b.root, blobDir), 0o700); err != nil {
 		return err
 	}
@@ -221,8 +225,9 @@ func (b *Backend) describe(err error) error {
 }
 
 // writable fails with ErrNoSpace, before anything is written, when the
-// disk is nearly full: Pebble treats a failed log write as fatal and
-// needs room to flush its memtables, so the backend stops short of that.
+// disk is nearly full. Pebble treats a failed log write as fatal, and
+// stalls writes when it cannot flush its memtables or compact, so the
+// backend stops while there is still room for those.
 func (b *Backend) writable() error {
 	if !b.space.ok() {
 		return fmt.Errorf("embedded: %s: %w: less than %d MiB free", b.root, ErrNoSpace, b.space.reserve>>20)
