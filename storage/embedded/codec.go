@@ -111,7 +111,9 @@ func entityETag(v []byte) (uint64, error) {
 	return etag, r.err
 }
 
-// decodeEntity decodes an encoded entity into fresh memory.
+// decodeEntity decodes an encoded entity into fresh memory. The names and
+// string values share one string made from the whole value: one
+// allocation instead of one per property.
 func decodeEntity(v []byte) (uint64, map[string]any, error) {
 	r := reader{b: v}
 	etag := r.uvarint()
@@ -119,12 +121,17 @@ func decodeEntity(v []byte) (uint64, map[string]any, error) {
 	if n > uint64(len(v)) {
 		return 0, nil, errCorrupt
 	}
+	all := string(v)
+	str := func(b []byte) string {
+		off := len(v) - len(r.b) - len(b) // b ends where r.b starts
+		return all[off : off+len(b)]
+	}
 	props := make(map[string]any, n)
 	for range n {
-		name := string(r.bytes())
+		name := str(r.bytes())
 		switch t := r.byte(); t {
 		case propString:
-			props[name] = string(r.bytes())
+			props[name] = str(r.bytes())
 		case propBinary:
 			props[name] = append([]byte{}, r.bytes()...) // non-nil even if empty
 		case propInt:

@@ -460,24 +460,35 @@ func BenchmarkQueueCycle(b *testing.B) {
 }
 
 func BenchmarkBlobPutGet(b *testing.B) {
-	ctx := context.Background()
-	be := open(b)
-	c := be.Container("bench")
-	c.Create(ctx)
-	data := make([]byte, 64<<10)
-	var n atomic.Int64
-	b.SetBytes(int64(2 * len(data)))
-	b.RunParallel(func(pb *testing.PB) {
-		for pb.Next() {
-			name := fmt.Sprint("b", n.Add(1)%64)
-			if err := c.Put(ctx, name, data); err != nil {
-				b.Fatal(err)
-			}
-			if _, err := c.Get(ctx, name); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	for _, mode := range []struct {
+		name string
+		cfg  Config
+	}{
+		{"Inline", Config{}},
+		{"Files", Config{MaxInlineBlob: -1}},
+		{"Persistent", Config{Persist: true}},
+	} {
+		b.Run(mode.name, func(b *testing.B) {
+			ctx := context.Background()
+			be := openWith(b, mode.cfg)
+			c := be.Container("bench")
+			c.Create(ctx)
+			data := make([]byte, 64<<10)
+			var n atomic.Int64
+			b.SetBytes(int64(2 * len(data)))
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					name := fmt.Sprint("b", n.Add(1)%64)
+					if err := c.Put(ctx, name, data); err != nil {
+						b.Fatal(err)
+					}
+					if _, err := c.Get(ctx, name); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		})
+	}
 }
 
 func BenchmarkTableUpsertGet(b *testing.B) {
@@ -520,4 +531,15 @@ func BenchmarkTableTransact(b *testing.B) {
 			}
 		}
 	})
+}
+
+func BenchmarkOpenClose(b *testing.B) {
+	dir := b.TempDir()
+	for b.Loop() {
+		be, err := Open(Config{Dir: dir})
+		if err != nil {
+			b.Fatal(err)
+		}
+		be.Close()
+	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // Key layout of the store. Every key starts with a kind byte; data keys
@@ -78,6 +79,13 @@ func (b *Backend) openStore(memory int64) error {
 		MemTableStopWritesThreshold: 2,
 		DisableWAL:                  !b.persist,
 		Logger:                      storeLogger{b},
+	}
+	if !b.persist {
+		// A store that dies with its process lives in memory: opening
+		// one on disk costs milliseconds of file creation and syncs, and
+		// tests open thousands. Its memory grows with the run (compressed
+		// rows and messages, not blob files); Persist bounds it.
+		opts.FS = vfs.NewMem()
 	}
 	b.space.init(b.root, 2*opts.MemTableSize+compactionSpare)
 	if err := os.MkdirAll(filepath.Join(b.root, blobDir), 0o700); err != nil {
