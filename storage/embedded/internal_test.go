@@ -450,6 +450,15 @@ func benchModes(b *testing.B, fn func(b *testing.B, be *Backend)) {
 	}
 }
 
+// benchTable creates a table for a benchmark.
+func benchTable(b *testing.B, be *Backend) storage.Table {
+	t := be.Table("bench")
+	if err := t.Create(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	return t
+}
+
 func BenchmarkQueueCycle(b *testing.B) {
 	benchModes(b, func(b *testing.B, be *Backend) {
 		ctx := context.Background()
@@ -508,9 +517,7 @@ func BenchmarkBlobPutGet(b *testing.B) {
 // BenchmarkTableUpdate is ETag-guarded single-row updates, as claims are.
 func BenchmarkTableUpdate(b *testing.B) {
 	benchModes(b, func(b *testing.B, be *Backend) {
-		ctx := context.Background()
-		t := be.Table("bench")
-		t.Create(ctx)
+		ctx, t := context.Background(), benchTable(b, be)
 		var n atomic.Int64
 		b.SetParallelism(4)
 		b.RunParallel(func(pb *testing.PB) {
@@ -531,9 +538,7 @@ func BenchmarkTableUpdate(b *testing.B) {
 // BenchmarkTableTransact is batches of 100 adds, each failing if present.
 func BenchmarkTableTransact(b *testing.B) {
 	benchModes(b, func(b *testing.B, be *Backend) {
-		ctx := context.Background()
-		t := be.Table("bench")
-		t.Create(ctx)
+		ctx, t := context.Background(), benchTable(b, be)
 		var n atomic.Int64
 		b.SetParallelism(4)
 		b.RunParallel(func(pb *testing.PB) {
@@ -556,9 +561,7 @@ func BenchmarkTableTransact(b *testing.B) {
 // BenchmarkTableQuery reads pages of 1000 rows of one partition in order.
 func BenchmarkTableQuery(b *testing.B) {
 	benchModes(b, func(b *testing.B, be *Backend) {
-		ctx := context.Background()
-		t := be.Table("bench")
-		t.Create(ctx)
+		ctx, t := context.Background(), benchTable(b, be)
 		const rows = 20000
 		ops := make([]storage.Op, storage.MaxBatchOps)
 		for i := 0; i < rows; i += len(ops) {
