@@ -249,11 +249,8 @@ func (h *queueHandle) dequeue(q *queue, max int, visibility time.Duration) ([]st
 		id := string(it.Value())
 		mk := q.messageKey(id)
 		v, err := h.b.get(mk)
-		if err == nil && v == nil {
-			err = errCorrupt // an index entry without its message
-		}
 		var m message
-		if err == nil {
+		if err == nil && v != nil {
 			m, err = decodeMessage(v)
 		}
 		if err != nil {
@@ -261,6 +258,9 @@ func (h *queueHandle) dequeue(q *queue, max int, visibility time.Duration) ([]st
 			return nil, nil, err
 		}
 		batch.Delete(ik, nil)
+		if v == nil {
+			continue // an index entry without its message (none should exist): drop it rather than fail every dequeue
+		}
 		if m.expires <= now {
 			batch.Delete(mk, nil)
 			q.count--

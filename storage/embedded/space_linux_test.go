@@ -84,7 +84,7 @@ func TestDiskFull(t *testing.T) {
 	}
 	c, tb = b.Container("full"), b.Table("full")
 	for i := range acked {
-		if got, err := c.Get(ctx, fmt.Sprint("b", i)); (err != nil || !bytes.Equal(got, blob(i))) {
+		if got, err := c.Get(ctx, fmt.Sprint("b", i)); err != nil || !bytes.Equal(got, blob(i)) {
 			t.Errorf("blob %d: %d bytes, %v", i, len(got), err)
 		}
 		if _, err := tb.Get(ctx, "p", fmt.Sprint(i)); err != nil {

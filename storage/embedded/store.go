@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -244,30 +244,32 @@ func (b *Backend) writable() error {
 }
 
 // spaceGuard watches the free space of a file system, checking at most
-// every few milliseconds while there is plenty.
+// every few milliseconds while there is plenty. It takes no lock: every
+// write passes it.
 type spaceGuard struct {
 	dir     string
 	reserve uint64
-
-	mu      sync.Mutex
-	checked time.Time
-	free    uint64
+	checked atomic.Int64 // time of the last check, in nanoseconds since start
+	free    atomic.Uint64
+	start   time.Time
 }
 
 func (g *spaceGuard) init(dir string, reserve uint64) {
-	g.dir, g.reserve, g.free = dir, reserve, ^uint64(0)
+	g.dir, g.reserve, g.start = dir, reserve, time.Now()
+	g.free.Store(^uint64(0))
+	g.checked.Store(-int64(time.Hour))
 }
 
 func (g *spaceGuard) ok() bool {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.free > 4*g.reserve && time.Since(g.checked) < 10*time.Millisecond {
+	now := int64(time.Since(g.start))
+	if g.free.Load() > 4*g.reserve && now-g.checked.Load() < int64(10*time.Millisecond) {
 		return true
 	}
 	if free, err := freeSpace(g.dir); err == nil {
-		g.free, g.checked = free, time.Now()
+		g.free.Store(free)
+		g.checked.Store(now)
 	}
-	return g.free >= g.reserve
+	return g.free.Load() >= g.reserve
 }
 
 // storeLogger keeps Pebble quiet and turns its fatal errors, which would
