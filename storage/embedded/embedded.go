@@ -68,6 +68,9 @@ type Config struct {
 	MaxInlineBlob int64
 }
 
+// oldStateFile is where versions before the store saved their state.
+const oldStateFile = "embedded-state.gob"
+
 // DefaultMemoryBytes is the default of Config.MemoryBytes.
 const DefaultMemoryBytes = 64 << 20
 
@@ -161,6 +164,9 @@ func Open(cfg Config) (*Backend, error) {
 			return nil, fmt.Errorf("embedded: %w", err)
 		}
 		b.root = root
+		if _, err := os.Stat(filepath.Join(root, oldStateFile)); err == nil {
+			return nil, fmt.Errorf("embedded: %s holds a run saved by an older version (%s), which this one cannot read; use another directory", root, oldStateFile)
+		}
 		if b.lock, err = lockDir(root); err != nil {
 			return nil, err
 		}

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -136,4 +138,16 @@ func equalProp(a, b any) bool {
 		return ok && bytes.Equal(x, y)
 	}
 	return a == b
+}
+
+// TestOldFormatRefused names the problem when a directory holds a run
+// saved by the version before the store, instead of opening it empty.
+func TestOldFormatRefused(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "embedded-state.gob"), []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := embedded.Open(embedded.Config{Dir: dir, Persist: true}); err == nil || !strings.Contains(err.Error(), "older version") {
+		t.Errorf("open of an old directory: %v", err)
+	}
 }
