@@ -181,9 +181,9 @@ func (h *containerHandle) Drop(ctx context.Context) error {
 	return nil
 }
 
-// syncDir makes the entries of a directory durable, with Config.Persist.
+// syncDir makes the entries of a directory durable, with SurvivePowerLoss.
 func (b *Backend) syncDir(dir string) error {
-	if !b.persist {
+	if !b.fsync {
 		return nil
 	}
 	d, err := os.Open(dir)
@@ -296,7 +296,7 @@ func (h *containerHandle) writeFile(c *container, name string, onlyNew bool, r i
 	// io.Copy uses the reader's WriteTo where it has one, so a
 	// bytes.Reader is written in one call, without a buffer.
 	size, err := io.Copy(f, r)
-	if err == nil && h.b.persist {
+	if err == nil && h.b.fsync {
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {

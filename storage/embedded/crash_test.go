@@ -222,8 +222,10 @@ func verifyCrash(t *testing.T, dir string, start, acked, prevDelayed int, plant 
 		t.Fatal(err)
 	}
 	delayed = n - visible
-	if want := prevDelayed + countDelayed(start, acked); delayed < want || delayed > want+1 {
-		t.Errorf("%d delayed messages, want %d (or one more, written but not reported)", delayed, want)
+	// The child may have written more than it reported before the kill
+	// landed (its writes only wait for the kernel), never less.
+	if want := prevDelayed + countDelayed(start, acked); delayed < want {
+		t.Errorf("%d delayed messages, want at least %d", delayed, want)
 	}
 	// The container holds a file for each blob in a file, and no other.
 	v, _ = b.containers.Load("crash")

@@ -53,9 +53,13 @@ type Config struct {
 
 	// Persist keeps the state in Dir itself across processes: Open
 	// continues from what the last process left there (an empty directory
-	// starts empty), and every write is on disk when it returns. One
-	// process at a time may use the directory.
+	// starts empty), and every acknowledged write survives as Durability
+	// says. One process at a time may use the directory.
 	Persist bool
+
+	// Durability is what an acknowledged write survives with Persist:
+	// the death of the process (the default) or a power failure.
+	Durability Durability
 
 	// MemoryBytes bounds the memory of the store: its block cache and its
 	// write buffers (memtables). Zero means DefaultMemoryBytes; values
@@ -114,7 +118,8 @@ func (c *Config) validate() error {
 // Backend is the embedded storage.Backend. It is safe for concurrent use.
 type Backend struct {
 	root      string   // the store and blob files live here
-	persist   bool     // root outlives the backend; writes are synced
+	persist   bool     // root outlives the backend
+	fsync     bool     // writes are fsynced (SurvivePowerLoss)
 	lock      *os.File // held on root while persist is set
 	db        *pebble.DB
 	maxInline int64
@@ -157,7 +162,7 @@ func Open(cfg Config) (*Backend, error) {
 		return nil, err
 	}
 	now := time.Now()
-	b := &Backend{persist: cfg.Persist, maxInline: cfg.MaxInlineBlob, epoch: now, epochNano: now.UnixNano()}
+	b := &Backend{persist: cfg.Persist, fsync: cfg.Persist && cfg.Durability.syncs(), maxInline: cfg.MaxInlineBlob, epoch: now, epochNano: now.UnixNano()}
 	if cfg.Persist {
 		root, err := filepath.Abs(cfg.Dir)
 		if err != nil {

@@ -80,6 +80,9 @@ func (b *Backend) openStore(memory int64) error {
 		DisableWAL:                  !b.persist,
 		Logger:                      storeLogger{b},
 	}
+	if b.persist && !b.fsync {
+		opts.FS = kernelFS{vfs.Default}
+	}
 	if !b.persist {
 		// A store that dies with its process lives in memory: opening
 		// one on disk costs milliseconds of file creation and syncs, and
