@@ -216,12 +216,3 @@ func (g *geometry) score(own, opp uint64) int {
 	}
 	return 0
 }
-
-// around returns the squares next to x, on the board.
-func (g *geometry) around(x uint64) uint64 {
-	var a uint64
-	for d := range steps {
-		a |= step(x, d)
-	}
-	return a & g.mask
-}

@@ -48,16 +48,11 @@ func (s *Solver) search(own, opp uint64, alpha, beta, empties int) int {
 	if empties < sortMin {
 		return s.shallow(own, opp, alpha, beta, empties)
 	}
-	s.nodes++
-	g := s.g
-	empty := g.mask &^ (own | opp)
-	legal := moves(own, opp, empty)
+	empty, legal, score := s.expand(own, opp, alpha, beta, empties)
 	if legal == 0 {
-		if moves(opp, own, empty) == 0 {
-			return g.score(own, opp)
-		}
-		return -s.search(opp, own, -beta, -alpha, empties)
+		return score
 	}
+	g := s.g
 	// The opponent's stable discs cap the score; they can only be enough
 	// for a cutoff once alpha is at least what they would cap it at if all
 	// the opponent's discs were stable.
@@ -139,6 +134,22 @@ func (s *Solver) search(own, opp uint64, alpha, beta, empties int) int {
 	return best
 }
 
+// expand counts a node and finds its empty squares and legal moves. With
+// no legal move it also returns the node's score: the game's end, or the
+// opponent's score negated after a pass.
+func (s *Solver) expand(own, opp uint64, alpha, beta, empties int) (empty, legal uint64, score int) {
+	s.nodes++
+	empty = s.g.mask &^ (own | opp)
+	legal = moves(own, opp, empty)
+	if legal != 0 {
+		return empty, legal, 0
+	}
+	if moves(opp, own, empty) == 0 {
+		return empty, 0, s.g.score(own, opp)
+	}
+	return empty, 0, -s.search(opp, own, -beta, -alpha, empties)
+}
+
 // order fills ml with the legal moves, best candidates first: the table's
 // move, then, high in the tree, by a one-ply probe (the opponent's best
 // reply by a mobility heuristic), lower down fastest first (fewest replies
@@ -196,16 +207,11 @@ func (s *Solver) shallow(own, opp uint64, alpha, beta, empties int) int {
 	if empties <= 4 {
 		return s.last(own, opp, alpha, beta, empties)
 	}
-	s.nodes++
-	g := s.g
-	empty := g.mask &^ (own | opp)
-	legal := moves(own, opp, empty)
+	empty, legal, score := s.expand(own, opp, alpha, beta, empties)
 	if legal == 0 {
-		if moves(opp, own, empty) == 0 {
-			return g.score(own, opp)
-		}
-		return -s.shallow(opp, own, -beta, -alpha, empties)
+		return score
 	}
+	g := s.g
 	odd := s.oddQuadrants(empty)
 	best := -g.squares - 1
 	for _, group := range [2]uint64{legal & odd, legal &^ odd} {
