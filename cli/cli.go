@@ -22,13 +22,14 @@ import (
 type Env struct {
 	Args   []string // without the program name
 	Getenv func(string) string
+	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
 }
 
 // OSEnv is the real process environment; only cmd/ mains call it.
 func OSEnv() Env {
-	return Env{Args: os.Args[1:], Getenv: os.Getenv, Stdout: os.Stdout, Stderr: os.Stderr}
+	return Env{Args: os.Args[1:], Getenv: os.Getenv, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
 }
 
 // Exit codes.

@@ -33,6 +33,7 @@ var commands = map[string]func(cli.Env) int{
 	"seed":      cli.Seed,
 	"worker":    cli.Worker,
 	"inspect":   cli.Inspect,
+	"solve":     cli.Solve,
 }
 
 const binDir = "/usr/local/bin/"
@@ -243,7 +244,7 @@ func commandName(t *testing.T, where, path string) string {
 }
 
 // checkAccepts runs a command's real flag parsing and validation on args.
-// enumerate and bench get -h appended (they run locally by default, so
+// enumerate, bench and solve get -h appended (they run locally by default, so
 // they would run); seed, worker and inspect run with an empty environment, so they
 // must get through every check and stop at the missing storage settings.
 func checkAccepts(t *testing.T, where, name string, args []string) {
@@ -260,8 +261,17 @@ func checkAccepts(t *testing.T, where, name string, args []string) {
 	// only that their flags parse.
 	embedded := slices.Contains(args, "-storage=embedded") || slices.Index(args, "-storage") >= 0 &&
 		slices.Index(args, "-storage")+1 < len(args) && args[slices.Index(args, "-storage")+1] == "embedded"
-	if name == "enumerate" || name == "bench" || embedded {
+	if name == "enumerate" || name == "bench" || name == "solve" || embedded {
 		env.Args = append(slices.Clone(args), "-h")
+		if name == "solve" {
+			// solve's flags take no values; -h goes before its files,
+			// where flag parsing still reads it.
+			at := slices.IndexFunc(args, func(a string) bool { return !strings.HasPrefix(a, "-") })
+			if at < 0 {
+				at = len(args)
+			}
+			env.Args = slices.Concat(args[:at], []string{"-h"}, args[at:])
+		}
 		if code := commands[name](env); code != cli.ExitOK {
 			t.Errorf("%s: %s %v: flags refused (exit %d): %s", where, name, args, code, errb.String())
 		}

@@ -1,6 +1,10 @@
 // Command solve: run it with -h for what it does and its flags.
 package main
 
-import "os"
+import (
+	"os"
 
-func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+	"github.com/reversi-cloud/reversi/cli"
+)
+
+func main() { os.Exit(cli.Solve(cli.OSEnv())) }

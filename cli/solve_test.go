@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 // answer drops the nodes and time, which vary, from an output line.
 var answer = regexp.MustCompile(` nodes=\d+ time=\S+$`)
 
-func TestRun(t *testing.T) {
+func TestSolveCommand(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "positions.txt")
 	if err := os.WriteFile(file, []byte("# start\n-----OX--XO----- X ignored\n"), 0o644); err != nil {
@@ -43,7 +43,7 @@ func TestRun(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			code := run(tc.args, strings.NewReader(tc.stdin), &out, &errOut)
+			code := solveLines(tc.args, strings.NewReader(tc.stdin), &out, &errOut)
 			if code != tc.code {
 				t.Fatalf("exit %d, want %d; stderr %q", code, tc.code, errOut.String())
 			}
@@ -63,9 +63,9 @@ func TestRun(t *testing.T) {
 	}
 }
 
-func TestHelp(t *testing.T) {
+func TestSolveHelp(t *testing.T) {
 	var out, errOut bytes.Buffer
-	if code := run([]string{"-h"}, strings.NewReader(""), &out, &errOut); code != 0 {
+	if code := solveLines([]string{"-h"}, strings.NewReader(""), &out, &errOut); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
 	for _, want := range []string{"usage: solve", "-table-mb", "-all", "empty squares going to the winner"} {

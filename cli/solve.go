@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -15,7 +15,7 @@ import (
 	"github.com/reversi-cloud/reversi/solve"
 )
 
-const usage = `usage: solve [flags] [file ...]
+const solveIntro = `usage: solve [flags] [file ...]
 
 Solves Reversi endgame positions exactly: perfect play by both sides, the
 final disc differential counted with empty squares going to the winner.
@@ -34,27 +34,23 @@ the nodes searched and the time taken, e.g.
 
 A line that is not a position stops the run with an error naming it.`
 
-// Exit codes.
-const (
-	exitOK    = 0
-	exitFail  = 1 // a bad position line or an unreadable file
-	exitUsage = 2 // bad flags
-)
+// Solve runs the solve command: exact scores of endgame positions.
+func Solve(env Env) int { return solveLines(env.Args, env.Stdin, env.Stdout, env.Stderr) }
 
-func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func solveLines(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("solve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	tableMiB := fs.Int("table-mb", solve.DefaultTableBytes>>20, "transposition table size in MiB")
 	all := fs.Bool("all", false, "write every best move, comma-separated, instead of one")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(stdout, "%s\n\nFlags:\n", usage)
+			fmt.Fprintf(stdout, "%s\n\nFlags:\n", solveIntro)
 			fs.SetOutput(stdout)
 			fs.PrintDefaults()
-			return exitOK
+			return ExitOK
 		}
 		fmt.Fprintf(stderr, "solve: %v (run solve -h for help)\n", err)
-		return exitUsage
+		return ExitUsage
 	}
 	s, err := solve.New(solve.Options{TableBytes: *tableMiB << 20})
 	if *tableMiB < 1 {
@@ -62,11 +58,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "solve: %v (run solve -h for help)\n", err)
-		return exitUsage
+		return ExitUsage
 	}
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
-	c := cmd{s: s, all: *all, out: out}
+	c := solveCmd{s: s, all: *all, out: out}
 	if fs.NArg() == 0 {
 		err = c.solveAll("stdin", stdin)
 	}
@@ -78,20 +74,20 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		out.Flush()
 		fmt.Fprintf(stderr, "solve: %v\n", err)
-		return exitFail
+		return ExitFail
 	}
-	return exitOK
+	return ExitOK
 }
 
-// cmd solves position lines with one Solver, so that later positions
+// solveCmd solves position lines with one Solver, so that later positions
 // reuse what earlier ones put in its table.
-type cmd struct {
+type solveCmd struct {
 	s   *solve.Solver
 	all bool
 	out *bufio.Writer
 }
 
-func (c *cmd) solveFile(name string) error {
+func (c *solveCmd) solveFile(name string) error {
 	f, err := os.Open(name)
 	if err != nil {
 		return err
@@ -102,7 +98,7 @@ func (c *cmd) solveFile(name string) error {
 
 // solveAll solves every position line of r, writing each answer as soon
 // as it is known.
-func (c *cmd) solveAll(name string, r io.Reader) error {
+func (c *solveCmd) solveAll(name string, r io.Reader) error {
 	sc := bufio.NewScanner(r)
 	for n := 1; sc.Scan(); n++ {
 		line := strings.TrimSpace(sc.Text())
@@ -130,7 +126,7 @@ func (c *cmd) solveAll(name string, r io.Reader) error {
 }
 
 // moves names the best move, or all of them with -all.
-func (c *cmd) moves(b *board.Board, p board.Position, res solve.Result) string {
+func (c *solveCmd) moves(b *board.Board, p board.Position, res solve.Result) string {
 	switch {
 	case len(res.BestMoves) == 0 && b.Terminal(p):
 		return "--"
