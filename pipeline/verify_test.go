@@ -20,6 +20,12 @@ func TestPipelineMatchesReference(t *testing.T) {
 	}{
 		{"fourxfour", 4, 12, 150, 3, 3, 60},
 		{"sixxsix", 6, 8, 2000, 4, 4, 8},
+		// Blobs of one position to the end of the 4x4 game, and of ten on
+		// 6x6: thousands of final blobs, buckets and tasks per ply, which
+		// the run store keeps as rows of their own (once a ceiling: the
+		// ply record held every final blob's name).
+		{"tinyblobsfour", 4, 12, 1, 4, 2, 5},
+		{"tinyblobssix", 6, 6, 10, 64, 2, 3},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
