@@ -1,35 +1,11 @@
 package e2e
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/solve"
 )
-
-// positionLine writes p in the form -start and cmd/solve read: the squares
-// a1 b1 ... row by row, then the side to move.
-func positionLine(b *board.Board, p board.Position) string {
-	var sb strings.Builder
-	for r := 0; r < b.Size(); r++ {
-		for c := 0; c < b.Size(); c++ {
-			bit := uint64(1) << uint(r*8+c)
-			switch {
-			case p.White&bit != 0:
-				sb.WriteByte('O')
-			case p.Occ&bit != 0:
-				sb.WriteByte('X')
-			default:
-				sb.WriteByte('-')
-			}
-		}
-	}
-	if p.Side == board.White {
-		return sb.String() + " O"
-	}
-	return sb.String() + " X"
-}
 
 // TestAzuriteSolveFromAPosition seeds a run at a 6x6 position with 16
 // empty squares (-start), solved 2 plies in (-solve), runs two worker
@@ -40,9 +16,10 @@ func TestAzuriteSolveFromAPosition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	line := positionLine(b, start)
+	// The same position as -start reads it.
+	const line = "-----------XOOOOOOXOXXOXXXOOO-XO---- X"
 	if _, again, err := solve.ParsePosition(line); err != nil || again != start {
-		t.Fatalf("%q reads back as %v, %v", line, again, err)
+		t.Fatalf("%q reads as %v, %v; want the position after the moves", line, again, err)
 	}
 	want, err := solve.Solve(b, start, solve.Options{})
 	if err != nil {

@@ -16,15 +16,8 @@ func solveRun(t *testing.T, cfg RunConfig) (*report.Report, *Run) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	be := openEmbedded(t)
-	rep, err := RunLocal(ctx, be, cfg, 2, WorkerConfig{Visibility: 10 * time.Second, PollMax: 50 * time.Millisecond}, testLogger(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !rep.Complete {
-		t.Fatal("the run is not complete")
-	}
-	r, err := OpenRun(ctx, be, cfg.Name)
+	r := runComplete(t, ctx, openEmbedded(t), cfg)
+	rep, err := r.Report(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
