@@ -148,7 +148,7 @@ func ParseMessage(o Origin, text string) (Message, error) {
 	}
 	m.Ply = ply
 	if ply > o.LastPly() {
-		return Message{}, Badf("message %q: ply %d is past the end of a %dx%d game from the run's start", Clip(text), ply, b.Size(), b.Size())
+		return Message{}, Badf("message %q: ply %d is past the end of a %dx%d game", Clip(text), ply, b.Size(), b.Size())
 	}
 	rest := text[3:]
 	switch m.Kind {
