@@ -91,3 +91,28 @@ func TestEnumerateSolvesFFO(t *testing.T) {
 		})
 	}
 }
+
+// TestEnumerateFromAStartShowsAPosition: -moves counts from the run's
+// start, and a position shows its ply from there, its exact score and its
+// best moves. The start is the usual 4x4 start after b1, which white wins
+// by -10 with a1.
+func TestEnumerateFromAStartShowsAPosition(t *testing.T) {
+	code, out, errOut := runCmd(t, Enumerate, "-start", "-X---XX--XO----- O", "-plies", "3", "-solve", "-quiet", "-workers", "2", "-moves", "a1")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{
+		"root: white, root score -10",
+		"after a1:",
+		"key        b00000000000606030000000000040201",
+		"ply        1",
+		"result     white (score -10)",
+		"score      -10 (black minus white, empty squares to the winner)",
+		"best moves ",
+		"parents    1",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
