@@ -113,6 +113,9 @@ func (r *Run) seedStart(ctx context.Context) error {
 		}
 		run := &runstore.Run{Blob: runstore.StartBlobName(), Len: int64(len(key)), Count: 1, Min: start, Max: start,
 			Final: true, Samples: key, Created: time.Now().UnixNano()}
+		if r.Board.Terminal(start) {
+			run.Terminal = 1 // a -start position may be a finished game
+		}
 		if _, err := r.store.AddSegments(ctx, 0, []*runstore.Run{run}, runstore.Expansion{}); err != nil {
 			return err
 		}

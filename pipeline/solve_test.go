@@ -193,3 +193,23 @@ func TestSeedRefusesOtherStartOrSolve(t *testing.T) {
 		t.Errorf("reopened with start %s solve %v", r.Config.Start.Text(), r.Config.Solve)
 	}
 }
+
+// TestFinishedStart: a run may start from a finished game; its score is
+// then the final count's, empty squares going to the winner.
+func TestFinishedStart(t *testing.T) {
+	b, start, err := solve.ParsePosition("XXXXXXXXXXXXX-OO X")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !b.Terminal(start) {
+		t.Fatal("the start is not a finished game")
+	}
+	rep, _ := solveRun(t, RunConfig{Name: "finished", Board: 4, Target: 0, Start: start})
+	if p := rep.Plies[0]; p.Positions != 1 || p.Terminal != 1 || p.BlackWins != 1 {
+		t.Errorf("ply 0: %+v, want one terminal position, won by black", p)
+	}
+	// 13-2 with one square empty: +12 under the WOF rule.
+	if rep.RootScore == nil || *rep.RootScore != 12 || rep.Score == nil || *rep.Score != (report.Score{Black: 13, White: 2}) {
+		t.Errorf("root score %v, final count %v; want +12, 13-2", rep.RootScore, rep.Score)
+	}
+}
