@@ -27,7 +27,7 @@ type Tally struct {
 	BlackWin bool
 	WhiteWin bool
 	Draw     bool
-	Scored   uint16 // children with a known perfect-play score
+	Scored   uint16 // children with an exact score
 	Best     Score  // the best of those scores for the parent's side to move
 }
 
@@ -45,7 +45,7 @@ func (t *Tally) Add(side board.Color, n Notice) {
 		return
 	}
 	t.Known++
-	if n.Score.Known() {
+	if n.Score.Exact {
 		if t.Scored == 0 || Better(side, n.Score, t.Best) {
 			t.Best = n.Score
 		}
@@ -62,48 +62,134 @@ func (t Tally) Score(children int) Score {
 	return t.Best
 }
 
-// Score is a final disc count under perfect play. The zero Score means
-// unknown: no game ends with no discs on the board.
-type Score struct{ Black, White uint8 }
-
-// Known reports whether s is a real score.
-func (s Score) Known() bool { return s.Black != 0 || s.White != 0 }
-
-// TerminalScore is the final count of a position where the game is over.
-func TerminalScore(p board.Position) Score {
-	w := bits.OnesCount64(p.White)
-	return Score{Black: uint8(p.Discs() - w), White: uint8(w)}
+// Score is a position's value under perfect play. The zero Score is
+// unknown.
+//
+// Diff is what minimax works on: black's final disc count minus white's,
+// the empty squares of a finished game going to the winner (the WOF rule
+// of docs/reference.md, which package solve follows too). Where every
+// line of play was followed to the end of the game, a score also holds a
+// perfect-play final count, discs on the board; where a solver gave the
+// score, it holds the differential alone.
+type Score struct {
+	Diff  int8 // black minus white, empty squares to the winner, when Exact
+	Exact bool // Diff is known
+	// Black and White are a perfect-play final count, or 0, 0.
+	Black, White uint8
 }
 
-// Better reports whether a is a better final count than b for side: a
-// larger margin for side, then more of side's own discs. The two keys fix
-// both counts, so the best score among children is unique.
+// Known reports whether s holds a perfect-play final count (and so an
+// exact Diff too).
+func (s Score) Known() bool { return s.Black != 0 || s.White != 0 }
+
+// CountScore is the score of a game that ends with these disc counts on
+// a board of squares squares.
+func CountScore(black, white, squares int) Score {
+	diff := 0
+	switch {
+	case black > white:
+		diff = squares - 2*white
+	case white > black:
+		diff = 2*black - squares
+	}
+	return Score{Diff: int8(diff), Exact: true, Black: uint8(black), White: uint8(white)}
+}
+
+// DiffScore is an exact score known only as its differential, black
+// minus white, empty squares to the winner.
+func DiffScore(diff int) Score { return Score{Diff: int8(diff), Exact: true} }
+
+// TerminalScore is the score of a position where the game is over.
+func TerminalScore(b *board.Board, p board.Position) Score {
+	w := bits.OnesCount64(p.White)
+	return CountScore(p.Discs()-w, w, b.Size()*b.Size())
+}
+
+// Result is the result a score implies.
+func (s Score) Result() board.Result {
+	switch {
+	case !s.Exact:
+		return board.Unknown
+	case s.Diff > 0:
+		return board.BlackWins
+	case s.Diff < 0:
+		return board.WhiteWins
+	}
+	return board.Draw
+}
+
+// Better reports whether a is a better exact score than b for side: a
+// larger differential for side; at equal differentials, one with a final
+// count first, then a larger margin of discs on the board for side, then
+// more of side's own discs. These keys fix the score, so the best score
+// among children is unique whatever order they report in.
 func Better(side board.Color, a, b Score) bool {
+	da, db := int(a.Diff), int(b.Diff)
 	own, opp, bOwn, bOpp := int(a.Black), int(a.White), int(b.Black), int(b.White)
 	if side == board.White {
+		da, db = -da, -db
 		own, opp, bOwn, bOpp = int(a.White), int(a.Black), int(b.White), int(b.Black)
 	}
-	if own-opp != bOwn-bOpp {
+	switch {
+	case da != db:
+		return da > db
+	case a.Known() != b.Known():
+		return a.Known()
+	case own-opp != bOwn-bOpp:
 		return own-opp > bOwn-bOpp
 	}
 	return own > bOwn
+}
+
+// A score travels as a 14-bit word: black's and white's final counts, 7
+// bits each, when it has them; otherwise diffOnly in black's bits and
+// Diff/2+32 in white's (under the WOF rule a differential is even, as
+// every board has an even number of squares); 0 when unknown.
+const (
+	scoreBits = 14
+	diffOnly  = 0x7f
+)
+
+func (s Score) word() uint16 {
+	switch {
+	case s.Known():
+		return uint16(s.Black&0x7f) | uint16(s.White&0x7f)<<7
+	case s.Exact:
+		return diffOnly | uint16(int(s.Diff)/2+32)<<7
+	}
+	return 0
+}
+
+// scoreOf decodes a score word for a board of squares squares; ok is
+// false for a word no score encodes to.
+func scoreOf(v uint16, squares int) (s Score, ok bool) {
+	black, white := int(v&0x7f), int(v>>7&0x7f)
+	switch {
+	case v == 0:
+		return Score{}, true
+	case black == diffOnly:
+		d := 2 * (white - 32)
+		return DiffScore(d), v < 1<<scoreBits && d >= -squares && d <= squares
+	}
+	return CountScore(black, white, squares), v < 1<<scoreBits && black+white <= squares
 }
 
 // ResultLen is the size of one position's entry in a results blob.
 const ResultLen = 2
 
 // AppendResult appends one position's result and score to a results blob:
-// a little-endian uint16 with the result in bits 0-1, black's discs in
-// bits 2-8 and white's in bits 9-15.
+// a little-endian uint16 with the result in bits 0-1 and the score word in
+// bits 2-15.
 func AppendResult(dst []byte, r board.Result, s Score) []byte {
-	v := uint16(r&3) | uint16(s.Black&0x7f)<<2 | uint16(s.White&0x7f)<<9
-	return binary.LittleEndian.AppendUint16(dst, v)
+	return binary.LittleEndian.AppendUint16(dst, uint16(r&3)|s.word()<<2)
 }
 
-// DecodeResult reads the i-th entry of a results blob.
-func DecodeResult(b []byte, i int) (board.Result, Score) {
+// DecodeResult reads the i-th entry of a results blob of a board of
+// squares squares. A score no entry encodes to reads as unknown.
+func DecodeResult(b []byte, i, squares int) (board.Result, Score) {
 	v := binary.LittleEndian.Uint16(b[i*ResultLen:])
-	return board.Result(v & 3), Score{Black: uint8(v >> 2 & 0x7f), White: uint8(v >> 9 & 0x7f)}
+	s, _ := scoreOf(v>>2, squares)
+	return board.Result(v & 3), s
 }
 
 // Decide applies the rules of docs/reference.md to a non-terminal
@@ -197,9 +283,10 @@ type Notice struct {
 	Score  Score // the child's perfect-play score, when known
 }
 
-// scoreFollows marks a notice's result byte when two score bytes follow;
-// most notices carry none, as scores are known only where whole subtrees
-// reached the end of the game.
+// scoreFollows marks a notice's result byte when a score word follows
+// (two bytes, little-endian); most notices carry none, as scores are
+// known only where whole subtrees reached the end of the game or were
+// solved.
 const scoreFollows = 0x80
 
 // AppendNotices encodes notices sorted by Index.
@@ -207,8 +294,9 @@ func AppendNotices(dst []byte, ns []Notice) []byte {
 	var prev uint32
 	for _, n := range ns {
 		dst = binary.AppendUvarint(dst, uint64(n.Index-prev))
-		if n.Score.Known() {
-			dst = append(dst, byte(n.Result)|scoreFollows, n.Score.Black, n.Score.White)
+		if n.Score.Exact {
+			dst = append(dst, byte(n.Result)|scoreFollows)
+			dst = binary.LittleEndian.AppendUint16(dst, n.Score.word())
 		} else {
 			dst = append(dst, byte(n.Result))
 		}
@@ -217,8 +305,9 @@ func AppendNotices(dst []byte, ns []Notice) []byte {
 	return dst
 }
 
-// DecodeNotices calls fn for each notice in a payload.
-func DecodeNotices(b []byte, fn func(Notice)) error {
+// DecodeNotices calls fn for each notice in a payload from a board of
+// squares squares.
+func DecodeNotices(b []byte, squares int, fn func(Notice)) error {
 	var idx uint64
 	for len(b) > 0 {
 		d, n := binary.Uvarint(b)
@@ -236,7 +325,11 @@ func DecodeNotices(b []byte, fn func(Notice)) error {
 			if len(b) < 2 {
 				return errors.New("backtrack: malformed notice payload")
 			}
-			nt.Score = Score{Black: b[0], White: b[1]}
+			s, ok := scoreOf(binary.LittleEndian.Uint16(b), squares)
+			if !ok || !s.Exact {
+				return errors.New("backtrack: malformed score in notice payload")
+			}
+			nt.Score = s
 			b = b[2:]
 		}
 		fn(nt)

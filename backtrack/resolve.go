@@ -5,18 +5,22 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/pipeline/message"
 	"github.com/reversi-cloud/reversi/pipeline/runstore"
 	"github.com/reversi-cloud/reversi/pipeline/task"
+	"github.com/reversi-cloud/reversi/solve"
 )
 
 // ResolveHandler handles R messages: it decides the results of one final
 // blob of a ply from the notices its children sent, stores them as the
 // blob's results blob, and sends notices of the known results to the
 // parents named in the blob's backtracking rows. Results flow back one ply
-// at a time, from the target ply to the start.
+// at a time, from the target ply to the start. At the target ply of a run
+// that solves (runstore.Config.Solve), it solves every non-terminal
+// position exactly instead, so exact scores flow back to the start.
 //
 // Crash points: the results blob and the notice rows have names derived
 // from the blob, and their content depends only on the notices, which are
@@ -62,6 +66,7 @@ func resolve(ctx context.Context, t *task.Task, m message.Message) error {
 	if err != nil {
 		return err
 	}
+	squares := run.Board.Size() * run.Board.Size()
 	tallies := make([]Tally, len(keys))
 	if m.Ply < run.Target {
 		payloads, err := store.Notices(ctx, m.Ply, m.Index)
@@ -69,7 +74,7 @@ func resolve(ctx context.Context, t *task.Task, m message.Message) error {
 			return err
 		}
 		for _, payload := range payloads {
-			err := DecodeNotices(payload, func(n Notice) {
+			err := DecodeNotices(payload, squares, func(n Notice) {
 				if int(n.Index) < len(tallies) {
 					tallies[n.Index].Add(keys[n.Index].Side, n)
 				}
@@ -79,6 +84,11 @@ func resolve(ctx context.Context, t *task.Task, m message.Message) error {
 			}
 		}
 	}
+	var solver *solve.Solver
+	if m.Ply >= run.Target && run.Solve {
+		solver = solvers.Get().(*solve.Solver)
+		defer solvers.Put(solver)
+	}
 	results := make([]byte, 0, ResultLen*len(keys))
 	var counts [4]int64
 	kids := make([]board.Position, 0, 32)
@@ -87,7 +97,15 @@ func resolve(ctx context.Context, t *task.Task, m message.Message) error {
 		var score Score
 		switch {
 		case run.Board.Terminal(p):
-			res, score = run.Board.Result(p), TerminalScore(p)
+			res, score = run.Board.Result(p), TerminalScore(run.Board, p)
+		case solver != nil:
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if score, err = solveScore(solver, run.Board, p); err != nil {
+				return fmt.Errorf("solving position %d of ply %d blob %d: %w", i, m.Ply, m.Index, err)
+			}
+			res = score.Result()
 		case m.Ply >= run.Target, tallies[i].Known == 0:
 			// No child reported a result, so nothing is decided whatever
 			// the moves are (a non-terminal position has at least one):
@@ -105,7 +123,7 @@ func resolve(ctx context.Context, t *task.Task, m message.Message) error {
 		return fmt.Errorf("writing results of ply %d blob %d: %w", m.Ply, m.Index, err)
 	}
 	if m.Ply > 0 {
-		if err := sendNotices(ctx, store, m.Ply, m.Index, final.Blob, results); err != nil {
+		if err := sendNotices(ctx, store, m.Ply, m.Index, final.Blob, results, squares); err != nil {
 			return err
 		}
 	}
@@ -113,7 +131,8 @@ func resolve(ctx context.Context, t *task.Task, m message.Message) error {
 		Black: counts[board.BlackWins], White: counts[board.WhiteWins], Draws: counts[board.Draw], Unknown: counts[board.Unknown]}}
 	if m.Ply == 0 {
 		// Ply 0 holds only the start position: its score is the run's.
-		if _, s := DecodeResult(results, 0); s.Known() {
+		if _, s := DecodeResult(results, 0, squares); s.Exact {
+			r.Scored, r.Score = true, int64(s.Diff)
 			r.ScoreBlack, r.ScoreWhite = int64(s.Black), int64(s.White)
 		}
 	}
@@ -123,9 +142,33 @@ func resolve(ctx context.Context, t *task.Task, m message.Message) error {
 	return t.Flow.Resolved(ctx, t, m.Ply, m.Index)
 }
 
+// solvers keeps the solvers of the resolve tasks that solve the target
+// ply, one per task at a time: a solver's transposition table carries
+// over from one position to the next, and positions of one ply share
+// much of their endgames.
+var solvers = sync.Pool{New: func() any {
+	s, err := solve.New(solve.Options{})
+	if err != nil {
+		panic(err) // the zero Options are valid
+	}
+	return s
+}}
+
+// solveScore solves p exactly: its score, black minus white.
+func solveScore(s *solve.Solver, b *board.Board, p board.Position) (Score, error) {
+	r, err := s.Solve(b, p)
+	if err != nil {
+		return Score{}, err
+	}
+	if p.Side == board.White {
+		r.Score = -r.Score
+	}
+	return DiffScore(r.Score), nil
+}
+
 // sendNotices reports each known result of final blob j of a ply to its
 // parents: one payload per parent blob.
-func sendNotices(ctx context.Context, store *runstore.Store, ply, j int, blob string, results []byte) error {
+func sendNotices(ctx context.Context, store *runstore.Store, ply, j int, blob string, results []byte, squares int) error {
 	payload, err := store.Sources(ctx, blob)
 	if err != nil {
 		return err
@@ -142,7 +185,7 @@ func sendNotices(ctx context.Context, store *runstore.Store, ply, j int, blob st
 			}
 			return fmt.Errorf("backtracking rows of %s cover %d of %d positions", blob, i, n)
 		}
-		res, score := DecodeResult(results, i)
+		res, score := DecodeResult(results, i, squares)
 		if res == board.Unknown {
 			continue
 		}

@@ -41,6 +41,13 @@ func TestBadFlagsGiveOneLineAndExit2(t *testing.T) {
 		{"inspect -http -check", Inspect, []string{"-run", "abc", "-http", ":0", "-check"}, "leave out -check, -position, -moves and -json"},
 		{"inspect -http -moves", Inspect, []string{"-run", "abc", "-http", ":0", "-moves", "f5"}, "leave out -check"},
 		{"inspect -http -json", Inspect, []string{"-run", "abc", "-http", ":0", "-json", "x.json"}, "leave out -check"},
+		{"start squares", Enumerate, []string{"-start", "XO- X"}, "-start: solve: bad position line: 3 squares"},
+		{"start side", Enumerate, []string{"-start", "----------------"}, "-start: "},
+		{"start board", Enumerate, []string{"-board", "8", "-start", "-----XO--OX----- X"}, "-start has 16 squares, a 4x4 board, but -board is 8"},
+		{"start plies", Enumerate, []string{"-start", "XXXXXXXXXXXXXX-- X", "-plies", "3"}, "ends at ply 2"},
+		{"start reference", Enumerate, []string{"-engine", "reference", "-solve"}, "-start and -solve need the pipeline"},
+		{"start verify", Enumerate, []string{"-verify", "-start", "-----XO--OX----- X"}, "-verify compares"},
+		{"seed start", Seed, []string{"-run", "abc", "-start", "XO"}, "-start: "},
 		{"enumerate -http", Enumerate, []string{"-http", "x"}, `-http "x"`},
 		{"enumerate -http reference", Enumerate, []string{"-http", ":0", "-engine", "reference"}, "-http serves the pipeline's stored run"},
 	} {

@@ -19,7 +19,12 @@ seed creates a run's queues, containers and tables and enqueues the start
 position. Seeding again with the same configuration changes nothing; a
 different configuration for an existing run is refused.
 
-Usage: seed -run NAME [-board 4|6|8] [-plies N]`
+-start "SQUARES SIDE" seeds the run from any position (its board follows
+from the squares; -plies counts from it); -solve makes the workers solve
+every position of the target ply exactly, so that the run ends with the
+start position's exact score.
+
+Usage: seed -run NAME [-board 4|6|8 | -start "SQUARES SIDE"] [-plies N] [-solve]`
 
 // Seed is cmd/seed.
 func Seed(env Env) int { return finish("seed", env, seed(env)) }
@@ -31,6 +36,8 @@ func seed(env Env) error {
 	plies := fs.Int("plies", -1, "target ply (default: the end of the game on 4x4, 9 on 6x6 and 8x8)")
 	blobPositions := fs.Int("blob-positions", pipeline.DefaultBlobPositions, "positions per final blob")
 	fanIn := fs.Int("fan-in", pipeline.DefaultFanIn, "runs read by one merge")
+	var stf startFlags
+	stf.register(fs)
 	var sf storageFlags
 	sf.register(fs, "azure")
 	if help, err := parse(fs, env, seedIntro); help || err != nil {
@@ -39,7 +46,11 @@ func seed(env Env) error {
 	if *run == "" {
 		return usagef("-run is required")
 	}
-	cfg := pipeline.RunConfig{Name: *run, Board: *size, Target: *plies, BlobPositions: *blobPositions, FanIn: *fanIn}.WithDefaults()
+	cfg := pipeline.RunConfig{Name: *run, Board: *size, Target: *plies, BlobPositions: *blobPositions, FanIn: *fanIn}
+	if err := stf.apply(fs, &cfg); err != nil {
+		return err
+	}
+	cfg = cfg.WithDefaults()
 	if err := cfg.Validate(); err != nil {
 		return usageError{err.Error()}
 	}

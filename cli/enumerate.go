@@ -12,6 +12,7 @@ import (
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/browse"
 	"github.com/reversi-cloud/reversi/pipeline"
+	"github.com/reversi-cloud/reversi/pipeline/message"
 	"github.com/reversi-cloud/reversi/reference"
 	"github.com/reversi-cloud/reversi/report"
 	"github.com/reversi-cloud/reversi/storage"
@@ -30,6 +31,15 @@ in-memory enumerator that the pipeline is checked against.
 -position KEY or -moves LIST (e.g. -board 4 -moves b1) then shows one
 position of the finished run, as inspect does: its result, the moves that
 keep it, its parents and its children.
+
+-start "SQUARES SIDE" enumerates from any position instead of the usual
+start (the squares a1 b1 ... row by row, X, O or -, then X or O to move,
+as cmd/solve reads them; -plies counts from it), and -solve solves every
+position of the target ply exactly, so the report ends with root_score,
+the start position's score under perfect play (black minus white, empty
+squares to the winner). For example, FFO endgame #45, solved 3 plies in:
+
+  go run ./cmd/enumerate -plies 3 -solve -start "---XXXX-X-XXXO--XXOXOO--XXXOXO--XXOXXO---OXXXOO-O-OOOO------OO-- X"
 
 -http ADDR serves the run to a web browser while it goes on (live
 progress, the per-ply table and charts, a board viewer), and after it
@@ -53,6 +63,8 @@ func enumerate(env Env) error {
 	fanIn := fs.Int("fan-in", pipeline.DefaultFanIn, "pipeline: runs read by one merge")
 	visibility := fs.Duration("visibility", 60*time.Second, "pipeline: queue visibility timeout")
 	quiet := fs.Bool("quiet", false, "no progress on standard error")
+	var stf startFlags
+	stf.register(fs)
 	var sf storageFlags
 	sf.register(fs, "embedded")
 	var lf logFlags
@@ -73,7 +85,15 @@ func enumerate(env Env) error {
 	if err := cf.validate(fs); err != nil {
 		return err
 	}
-	b, err := board.New(*size)
+	name := *run
+	if name == "" {
+		name = fmt.Sprintf("enum%d", time.Now().UnixNano()%1e12)
+	}
+	cfg := pipeline.RunConfig{Name: name, Board: *size, Target: *plies, BlobPositions: *blobPositions, FanIn: *fanIn}
+	if err := stf.apply(fs, &cfg); err != nil {
+		return err
+	}
+	b, err := board.New(cfg.Board)
 	if err != nil {
 		return usagef("-board %d: must be 4, 6 or 8", *size)
 	}
@@ -84,17 +104,23 @@ func enumerate(env Env) error {
 		if *engine != "pipeline" {
 			return usagef("-position and -moves read the pipeline's stored results; leave out -engine reference")
 		}
+	}
+	if *engine == "reference" && (stf.start != "" || stf.solve) {
+		return usagef("-start and -solve need the pipeline; leave out -engine reference")
+	}
+	if *verify && (stf.start != "" || stf.solve) {
+		return usagef("-verify compares with the reference engine, which knows neither -start nor -solve")
+	}
+	cfg = cfg.WithDefaults()
+	target := cfg.Target
+	if pf.set() {
 		// Check the position now rather than after a long run.
-		if _, err := pf.position(b); err != nil {
+		if _, err := pf.position(b, cfg.Start); err != nil {
 			return err
 		}
 	}
-	target := *plies
-	if target < 0 {
-		target = pipeline.DefaultTarget(*size)
-	}
-	if max := *size**size - 4; target > max {
-		return usagef("-plies %d: a %dx%d game ends at ply %d", target, *size, *size, max)
+	if max := (message.Origin{Board: b, Start: cfg.Start}).LastPly(); target > max {
+		return usagef("-plies %d: a %dx%d game from the start ends at ply %d", target, cfg.Board, cfg.Board, max)
 	}
 	if *engine != "pipeline" && *engine != "reference" {
 		return usagef("-engine %q: must be pipeline or reference", *engine)
@@ -126,11 +152,6 @@ func enumerate(env Env) error {
 		}
 		rep = res.Report
 	} else {
-		name := *run
-		if name == "" {
-			name = fmt.Sprintf("enum%d", time.Now().UnixNano()%1e12)
-		}
-		cfg := pipeline.RunConfig{Name: name, Board: *size, Target: target, BlobPositions: *blobPositions, FanIn: *fanIn}
 		if err := cfg.Validate(); err != nil {
 			return usageError{err.Error()}
 		}

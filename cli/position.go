@@ -36,14 +36,17 @@ func (f *positionFlags) validate() error {
 	return nil
 }
 
-// position parses the flag against the run's board.
-func (f *positionFlags) position(b *board.Board) (board.Position, error) {
+// position parses the flag against the run's board and start position.
+func (f *positionFlags) position(b *board.Board, start board.Position) (board.Position, error) {
 	if f.key != "" {
 		p, err := b.ParseText(strings.TrimSpace(f.key))
 		if err != nil {
 			return board.Position{}, usagef("-position: %v", err)
 		}
 		return p, nil
+	}
+	if start != b.Start() {
+		return playFrom(b, start, f.moves)
 	}
 	p, err := b.ParseMoves(f.moves)
 	if err != nil {
@@ -52,16 +55,42 @@ func (f *positionFlags) position(b *board.Board) (board.Position, error) {
 	return p, nil
 }
 
+// playFrom plays moves from a run's own start position. Passes are
+// folded in as everywhere, so "pa" tokens are skipped.
+func playFrom(b *board.Board, p board.Position, moves string) (board.Position, error) {
+	tokens := strings.FieldsFunc(moves, func(r rune) bool { return r == ' ' || r == ',' })
+	n := 0
+	for _, tok := range tokens {
+		for ; len(tok) >= 2; tok = tok[2:] {
+			n++
+			if strings.EqualFold(tok[:2], "pa") {
+				continue
+			}
+			sq, err := b.ParseSquare(tok[:2])
+			if err != nil {
+				return board.Position{}, usagef("-moves: move %d: %v", n, err)
+			}
+			if p, err = b.Play(p, sq); err != nil {
+				return board.Position{}, usagef("-moves: move %d from the run's start: %v", n, err)
+			}
+		}
+		if tok != "" {
+			return board.Position{}, usagef("-moves: move %d: %q is cut short", n+1, tok)
+		}
+	}
+	return p, nil
+}
+
 // show prints what the run knows about the position, and writes it as
 // JSON when jsonOut is set.
 func (f *positionFlags) show(ctx context.Context, env Env, r *pipeline.Run, jsonOut string) error {
-	p, err := f.position(r.Board)
+	p, err := f.position(r.Board, r.Config.Start)
 	if err != nil {
 		return err
 	}
 	info, err := r.Lookup(ctx, p)
 	if errors.Is(err, pipeline.ErrNotInRun) {
-		return fmt.Errorf("position %s (ply %d) is not in run %q: %w", r.Board.Canonical(p).Text(), r.Board.Ply(p), r.Config.Name, err)
+		return fmt.Errorf("position %s (ply %d) is not in run %q: %w", r.Board.Canonical(p).Text(), r.Ply(p), r.Config.Name, err)
 	}
 	if err != nil {
 		return err
@@ -87,8 +116,11 @@ func resultText(resolved bool, r board.Result, s backtrack.Score) string {
 		return "not resolved yet"
 	}
 	out := r.String()
-	if s.Known() {
+	switch {
+	case s.Known():
 		out += fmt.Sprintf(" (perfect play %d-%d)", s.Black, s.White)
+	case s.Exact:
+		out += fmt.Sprintf(" (score %+d)", s.Diff)
 	}
 	return out
 }
@@ -99,10 +131,16 @@ func writePosition(w io.Writer, b *board.Board, info *pipeline.PositionInfo) {
 	fmt.Fprintf(w, "canonical  %s\n", info.Canonical.Text())
 	fmt.Fprintf(w, "ply        %d\n", info.Ply)
 	fmt.Fprintf(w, "result     %s\n", resultText(info.Resolved, info.Result, info.Score))
+	if info.Resolved && info.Score.Exact {
+		fmt.Fprintf(w, "score      %+d (black minus white, empty squares to the winner)\n", info.Score.Diff)
+	}
 	if best := info.BestMoves(); len(best) > 0 {
 		keep := "keep the draw"
-		if info.Result != board.Draw {
+		switch info.Result {
+		case board.WinFor(info.Position.Side):
 			keep = info.Position.Side.String() + " keeps the win"
+		case board.WinFor(info.Position.Side.Opponent()):
+			keep = info.Position.Side.String() + " loses by the least"
 		}
 		fmt.Fprintf(w, "best moves %s (%s)\n", strings.Join(best, " "), keep)
 	}

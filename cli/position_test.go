@@ -13,15 +13,17 @@ func TestEnumerateShowsAPosition(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	for _, want := range []string{
-		"root: white, perfect play 3-11",
+		"root: white, perfect play 3-11 (black-white), root score -10",
 		"after b1:",
 		"key        w00000000000606020000000000040000",
 		"ply        1",
 		"result     white (perfect play 3-11)",
+		"score      -10 (black minus white, empty squares to the winner)",
 		"best moves a1 (white keeps the win)",
 		"parents    1",
 		"children   3 distinct",
-		"  c1       b00000000000606060000000000020202  black (perfect play 12-4)",
+		// 9-1 with 6 squares empty is +14, better for black than 12-4's +8.
+		"  c1       b00000000000606060000000000020202  black (perfect play 9-1)",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)

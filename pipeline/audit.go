@@ -329,7 +329,7 @@ func auditOverlaps(a *Audit, ply int, runs []*runstore.Run) {
 func (r *Run) auditOrphans(a *Audit, s *auditState, list []storage.BlobInfo, visible []storage.Message) {
 	covered := map[string]bool{}
 	for _, m := range visible {
-		if msg, err := message.ParseMessage(r.Board, m.Text); err == nil && msg.Kind == message.KindCompensation {
+		if msg, err := message.ParseMessage(r.shared.Origin, m.Text); err == nil && msg.Kind == message.KindCompensation {
 			covered[msg.Blob] = true
 		}
 	}

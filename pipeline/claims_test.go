@@ -210,7 +210,7 @@ func TestExpiredClaimIsReleased(t *testing.T) {
 						oldMerge.Store(err)
 						return
 					}
-					m, err := message.ParseMessage(r.Board, be.lost)
+					m, err := message.ParseMessage(r.shared.Origin, be.lost)
 					if err != nil {
 						oldMerge.Store(err)
 						return

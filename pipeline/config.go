@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/pipeline/message"
 	"github.com/reversi-cloud/reversi/pipeline/task"
 )
 
@@ -34,6 +35,13 @@ type RunConfig struct {
 	Target        int // target ply
 	BlobPositions int
 	FanIn         int
+	// Start is the position the run starts from, ply 0; the zero
+	// Position means the board's usual start. Plies count discs placed
+	// since the start.
+	Start board.Position
+	// Solve solves every non-terminal position of the target ply exactly
+	// (package solve), so that exact scores flow back to the start.
+	Solve bool
 }
 
 // DefaultTarget is the target ply when none is given: the end of the game
@@ -45,13 +53,25 @@ func DefaultTarget(size int) int {
 	return 9
 }
 
-// WithDefaults fills zero fields.
+// WithDefaults fills zero fields. A start position whose side to move
+// has no move but whose opponent has passes at once, as every position
+// of a run does.
 func (c RunConfig) WithDefaults() RunConfig {
 	if c.Board == 0 {
 		c.Board = 8
 	}
+	b, err := board.New(c.Board)
+	if err == nil && c.Start == (board.Position{}) {
+		c.Start = b.Start()
+	}
+	if err == nil && b.Moves(c.Start) == 0 && !b.Terminal(c.Start) {
+		c.Start.Side = c.Start.Side.Opponent()
+	}
 	if c.Target < 0 {
 		c.Target = DefaultTarget(c.Board)
+		if err == nil {
+			c.Target = min(c.Target, c.origin(b).LastPly())
+		}
 	}
 	if c.BlobPositions == 0 {
 		c.BlobPositions = DefaultBlobPositions
@@ -67,11 +87,15 @@ func (c RunConfig) Validate() error {
 	if err := ValidRunName(c.Name); err != nil {
 		return err
 	}
-	if _, err := board.New(c.Board); err != nil {
+	b, err := board.New(c.Board)
+	if err != nil {
 		return fmt.Errorf("board %d: must be 4, 6 or 8", c.Board)
 	}
-	if max := c.Board*c.Board - 4; c.Target < 0 || c.Target > max {
-		return fmt.Errorf("target ply %d: must be 0 to %d on %dx%d", c.Target, max, c.Board, c.Board)
+	if err := b.Valid(c.Start); err != nil {
+		return fmt.Errorf("start position: %w", err)
+	}
+	if max := c.origin(b).LastPly(); c.Target < 0 || c.Target > max {
+		return fmt.Errorf("target ply %d: must be 0 to %d on %dx%d from the start position", c.Target, max, c.Board, c.Board)
 	}
 	if c.Target > 99 {
 		return errors.New("target ply must be at most 99")
@@ -83,6 +107,19 @@ func (c RunConfig) Validate() error {
 		return fmt.Errorf("fan-in %d: must be 2 to 64", c.FanIn)
 	}
 	return nil
+}
+
+func (c RunConfig) origin(b *board.Board) message.Origin {
+	return message.Origin{Board: b, Start: c.Start}
+}
+
+// startText is how the settings row records the start position: "" for
+// the board's usual start, so runs seeded before -start existed match.
+func (c RunConfig) startText(b *board.Board) string {
+	if c.Start == b.Start() {
+		return ""
+	}
+	return c.Start.Text()
 }
 
 // ValidRunName checks a run name: 3 to 32 lowercase letters and digits,

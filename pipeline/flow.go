@@ -61,12 +61,13 @@ func Seed(ctx context.Context, be storage.Backend, cfg RunConfig) (*Run, error) 
 			return nil, fmt.Errorf("creating run resources: %w", err)
 		}
 	}
-	want := runstore.Config{Board: cfg.Board, Target: cfg.Target, BlobPositions: cfg.BlobPositions, FanIn: cfg.FanIn, Created: time.Now().UnixNano()}
+	want := runstore.Config{Board: cfg.Board, Target: cfg.Target, BlobPositions: cfg.BlobPositions, FanIn: cfg.FanIn,
+		Start: cfg.startText(r.Board), Solve: cfg.Solve, Created: time.Now().UnixNano()}
 	have, err := runstore.AddConfig(ctx, be.Table(StateTable(cfg.Name)), want)
 	if errors.Is(err, storage.ErrExists) {
-		if have.Board != want.Board || have.Target != want.Target || have.BlobPositions != want.BlobPositions || have.FanIn != want.FanIn {
-			return nil, fmt.Errorf("run %q already exists with board %d, target ply %d, blob positions %d, fan-in %d; refusing board %d, target ply %d, blob positions %d, fan-in %d",
-				cfg.Name, have.Board, have.Target, have.BlobPositions, have.FanIn, cfg.Board, cfg.Target, cfg.BlobPositions, cfg.FanIn)
+		have.Created = want.Created
+		if have != want {
+			return nil, fmt.Errorf("run %q already exists with %s; refusing %s", cfg.Name, settings(have), settings(want))
 		}
 	} else if err != nil {
 		return nil, err
@@ -75,6 +76,16 @@ func Seed(ctx context.Context, be storage.Backend, cfg RunConfig) (*Run, error) 
 		return nil, fmt.Errorf("seeding the start position: %w", err)
 	}
 	return r, nil
+}
+
+// settings describes a run's settings row in the words of the flags.
+func settings(c runstore.Config) string {
+	start := "the usual start"
+	if c.Start != "" {
+		start = "start " + c.Start
+	}
+	return fmt.Sprintf("board %d, target ply %d, blob positions %d, fan-in %d, %s, solve %t",
+		c.Board, c.Target, c.BlobPositions, c.FanIn, start, c.Solve)
 }
 
 // seedStart makes ply 0: one run holding the start position, merged at
@@ -95,13 +106,16 @@ func (r *Run) seedStart(ctx context.Context) error {
 		return err
 	}
 	if p.State == runstore.Merging {
-		start := r.Board.Canonical(r.Board.Start())
+		start := r.Board.Canonical(r.Config.Start)
 		key := start.AppendKey(nil)
 		if err := r.blobs.Put(ctx, runstore.StartBlobName(), key); err != nil {
 			return fmt.Errorf("writing the start position: %w", err)
 		}
 		run := &runstore.Run{Blob: runstore.StartBlobName(), Len: int64(len(key)), Count: 1, Min: start, Max: start,
 			Final: true, Samples: key, Created: time.Now().UnixNano()}
+		if r.Board.Terminal(start) {
+			run.Terminal = 1 // a -start position may be a finished game
+		}
 		if _, err := r.store.AddSegments(ctx, 0, []*runstore.Run{run}, runstore.Expansion{}); err != nil {
 			return err
 		}
@@ -367,6 +381,7 @@ func (r *Run) afterResolved(ctx context.Context, p *runstore.Ply) error {
 				return err
 			}
 			if len(rs) > 0 {
+				done.Scored, done.Score = rs[0].Scored, rs[0].Score
 				done.ScoreBlack, done.ScoreWhite = rs[0].ScoreBlack, rs[0].ScoreWhite
 			}
 		}

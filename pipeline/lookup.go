@@ -12,6 +12,7 @@ import (
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/pipeline/runstore"
 	"github.com/reversi-cloud/reversi/pipeline/task"
+	"github.com/reversi-cloud/reversi/solve"
 )
 
 // ErrNotInRun reports a position that a run never reached: beyond its
@@ -28,6 +29,9 @@ type PositionInfo struct {
 	Score     backtrack.Score
 	Parents   []board.Position // canonical parents, from the backtracking rows
 	Children  []ChildInfo      // one per distinct canonical child, in move order
+	// solved holds the best moves the solver found, for a solved position
+	// of the target ply: its children are beyond the run.
+	solved []string
 }
 
 // ChildInfo is one distinct child of a position.
@@ -49,7 +53,7 @@ func (r *Run) Lookup(ctx context.Context, p board.Position) (*PositionInfo, erro
 		return nil, err
 	}
 	l := &lookup{run: r, plies: map[int]*runstore.Ply{}, finals: map[int][]runstore.FinalBlob{}, keys: map[string][]board.Position{}}
-	info := &PositionInfo{Position: p, Canonical: r.Board.Canonical(p), Ply: r.Board.Ply(p)}
+	info := &PositionInfo{Position: p, Canonical: r.Board.Canonical(p), Ply: r.Ply(p)}
 	at, err := l.find(ctx, info.Canonical)
 	if err != nil {
 		return nil, err
@@ -60,6 +64,15 @@ func (r *Run) Lookup(ctx context.Context, p board.Position) (*PositionInfo, erro
 	}
 	if info.Parents, err = l.parents(ctx, at); err != nil {
 		return nil, err
+	}
+	if info.Resolved && info.Ply == r.Config.Target && r.Config.Solve && !r.Board.Terminal(p) {
+		res, err := solve.Solve(r.Board, p, solve.Options{})
+		if err != nil {
+			return nil, err
+		}
+		for _, sq := range res.BestMoves {
+			info.solved = append(info.solved, r.Board.SquareName(sq))
+		}
 	}
 	byChild := map[board.Position]int{}
 	for m := r.Board.Moves(p); m != 0; m &= m - 1 {
@@ -91,16 +104,28 @@ func (r *Run) Lookup(ctx context.Context, p board.Position) (*PositionInfo, erro
 	return info, nil
 }
 
-// BestMoves names the moves whose children give the position its result:
-// for a won position the winning moves, for a draw the drawing ones. It is
-// empty for a lost or unknown position, and for positions without moves.
+// BestMoves names the moves that achieve the position's value. With an
+// exact score, those whose children have the same score (or, at a solved
+// target ply, those the solver found), also when the position is lost;
+// otherwise, for a won position the winning moves, for a draw the drawing
+// ones. It is empty for a lost position without a score, an unknown one,
+// and one without moves.
 func (info *PositionInfo) BestMoves() []string {
-	if !info.Resolved || info.Result == board.Unknown || info.Result == board.WinFor(info.Position.Side.Opponent()) {
+	if !info.Resolved || info.Result == board.Unknown {
 		return nil
+	}
+	if info.solved != nil {
+		return info.solved
 	}
 	var out []string
 	for _, c := range info.Children {
-		if c.Resolved && c.Result == info.Result {
+		switch {
+		case !c.Resolved:
+		case info.Score.Exact:
+			if c.Score.Exact && c.Score.Diff == info.Score.Diff {
+				out = append(out, c.Moves...)
+			}
+		case c.Result == info.Result && info.Result != board.WinFor(info.Position.Side.Opponent()):
 			out = append(out, c.Moves...)
 		}
 	}
@@ -162,7 +187,7 @@ func (l *lookup) blobKeys(ctx context.Context, blob string) ([]board.Position, e
 // find locates a canonical position: the final blobs of a ply are
 // disjoint and in key order, so at most one can hold it.
 func (l *lookup) find(ctx context.Context, c board.Position) (location, error) {
-	n := l.run.Board.Ply(c)
+	n := l.run.Ply(c)
 	p, err := l.ply(ctx, n)
 	if err != nil {
 		return location{}, err
@@ -199,7 +224,7 @@ func (l *lookup) result(ctx context.Context, at location) (bool, board.Result, b
 	if len(b) != backtrack.ResultLen {
 		return false, board.Unknown, backtrack.Score{}, fmt.Errorf("ply %d blob %d: short result entry", at.ply.Ply, at.final.Index)
 	}
-	res, score := backtrack.DecodeResult(b, 0)
+	res, score := backtrack.DecodeResult(b, 0, l.run.Board.Size()*l.run.Board.Size())
 	return true, res, score, nil
 }
 

@@ -48,7 +48,7 @@ func checkLookups(t *testing.T, ctx context.Context, r *Run, ref *reference.Resu
 				t.Errorf("ply %d %s: canonical %s ply %d resolved %v result %v; want %s %d true %v",
 					n, asked.Text(), info.Canonical.Text(), info.Ply, info.Resolved, info.Result, c.Text(), n, ply[c])
 			}
-			if b.Terminal(c) && info.Score != backtrack.TerminalScore(c) {
+			if b.Terminal(c) && info.Score != backtrack.TerminalScore(b, c) {
 				t.Errorf("terminal %s: score %+v, want its disc count", c.Text(), info.Score)
 			}
 			var wantParents []board.Position

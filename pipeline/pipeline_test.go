@@ -34,9 +34,13 @@ func TestPipeline4x4ToTheEnd(t *testing.T) {
 	if !rep.Complete || rep.Root != "white" {
 		t.Errorf("complete=%v root=%q, want complete white", rep.Complete, rep.Root)
 	}
-	// docs/reference.md: perfect play ends 3-11 (black-white).
+	// docs/reference.md: perfect play ends 3-11 (black-white), a score
+	// of -10 with the two empty squares going to white.
 	if rep.Score == nil || *rep.Score != (report.Score{Black: 3, White: 11}) {
 		t.Errorf("perfect-play score %+v, want 3-11", rep.Score)
+	}
+	if rep.RootScore == nil || *rep.RootScore != -10 {
+		t.Errorf("root score %v, want -10", rep.RootScore)
 	}
 	// Every storage call is labelled, and each stage paid for its own.
 	byCat := be.Stats().ByCategory()

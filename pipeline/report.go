@@ -18,6 +18,10 @@ type DoneInfo struct {
 	// Score is the start position's perfect-play final count, known
 	// when every line of play was followed to the end of the game.
 	Score *report.Score
+	// RootScore is the start position's score under perfect play, black
+	// minus white with empty squares to the winner: known when every line
+	// was followed to the end of the game or solved.
+	RootScore *int
 }
 
 // Done returns nil while the run is in progress.
@@ -29,6 +33,10 @@ func (r *Run) Done(ctx context.Context) (*DoneInfo, error) {
 	info := &DoneInfo{Root: d.Root}
 	if d.ScoreBlack+d.ScoreWhite > 0 {
 		info.Score = &report.Score{Black: int(d.ScoreBlack), White: int(d.ScoreWhite)}
+	}
+	if d.Scored {
+		s := int(d.Score)
+		info.RootScore = &s
 	}
 	return info, nil
 }
@@ -74,7 +82,10 @@ func SumStats(all ...storage.Stats) storage.Stats {
 // Report reads the run's tables and summarises them, complete or not.
 func (r *Run) Report(ctx context.Context) (*report.Report, error) {
 	ctx = task.WithCategory(ctx, task.CategoryControl)
-	rep := &report.Report{Board: r.Config.Board, TargetPly: r.Config.Target, Engine: "pipeline", Run: r.Config.Name, Root: "unknown"}
+	rep := &report.Report{Board: r.Config.Board, TargetPly: r.Config.Target, Engine: "pipeline", Run: r.Config.Name, Root: "unknown", Solve: r.Config.Solve}
+	if r.Config.Start != r.Board.Start() {
+		rep.Start = r.Config.Start.Text()
+	}
 	plies, err := r.store.Plies(ctx)
 	if err != nil {
 		return nil, err
@@ -97,41 +108,58 @@ func (r *Run) Report(ctx context.Context) (*report.Report, error) {
 		return nil, err
 	}
 	if done != nil {
-		rep.Complete, rep.Root, rep.Score = true, done.Root, done.Score
+		rep.Complete, rep.Root, rep.Score, rep.RootScore = true, done.Root, done.Score, done.RootScore
 	}
 	return rep, nil
 }
 
 // Results reads a resolved ply's positions and their results.
 func (r *Run) Results(ctx context.Context, ply int) (map[board.Position]board.Result, error) {
+	out := map[board.Position]board.Result{}
+	err := r.readResults(ctx, ply, func(p board.Position, res board.Result, _ backtrack.Score) { out[p] = res })
+	return out, err
+}
+
+// Scores reads a resolved ply's positions and their scores, unknown ones
+// included.
+func (r *Run) Scores(ctx context.Context, ply int) (map[board.Position]backtrack.Score, error) {
+	out := map[board.Position]backtrack.Score{}
+	err := r.readResults(ctx, ply, func(p board.Position, _ board.Result, s backtrack.Score) { out[p] = s })
+	return out, err
+}
+
+// readResults calls fn with each position of a resolved ply, its result
+// and its score.
+func (r *Run) readResults(ctx context.Context, ply int, fn func(board.Position, board.Result, backtrack.Score)) error {
 	ctx = task.WithCategory(ctx, task.CategoryControl)
 	p, err := r.store.Ply(ctx, ply)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if !p.State.AtLeast(runstore.Resolved) {
-		return nil, fmt.Errorf("ply %d is not resolved yet", ply)
+		return fmt.Errorf("ply %d is not resolved yet", ply)
 	}
 	finals, err := r.store.Finals(ctx, ply)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	out := make(map[board.Position]board.Result, p.Positions)
+	squares := r.Board.Size() * r.Board.Size()
 	for _, f := range finals {
 		keys, err := r.shared.ReadKeys(ctx, f.Blob)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		res, err := r.blobs.Get(ctx, runstore.ResultsBlobName(ply, f.Index))
 		if err != nil {
-			return nil, fmt.Errorf("reading results of ply %d blob %d: %w", ply, f.Index, err)
+			return fmt.Errorf("reading results of ply %d blob %d: %w", ply, f.Index, err)
 		}
 		if len(res) != backtrack.ResultLen*len(keys) {
-			return nil, fmt.Errorf("ply %d blob %d: %d bytes of results for %d positions", ply, f.Index, len(res), len(keys))
+			return fmt.Errorf("ply %d blob %d: %d bytes of results for %d positions", ply, f.Index, len(res), len(keys))
 		}
 		for i, k := range keys {
-			out[k], _ = backtrack.DecodeResult(res, i)
+			result, score := backtrack.DecodeResult(res, i, squares)
+			fn(k, result, score)
 		}
 	}
-	return out, nil
+	return nil
 }

@@ -35,10 +35,13 @@ func newRun(be storage.Backend, cfg RunConfig) (*Run, error) {
 		blobs:  be.Container(Container(cfg.Name)),
 	}
 	r.store = runstore.New(b, be.Table(StateTable(cfg.Name)), be.Table(BackTable(cfg.Name)))
-	r.shared = &task.Run{Name: cfg.Name, Board: b, Target: cfg.Target, BlobPositions: cfg.BlobPositions, FanIn: cfg.FanIn,
-		Store: r.store, Blobs: r.blobs, Work: r.work}
+	r.shared = &task.Run{Name: cfg.Name, Origin: cfg.origin(b), Target: cfg.Target, BlobPositions: cfg.BlobPositions, FanIn: cfg.FanIn,
+		Solve: cfg.Solve, Store: r.store, Blobs: r.blobs, Work: r.work}
 	return r, nil
 }
+
+// Ply is the run's ply of a position: discs placed since its start.
+func (r *Run) Ply(p board.Position) int { return r.shared.Ply(p) }
 
 // ErrNoRun means the named run has not been seeded.
 var ErrNoRun = errors.New("run not found")
@@ -56,7 +59,15 @@ func OpenRun(ctx context.Context, be storage.Backend, name string) (*Run, error)
 	if err != nil {
 		return nil, fmt.Errorf("reading run %q configuration: %w", name, err)
 	}
-	cfg := RunConfig{Name: name, Board: c.Board, Target: c.Target, BlobPositions: c.BlobPositions, FanIn: c.FanIn}
+	cfg := RunConfig{Name: name, Board: c.Board, Target: c.Target, BlobPositions: c.BlobPositions, FanIn: c.FanIn, Solve: c.Solve}
+	if b, err := board.New(c.Board); err == nil {
+		cfg.Start = b.Start()
+		if c.Start != "" {
+			if cfg.Start, err = b.ParseText(c.Start); err != nil {
+				return nil, fmt.Errorf("run %q has a bad recorded start position: %w", name, err)
+			}
+		}
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("run %q has a bad recorded configuration: %w", name, err)
 	}

@@ -121,7 +121,7 @@ func (w *Worker) settle(ctx context.Context, log *slog.Logger, msg storage.Messa
 	if msg.DequeueCount > w.cfg.MaxDequeue {
 		return w.toPoison(ctx, log, msg, fmt.Sprintf("dequeued %d times, more than the limit of %d", msg.DequeueCount, w.cfg.MaxDequeue))
 	}
-	m, err := message.ParseMessage(w.run.Board, msg.Text)
+	m, err := message.ParseMessage(w.run.shared.Origin, msg.Text)
 	if err != nil {
 		return w.toPoison(ctx, log, msg, err.Error())
 	}

@@ -47,8 +47,16 @@ type Report struct {
 	TransactionsByService map[string]int64 `json:"transactions_by_service,omitempty"`
 	// Cost is the estimated storage bill, for pipeline runs.
 	Cost *Cost `json:"cost,omitempty"`
+	// Start is the start position's key when the run did not start from
+	// the board's usual start; Solve says the target ply was solved.
+	Start string `json:"start,omitempty"`
+	Solve bool   `json:"solve,omitempty"`
 	// Perfect-play final score, set when the whole game was enumerated.
-	Score       *Score  `json:"score,omitempty"`
+	Score *Score `json:"score,omitempty"`
+	// RootScore is the start position's score under perfect play: black's
+	// discs minus white's, empty squares to the winner (the WOF rule).
+	// Set when known: the whole game enumerated, or the target ply solved.
+	RootScore   *int    `json:"root_score,omitempty"`
 	WallSeconds float64 `json:"wall_seconds,omitempty"`
 	Plies       []Ply   `json:"plies"`
 }
@@ -106,6 +114,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "board %dx%d, target ply %d, %s, root: %s", r.Board, r.Board, r.TargetPly, status, r.Root)
 	if r.Score != nil {
 		fmt.Fprintf(w, ", perfect play %d-%d (black-white)", r.Score.Black, r.Score.White)
+	}
+	if r.RootScore != nil {
+		fmt.Fprintf(w, ", root score %+d", *r.RootScore)
 	}
 	fmt.Fprintf(w, ", storage transactions: %d", r.StorageTransactions)
 	if r.TransactionsPerEdge > 0 {

@@ -110,9 +110,28 @@ func (m Message) Format() string {
 	return b.String()
 }
 
-// ParseMessage parses and validates a work message for a board. It never
-// panics; every error wraps ErrBadMessage and says what is wrong.
-func ParseMessage(b *board.Board, text string) (Message, error) {
+// Origin is where a run's plies count from: its board and its start
+// position (the board's usual start, or any other a run is seeded with).
+// Ply n of the run holds the positions with n more discs than the start.
+type Origin struct {
+	Board *board.Board
+	Start board.Position
+}
+
+// StandardOrigin counts plies from the board's usual start.
+func StandardOrigin(b *board.Board) Origin { return Origin{Board: b, Start: b.Start()} }
+
+// Ply is the run's ply of a position: discs placed since the start.
+func (o Origin) Ply(p board.Position) int { return p.Discs() - o.Start.Discs() }
+
+// LastPly is the ply of a full board: no game from the start goes further.
+func (o Origin) LastPly() int { return o.Board.Size()*o.Board.Size() - o.Start.Discs() }
+
+// ParseMessage parses and validates a work message of a run that starts
+// at o. It never panics; every error wraps ErrBadMessage and says what is
+// wrong.
+func ParseMessage(o Origin, text string) (Message, error) {
+	b := o.Board
 	if len(text) > storage.MaxMessageBytes {
 		return Message{}, Badf("message of %d bytes is over the 64 KiB limit", len(text))
 	}
@@ -128,7 +147,7 @@ func ParseMessage(b *board.Board, text string) (Message, error) {
 		return Message{}, Badf("message %q: the ply must be two digits", Clip(text))
 	}
 	m.Ply = ply
-	if max := b.Size()*b.Size() - 4; ply > max {
+	if ply > o.LastPly() {
 		return Message{}, Badf("message %q: ply %d is past the end of a %dx%d game", Clip(text), ply, b.Size(), b.Size())
 	}
 	rest := text[3:]
@@ -161,7 +180,7 @@ func ParseMessage(b *board.Board, text string) (Message, error) {
 			if err != nil {
 				return Message{}, Badf("inline message position %d: %v", i, err)
 			}
-			if b.Ply(p) != ply {
+			if o.Ply(p) != ply {
 				return Message{}, Badf("inline message position %d has %d discs, not ply %d", i, p.Discs(), ply)
 			}
 			m.Positions[i] = p

@@ -15,6 +15,7 @@ import (
 // that parses to the same thing.
 func FuzzParseMessage(f *testing.F) {
 	b := board.MustNew(8)
+	o := StandardOrigin(b)
 	key := b.Canonical(b.Start()).Text()
 	for _, s := range []string{
 		"A00-" + key, "A00-" + key + "," + key, "C05-3-p05/f-abc-0001", "S07", "M07-0123456789abcdef.g0.b3.p",
@@ -23,14 +24,14 @@ func FuzzParseMessage(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {
-		m, err := ParseMessage(b, text)
+		m, err := ParseMessage(o, text)
 		if err != nil {
 			if !errors.Is(err, ErrBadMessage) {
 				t.Fatalf("error %q is not ErrBadMessage", err)
 			}
 			return
 		}
-		again, err := ParseMessage(b, m.Format())
+		again, err := ParseMessage(o, m.Format())
 		if err != nil {
 			t.Fatalf("%q parses, but its format %q does not: %v", text, m.Format(), err)
 		}
@@ -43,8 +44,38 @@ func FuzzParseMessage(f *testing.F) {
 // TestParseMessageTooLong covers what no queue delivers: text over Azure's
 // 64 KiB limit.
 func TestParseMessageTooLong(t *testing.T) {
-	_, err := ParseMessage(board.MustNew(8), "S05"+strings.Repeat("x", storage.MaxMessageBytes))
+	_, err := ParseMessage(StandardOrigin(board.MustNew(8)), "S05"+strings.Repeat("x", storage.MaxMessageBytes))
 	if want := "bad message: message of 65539 bytes is over the 64 KiB limit"; err == nil || err.Error() != want {
 		t.Errorf("error %v, want %q", err, want)
+	}
+}
+
+// TestPliesCountFromTheStart: a run seeded from another position numbers
+// its plies from there, so an inline message's positions must have as
+// many more discs than the start as its ply says.
+func TestPliesCountFromTheStart(t *testing.T) {
+	b := board.MustNew(6)
+	start, err := b.ParseMoves("c2b2a2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := Origin{Board: b, Start: start}
+	child := b.Canonical(start)
+	tests := []struct {
+		text string
+		ok   bool
+	}{
+		{"A00-" + child.Text(), true},
+		{"A03-" + child.Text(), false}, // ply 3 counted from the usual start
+		{"S29", true},                  // 36 squares, 7 discs at the start
+		{"S30", false},
+	}
+	for _, tc := range tests {
+		if _, err := ParseMessage(o, tc.text); (err == nil) != tc.ok {
+			t.Errorf("%s: error %v, want ok=%v", tc.text, err, tc.ok)
+		}
+	}
+	if got := o.Ply(start); got != 0 {
+		t.Errorf("Ply(start) = %d, want 0", got)
 	}
 }

@@ -15,14 +15,19 @@ type Config struct {
 	Target        int // target ply
 	BlobPositions int // positions per final blob, at most
 	FanIn         int // runs read by one merge, at most
-	Created       int64
+	// Start is the start position's key text (board.Position.Text), ""
+	// for the board's usual start.
+	Start string
+	// Solve says the target ply's positions are solved exactly.
+	Solve   bool
+	Created int64
 }
 
 func (c Config) entity() storage.Entity {
 	return storage.Entity{PartitionKey: pkRun, RowKey: rkConfig, Props: map[string]any{
 		"Board": int64(c.Board), "Target": int64(c.Target),
 		"BlobPositions": int64(c.BlobPositions), "FanIn": int64(c.FanIn),
-		"Created": c.Created,
+		"Start": c.Start, "Solve": c.Solve, "Created": c.Created,
 	}}
 }
 
@@ -37,6 +42,10 @@ func ReadConfig(ctx context.Context, state storage.Table) (Config, error) {
 	d := decode(e, nil)
 	c := Config{Board: d.count("Board"), Target: d.count("Target"), BlobPositions: d.count("BlobPositions"),
 		FanIn: d.count("FanIn"), Created: d.int("Created")}
+	// Runs seeded before -start and -solve existed lack them.
+	if d.optional("Start") {
+		c.Start, c.Solve = d.str("Start"), d.bool("Solve")
+	}
 	return c, d.done("the run's settings")
 }
 

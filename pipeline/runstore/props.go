@@ -63,6 +63,13 @@ func (d *decoder) bool(name string) bool {
 	return v
 }
 
+// optional reports whether a property that rows written before it
+// existed lack is present.
+func (d *decoder) optional(name string) bool {
+	_, ok := d.e.Props[name]
+	return ok
+}
+
 func (d *decoder) bytes(name string) []byte {
 	v, err := storage.PropBytes(d.e, name)
 	if err != nil {
@@ -73,7 +80,7 @@ func (d *decoder) bytes(name string) []byte {
 
 // optBytes is a binary property that may be absent.
 func (d *decoder) optBytes(name string) []byte {
-	if _, ok := d.e.Props[name]; !ok {
+	if !d.optional(name) {
 		return nil
 	}
 	return d.bytes(name)

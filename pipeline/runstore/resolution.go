@@ -12,9 +12,11 @@ import (
 type Resolution struct {
 	Index int
 	Counts
-	// ScoreBlack and ScoreWhite are the start position's perfect-play
-	// final count, on ply 0 when known; zero otherwise.
-	ScoreBlack, ScoreWhite int64
+	// On ply 0, the start position's score when known (Scored): Score
+	// is black minus white, empty squares to the winner; ScoreBlack and
+	// ScoreWhite a perfect-play final count, when known, else zero.
+	Scored                        bool
+	Score, ScoreBlack, ScoreWhite int64
 }
 
 // AddResolution records that final blob r.Index of a ply is resolved.
@@ -22,7 +24,7 @@ type Resolution struct {
 func (s *Store) AddResolution(ctx context.Context, ply int, r Resolution) error {
 	e := storage.Entity{PartitionKey: pkResolutions(ply), RowKey: rkResolution(r.Index), Props: map[string]any{
 		"Black": r.Black, "White": r.White, "Draws": r.Draws, "Unknown": r.Unknown,
-		"ScoreBlack": r.ScoreBlack, "ScoreWhite": r.ScoreWhite,
+		"ScoreBlack": r.ScoreBlack, "ScoreWhite": r.ScoreWhite, "Scored": r.Scored, "Score": r.Score,
 	}}
 	if err := addOnce(ctx, s.state, e); err != nil {
 		return fmt.Errorf("recording the resolution of ply %d blob %d: %w", ply, r.Index, err)
@@ -58,6 +60,9 @@ func (s *Store) Resolutions(ctx context.Context, ply int) ([]Resolution, error) 
 		d := decode(e, nil)
 		out[i] = Resolution{Index: d.keyIndex("d"), Counts: Counts{Black: d.int("Black"), White: d.int("White"), Draws: d.int("Draws"), Unknown: d.int("Unknown")},
 			ScoreBlack: d.int("ScoreBlack"), ScoreWhite: d.int("ScoreWhite")}
+		if d.optional("Scored") {
+			out[i].Scored, out[i].Score = d.bool("Scored"), d.int("Score")
+		}
 		if err := d.done("resolution marker " + e.RowKey); err != nil {
 			return nil, err
 		}

@@ -44,8 +44,12 @@ func (s *Store) WorkerStats(ctx context.Context) ([]storage.Stats, error) {
 
 // Done is the row that marks a run complete.
 type Done struct {
-	Root       string // the start position's result
-	ScoreBlack int64  // the perfect-play final count, when known (else 0, 0)
+	Root string // the start position's result
+	// Scored says Score is the start position's score under perfect
+	// play: black minus white, empty squares to the winner.
+	Scored     bool
+	Score      int64
+	ScoreBlack int64 // a perfect-play final count, when known (else 0, 0)
 	ScoreWhite int64
 	Completed  int64 // Unix ns
 }
@@ -53,7 +57,7 @@ type Done struct {
 // MarkDone marks the run complete. Marking it again rewrites the same row.
 func (s *Store) MarkDone(ctx context.Context, d Done) error {
 	_, err := s.state.Upsert(ctx, storage.Entity{PartitionKey: pkRun, RowKey: rkDone, Props: map[string]any{
-		"Root": d.Root, "ScoreBlack": d.ScoreBlack, "ScoreWhite": d.ScoreWhite, "Completed": d.Completed,
+		"Root": d.Root, "Scored": d.Scored, "Score": d.Score, "ScoreBlack": d.ScoreBlack, "ScoreWhite": d.ScoreWhite, "Completed": d.Completed,
 	}})
 	if err != nil {
 		return fmt.Errorf("marking the run complete: %w", err)
@@ -72,5 +76,8 @@ func (s *Store) RunDone(ctx context.Context) (*Done, error) {
 	}
 	d := decode(e, nil)
 	done := &Done{Root: d.str("Root"), ScoreBlack: d.int("ScoreBlack"), ScoreWhite: d.int("ScoreWhite"), Completed: d.int("Completed")}
+	if d.optional("Scored") {
+		done.Scored, done.Score = d.bool("Scored"), d.int("Score")
+	}
 	return done, d.done("the run's done row")
 }

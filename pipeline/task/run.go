@@ -14,11 +14,15 @@ import (
 // Run is what every handler of one run shares: its settings, its rows,
 // its blobs and its work queue.
 type Run struct {
-	Name          string
-	Board         *board.Board
+	Name string
+	// Origin holds the board and the start position, which number the
+	// plies (Ply).
+	message.Origin
 	Target        int // target ply
 	BlobPositions int // positions per final blob, at most
 	FanIn         int // runs read by one merge, at most
+	// Solve says the target ply's positions are solved exactly.
+	Solve bool
 
 	Store *runstore.Store
 	Blobs storage.Container

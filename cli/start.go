@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"flag"
+
+	"github.com/reversi-cloud/reversi/pipeline"
+	"github.com/reversi-cloud/reversi/solve"
+)
+
+// startFlags are the run settings that seed and enumerate share beyond
+// the board and the plies: -start and -solve.
+type startFlags struct {
+	start string
+	solve bool
+}
+
+func (f *startFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.start, "start", "", `start from this position instead of the usual one: "SQUARES SIDE", the 16, 36 or 64 squares a1 b1 ... row by row (X black, O white, - empty), then X or O to move, as cmd/solve reads them; the board follows from it and -plies counts from it`)
+	fs.BoolVar(&f.solve, "solve", false, "solve every position of the target ply exactly, so that exact scores (black minus white, empty squares to the winner) flow back to the start")
+}
+
+// apply sets cfg's start position and board from -start, and its solve
+// setting. A -board given as well must agree with the start's squares.
+func (f *startFlags) apply(fs *flag.FlagSet, cfg *pipeline.RunConfig) error {
+	cfg.Solve = f.solve
+	if f.start == "" {
+		return nil
+	}
+	b, p, err := solve.ParsePosition(f.start)
+	if err != nil {
+		return usagef("-start: %v", err)
+	}
+	if flagSet(fs, "board") && cfg.Board != b.Size() {
+		return usagef("-start has %d squares, a %dx%d board, but -board is %d", b.Size()*b.Size(), b.Size(), b.Size(), cfg.Board)
+	}
+	cfg.Board, cfg.Start = b.Size(), p
+	return nil
+}
+
+// flagSet reports whether the command line gave the named flag.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
