@@ -87,7 +87,7 @@ func TestPositionOfARealRun(t *testing.T) {
 		score                   [2]int
 	}{
 		{"a1", "b00000000000606030000000000040201", "white", [2]int{3, 11}},
-		{"c1", "b00000000000606060000000000020202", "black", [2]int{12, 4}},
+		{"c1", "b00000000000606060000000000020202", "black", [2]int{9, 1}},
 		{"a3", "b00000000000607040000000000040404", "black", [2]int{11, 2}},
 	}
 	if len(byMoves.Children) != len(want) {

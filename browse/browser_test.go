@@ -123,7 +123,7 @@ func TestBrowser(t *testing.T) {
 	showing := `({hash: location.hash, result: document.querySelector('[data-fact="result"]').textContent,
 		children: [...document.querySelectorAll("#children tbody tr")].map(tr => [...tr.cells].slice(0, 3).map(td => td.textContent))})`
 	c.eval(showing, &shown)
-	wantChildren := [][]string{{"a1", "white", "3-11"}, {"c1", "black", "12-4"}, {"a3", "black", "11-2"}}
+	wantChildren := [][]string{{"a1", "white", "3-11"}, {"c1", "black", "9-1"}, {"a3", "black", "11-2"}}
 	if shown.Hash != "#/moves/b1" || shown.Result != "white 3-11" || !slices.EqualFunc(shown.Children, wantChildren, slices.Equal) {
 		t.Errorf("after clicking b1: %+v, want #/moves/b1, white 3-11 and children %v", shown, wantChildren)
 	}

@@ -19,6 +19,7 @@ type Position struct {
 	Rows      []string `json:"rows"` // top row first: X black, O white, . empty
 	Result    string   `json:"result"`
 	Score     *[2]int  `json:"score,omitempty"` // perfect-play discs, black then white
+	Diff      *int     `json:"diff,omitempty"`  // perfect play, black minus white, empty squares to the winner
 	BestMoves []string `json:"best_moves,omitempty"`
 	Parents   []string `json:"parents"` // canonical keys
 	Children  []Child  `json:"children"`
@@ -33,19 +34,20 @@ type Child struct {
 	InRun     bool     `json:"in_run"`
 	Result    string   `json:"result"`
 	Score     *[2]int  `json:"score,omitempty"`
+	Diff      *int     `json:"diff,omitempty"`
 }
 
 // NewPosition describes what a run knows about a position.
 func NewPosition(b *board.Board, info *pipeline.PositionInfo) Position {
 	p := info.Position
 	out := Position{Key: p.Text(), Canonical: info.Canonical.Text(), Ply: info.Ply, Side: p.Side.String(),
-		Rows: rows(b, p), Result: resultText(info.Resolved, info.Result), Score: scorePair(info.Score),
+		Rows: rows(b, p), Result: resultText(info.Resolved, info.Result), Score: scorePair(info.Score), Diff: scoreDiff(info.Score),
 		BestMoves: info.BestMoves(), Parents: []string{}, Children: []Child{}}
 	for _, q := range info.Parents {
 		out.Parents = append(out.Parents, q.Text())
 	}
 	for _, c := range info.Children {
-		ch := Child{Moves: c.Moves, Canonical: c.Canonical.Text(), InRun: c.InRun, Result: "beyond target", Score: scorePair(c.Score)}
+		ch := Child{Moves: c.Moves, Canonical: c.Canonical.Text(), InRun: c.InRun, Result: "beyond target", Score: scorePair(c.Score), Diff: scoreDiff(c.Score)}
 		// Lookup named the moves from p, so they parse and play.
 		if sq, err := b.ParseSquare(c.Moves[0]); err == nil {
 			if q, err := b.Play(p, sq); err == nil {
@@ -92,4 +94,14 @@ func scorePair(s backtrack.Score) *[2]int {
 		return nil
 	}
 	return &[2]int{int(s.Black), int(s.White)}
+}
+
+// scoreDiff is an exact score as black minus white: what a solved
+// position has even where no final count is known.
+func scoreDiff(s backtrack.Score) *int {
+	if !s.Exact {
+		return nil
+	}
+	d := int(s.Diff)
+	return &d
 }

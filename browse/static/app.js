@@ -212,8 +212,9 @@ function resultClass(res) {
   return "r-" + (res === "beyond target" ? "beyond" : res);
 }
 
-function resultText(res, score) {
-  return score ? res + " " + score[0] + "-" + score[1] : res;
+function resultText(res, score, diff) {
+  if (score) return res + " " + score[0] + "-" + score[1];
+  return diff === undefined ? res : res + " " + (diff > 0 ? "+" : "") + diff;
 }
 
 function renderPosition(rt, p) {
@@ -237,7 +238,7 @@ function renderPosition(rt, p) {
       const cx = M + col * C + C / 2, cy = M + row * C + C / 2;
       const href = rt.kind === "moves" ? movesHref(tokens(rt.value).concat([mv])) : childHref(rt, c);
       board.append(svg("a", { class: "move", href: href, "data-move": mv, "data-result": c.result },
-        svg("title", { text: mv + ": " + resultText(c.result, c.score) + (best.has(mv) ? " (best)" : "") }),
+        svg("title", { text: mv + ": " + resultText(c.result, c.score, c.diff) + (best.has(mv) ? " (best)" : "") }),
         svg("rect", { class: "hit", x: M + col * C, y: M + row * C, width: C, height: C }),
         svg("circle", { class: "mark " + resultClass(c.result), cx: cx, cy: cy, r: best.has(mv) ? 9 : 6 })));
     }
@@ -247,7 +248,7 @@ function renderPosition(rt, p) {
   const facts = [
     ["to move", p.side],
     ["ply", p.ply],
-    ["result", resultText(p.result, p.score)],
+    ["result", resultText(p.result, p.score, p.diff)],
     ["best moves", (p.best_moves || []).join(" ") || "–"],
     ["key", el("a", { class: "key", href: "#/pos/" + p.key, text: p.key })],
     ["canonical", el("span", { class: "key", text: p.canonical })],
