@@ -3,47 +3,129 @@ package embedded
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strings"
+	"path/filepath"
+	"strconv"
 	"sync"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
-// blob is one committed version of a blob, never changed once stored:
-// either a file nobody writes again or, for small blobs, a byte slice.
+// Blob records, store keys "b" inc name, hold the data of a small blob,
+// or name the file holding a larger one.
+const (
+	blobInline = 'i' // the data follows
+	blobFile   = 'f' // uvarint file ID, uvarint size
+)
+
+// blob is one committed version of a blob, never changed once stored.
 type blob struct {
-	path string // the file holding the data; "" if data holds it
+	file uint64 // the ID of the file holding the data; 0 if data holds it
 	data []byte
 	size int64
 }
 
-// release frees what a replaced or deleted version holds. Readers that
-// opened its file keep their data: an open file outlives its unlinking.
-func (bl blob) release(b *Backend) {
-	if bl.path != "" {
-		os.Remove(bl.path)
-	} else {
-		b.memUsed.Add(-bl.size)
+func (bl blob) encode() []byte {
+	if bl.file == 0 {
+		return append([]byte{blobInline}, bl.data...)
 	}
+	return binary.AppendUvarint(binary.AppendUvarint([]byte{blobFile}, bl.file), uint64(bl.size))
 }
 
-// container maps blob names to versions. Every write makes a new version
-// in full (a new file, or a new slice), then publishes it by swapping the
-// map entry under the lock, which is what a rename would do: readers see
-// the old blob or the new one, never part of one. Readers open the file
-// under the read lock, so a writer's removal of a replaced file, after the
-// swap, cannot pull it from under them.
+func decodeBlob(v []byte) (blob, error) {
+	if len(v) > 0 && v[0] == blobInline {
+		return blob{data: v[1:], size: int64(len(v) - 1)}, nil
+	}
+	r := reader{b: v}
+	if r.byte() != blobFile {
+		return blob{}, errCorrupt
+	}
+	bl := blob{file: r.uvarint(), size: int64(r.uvarint())}
+	if bl.file == 0 && r.err == nil {
+		r.err = errCorrupt
+	}
+	return bl, r.err
+}
+
+// container is one incarnation of a container. A write makes a new
+// version in full, in a record or in a new file synced to disk, then
+// publishes it by writing its record, which is what a rename would do:
+// readers see the old blob or the new one, never part of one, and a crash
+// leaves the old one or the new. The file of a replaced version is
+// removed once the new record is durable; files no record names, left by
+// a crash, are removed by the next Open. Readers open the file under the
+// read lock, so a writer's removal of a replaced file, after publishing
+// under the write lock, cannot pull it from under them.
 type container struct {
+	inc uint64
 	dir string
 
 	mu      sync.RWMutex
 	dropped bool
-	blobs   map[string]blob
-	names   sortedKeys
+}
+
+func (c *container) incarnation() uint64 { return c.inc }
+
+func (c *container) retire() {
+	c.mu.Lock()
+	c.dropped = true
+	c.mu.Unlock()
+}
+
+func (c *container) blobKey(name string) []byte { return append(prefix(keyBlob, c.inc), name...) }
+
+func (c *container) path(file uint64) string {
+	return filepath.Join(c.dir, strconv.FormatUint(file, 16))
+}
+
+func (b *Backend) containerDir(inc uint64) string {
+	return filepath.Join(b.root, blobDir, strconv.FormatUint(inc, 16))
+}
+
+// loadContainer opens a container and removes the files no record names:
+// versions replaced or deleted just before a crash, and writes a crash cut
+// short.
+func (b *Backend) loadContainer(inc uint64) (*container, error) {
+	c := &container{inc: inc, dir: b.containerDir(inc)}
+	if err := os.MkdirAll(c.dir, 0o700); err != nil {
+		return nil, err
+	}
+	named := map[string]bool{}
+	p := prefix(keyBlob, inc)
+	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		if v := it.Value(); len(v) > 0 && v[0] == blobFile {
+			bl, err := decodeBlob(v)
+			if err != nil {
+				return nil, err
+			}
+			named[strconv.FormatUint(bl.file, 16)] = true
+		}
+	}
+	if err := it.Error(); err != nil {
+		return nil, err
+	}
+	ents, err := os.ReadDir(c.dir)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range ents {
+		if !named[e.Name()] {
+			if err := os.Remove(filepath.Join(c.dir, e.Name())); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return c, nil
 }
 
 type containerHandle struct {
@@ -54,14 +136,16 @@ type containerHandle struct {
 
 func (h *containerHandle) Name() string { return h.name }
 
-// get returns the container, which may since have been dropped.
+// get enters the backend and finds the container, which may since have
+// been dropped; on success the caller must call h.b.ops.RUnlock.
 func (h *containerHandle) get(ctx context.Context) (*container, error) {
-	if err := h.b.check(ctx, h.nameErr); err != nil {
+	if err := h.b.enter(ctx, h.nameErr); err != nil {
 		return nil, err
 	}
 	v, ok := h.b.containers.Load(h.name)
 	if !ok {
-		return nil, fmt.Errorf("container %s: %w", h.name, storage.ErrNotFound)
+		h.b.ops.RUnlock()
+		return nil, h.notFound()
 	}
 	return v.(*container), nil
 }
@@ -71,45 +155,47 @@ func (h *containerHandle) notFound() error {
 }
 
 func (h *containerHandle) Create(ctx context.Context) error {
-	if err := h.b.check(ctx, h.nameErr); err != nil {
-		return err
-	}
-	if _, ok := h.b.containers.Load(h.name); ok {
-		return nil
-	}
-	// Each incarnation of a container has a directory of its own, so a
-	// container made again after a drop never meets the old files.
-	dir := h.b.newBlobPath(h.b.root)
-	if err := os.Mkdir(dir, 0o700); err != nil {
+	err := h.b.create(ctx, h.nameErr, &h.b.containers, kindContainer, h.name, func(inc uint64) (resource, error) {
+		// The directory is made first, so a registered container always
+		// has one; a crash before registering leaves one the next Open removes.
+		c := &container{inc: inc, dir: h.b.containerDir(inc)}
+		if err := os.Mkdir(c.dir, 0o700); err != nil {
+			return nil, h.b.describe(err)
+		}
+		return c, h.b.syncDir(filepath.Dir(c.dir))
+	})
+	if err != nil {
 		return fmt.Errorf("create container %s: %w", h.name, err)
-	}
-	c := &container{dir: dir, blobs: map[string]blob{}}
-	if _, loaded := h.b.containers.LoadOrStore(h.name, c); loaded {
-		os.Remove(dir) // lost a race with another Create
 	}
 	return nil
 }
 
 func (h *containerHandle) Drop(ctx context.Context) error {
-	if err := h.b.check(ctx, h.nameErr); err != nil {
+	r, err := h.b.drop(ctx, h.nameErr, &h.b.containers, kindContainer, "container", h.name, keyBlob)
+	if err != nil {
 		return err
 	}
-	v, ok := h.b.containers.LoadAndDelete(h.name)
-	if !ok {
-		return fmt.Errorf("drop container %s: %w", h.name, storage.ErrNotFound)
-	}
-	c := v.(*container)
-	c.mu.Lock()
-	c.dropped = true
-	for _, bl := range c.blobs {
-		if bl.path == "" {
-			h.b.memUsed.Add(-bl.size)
-		}
-	}
-	c.blobs, c.names = nil, sortedKeys{}
-	c.mu.Unlock()
-	if err := os.RemoveAll(c.dir); err != nil {
+	if err := os.RemoveAll(r.(*container).dir); err != nil {
 		return fmt.Errorf("drop container %s: remove files: %w", h.name, err)
+	}
+	return nil
+}
+
+// syncDir makes the entries of a directory durable, with Config.Persist.
+func (b *Backend) syncDir(dir string) error {
+	if !b.persist {
+		return nil
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return b.describe(err)
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return b.describe(err)
 	}
 	return nil
 }
@@ -149,96 +235,124 @@ func (h *containerHandle) write(ctx context.Context, name string, onlyNew bool, 
 	if err != nil {
 		return err
 	}
+	defer h.b.ops.RUnlock()
+	if err := h.b.writable(); err != nil {
+		return fmt.Errorf("write blob %s/%s: %w", h.name, name, err)
+	}
 	if onlyNew {
 		// Fail early rather than write data only to throw it away; the
 		// check is made again when publishing.
-		c.mu.RLock()
-		_, exists := c.blobs[name]
-		dropped := c.dropped
-		c.mu.RUnlock()
-		if dropped {
-			return h.notFound()
-		}
-		if exists {
-			return fmt.Errorf("write blob %s/%s: %w", h.name, name, storage.ErrExists)
+		if err := h.absent(c, name); err != nil {
+			return err
 		}
 	}
 	if r != nil {
-		// Read as much as may stay in memory; a longer stream goes to a
+		// Read as much as may stay in the store; a longer stream goes to a
 		// file, starting with what was read.
-		buf := bytes.NewBuffer(make([]byte, 0, 32<<10))
-		if _, err := buf.ReadFrom(io.LimitReader(r, MaxMemoryBlob+1)); err != nil {
+		buf := bytes.NewBuffer(make([]byte, 0, min(h.b.maxInline+1, 32<<10)))
+		if _, err := buf.ReadFrom(io.LimitReader(r, h.b.maxInline+1)); err != nil {
 			return fmt.Errorf("write blob %s/%s: %w", h.name, name, err)
 		}
 		data = buf.Bytes()
-		if len(data) > MaxMemoryBlob {
+		if int64(len(data)) > h.b.maxInline {
 			return h.writeFile(c, name, onlyNew, io.MultiReader(bytes.NewReader(data), r))
 		}
-		if cap(data)-len(data) > 4<<10 {
-			data = bytes.Clone(data) // do not hold the buffer's slack against the budget
-		}
-	} else {
-		data = bytes.Clone(data) // the caller may reuse its slice
 	}
-	if data == nil {
-		data = []byte{}
-	}
-	if !h.b.reserveMemory(len(data)) {
+	if int64(len(data)) > h.b.maxInline {
 		return h.writeFile(c, name, onlyNew, bytes.NewReader(data))
 	}
-	err = h.publish(c, name, onlyNew, blob{data: data, size: int64(len(data))})
-	if err != nil {
-		h.b.memUsed.Add(-int64(len(data)))
-	}
-	return err
+	return h.publish(c, name, onlyNew, blob{data: data, size: int64(len(data))})
 }
 
-// writeFile stores a new version of blob name in a file and publishes it.
+// absent fails unless blob name is absent.
+func (h *containerHandle) absent(c *container, name string) error {
+	c.mu.RLock()
+	dropped := c.dropped
+	v, err := h.b.get(c.blobKey(name))
+	c.mu.RUnlock()
+	switch {
+	case dropped:
+		return h.notFound()
+	case err != nil:
+		return fmt.Errorf("write blob %s/%s: %w", h.name, name, err)
+	case v != nil:
+		return fmt.Errorf("write blob %s/%s: %w", h.name, name, storage.ErrExists)
+	}
+	return nil
+}
+
+// writeFile stores a new version of blob name in a new file, durably,
+// and publishes it.
 func (h *containerHandle) writeFile(c *container, name string, onlyNew bool, r io.Reader) error {
-	path := h.b.newBlobPath(c.dir)
+	id := h.b.newID()
+	path := c.path(id)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return h.notFound() // dropped meanwhile, its directory with it
 		}
-		return fmt.Errorf("write blob %s/%s: %w", h.name, name, err)
+		return fmt.Errorf("write blob %s/%s: %w", h.name, name, h.b.describe(err))
 	}
 	// io.Copy uses the reader's WriteTo where it has one, so a
 	// bytes.Reader is written in one call, without a buffer.
 	size, err := io.Copy(f, r)
+	if err == nil && h.b.persist {
+		err = f.Sync()
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil {
+		err = h.b.syncDir(c.dir)
+	}
+	if err == nil {
+		err = h.publish(c, name, onlyNew, blob{file: id, size: size})
+	}
 	if err != nil {
 		os.Remove(path)
-		return fmt.Errorf("write blob %s/%s: %w", h.name, name, err)
+		return fmt.Errorf("write blob %s/%s: %w", h.name, name, h.b.describe(err))
 	}
-	err = h.publish(c, name, onlyNew, blob{path: path, size: size})
-	if err != nil {
-		os.Remove(path)
-	}
-	return err
+	return nil
 }
 
-// publish makes bl the current version of blob name.
+// publish makes bl the current version of blob name, durably, then
+// removes the file of the version it replaced.
 func (h *containerHandle) publish(c *container, name string, onlyNew bool, bl blob) error {
+	key := c.blobKey(name)
+	batch := h.b.db.NewBatch()
+	batch.Set(key, bl.encode(), nil)
 	c.mu.Lock()
-	if c.dropped {
+	old, err := h.b.get(key)
+	switch {
+	case c.dropped:
+		err = h.notFound()
+	case err == nil && old != nil && onlyNew:
+		err = fmt.Errorf("write blob %s/%s: %w", h.name, name, storage.ErrExists)
+	}
+	if err != nil {
 		c.mu.Unlock()
-		return h.notFound()
+		batch.Close()
+		return err
 	}
-	old, exists := c.blobs[name]
-	if exists && onlyNew {
-		c.mu.Unlock()
-		return fmt.Errorf("write blob %s/%s: %w", h.name, name, storage.ErrExists)
+	if err := h.b.commit(batch, c.mu.Unlock); err != nil {
+		return err
 	}
-	c.blobs[name] = bl
-	if !exists {
-		c.names.insert(name)
+	return h.release(c, old)
+}
+
+// release removes the file of a version replaced or deleted, once that
+// is durable. Readers that opened the file keep their data: an open file
+// outlives its unlinking.
+func (h *containerHandle) release(c *container, old []byte) error {
+	if old == nil {
+		return nil
 	}
-	c.mu.Unlock()
-	if exists {
-		old.release(h.b)
+	bl, err := decodeBlob(old)
+	if err != nil || bl.file == 0 {
+		return err
+	}
+	if err := os.Remove(c.path(bl.file)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
 	}
 	return nil
 }
@@ -253,19 +367,27 @@ func (h *containerHandle) open(ctx context.Context, name string) (blob, *os.File
 	if err != nil {
 		return blob{}, nil, err
 	}
+	defer h.b.ops.RUnlock()
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.dropped {
 		return blob{}, nil, h.notFound()
 	}
-	bl, ok := c.blobs[name]
-	if !ok {
-		return blob{}, nil, fmt.Errorf("read blob %s/%s: %w", h.name, name, storage.ErrNotFound)
+	v, err := h.b.get(c.blobKey(name))
+	if err == nil && v == nil {
+		err = storage.ErrNotFound
 	}
-	if bl.path == "" {
+	var bl blob
+	if err == nil {
+		bl, err = decodeBlob(v)
+	}
+	if err != nil {
+		return blob{}, nil, fmt.Errorf("read blob %s/%s: %w", h.name, name, err)
+	}
+	if bl.file == 0 {
 		return bl, nil, nil
 	}
-	f, err := os.Open(bl.path)
+	f, err := os.Open(c.path(bl.file))
 	if err != nil {
 		return blob{}, nil, fmt.Errorf("read blob %s/%s: %w", h.name, name, err)
 	}
@@ -278,7 +400,7 @@ func (h *containerHandle) Get(ctx context.Context, name string) ([]byte, error) 
 		return nil, err
 	}
 	if f == nil {
-		return bytes.Clone(bl.data), nil // the caller may change what it gets
+		return bl.data, nil // a copy of the stored value, the caller's to keep
 	}
 	defer f.Close()
 	data := make([]byte, bl.size)
@@ -308,7 +430,6 @@ func (h *containerHandle) Open(ctx context.Context, name string, offset, length 
 		length = bl.size - offset
 	}
 	if f == nil {
-		// The slice is never written again, so it is read in place.
 		return io.NopCloser(bytes.NewReader(bl.data[offset : offset+length])), nil
 	}
 	return &section{SectionReader: io.NewSectionReader(f, offset, length), f: f}, nil
@@ -331,21 +452,29 @@ func (h *containerHandle) Delete(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
+	defer h.b.ops.RUnlock()
+	key := c.blobKey(name)
+	batch := h.b.db.NewBatch()
+	batch.Delete(key, nil)
 	c.mu.Lock()
-	if c.dropped {
+	old, err := h.b.get(key)
+	switch {
+	case c.dropped:
+		err = h.notFound()
+	case err == nil && old == nil:
+		err = storage.ErrNotFound
+	}
+	if err != nil {
 		c.mu.Unlock()
-		return h.notFound()
+		batch.Close()
+		return fmt.Errorf("delete blob %s/%s: %w", h.name, name, err)
 	}
-	bl, ok := c.blobs[name]
-	if ok {
-		delete(c.blobs, name)
-		c.names.remove(name)
+	if err := h.b.commit(batch, c.mu.Unlock); err != nil {
+		return fmt.Errorf("delete blob %s/%s: %w", h.name, name, err)
 	}
-	c.mu.Unlock()
-	if !ok {
-		return fmt.Errorf("delete blob %s/%s: %w", h.name, name, storage.ErrNotFound)
+	if err := h.release(c, old); err != nil {
+		return fmt.Errorf("delete blob %s/%s: %w", h.name, name, err)
 	}
-	bl.release(h.b)
 	return nil
 }
 
@@ -354,18 +483,24 @@ func (h *containerHandle) List(ctx context.Context, prefix string) ([]storage.Bl
 	if err != nil {
 		return nil, err
 	}
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if c.dropped {
-		return nil, h.notFound()
+	defer h.b.ops.RUnlock()
+	start := c.blobKey("")
+	lower := c.blobKey(prefix)
+	it, err := h.b.db.NewIter(&pebble.IterOptions{LowerBound: lower, UpperBound: prefixEnd(lower)})
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", h.name, h.b.describe(err))
 	}
+	defer it.Close()
 	var out []storage.BlobInfo
-	c.names.ascend(prefix, func(name string) bool {
-		if !strings.HasPrefix(name, prefix) {
-			return false
+	for it.First(); it.Valid(); it.Next() {
+		bl, err := decodeBlob(it.Value())
+		if err != nil {
+			return nil, fmt.Errorf("list %s: %w", h.name, err)
 		}
-		out = append(out, storage.BlobInfo{Name: name, Size: c.blobs[name].size})
-		return true
-	})
+		out = append(out, storage.BlobInfo{Name: string(it.Key()[len(start):]), Size: bl.size})
+	}
+	if err := it.Error(); err != nil {
+		return nil, fmt.Errorf("list %s: %w", h.name, h.b.describe(err))
+	}
 	return out, nil
 }

@@ -3,18 +3,20 @@
 // blobs written atomically, and tables with ETags and entity group
 // transactions, all within Azure's limits.
 //
-// Queue and table state is held in memory. Blob data lives in files, so a
-// run may hold more blob data than fits in memory, except that small blobs
-// are kept in memory up to a fixed budget (Config.MemoryBytes), sparing
-// them the cost of creating a file. By default nothing survives Close;
-// with Config.Persist, Close saves the state in Config.Dir and the next
-// Open there picks it up, so a run can be inspected or continued by a
-// later process. The backend is for single-machine runs and tests: a
-// process that dies without Close loses what it did since it opened.
+// Queues, tables and the blob index live in a Pebble key-value store
+// (an LSM tree), so memory stays within Config.MemoryBytes however large
+// the run grows. Small blobs are stored in it too; larger ones are files
+// published by the index. With Config.Persist the store is kept in
+// Config.Dir and every write is durable when it returns: a process killed
+// at any moment loses nothing it was told was written, and the next Open
+// of the directory finds it, with the messages the dead process held
+// visible again at once. Without Persist the store lives in a fresh
+// directory that Close removes, and nothing is synced to disk.
+// docs/embedded-storage.md describes the layout and the fsync policy.
 //
-// Every queue, container, table and table partition has its own lock, and
-// blob data is read and written outside any lock, so many goroutines can
-// use one Backend without contending on a global lock.
+// Every table partition, queue and container has its own lock, held only
+// while a write is checked and applied, never across the disk sync, so
+// concurrent writers share each sync (group commit).
 package embedded
 
 import (
@@ -28,39 +30,54 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
 // ErrClosed is returned by every operation on a closed Backend.
 var ErrClosed = errors.New("embedded: backend is closed")
 
+// ErrNoSpace is returned, wrapped with the directory, once the disk under
+// the backend is full. Nothing written before is damaged; the backend
+// refuses all further calls, and a later Open, once space is freed, finds
+// every write that succeeded.
+var ErrNoSpace = errors.New("out of disk space")
+
 // Config configures an embedded Backend. The zero value is ready to use.
 type Config struct {
-	// Dir is the directory under which blob data is written. Open makes a
-	// fresh subdirectory in it and Close removes that subdirectory. Empty
-	// means the system's temporary directory. Choose a directory on a disk
-	// large enough for the run's blobs.
+	// Dir is the directory for the store and the blob files. Without
+	// Persist, Open makes a fresh subdirectory in it and Close removes
+	// that subdirectory; empty means the system's temporary directory.
+	// Choose a directory on a disk large enough for the run.
 	Dir string
 
-	// Persist keeps the state in Dir itself across processes: Open loads
-	// what an earlier Close saved there (an empty directory starts empty)
-	// and Close saves queues, tables and blobs there instead of removing
-	// them. One process at a time may use the directory.
+	// Persist keeps the state in Dir itself across processes: Open
+	// continues from what the last process left there (an empty directory
+	// starts empty), and every write is on disk when it returns. One
+	// process at a time may use the directory.
 	Persist bool
 
-	// MemoryBytes bounds the blob data kept in memory instead of in files.
-	// Blobs of up to MaxMemoryBlob bytes are held in memory while the
-	// total stays within it. Zero means DefaultMemoryBytes; a negative
-	// value puts every blob in a file.
+	// MemoryBytes bounds the memory of the store: its block cache and its
+	// write buffers (memtables). Zero means DefaultMemoryBytes; values
+	// below MinMemoryBytes, negative ones included, mean MinMemoryBytes.
 	MemoryBytes int64
+
+	// MaxInlineBlob is the largest blob kept inside the store; larger
+	// ones are files. Zero means DefaultMaxInlineBlob; a negative value
+	// puts every blob in a file.
+	MaxInlineBlob int64
 }
 
 // DefaultMemoryBytes is the default of Config.MemoryBytes.
 const DefaultMemoryBytes = 64 << 20
 
-// MaxMemoryBlob is the largest blob kept in memory; larger ones always go
-// to files, where the page cache serves them nearly as well.
-const MaxMemoryBlob = 1 << 20
+// MinMemoryBytes is the least memory the store is given.
+const MinMemoryBytes = 8 << 20
+
+// DefaultMaxInlineBlob is the default of Config.MaxInlineBlob. Larger
+// values would be copied again by every compaction of the store; smaller
+// ones would pay a file's create and syncs for a few kilobytes.
+const DefaultMaxInlineBlob = 64 << 10
 
 func (c *Config) setDefaults() {
 	if c.Dir == "" {
@@ -69,44 +86,63 @@ func (c *Config) setDefaults() {
 	switch {
 	case c.MemoryBytes == 0:
 		c.MemoryBytes = DefaultMemoryBytes
-	case c.MemoryBytes < 0:
-		c.MemoryBytes = 0
+	case c.MemoryBytes < MinMemoryBytes:
+		c.MemoryBytes = MinMemoryBytes
+	}
+	switch {
+	case c.MaxInlineBlob == 0:
+		c.MaxInlineBlob = DefaultMaxInlineBlob
+	case c.MaxInlineBlob < 0:
+		c.MaxInlineBlob = -1 // even an empty blob goes to a file
 	}
 }
 
 func (c *Config) validate() error {
 	fi, err := os.Stat(c.Dir)
 	if err != nil {
-		return fmt.Errorf("embedded: blob directory: %w", err)
+		return fmt.Errorf("embedded: storage directory: %w", err)
 	}
 	if !fi.IsDir() {
-		return fmt.Errorf("embedded: blob directory %s is not a directory", c.Dir)
+		return fmt.Errorf("embedded: storage directory %s is not a directory", c.Dir)
 	}
 	return nil
 }
 
 // Backend is the embedded storage.Backend. It is safe for concurrent use.
 type Backend struct {
-	root    string   // this backend's own directory of blob files
-	persist bool     // save state in root at Close
-	lock    *os.File // held on root while persist is set
+	root      string   // the store and blob files live here
+	persist   bool     // root outlives the backend; writes are synced
+	lock      *os.File // held on root while persist is set
+	db        *pebble.DB
+	maxInline int64
 
-	// Registries of live resources by name. sync.Map suits them: they are
-	// read on every call and written only by Create and Drop.
+	// ops is held shared by every call while it uses the store and
+	// exclusively by Close, so the store never closes under a call.
+	ops    sync.RWMutex
+	closed bool
+	failed atomic.Pointer[error] // first fatal store error; all calls fail after it
+	space  spaceGuard
+
+	// Registries of live resources by name, loaded at Open: there are few
+	// of them, read on every call and written only by Create and Drop,
+	// which regMu serializes.
+	regMu      sync.Mutex
 	queues     sync.Map // name -> *queue
 	containers sync.Map // name -> *container
 	tables     sync.Map // name -> *table
 
-	seq    atomic.Uint64 // file names and ETags, unique for the backend's life
-	closed atomic.Bool
+	// IDs (ETags, incarnations, file names) are the process's generation,
+	// stored and bumped at each Open, then a counter: unique across
+	// processes without a write per ID.
+	gen uint64
+	ctr atomic.Uint64
 
-	memBudget int64        // Config.MemoryBytes
-	memUsed   atomic.Int64 // bytes of blob data held in memory
-
-	// Queue times are kept as monotonic offsets from epoch, so that they
-	// compare as plain integers and ignore wall-clock steps.
-	epoch time.Time
-	clock func() time.Duration // tests' stand-in for time.Since(epoch); nil in use
+	// Queue times are wall-clock nanoseconds at Open plus the monotonic
+	// time since, so they order correctly within a process and mean the
+	// same to the next process.
+	epoch     time.Time
+	epochNano int64
+	clock     func() time.Duration // tests' stand-in for time.Since(epoch); nil in use
 }
 
 var _ storage.Backend = (*Backend)(nil)
@@ -117,42 +153,54 @@ func Open(cfg Config) (*Backend, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
+	now := time.Now()
+	b := &Backend{persist: cfg.Persist, maxInline: cfg.MaxInlineBlob, epoch: now, epochNano: now.UnixNano()}
 	if cfg.Persist {
 		root, err := filepath.Abs(cfg.Dir)
 		if err != nil {
 			return nil, fmt.Errorf("embedded: %w", err)
 		}
-		lock, err := lockDir(root)
+		b.root = root
+		if b.lock, err = lockDir(root); err != nil {
+			return nil, err
+		}
+	} else {
+		root, err := os.MkdirTemp(cfg.Dir, "reversi-embedded-")
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("embedded: make storage directory: %w", err)
 		}
-		b := &Backend{root: root, persist: true, lock: lock, epoch: time.Now(), memBudget: cfg.MemoryBytes}
-		if err := b.load(); err != nil {
-			lock.Close()
-			return nil, err
-		}
-		return b, nil
+		b.root = root
 	}
-	root, err := os.MkdirTemp(cfg.Dir, "reversi-embedded-")
-	if err != nil {
-		return nil, fmt.Errorf("embedded: make blob directory: %w", err)
+	if err := b.openStore(cfg.MemoryBytes); err != nil {
+		b.release()
+		return nil, b.describe(err)
 	}
-	return &Backend{root: root, epoch: time.Now(), memBudget: cfg.MemoryBytes}, nil
+	return b, nil
 }
 
-// Close discards all state and removes the blob files or, with
-// Config.Persist, saves them for the next Open. Handles and streams still
-// open afterwards fail or read stale data; close them first.
+// release gives up the directory: the lock, or the temporary directory.
+func (b *Backend) release() {
+	if b.persist {
+		b.lock.Close()
+	} else {
+		os.RemoveAll(b.root)
+	}
+}
+
+// Close closes the store and releases the directory, removing it unless
+// Config.Persist is set. Calls still running finish first; handles and
+// streams used afterwards fail or read stale data.
 func (b *Backend) Close() error {
-	if b.closed.Swap(true) {
+	b.ops.Lock()
+	defer b.ops.Unlock()
+	if b.closed {
 		return nil
 	}
-	if b.persist {
-		defer b.lock.Close()
-		return b.save()
-	}
-	if err := os.RemoveAll(b.root); err != nil {
-		return fmt.Errorf("embedded: remove blob directory: %w", err)
+	b.closed = true
+	err := b.db.Close()
+	b.release()
+	if err != nil && b.failed.Load() == nil {
+		return fmt.Errorf("embedded: closing the store in %s: %w", b.root, err)
 	}
 	return nil
 }
@@ -172,6 +220,28 @@ func (b *Backend) Table(name string) storage.Table {
 	return &tableHandle{b: b, name: name, nameErr: storage.ValidTableName(name)}
 }
 
+// enter is the preamble of every operation: the backend must be open and
+// healthy, the name valid and the context live. On success the caller
+// holds b.ops shared and must call b.ops.RUnlock.
+func (b *Backend) enter(ctx context.Context, nameErr error) error {
+	if nameErr != nil {
+		return nameErr
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	b.ops.RLock()
+	if b.closed {
+		b.ops.RUnlock()
+		return ErrClosed
+	}
+	if p := b.failed.Load(); p != nil {
+		b.ops.RUnlock()
+		return *p
+	}
+	return nil
+}
+
 // now is the time since the backend opened, on the monotonic clock.
 func (b *Backend) now() time.Duration {
 	if b.clock != nil {
@@ -180,39 +250,11 @@ func (b *Backend) now() time.Duration {
 	return time.Since(b.epoch)
 }
 
-// wall converts a time from now into wall-clock time.
-func (b *Backend) wall(d time.Duration) time.Time { return b.epoch.Add(d) }
+// stamp is now as a stored time: nanoseconds on the wall clock.
+func (b *Backend) stamp() int64 { return b.epochNano + int64(b.now()) }
 
-// check is the preamble of every operation: the backend must be open, the
-// name valid and the context live.
-func (b *Backend) check(ctx context.Context, nameErr error) error {
-	if b.closed.Load() {
-		return ErrClosed
-	}
-	if nameErr != nil {
-		return nameErr
-	}
-	return ctx.Err()
-}
+// newID returns an ID never used before in this directory.
+func (b *Backend) newID() uint64 { return b.gen<<40 | b.ctr.Add(1) }
 
-// newETag returns a fresh opaque ETag in Azure's weak form.
-func (b *Backend) newETag() string {
-	return `W/"` + strconv.FormatUint(b.seq.Add(1), 36) + `"`
-}
-
-// reserveMemory claims n bytes of the memory budget for a blob, if they fit.
-func (b *Backend) reserveMemory(n int) bool {
-	if n > MaxMemoryBlob {
-		return false
-	}
-	if b.memUsed.Add(int64(n)) > b.memBudget {
-		b.memUsed.Add(-int64(n))
-		return false
-	}
-	return true
-}
-
-// newBlobPath returns a file name in dir never used before.
-func (b *Backend) newBlobPath(dir string) string {
-	return filepath.Join(dir, strconv.FormatUint(b.seq.Add(1), 36))
-}
+// formatETag renders an ID as an opaque ETag in Azure's weak form.
+func formatETag(id uint64) string { return `W/"` + strconv.FormatUint(id, 36) + `"` }

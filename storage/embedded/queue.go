@@ -1,6 +1,7 @@
 package embedded
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/hex"
@@ -10,41 +11,129 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
 // never is the expiry of a message without a time to live.
-const never = time.Duration(math.MaxInt64)
+const never = math.MaxInt64
 
-// message is one queue message. Times are offsets on Backend.now.
+// message is one stored queue message. Times are Backend.stamp values.
 type message struct {
-	id        string
-	text      string
 	receipt   string
 	dequeues  int64
-	inserted  time.Duration
-	visibleAt time.Duration
-	expires   time.Duration
+	inserted  int64
+	visibleAt int64
+	expires   int64
 	seq       uint64 // insertion order, to break ties in visibleAt
-	index     int    // position in queue.heap
+	// leased is set while a Dequeue or UpdateVisibility hides the message,
+	// as opposed to a delay given at Enqueue: the next Open ends leases,
+	// which only the process that took them could have used.
+	leased bool
+	text   string
 }
 
-// queue holds its messages in a min-heap ordered by the time they become
-// visible, then by insertion: the visible messages are those at the top,
-// and they come out roughly first in, first out, as on Azure.
+func (m *message) encode() []byte {
+	dst := appendBytes(make([]byte, 0, 64+len(m.text)), m.receipt)
+	dst = binary.AppendVarint(dst, m.dequeues)
+	dst = binary.AppendVarint(dst, m.inserted)
+	dst = binary.AppendVarint(dst, m.visibleAt)
+	dst = binary.AppendVarint(dst, m.expires)
+	dst = binary.AppendUvarint(dst, m.seq)
+	leased := byte(0)
+	if m.leased {
+		leased = 1
+	}
+	return appendBytes(append(dst, leased), m.text)
+}
+
+func decodeMessage(v []byte) (message, error) {
+	r := reader{b: v}
+	m := message{receipt: string(r.bytes()), dequeues: r.varint(), inserted: r.varint(),
+		visibleAt: r.varint(), expires: r.varint(), seq: r.uvarint(), leased: r.byte() == 1}
+	m.text = string(r.bytes())
+	return m, r.err
+}
+
+// queue is one incarnation of a queue: its messages are store keys
+// "m" inc id, indexed by "v" inc visibleAt seq, so the visible messages are
+// the first index entries, in order of visibility then insertion, roughly
+// first in, first out, as on Azure. All of a queue's operations take its
+// lock; the few numbers below are the only queue state held in memory.
 type queue struct {
+	inc uint64
+
 	mu      sync.Mutex
 	dropped bool
-	byID    map[string]*message
-	heap    []*message
-	seq     uint64
+	seq     uint64 // last insertion number
+	count   int    // messages held, expired or not
 	// minExpires is at most the earliest expiry of any message held, so
 	// that counting the queue can skip looking for expired messages.
-	minExpires time.Duration
+	minExpires int64
+	// floor is an index key no live entry is below. Dequeues delete the
+	// entries they pass, and deleted keys stay in the store as tombstones
+	// until compacted; starting at floor skips them.
+	floor []byte
 }
 
-func newQueue() *queue {
-	return &queue{byID: map[string]*message{}, minExpires: never}
+func (q *queue) incarnation() uint64 { return q.inc }
+
+func (q *queue) retire() {
+	q.mu.Lock()
+	q.dropped = true
+	q.mu.Unlock()
+}
+
+func (q *queue) messageKey(id string) []byte { return append(prefix(keyMessage, q.inc), id...) }
+
+func (q *queue) indexKey(visibleAt int64, seq uint64) []byte {
+	return binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(prefix(keyVisible, q.inc), uint64(visibleAt)), seq)
+}
+
+// lower lowers the floor to an index key just written.
+func (q *queue) lower(k []byte) {
+	if bytes.Compare(k, q.floor) < 0 {
+		q.floor = k
+	}
+}
+
+// visible iterates over the index entries visible at now, in order.
+func (q *queue) visible(db *pebble.DB, now int64) (*pebble.Iterator, error) {
+	return db.NewIter(&pebble.IterOptions{LowerBound: q.floor, UpperBound: q.indexKey(now+1, 0)})
+}
+
+// loadQueue finds a queue's numbers and ends the leases a previous process
+// held, adding the changes to batch.
+func (b *Backend) loadQueue(inc uint64, batch *pebble.Batch) (*queue, error) {
+	q := &queue{inc: inc, minExpires: never}
+	q.floor = prefix(keyVisible, inc)
+	p := prefix(keyMessage, inc)
+	it, err := b.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
+	if err != nil {
+		return nil, err
+	}
+	defer it.Close()
+	now := b.stamp()
+	for it.First(); it.Valid(); it.Next() {
+		m, err := decodeMessage(it.Value())
+		if err != nil {
+			return nil, err
+		}
+		q.count++
+		q.seq = max(q.seq, m.seq)
+		q.minExpires = min(q.minExpires, m.expires)
+		if !m.leased {
+			continue
+		}
+		if m.visibleAt > now {
+			batch.Delete(q.indexKey(m.visibleAt, m.seq), nil)
+			m.visibleAt = now
+			batch.Set(q.indexKey(m.visibleAt, m.seq), it.Key()[len(p):], nil)
+		}
+		m.leased = false
+		batch.Set(it.Key(), m.encode(), nil)
+	}
+	return q, it.Error()
 }
 
 type queueHandle struct {
@@ -55,46 +144,34 @@ type queueHandle struct {
 
 func (h *queueHandle) Name() string { return h.name }
 
-// get returns the live queue, locked.
+// get enters the backend and returns the live queue, locked; on success
+// the caller must unlock it and call h.b.ops.RUnlock.
 func (h *queueHandle) get(ctx context.Context) (*queue, error) {
-	if err := h.b.check(ctx, h.nameErr); err != nil {
+	if err := h.b.enter(ctx, h.nameErr); err != nil {
 		return nil, err
 	}
 	v, ok := h.b.queues.Load(h.name)
-	if !ok {
-		return nil, fmt.Errorf("queue %s: %w", h.name, storage.ErrNotFound)
-	}
-	q := v.(*queue)
-	q.mu.Lock()
-	if q.dropped {
+	if ok {
+		q := v.(*queue)
+		q.mu.Lock()
+		if !q.dropped {
+			return q, nil
+		}
 		q.mu.Unlock()
-		return nil, fmt.Errorf("queue %s: %w", h.name, storage.ErrNotFound)
 	}
-	return q, nil
+	h.b.ops.RUnlock()
+	return nil, fmt.Errorf("queue %s: %w", h.name, storage.ErrNotFound)
 }
 
 func (h *queueHandle) Create(ctx context.Context) error {
-	if err := h.b.check(ctx, h.nameErr); err != nil {
-		return err
-	}
-	h.b.queues.LoadOrStore(h.name, newQueue())
-	return nil
+	return h.b.create(ctx, h.nameErr, &h.b.queues, kindQueue, h.name, func(inc uint64) (resource, error) {
+		return &queue{inc: inc, minExpires: never, floor: prefix(keyVisible, inc)}, nil
+	})
 }
 
 func (h *queueHandle) Drop(ctx context.Context) error {
-	if err := h.b.check(ctx, h.nameErr); err != nil {
-		return err
-	}
-	v, ok := h.b.queues.LoadAndDelete(h.name)
-	if !ok {
-		return fmt.Errorf("drop queue %s: %w", h.name, storage.ErrNotFound)
-	}
-	q := v.(*queue)
-	q.mu.Lock()
-	q.dropped = true // calls that found q before it left the registry see it gone
-	q.byID, q.heap = nil, nil
-	q.mu.Unlock()
-	return nil
+	_, err := h.b.drop(ctx, h.nameErr, &h.b.queues, kindQueue, "queue", h.name, keyMessage, keyVisible)
+	return err
 }
 
 func (h *queueHandle) Enqueue(ctx context.Context, text string, opts storage.EnqueueOptions) (storage.Receipt, error) {
@@ -106,23 +183,31 @@ func (h *queueHandle) Enqueue(ctx context.Context, text string, opts storage.Enq
 	if err != nil {
 		return storage.Receipt{}, err
 	}
-	defer q.mu.Unlock()
-	now := h.b.now()
-	expires := never
+	defer h.b.ops.RUnlock()
+	if err := h.b.writable(); err != nil {
+		q.mu.Unlock()
+		return storage.Receipt{}, err
+	}
+	now := h.b.stamp()
+	expires := int64(never)
 	switch {
 	case opts.TTL == 0:
-		expires = now + storage.DefaultMessageTTL
+		expires = now + int64(storage.DefaultMessageTTL)
 	case opts.TTL > 0:
-		expires = now + opts.TTL
+		expires = now + int64(opts.TTL)
 	}
 	q.seq++
-	m := &message{
-		id: id, text: text, receipt: receipt,
-		inserted: now, visibleAt: now + opts.Delay, expires: expires, seq: q.seq,
-	}
-	q.byID[id] = m
-	q.push(m)
+	m := message{receipt: receipt, inserted: now, visibleAt: now + int64(opts.Delay), expires: expires, seq: q.seq, text: text}
+	batch := h.b.db.NewBatch()
+	batch.Set(q.messageKey(id), m.encode(), nil)
+	k := q.indexKey(m.visibleAt, m.seq)
+	batch.Set(k, []byte(id), nil)
+	q.lower(k)
+	q.count++
 	q.minExpires = min(q.minExpires, expires)
+	if err := h.b.commit(batch, q.mu.Unlock); err != nil {
+		return storage.Receipt{}, fmt.Errorf("enqueue on %s: %w", h.name, err)
+	}
 	return storage.Receipt{ID: id, PopReceipt: receipt}, nil
 }
 
@@ -134,52 +219,101 @@ func (h *queueHandle) Dequeue(ctx context.Context, max int, visibility time.Dura
 	if err != nil {
 		return nil, err
 	}
-	defer q.mu.Unlock()
-	now := h.b.now()
-	var out []storage.Message
-	for len(out) < max && len(q.heap) > 0 {
-		m := q.heap[0]
-		if m.expires <= now {
-			q.remove(m)
-			continue
-		}
-		if m.visibleAt > now {
-			break
-		}
-		m.dequeues++
-		m.receipt = newReceipt()
-		m.visibleAt = now + visibility
-		q.down(0)
-		if out == nil {
-			out = make([]storage.Message, 0, min(max, len(q.heap)))
-		}
-		out = append(out, h.export(m, true))
+	defer h.b.ops.RUnlock()
+	out, batch, err := h.dequeue(q, max, visibility)
+	if err != nil {
+		q.mu.Unlock()
+		return nil, fmt.Errorf("dequeue from %s: %w", h.name, err)
+	}
+	// A lease lost in a crash is harmless: the next Open ends it anyway.
+	if err := h.b.commitLazy(batch, q.mu.Unlock); err != nil {
+		return nil, fmt.Errorf("dequeue from %s: %w", h.name, err)
 	}
 	return out, nil
 }
 
-func (h *queueHandle) export(m *message, withReceipt bool) storage.Message {
-	msg := storage.Message{
-		ID: m.id, DequeueCount: m.dequeues, Text: m.text, InsertedAt: h.b.wall(m.inserted),
+// dequeue takes up to max visible messages, with q locked, and returns
+// them and the batch that records it.
+func (h *queueHandle) dequeue(q *queue, max int, visibility time.Duration) ([]storage.Message, *pebble.Batch, error) {
+	now := h.b.stamp()
+	it, err := q.visible(h.b.db, now)
+	if err != nil {
+		return nil, nil, err
 	}
+	defer it.Close()
+	batch := h.b.db.NewBatch()
+	var out []storage.Message
+	for it.First(); it.Valid() && len(out) < max; it.Next() {
+		ik := it.Key()
+		q.floor = bytes.Clone(ik) // entries passed are deleted below
+		id := string(it.Value())
+		mk := q.messageKey(id)
+		v, err := h.b.get(mk)
+		if err == nil && v == nil {
+			err = errCorrupt // an index entry without its message
+		}
+		var m message
+		if err == nil {
+			m, err = decodeMessage(v)
+		}
+		if err != nil {
+			batch.Close()
+			return nil, nil, err
+		}
+		batch.Delete(ik, nil)
+		if m.expires <= now {
+			batch.Delete(mk, nil)
+			q.count--
+			continue
+		}
+		m.dequeues++
+		m.receipt = newReceipt()
+		m.visibleAt = now + int64(visibility)
+		m.leased = true
+		batch.Set(mk, m.encode(), nil)
+		batch.Set(q.indexKey(m.visibleAt, m.seq), []byte(id), nil)
+		if out == nil {
+			out = make([]storage.Message, 0, max)
+		}
+		out = append(out, export(id, &m, true))
+	}
+	if err := it.Error(); err != nil {
+		batch.Close()
+		return nil, nil, err
+	}
+	return out, batch, nil
+}
+
+func export(id string, m *message, withReceipt bool) storage.Message {
+	msg := storage.Message{ID: id, DequeueCount: m.dequeues, Text: m.text, InsertedAt: time.Unix(0, m.inserted)}
 	if withReceipt {
 		msg.PopReceipt = m.receipt
 	}
 	return msg
 }
 
-// lookup finds the message a pop receipt refers to, with Azure's errors.
-func (q *queue) lookup(now time.Duration, id, receipt string) (*message, error) {
-	m, ok := q.byID[id]
-	if !ok {
-		return nil, storage.ErrNotFound
+// lookup finds the message a pop receipt refers to, with Azure's errors;
+// an expired message is deleted in batch.
+func (h *queueHandle) lookup(q *queue, now int64, id, receipt string, batch *pebble.Batch) (message, error) {
+	v, err := h.b.get(q.messageKey(id))
+	if err != nil {
+		return message{}, err
+	}
+	if v == nil {
+		return message{}, storage.ErrNotFound
+	}
+	m, err := decodeMessage(v)
+	if err != nil {
+		return message{}, err
 	}
 	if m.expires <= now {
-		q.remove(m)
-		return nil, storage.ErrNotFound
+		batch.Delete(q.messageKey(id), nil)
+		batch.Delete(q.indexKey(m.visibleAt, m.seq), nil)
+		q.count--
+		return message{}, storage.ErrNotFound
 	}
 	if m.receipt != receipt {
-		return nil, storage.ErrLeaseLost
+		return message{}, storage.ErrLeaseLost
 	}
 	return m, nil
 }
@@ -196,15 +330,25 @@ func (h *queueHandle) UpdateVisibility(ctx context.Context, id, popReceipt strin
 	if err != nil {
 		return "", err
 	}
-	defer q.mu.Unlock()
-	now := h.b.now()
-	m, err := q.lookup(now, id, popReceipt)
+	defer h.b.ops.RUnlock()
+	now := h.b.stamp()
+	batch := h.b.db.NewBatch()
+	m, err := h.lookup(q, now, id, popReceipt, batch)
+	if err == nil {
+		batch.Delete(q.indexKey(m.visibleAt, m.seq), nil)
+		m.receipt, m.visibleAt, m.leased = receipt, now+int64(visibility), true
+		batch.Set(q.messageKey(id), m.encode(), nil)
+		k := q.indexKey(m.visibleAt, m.seq)
+		batch.Set(k, []byte(id), nil)
+		q.lower(k)
+	}
+	// Like a dequeue's, a lease a crash loses is ended by the next Open.
+	if cerr := h.b.commitLazy(batch, q.mu.Unlock); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return "", fmt.Errorf("update message %s on %s: %w", id, h.name, err)
 	}
-	m.receipt = receipt
-	m.visibleAt = now + visibility
-	q.fix(m.index)
 	return receipt, nil
 }
 
@@ -216,12 +360,20 @@ func (h *queueHandle) Delete(ctx context.Context, id, popReceipt string) error {
 	if err != nil {
 		return err
 	}
-	defer q.mu.Unlock()
-	m, err := q.lookup(h.b.now(), id, popReceipt)
+	defer h.b.ops.RUnlock()
+	batch := h.b.db.NewBatch()
+	m, err := h.lookup(q, h.b.stamp(), id, popReceipt, batch)
+	if err == nil {
+		batch.Delete(q.messageKey(id), nil)
+		batch.Delete(q.indexKey(m.visibleAt, m.seq), nil)
+		q.count--
+	}
+	if cerr := h.b.commit(batch, q.mu.Unlock); err == nil {
+		err = cerr
+	}
 	if err != nil {
 		return fmt.Errorf("delete message %s on %s: %w", id, h.name, err)
 	}
-	q.remove(m)
 	return nil
 }
 
@@ -230,21 +382,50 @@ func (h *queueHandle) ApproximateLength(ctx context.Context) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer q.mu.Unlock()
-	now := h.b.now()
+	defer h.b.ops.RUnlock()
+	now := h.b.stamp()
 	if now < q.minExpires {
-		return len(q.byID), nil
+		n := q.count
+		q.mu.Unlock()
+		return n, nil
 	}
 	// Some message may have expired: drop the expired ones, find the next expiry.
-	q.minExpires = never
-	for _, m := range q.byID {
-		if m.expires <= now {
-			q.remove(m)
-		} else {
-			q.minExpires = min(q.minExpires, m.expires)
-		}
+	batch := h.b.db.NewBatch()
+	err = h.purge(q, now, batch)
+	n := q.count
+	if cerr := h.b.commitLazy(batch, q.mu.Unlock); err == nil {
+		err = cerr
 	}
-	return len(q.byID), nil
+	if err != nil {
+		return 0, fmt.Errorf("length of %s: %w", h.name, err)
+	}
+	return n, nil
+}
+
+// purge deletes the expired messages in batch and finds the next expiry.
+// Expired messages a crash brings back are purged again.
+func (h *queueHandle) purge(q *queue, now int64, batch *pebble.Batch) error {
+	p := prefix(keyMessage, q.inc)
+	it, err := h.b.db.NewIter(&pebble.IterOptions{LowerBound: p, UpperBound: prefixEnd(p)})
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	q.minExpires = never
+	for it.First(); it.Valid(); it.Next() {
+		m, err := decodeMessage(it.Value())
+		if err != nil {
+			return err
+		}
+		if m.expires > now {
+			q.minExpires = min(q.minExpires, m.expires)
+			continue
+		}
+		batch.Delete(it.Key(), nil)
+		batch.Delete(q.indexKey(m.visibleAt, m.seq), nil)
+		q.count--
+	}
+	return it.Error()
 }
 
 func (h *queueHandle) Peek(ctx context.Context, max int) ([]storage.Message, error) {
@@ -255,113 +436,33 @@ func (h *queueHandle) Peek(ctx context.Context, max int) ([]storage.Message, err
 	if err != nil {
 		return nil, err
 	}
+	defer h.b.ops.RUnlock()
 	defer q.mu.Unlock()
-	now := h.b.now()
-	// Walk the heap best-first from the root: a node's children come after
-	// it, so the walk yields messages in order and stops at the first
-	// invisible one on each path, touching O(max log max) nodes.
-	var out []storage.Message
-	frontier := []int{}
-	if len(q.heap) > 0 {
-		frontier = append(frontier, 0)
+	now := h.b.stamp()
+	it, err := q.visible(h.b.db, now)
+	if err != nil {
+		return nil, fmt.Errorf("peek at %s: %w", h.name, h.b.describe(err))
 	}
-	for len(out) < max && len(frontier) > 0 {
-		best := 0
-		for i := 1; i < len(frontier); i++ {
-			if q.less(frontier[i], frontier[best]) {
-				best = i
-			}
+	defer it.Close()
+	var out []storage.Message
+	for it.First(); it.Valid() && len(out) < max; it.Next() {
+		id := string(it.Value())
+		v, err := h.b.get(q.messageKey(id))
+		if err != nil {
+			return nil, fmt.Errorf("peek at %s: %w", h.name, err)
 		}
-		i := frontier[best]
-		frontier[best] = frontier[len(frontier)-1]
-		frontier = frontier[:len(frontier)-1]
-		m := q.heap[i]
-		if m.visibleAt > now {
-			break // the least of the frontier is hidden, so all of it is
+		if v == nil {
+			continue
+		}
+		m, err := decodeMessage(v)
+		if err != nil {
+			return nil, fmt.Errorf("peek at %s: %w", h.name, err)
 		}
 		if m.expires > now {
-			out = append(out, h.export(m, false))
-		}
-		for _, c := range [2]int{2*i + 1, 2*i + 2} {
-			if c < len(q.heap) {
-				frontier = append(frontier, c)
-			}
+			out = append(out, export(id, &m, false))
 		}
 	}
 	return out, nil
-}
-
-// Heap of messages by (visibleAt, seq), with each message's index kept
-// current so that updates and deletes by ID can fix the heap in place.
-
-func (q *queue) less(i, j int) bool {
-	a, b := q.heap[i], q.heap[j]
-	if a.visibleAt != b.visibleAt {
-		return a.visibleAt < b.visibleAt
-	}
-	return a.seq < b.seq
-}
-
-func (q *queue) swap(i, j int) {
-	q.heap[i], q.heap[j] = q.heap[j], q.heap[i]
-	q.heap[i].index = i
-	q.heap[j].index = j
-}
-
-func (q *queue) push(m *message) {
-	m.index = len(q.heap)
-	q.heap = append(q.heap, m)
-	q.up(m.index)
-}
-
-func (q *queue) remove(m *message) {
-	delete(q.byID, m.id)
-	i, last := m.index, len(q.heap)-1
-	if i != last {
-		q.swap(i, last)
-	}
-	q.heap[last] = nil
-	q.heap = q.heap[:last]
-	if i != last {
-		q.fix(i)
-	}
-}
-
-func (q *queue) fix(i int) {
-	if !q.down(i) {
-		q.up(i)
-	}
-}
-
-func (q *queue) up(i int) {
-	for i > 0 {
-		p := (i - 1) / 2
-		if !q.less(i, p) {
-			return
-		}
-		q.swap(i, p)
-		i = p
-	}
-}
-
-// down sifts i toward the leaves and reports whether it moved.
-func (q *queue) down(i0 int) bool {
-	i, n := i0, len(q.heap)
-	for {
-		c := 2*i + 1
-		if c >= n {
-			break
-		}
-		if r := c + 1; r < n && q.less(r, c) {
-			c = r
-		}
-		if !q.less(c, i) {
-			break
-		}
-		q.swap(i, c)
-		i = c
-	}
-	return i > i0
 }
 
 // newID returns a random GUID-shaped message ID, as Azure's are.

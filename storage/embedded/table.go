@@ -5,36 +5,50 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"hash/maphash"
+	"slices"
 	"sync"
-	"sync/atomic"
 
+	"github.com/cockroachdb/pebble/v2"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
-// row is one stored entity. Its props map is never changed once stored (a
-// write stores a new row), so readers may copy it outside the lock.
-type row struct {
-	props map[string]any
-	etag  string
-}
+// partitionStripes is the number of partition locks of a table. Every
+// table write touches one partition; partitions hash onto a fixed set of
+// locks, so writers to different partitions rarely wait for each other
+// and the locks take no memory per partition.
+const partitionStripes = 64
 
-// partition is the unit of locking: every table operation, transactions
-// included, touches a single partition, so writers to different
-// partitions never wait for each other.
-type partition struct {
-	mu   sync.RWMutex
-	rows map[string]*row
-	keys sortedKeys
-}
-
-// table maps partition keys to partitions. Partitions are never removed,
-// even when empty, so that a partition found under the table's lock stays
-// the one in use; an empty partition costs a few hundred bytes.
+// table is one incarnation of a table. Its rows are store keys
+// "e" inc pk 0x00 rk, so a partition is a contiguous range in row-key order.
 type table struct {
-	dropped atomic.Bool
-	mu      sync.RWMutex
-	parts   map[string]*partition
+	inc uint64
+
+	mu      sync.RWMutex // held shared by writes, exclusively by Drop
+	dropped bool
+	stripes [partitionStripes]sync.Mutex
 }
+
+func (t *table) incarnation() uint64 { return t.inc }
+
+func (t *table) retire() {
+	t.mu.Lock()
+	t.dropped = true
+	t.mu.Unlock()
+}
+
+var stripeSeed = maphash.MakeSeed()
+
+func (t *table) stripe(pk string) *sync.Mutex {
+	return &t.stripes[maphash.String(stripeSeed, pk)%partitionStripes]
+}
+
+// partitionKey is the start of partition pk's row keys.
+func (t *table) partitionKey(pk string) []byte {
+	return append(append(prefix(keyEntity, t.inc), pk...), 0)
+}
+
+func (t *table) rowKey(pk, rk string) []byte { return append(t.partitionKey(pk), rk...) }
 
 type tableHandle struct {
 	b       *Backend
@@ -48,75 +62,29 @@ func (h *tableHandle) notFound() error {
 	return fmt.Errorf("table %s: %w", h.name, storage.ErrNotFound)
 }
 
+// get enters the backend and finds the table; on success the caller must
+// call h.b.ops.RUnlock.
 func (h *tableHandle) get(ctx context.Context) (*table, error) {
-	if err := h.b.check(ctx, h.nameErr); err != nil {
+	if err := h.b.enter(ctx, h.nameErr); err != nil {
 		return nil, err
 	}
 	v, ok := h.b.tables.Load(h.name)
 	if !ok {
+		h.b.ops.RUnlock()
 		return nil, h.notFound()
 	}
 	return v.(*table), nil
 }
 
-// partition returns partition pk, making it if create is set; nil if it
-// does not exist and create is not set.
-func (t *table) partition(pk string, create bool) *partition {
-	t.mu.RLock()
-	p := t.parts[pk]
-	t.mu.RUnlock()
-	if p != nil || !create {
-		return p
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if p = t.parts[pk]; p == nil {
-		p = &partition{rows: map[string]*row{}}
-		t.parts[pk] = p
-	}
-	return p
-}
-
 func (h *tableHandle) Create(ctx context.Context) error {
-	if err := h.b.check(ctx, h.nameErr); err != nil {
-		return err
-	}
-	h.b.tables.LoadOrStore(h.name, &table{parts: map[string]*partition{}})
-	return nil
+	return h.b.create(ctx, h.nameErr, &h.b.tables, kindTable, h.name, func(inc uint64) (resource, error) {
+		return &table{inc: inc}, nil
+	})
 }
 
 func (h *tableHandle) Drop(ctx context.Context) error {
-	if err := h.b.check(ctx, h.nameErr); err != nil {
-		return err
-	}
-	v, ok := h.b.tables.LoadAndDelete(h.name)
-	if !ok {
-		return fmt.Errorf("drop table %s: %w", h.name, storage.ErrNotFound)
-	}
-	t := v.(*table)
-	t.dropped.Store(true)
-	t.mu.Lock()
-	t.parts = map[string]*partition{}
-	t.mu.Unlock()
-	return nil
-}
-
-// copyProps deep-copies props: a stored entity must not share memory with
-// its caller, who may change the map or a byte slice afterwards.
-func copyProps(props map[string]any) map[string]any {
-	out := make(map[string]any, len(props))
-	for k, v := range props {
-		if b, ok := v.([]byte); ok {
-			// Keep an empty slice non-nil: it is a stored empty binary.
-			v = append(make([]byte, 0, len(b)), b...)
-		}
-		out[k] = v
-	}
-	return out
-}
-
-func (h *tableHandle) export(pk, rk string, r *row) storage.Entity {
-	return storage.Entity{PartitionKey: pk, RowKey: rk, ETag: r.etag, Props: copyProps(r.props)}
+	_, err := h.b.drop(ctx, h.nameErr, &h.b.tables, kindTable, "table", h.name, keyEntity)
+	return err
 }
 
 // opErr says which single-entity write failed.
@@ -194,58 +162,79 @@ func (h *tableHandle) transact(ctx context.Context, pk string, ops []storage.Op)
 	if err != nil {
 		return nil, err
 	}
-	// Copy the new entities before taking the lock: the copies are needed
-	// anyway, and the lock is then held only for the checks and the swap.
-	rows := make([]*row, len(ops))
-	for i, o := range ops {
-		if o.Kind != storage.OpDelete {
-			rows[i] = &row{props: copyProps(o.Entity.Props), etag: h.b.newETag()}
-		}
+	defer h.b.ops.RUnlock()
+	if err := h.b.writable(); err != nil {
+		return nil, err
 	}
-	p := t.partition(pk, true)
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if t.dropped.Load() {
+	// Encode the new entities before taking the lock, which is then held
+	// only for the checks and the apply.
+	batch := h.b.db.NewBatch()
+	etags := make([]string, len(ops))
+	keys := make([][]byte, len(ops))
+	for i, o := range ops {
+		keys[i] = t.rowKey(pk, o.Entity.RowKey)
+		if o.Kind == storage.OpDelete {
+			batch.Delete(keys[i], nil)
+			continue
+		}
+		id := h.b.newID()
+		etags[i] = formatETag(id)
+		batch.Set(keys[i], encodeEntity(id, o.Entity.Props), nil)
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	if t.dropped {
+		batch.Close()
 		return nil, h.notFound()
 	}
+	mu := t.stripe(pk)
+	mu.Lock()
 	// Check every operation first, so that on any failure nothing applies.
 	// The checks have ruled out two operations on one row, so each check
 	// is independent of the others' effects.
 	for i, o := range ops {
-		cur := p.rows[o.Entity.RowKey]
-		var err error
-		switch o.Kind {
-		case storage.OpAdd:
-			if cur != nil {
-				err = storage.ErrExists
-			}
-		case storage.OpUpdate, storage.OpDelete:
-			switch {
-			case cur == nil:
-				err = storage.ErrNotFound
-			case o.ETag != storage.AnyETag && o.ETag != cur.etag:
-				err = storage.ErrPreconditionFailed
-			}
+		if o.Kind == storage.OpUpsert {
+			continue
+		}
+		cur, err := h.b.get(keys[i])
+		if err == nil {
+			err = checkOp(o, cur)
 		}
 		if err != nil {
+			mu.Unlock()
+			batch.Close()
 			return nil, &storage.TxError{Index: i, Err: err}
 		}
 	}
-	etags := make([]string, len(ops))
-	for i, o := range ops {
-		rk := o.Entity.RowKey
-		if o.Kind == storage.OpDelete {
-			delete(p.rows, rk)
-			p.keys.remove(rk)
-			continue
-		}
-		if _, ok := p.rows[rk]; !ok {
-			p.keys.insert(rk)
-		}
-		p.rows[rk] = rows[i]
-		etags[i] = rows[i].etag
+	if err := h.b.commit(batch, mu.Unlock); err != nil {
+		return nil, err
 	}
 	return etags, nil
+}
+
+// checkOp checks operation o against the row's current value (nil if absent).
+func checkOp(o storage.Op, cur []byte) error {
+	switch o.Kind {
+	case storage.OpAdd:
+		if cur != nil {
+			return storage.ErrExists
+		}
+	case storage.OpUpdate, storage.OpDelete:
+		if cur == nil {
+			return storage.ErrNotFound
+		}
+		if o.ETag == storage.AnyETag {
+			return nil
+		}
+		id, err := entityETag(cur)
+		if err != nil {
+			return err
+		}
+		if o.ETag != formatETag(id) {
+			return storage.ErrPreconditionFailed
+		}
+	}
+	return nil
 }
 
 func (h *tableHandle) Get(ctx context.Context, pk, rk string) (storage.Entity, error) {
@@ -256,16 +245,27 @@ func (h *tableHandle) Get(ctx context.Context, pk, rk string) (storage.Entity, e
 	if err != nil {
 		return storage.Entity{}, err
 	}
-	var r *row
-	if p := t.partition(pk, false); p != nil {
-		p.mu.RLock()
-		r = p.rows[rk]
-		p.mu.RUnlock()
+	defer h.b.ops.RUnlock()
+	v, err := h.b.get(t.rowKey(pk, rk))
+	if err == nil && v == nil {
+		err = storage.ErrNotFound
 	}
-	if r == nil || t.dropped.Load() {
-		return storage.Entity{}, fmt.Errorf("get entity (%q, %q) in %s: %w", pk, rk, h.name, storage.ErrNotFound)
+	var e storage.Entity
+	if err == nil {
+		e, err = exportEntity(pk, rk, v)
 	}
-	return h.export(pk, rk, r), nil
+	if err != nil {
+		return storage.Entity{}, fmt.Errorf("get entity (%q, %q) in %s: %w", pk, rk, h.name, err)
+	}
+	return e, nil
+}
+
+func exportEntity(pk, rk string, v []byte) (storage.Entity, error) {
+	id, props, err := decodeEntity(v)
+	if err != nil {
+		return storage.Entity{}, err
+	}
+	return storage.Entity{PartitionKey: pk, RowKey: rk, ETag: formatETag(id), Props: props}, nil
 }
 
 func validKeys(pk, rk string) error {
@@ -303,36 +303,41 @@ func (h *tableHandle) Query(ctx context.Context, pk string, opts storage.QueryOp
 	if err != nil {
 		return storage.Page{}, err
 	}
-	p := t.partition(pk, false)
-	if p == nil {
-		return storage.Page{}, nil
+	defer h.b.ops.RUnlock()
+	start := t.partitionKey(pk)
+	io := &pebble.IterOptions{LowerBound: append(slices.Clip(start), from...), UpperBound: prefixEnd(start)}
+	if opts.To != "" {
+		io.UpperBound = append(slices.Clip(start), opts.To...)
 	}
-	type hit struct {
-		rk string
-		r  *row
+	page, err := h.query(start, io, limit)
+	if err != nil {
+		return storage.Page{}, fmt.Errorf("query %s partition %q: %w", h.name, pk, err)
 	}
-	hits := make([]hit, 0, min(limit, 64))
-	var next string
-	p.mu.RLock()
-	p.keys.ascend(from, func(rk string) bool {
-		if opts.To != "" && rk >= opts.To {
-			return false
+	return page, nil
+}
+
+func (h *tableHandle) query(start []byte, io *pebble.IterOptions, limit int) (storage.Page, error) {
+	it, err := h.b.db.NewIter(io)
+	if err != nil {
+		return storage.Page{}, h.b.describe(err)
+	}
+	defer it.Close()
+	var page storage.Page
+	pk := string(start[9 : len(start)-1])
+	for it.First(); it.Valid(); it.Next() {
+		rk := string(it.Key()[len(start):])
+		if len(page.Entities) == limit {
+			page.Next = base64.RawURLEncoding.EncodeToString([]byte(rk))
+			break
 		}
-		if len(hits) == limit {
-			next = base64.RawURLEncoding.EncodeToString([]byte(rk))
-			return false
+		e, err := exportEntity(pk, rk, it.Value())
+		if err != nil {
+			return storage.Page{}, err
 		}
-		hits = append(hits, hit{rk, p.rows[rk]})
-		return true
-	})
-	p.mu.RUnlock()
-	if t.dropped.Load() {
-		return storage.Page{}, h.notFound()
+		page.Entities = append(page.Entities, e)
 	}
-	// Rows are immutable, so they are copied out after the lock is gone.
-	page := storage.Page{Entities: make([]storage.Entity, len(hits)), Next: next}
-	for i, x := range hits {
-		page.Entities[i] = h.export(pk, x.rk, x.r)
+	if err := it.Error(); err != nil {
+		return storage.Page{}, h.b.describe(err)
 	}
 	return page, nil
 }
