@@ -5,10 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/reversi-cloud/reversi/pipeline"
@@ -36,18 +34,18 @@ func seed(env Env) error {
 	if help, err := parse(fs, env, seedIntro); help || err != nil {
 		return err
 	}
-	if *run == "" {
-		return usagef("-run is required")
+	if err := requireRun(*run); err != nil {
+		return err
 	}
-	cfg := pipeline.RunConfig{Name: *run, Board: *size, Target: *plies, BlobPositions: *blobPositions, FanIn: *fanIn}.WithDefaults()
-	if err := cfg.Validate(); err != nil {
-		return usageError{err.Error()}
+	cfg, err := runConfig(fs, *run, *size, *plies, *blobPositions, *fanIn)
+	if err != nil {
+		return err
 	}
-	if err := sf.validate(); err != nil {
+	if err := sf.validate(true); err != nil {
 		return err
 	}
 	ctx := context.Background()
-	be, err := sf.open(ctx, env)
+	be, err := sf.open(ctx, env, true)
 	if err != nil {
 		return err
 	}
@@ -74,8 +72,9 @@ const workerIntro = `
 worker pulls a run's messages from its work queue and handles them:
 expansion (A and C), merges, ply transitions, results and compensation.
 Run as many as you like, on any machines that reach the storage account.
-SIGINT or SIGTERM abandons the current message cleanly (it reappears after
-its visibility timeout) and exits. -metrics-addr serves Prometheus metrics
+SIGINT or SIGTERM abandons the current message cleanly (it is made visible
+again at once for another worker) and exits 0; a second one exits at once
+with status 130. -metrics-addr serves Prometheus metrics
 (reversi_*: messages, task durations, positions, storage transactions and
 bytes) at /metrics while the worker runs. Logs are JSON by default; every
 line about a message carries run, worker, msg_id, kind and ply.
@@ -109,6 +108,11 @@ func worker(env Env) error {
 	if *concurrency < 1 || *concurrency > 64 {
 		return usagef("-concurrency %d: must be 1 to 64", *concurrency)
 	}
+	// Zero -compensation-delay and -claim-timeout mean their defaults, as
+	// the help says; the other durations and counts must be given.
+	if err := positive(fs, "visibility", "max-dequeue"); err != nil {
+		return err
+	}
 	if *id == "" {
 		host, _ := os.Hostname()
 		*id = fmt.Sprintf("%s-%d", strings.ToLower(host), os.Getpid())
@@ -117,7 +121,7 @@ func worker(env Env) error {
 	if err := wcfg.Validate(); err != nil {
 		return usageError{err.Error()}
 	}
-	if err := sf.validate(); err != nil {
+	if err := sf.validate(true); err != nil {
 		return err
 	}
 	if err := checkMetricsAddr(*metricsAddr); err != nil {
@@ -127,9 +131,11 @@ func worker(env Env) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := interruptible(env, "worker", func() string {
+		return "interrupted again: exiting at once; the messages it held reappear after their visibility timeout"
+	})
 	defer stop()
-	be, err := sf.open(ctx, env)
+	be, r, err := sf.openRun(ctx, env, *run)
 	if err != nil {
 		return err
 	}
@@ -141,10 +147,6 @@ func worker(env Env) error {
 	}
 	defer stopMetrics()
 	wcfg.Observer = observer
-	r, err := pipeline.OpenRun(ctx, be, *run)
-	if err != nil {
-		return err
-	}
 	// The worker loops add the run to their lines themselves.
 	loopLog := log.With("worker", *id)
 	log = loopLog.With("run", *run)
@@ -250,19 +252,15 @@ func inspect(env Env) error {
 	if hf.set() && (*doCheck || pf.set() || *jsonOut != "") {
 		return usagef("-http serves the whole run; leave out -check, -position, -moves and -json")
 	}
-	if err := sf.validate(); err != nil {
+	if err := sf.validate(true); err != nil {
 		return err
 	}
 	ctx := context.Background()
-	be, err := sf.open(ctx, env)
+	be, r, err := sf.openRun(ctx, env, *run)
 	if err != nil {
 		return err
 	}
 	defer be.Close()
-	r, err := pipeline.OpenRun(ctx, be, *run)
-	if err != nil {
-		return err
-	}
 	if *doCheck {
 		return check(ctx, env.Stdout, r)
 	}

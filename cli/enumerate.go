@@ -2,11 +2,10 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
-	"os/signal"
 	"runtime"
-	"syscall"
 	"time"
 
 	"github.com/reversi-cloud/reversi/board"
@@ -73,28 +72,19 @@ func enumerate(env Env) error {
 	if err := cf.validate(fs); err != nil {
 		return err
 	}
-	b, err := board.New(*size)
+	name := *run
+	if name == "" {
+		name = fmt.Sprintf("enum%d", time.Now().UnixNano()%1e12)
+	}
+	cfg, err := runConfig(fs, name, *size, *plies, *blobPositions, *fanIn)
 	if err != nil {
-		return usagef("-board %d: must be 4, 6 or 8", *size)
+		return err
 	}
 	if err := pf.validate(); err != nil {
 		return err
 	}
-	if pf.set() {
-		if *engine != "pipeline" {
-			return usagef("-position and -moves read the pipeline's stored results; leave out -engine reference")
-		}
-		// Check the position now rather than after a long run.
-		if _, err := pf.position(b); err != nil {
-			return err
-		}
-	}
-	target := *plies
-	if target < 0 {
-		target = pipeline.DefaultTarget(*size)
-	}
-	if max := *size**size - 4; target > max {
-		return usagef("-plies %d: a %dx%d game ends at ply %d", target, *size, *size, max)
+	if pf.set() && *engine != "pipeline" {
+		return usagef("-position and -moves read the pipeline's stored results; leave out -engine reference")
 	}
 	if *engine != "pipeline" && *engine != "reference" {
 		return usagef("-engine %q: must be pipeline or reference", *engine)
@@ -102,48 +92,59 @@ func enumerate(env Env) error {
 	if *workers < 1 || *workers > 1024 {
 		return usagef("-workers %d: must be 1 to 1024", *workers)
 	}
+	if err := positive(fs, "visibility"); err != nil {
+		return err
+	}
 	if hf.set() && *engine != "pipeline" {
 		return usagef("-http serves the pipeline's stored run; leave out -engine reference")
 	}
-	if err := sf.validate(); err != nil {
+	if err := sf.validate(false); err != nil {
 		return err
 	}
 	log, err := lf.logger(env.Stderr)
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
 
 	start := time.Now()
 	var rep *report.Report
 	var showPosition func() error // after the table, while storage is open
 	var web *browser              // -http
+	// The pipeline's run may be an existing one, whose board wins.
+	b := board.MustNew(cfg.Board)
+	ctx := context.Background()
 	if *engine == "reference" {
-		res, err := reference.Enumerate(b, target)
+		res, err := reference.Enumerate(b, cfg.Target)
 		if err != nil {
 			return err
 		}
 		rep = res.Report
 	} else {
-		name := *run
-		if name == "" {
-			name = fmt.Sprintf("enum%d", time.Now().UnixNano()%1e12)
-		}
-		cfg := pipeline.RunConfig{Name: name, Board: *size, Target: target, BlobPositions: *blobPositions, FanIn: *fanIn}
-		if err := cfg.Validate(); err != nil {
-			return usageError{err.Error()}
-		}
 		wcfg := pipeline.WorkerConfig{Visibility: *visibility}
 		if err := wcfg.WithDefaults().Validate(); err != nil {
 			return usageError{err.Error()}
 		}
-		be, err := sf.open(ctx, env)
+		progress := &pipeline.Progress{}
+		var stop func()
+		ctx, stop = interruptible(env, "enumerate", func() string {
+			return "interrupted again: exiting at once; " + sf.resume(cfg)
+		})
+		defer stop()
+		be, err := sf.open(ctx, env, true)
 		if err != nil {
 			return err
 		}
 		defer be.Close()
-		progress := &pipeline.Progress{}
+		if cfg, err = resumeConfig(ctx, fs, be, &sf, cfg); err != nil {
+			return err
+		}
+		b = board.MustNew(cfg.Board)
+		// Check the position now rather than after a long run.
+		if pf.set() {
+			if _, err := pf.position(b); err != nil {
+				return err
+			}
+		}
 		if hf.set() {
 			src := &runSource{be: be, name: name, cf: &cf}
 			src.unrecorded.Store(true)
@@ -164,6 +165,9 @@ func enumerate(env Env) error {
 		r, stats, rerr := recordStats(be, name, fmt.Sprintf("enumerate-%d", start.UnixNano()))
 		if web != nil {
 			web.finish()
+		}
+		if err != nil && ctx.Err() != nil {
+			return interruptedError{interruption(r, progress) + "; " + sf.resume(cfg)}
 		}
 		if err != nil {
 			return err
@@ -196,7 +200,7 @@ func enumerate(env Env) error {
 		}
 	}
 	if *verify && *engine == "pipeline" {
-		ref, err := reference.Enumerate(b, target)
+		ref, err := reference.Enumerate(b, cfg.Target)
 		if err != nil {
 			return err
 		}
@@ -267,4 +271,59 @@ func showProgress(env Env, p *pipeline.Progress, start time.Time) func() {
 		<-finished
 		fmt.Fprintln(env.Stderr)
 	}
+}
+
+// resumeConfig returns the configuration of the run the flags name: cfg
+// for a new run; for an existing one, its recorded configuration, which
+// the flags given must not change (those left out take its values).
+func resumeConfig(ctx context.Context, fs *flag.FlagSet, be storage.Backend, sf *storageFlags, cfg pipeline.RunConfig) (pipeline.RunConfig, error) {
+	r, err := pipeline.OpenRun(ctx, be, cfg.Name)
+	if errors.Is(err, pipeline.ErrNoRun) {
+		return cfg, nil
+	}
+	if err != nil {
+		return cfg, err
+	}
+	have := r.Config
+	for _, f := range []struct {
+		name      string
+		have, got int
+	}{
+		{"board", have.Board, cfg.Board},
+		{"plies", have.Target, cfg.Target},
+		{"blob-positions", have.BlobPositions, cfg.BlobPositions},
+		{"fan-in", have.FanIn, cfg.FanIn},
+	} {
+		if given(fs, f.name) && f.got != f.have {
+			return cfg, usagef("-%s %d would change run %s %s, started with %s; leave -%s out to continue it, or pick another -run",
+				f.name, f.got, cfg.Name, sf.where(), runFlags(have), f.name)
+		}
+	}
+	return have, nil
+}
+
+// interruption says how far an interrupted run got: the plies complete
+// in storage (r is nil if the run could not be read) and this process's
+// tasks.
+func interruption(r *pipeline.Run, p *pipeline.Progress) string {
+	tasks := fmt.Sprintf("%d tasks done by this process", p.Tasks.Load())
+	if r == nil {
+		return "interrupted before the run was stored; " + tasks
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rep, err := r.Report(ctx)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("interrupted (reading how far the run got: %v); %s", err, tasks)
+	case len(rep.Plies) == 0:
+		return "interrupted before ply 0 was complete; " + tasks
+	}
+	last := rep.Plies[len(rep.Plies)-1]
+	if last.Ply < rep.TargetPly {
+		return fmt.Sprintf("interrupted at ply %d of %d: plies 0-%d complete (%d positions at ply %d); %s",
+			last.Ply+1, rep.TargetPly, last.Ply, last.Positions, last.Ply, tasks)
+	}
+	return fmt.Sprintf("interrupted while working out results: plies 0-%d complete (%d positions at ply %d); %s",
+		last.Ply, last.Positions, last.Ply, tasks)
 }
