@@ -136,18 +136,19 @@ func (s *storageFlags) validate(needData bool) error {
 	return nil
 }
 
-// open returns a metered backend. With create false, a -data directory
-// that does not exist is not made: there is no run in it to read.
-func (s *storageFlags) open(ctx context.Context, env Env, create bool) (*storage.Metered, error) {
+// open returns a metered backend. With run set, the command reads that
+// existing run: a -data directory that does not exist is not made, and
+// the error names what to do.
+func (s *storageFlags) open(ctx context.Context, env Env, run string) (*storage.Metered, error) {
 	switch s.kind {
 	case "embedded":
 		cfg := embedded.Config{Dir: s.data, Persist: s.data != ""}
 		if cfg.Persist {
 			var err error
-			if create {
+			if run == "" {
 				err = os.MkdirAll(s.data, 0o755)
-			} else {
-				_, err = os.Stat(s.data)
+			} else if _, err = os.Stat(s.data); errors.Is(err, fs.ErrNotExist) {
+				return nil, s.noRun(run)
 			}
 			if err != nil {
 				return nil, fmt.Errorf("opening embedded storage: %w", err)
@@ -173,22 +174,25 @@ func (s *storageFlags) open(ctx context.Context, env Env, create bool) (*storage
 
 // openRun opens an existing run, saying what to do when there is none.
 func (s *storageFlags) openRun(ctx context.Context, env Env, run string) (*storage.Metered, *pipeline.Run, error) {
-	be, err := s.open(ctx, env, false)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil, s.noRun(run)
-	}
+	be, err := s.open(ctx, env, run)
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := pipeline.OpenRun(ctx, be, run)
-	if errors.Is(err, pipeline.ErrNoRun) {
-		err = s.noRun(run)
-	}
+	r, err := s.findRun(ctx, be, run)
 	if err != nil {
 		be.Close()
 		return nil, nil, err
 	}
 	return be, r, nil
+}
+
+// findRun opens an existing run on an open backend.
+func (s *storageFlags) findRun(ctx context.Context, be storage.Backend, run string) (*pipeline.Run, error) {
+	r, err := pipeline.OpenRun(ctx, be, run)
+	if errors.Is(err, pipeline.ErrNoRun) {
+		return nil, s.noRun(run)
+	}
+	return r, err
 }
 
 // noRun names what to do about a run that does not exist.

@@ -45,7 +45,7 @@ func seed(env Env) error {
 		return err
 	}
 	ctx := context.Background()
-	be, err := sf.open(ctx, env, true)
+	be, err := sf.open(ctx, env, "")
 	if err != nil {
 		return err
 	}
@@ -135,7 +135,7 @@ func worker(env Env) error {
 		return "interrupted again: exiting at once; the messages it held reappear after their visibility timeout"
 	})
 	defer stop()
-	be, r, err := sf.openRun(ctx, env, *run)
+	be, err := sf.open(ctx, env, *run)
 	if err != nil {
 		return err
 	}
@@ -147,6 +147,10 @@ func worker(env Env) error {
 	}
 	defer stopMetrics()
 	wcfg.Observer = observer
+	r, err := sf.findRun(ctx, be, *run)
+	if err != nil {
+		return err
+	}
 	// The worker loops add the run to their lines themselves.
 	loopLog := log.With("worker", *id)
 	log = loopLog.With("run", *run)

@@ -130,7 +130,7 @@ func enumerate(env Env) error {
 			return "interrupted again: exiting at once; " + sf.resume(cfg)
 		})
 		defer stop()
-		be, err := sf.open(ctx, env, true)
+		be, err := sf.open(ctx, env, "")
 		if err != nil {
 			return err
 		}
