@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -162,5 +163,31 @@ func TestEmbeddedRunContinues(t *testing.T) {
 	want, got := readReport(t, first), readReport(t, again)
 	if diff := Compare(&want, &got); diff != "" || got.Board != 4 || got.TargetPly != 8 || !got.Complete {
 		t.Errorf("the run again: board %d, target %d, complete %v; %s", got.Board, got.TargetPly, got.Complete, diff)
+	}
+}
+
+// TestSecondInterruptExitsAtOnce signals this process twice: the first
+// SIGINT cancels the context, the second prints one line and exits with
+// status 130 without waiting for anything.
+func TestSecondInterruptExitsAtOnce(t *testing.T) {
+	var errb bytes.Buffer
+	exited := make(chan int, 1)
+	env := Env{Stderr: &errb, Exit: func(code int) { exited <- code }}
+	ctx, stop := interruptible(env, "enumerate", func() string { return "interrupted again: exiting at once" })
+	defer stop()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	<-ctx.Done()
+	select {
+	case code := <-exited:
+		t.Fatalf("exit %d after the first signal", code)
+	default:
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := <-exited; code != ExitInterrupted || errb.String() != "\nenumerate: interrupted again: exiting at once\n" {
+		t.Errorf("exit %d, stderr %q; want %d and one line", code, errb.String(), ExitInterrupted)
 	}
 }
