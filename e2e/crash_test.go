@@ -99,12 +99,12 @@ func (f *fleet) ids() []string {
 	return ids
 }
 
-// dumpLogs shows the tail of every worker's log.
+// dumpLogs shows the tail of every worker's log, but the task lines.
 func (f *fleet) dumpLogs() {
 	entries, _ := os.ReadDir(f.dir)
 	for _, e := range entries {
 		b, _ := os.ReadFile(filepath.Join(f.dir, e.Name()))
-		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		lines := slices.DeleteFunc(strings.Split(strings.TrimSpace(string(b)), "\n"), func(l string) bool { return strings.Contains(l, taskDoneJSON) })
 		f.t.Logf("%s (last lines):\n%s", e.Name(), strings.Join(lines[max(0, len(lines)-8):], "\n"))
 	}
 }
