@@ -178,6 +178,9 @@ func enumerate(env Env) error {
 		if err := cf.apply(ctx, rep, be, name, stats); err != nil {
 			return err
 		}
+		if sf.kind == "azure" || sf.data != "" {
+			leftovers(ctx, env, be, &sf, name, wcfg.WithDefaults().CompensationDelay)
+		}
 		if pf.set() {
 			showPosition = func() error {
 				fmt.Fprintln(env.Stdout)
@@ -326,4 +329,22 @@ func interruption(r *pipeline.Run, p *pipeline.Progress) string {
 	}
 	return fmt.Sprintf("interrupted while working out results: plies 0-%d complete (%d positions at ply %d); %s",
 		last.Ply, last.Positions, last.Ply, tasks)
+}
+
+// leftovers says when a complete run's work queue still holds messages:
+// the delayed compensation messages of tasks that an earlier process
+// (killed or interrupted) left unfinished. They surface within delay and
+// delete the blobs those tasks orphaned; until then inspect -check
+// reports them, so the user learns what to run.
+func leftovers(ctx context.Context, env Env, be storage.Backend, sf *storageFlags, run string, delay time.Duration) {
+	n, err := be.Queue(pipeline.WorkQueue(run)).ApproximateLength(ctx)
+	if err != nil || n == 0 {
+		return
+	}
+	where := "-storage azure"
+	if sf.kind == "embedded" {
+		where = "-data " + shellQuote(sf.data)
+	}
+	fmt.Fprintf(env.Stderr, "enumerate: %d delayed compensation messages of unfinished tasks are left; within %s they remove the blobs those tasks orphaned, which inspect -check reports until then: worker %s -run %s -exit-when-done waits for them and handles them, or run this command again after that\n",
+		n, delay, where, run)
 }

@@ -157,7 +157,9 @@ func sameResult(t *testing.T, got, clean *report.Report) {
 // points of its progress (after so many completed tasks, counted from its
 // debug log) EMBEDDED_KILLS times (default 6), starting the same command
 // again after each kill, then lets it finish: the report must equal an
-// uninterrupted run's. EMBEDDED_SEED (logged) repeats a schedule.
+// uninterrupted run's, and once a worker has handled the compensation
+// messages of the killed tasks, the run must check clean. EMBEDDED_SEED
+// (logged) repeats a schedule.
 func TestEmbeddedKillAndResume(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills enumerate processes")
@@ -169,7 +171,10 @@ func TestEmbeddedKillAndResume(t *testing.T) {
 	points := killPoints(rand.New(rand.NewPCG(seed, 0)), kills, 1, embeddedTasks)
 	clean := cleanReport(t, bin)
 
-	args := append([]string{"-data", filepath.Join(t.TempDir(), "data"), "-run", "killed"}, embeddedRun...)
+	// A short visibility: the compensation messages of killed tasks
+	// surface after 8s, for the worker below to drain.
+	data := filepath.Join(t.TempDir(), "data")
+	args := append([]string{"-data", data, "-run", "killed", "-visibility", "2s"}, embeddedRun...)
 	done := 0 // tasks completed over every killed process
 	for i, at := range points {
 		p := startEnumerate(t, bin, args...)
@@ -192,6 +197,15 @@ func TestEmbeddedKillAndResume(t *testing.T) {
 	}
 	t.Logf("killed after %v completed tasks in all", points)
 	sameResult(t, readReport(t, path), clean)
+	// The killed tasks' orphans go once their compensation messages are
+	// handled; then the run must check clean.
+	if out, err := command(bin, "worker", "-data", data, "-run", "killed", "-exit-when-done", "-visibility", "2s", "-log-level", "warn").CombinedOutput(); err != nil {
+		t.Fatalf("draining worker: %v\n%s", err, out)
+	}
+	out, err := command(bin, "inspect", "-data", data, "-run", "killed", "-check").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "check clean: ") {
+		t.Errorf("inspect -check after draining: %v\n%s", err, out)
+	}
 }
 
 // TestEnumerateInterruptAndResume sends SIGINT to enumerate -data DIR at
