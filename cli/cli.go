@@ -110,7 +110,11 @@ type storageFlags struct {
 
 func (s *storageFlags) register(fs *flag.FlagSet, def string) {
 	s.def = def
-	fs.StringVar(&s.kind, "storage", "", fmt.Sprintf("storage backend: embedded (in this process, no setup) or azure (AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT with DefaultAzureCredential; Azurite works too) (default %s, or embedded with -data)", def))
+	dflt := "(default embedded)"
+	if def != "embedded" {
+		dflt = fmt.Sprintf("(default %s, or embedded with -data)", def)
+	}
+	fs.StringVar(&s.kind, "storage", "", "storage backend: embedded (in this process, no setup) or azure (AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT with DefaultAzureCredential; Azurite works too) "+dflt)
 	fs.StringVar(&s.data, "data", "", "keep the run in embedded storage in this directory (implies -storage embedded), so that a later inspect, enumerate or worker with the same -data can read or continue it; one process at a time")
 }
 
@@ -333,8 +337,8 @@ func given(fs *flag.FlagSet, name string) bool {
 }
 
 // runConfig builds a run's configuration from the flags that define it.
-// Only a -plies left out means the default target; every value given is
-// checked, none replaced by a default.
+// Only a -plies left out means the default target (its flag's value is
+// then unused); every value given is checked, none replaced by a default.
 func runConfig(fs *flag.FlagSet, name string, size, plies, blobPositions, fanIn int) (pipeline.RunConfig, error) {
 	if _, err := board.New(size); err != nil {
 		return pipeline.RunConfig{}, usagef("-board %d: must be 4, 6 or 8", size)

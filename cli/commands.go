@@ -26,7 +26,7 @@ func seed(env Env) error {
 	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
 	run := fs.String("run", "", "run name: 3-32 lowercase letters and digits, starting with a letter (required)")
 	size := fs.Int("board", 8, "board size: 4, 6 or 8")
-	plies := fs.Int("plies", -1, "target ply (default: the end of the game on 4x4, 9 on 6x6 and 8x8)")
+	plies := fs.Int("plies", 0, "target ply (default: the end of the game on 4x4, 9 on 6x6 and 8x8)")
 	blobPositions := fs.Int("blob-positions", pipeline.DefaultBlobPositions, "positions per final blob")
 	fanIn := fs.Int("fan-in", pipeline.DefaultFanIn, "runs read by one merge")
 	var sf storageFlags

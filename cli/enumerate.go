@@ -43,7 +43,7 @@ func enumerate(env Env) error {
 	fs := flag.NewFlagSet("enumerate", flag.ContinueOnError)
 	engine := fs.String("engine", "pipeline", "engine: pipeline (distributed workers over storage) or reference (single process, in memory)")
 	size := fs.Int("board", 8, "board size: 4, 6 or 8")
-	plies := fs.Int("plies", -1, "target ply (default: the end of the game on 4x4, 9 on 6x6 and 8x8)")
+	plies := fs.Int("plies", 0, "target ply (default: the end of the game on 4x4, 9 on 6x6 and 8x8)")
 	jsonOut := fs.String("json", "", "write the report as JSON to this file")
 	workers := fs.Int("workers", runtime.NumCPU(), "pipeline: worker loops in this process")
 	run := fs.String("run", "", "pipeline: run name, 3-32 lowercase letters and digits (default: a fresh name)")
