@@ -274,10 +274,10 @@ func (e interruptedError) Error() string { return e.msg }
 
 // interruptible returns a context that the first SIGINT or SIGTERM
 // cancels, so the command stops taking work and shuts down cleanly. A
-// second signal prints "name: " and again() on one line and exits at once
+// second signal prints "name: " and again on one line and exits at once
 // with ExitInterrupted (where env.Exit is set); the embedded backend
 // survives that as it survives a kill. stop releases the signals.
-func interruptible(env Env, name string, again func() string) (ctx context.Context, stop func()) {
+func interruptible(env Env, name, again string) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
@@ -292,7 +292,7 @@ func interruptible(env Env, name string, again func() string) (ctx context.Conte
 		select {
 		case <-sig:
 			if env.Exit != nil {
-				fmt.Fprintf(env.Stderr, "\n%s: %s\n", name, oneLine(again()))
+				fmt.Fprintf(env.Stderr, "\n%s: %s\n", name, oneLine(again))
 				env.Exit(ExitInterrupted)
 			}
 		case <-done:

@@ -131,9 +131,7 @@ func worker(env Env) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := interruptible(env, "worker", func() string {
-		return "interrupted again: exiting at once; the messages it held reappear after their visibility timeout"
-	})
+	ctx, stop := interruptible(env, "worker", "interrupted again: exiting at once; the messages it held reappear after their visibility timeout")
 	defer stop()
 	be, err := sf.open(ctx, env, *run)
 	if err != nil {

@@ -124,12 +124,6 @@ func enumerate(env Env) error {
 		if err := wcfg.WithDefaults().Validate(); err != nil {
 			return usageError{err.Error()}
 		}
-		progress := &pipeline.Progress{}
-		var stop func()
-		ctx, stop = interruptible(env, "enumerate", func() string {
-			return "interrupted again: exiting at once; " + sf.resume(cfg)
-		})
-		defer stop()
 		be, err := sf.open(ctx, env, "")
 		if err != nil {
 			return err
@@ -138,6 +132,13 @@ func enumerate(env Env) error {
 		if cfg, err = resumeConfig(ctx, fs, be, &sf, cfg); err != nil {
 			return err
 		}
+		// From here on a signal stops the run cleanly; before, it ends
+		// the process, which has started nothing.
+		again := "interrupted again: exiting at once; " + sf.resume(cfg)
+		var stop func()
+		ctx, stop = interruptible(env, "enumerate", again)
+		defer stop()
+		progress := &pipeline.Progress{}
 		b = board.MustNew(cfg.Board)
 		// Check the position now rather than after a long run.
 		if pf.set() {
