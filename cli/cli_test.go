@@ -194,3 +194,20 @@ func TestSecondInterruptExitsAtOnce(t *testing.T) {
 		t.Errorf("exit %d, stderr %q; want %d and one line", code, errb.String(), ExitInterrupted)
 	}
 }
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"./four":          "./four",
+		"/tmp/run-1.x":    "/tmp/run-1.x",
+		"my runs":         "'my runs'",
+		"it's":            `'it'\''s'`,
+		"":                "''",
+		"$HOME/x":         "'$HOME/x'",
+		"a;rm -rf b":      "'a;rm -rf b'",
+		"C:/data,old@v2%": "C:/data,old@v2%",
+	} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
