@@ -84,7 +84,7 @@ func TestCheckListsPoisonOnAzurite(t *testing.T) {
 	bad := map[string]string{
 		"garbage":                    `the ply must be two digits`,
 		"Z05-abc":                    `unknown kind 'Z'`,
-		"M03-f-0123456789abcdefg0p":  `bad claim "0123456789abcdefg0p" for flag f`,
+		"M03-f-0123456789abcdefg0p":  `claim "f-0123456789abcdefg0p": expected <attempt>.g<group>.b<bucket>.<f|p>`,
 		"X02-p03/f-0123456789abcdef": `blob "p03/f-0123456789abcdef" is not in ply 2's folder p02/`,
 		"R00-0":                      `ply 1 is not resolved yet, so ply 0 cannot be resolved`,
 	}
