@@ -56,6 +56,10 @@ func runBench(env Env) error {
 	if help, err := parse(fs, env, benchIntro); help || err != nil {
 		return err
 	}
+	// Zero -workers means the CPUs, as the help says; the rest must be given.
+	if err := positive(fs, "board", "processes", "timeout"); err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	if *child != "" {

@@ -9,10 +9,18 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
+	"os/signal"
+	"slices"
 	"strings"
+	"syscall"
+	"time"
 
+	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/pipeline"
+	"github.com/reversi-cloud/reversi/pipeline/message"
 	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/storage/azure"
 	"github.com/reversi-cloud/reversi/storage/embedded"
@@ -25,18 +33,22 @@ type Env struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+	// Exit ends the process at once: a second Ctrl-C. Nil in tests,
+	// where a second interrupt is ignored.
+	Exit func(code int)
 }
 
 // OSEnv is the real process environment; only cmd/ mains call it.
 func OSEnv() Env {
-	return Env{Args: os.Args[1:], Getenv: os.Getenv, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	return Env{Args: os.Args[1:], Getenv: os.Getenv, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Exit: os.Exit}
 }
 
 // Exit codes.
 const (
-	ExitOK    = 0
-	ExitFail  = 1 // the work failed or a check found a problem
-	ExitUsage = 2 // bad flags
+	ExitOK          = 0
+	ExitFail        = 1   // the work failed or a check found a problem
+	ExitUsage       = 2   // bad flags
+	ExitInterrupted = 130 // SIGINT or SIGTERM, as shells report 128+SIGINT
 )
 
 // usageError is a bad flag or argument: one line, exit code 2.
@@ -80,6 +92,11 @@ func finish(name string, env Env, err error) int {
 		fmt.Fprintf(env.Stderr, "%s: %s (run %s -h for help)\n", name, ue.msg, name)
 		return ExitUsage
 	}
+	var ie interruptedError
+	if errors.As(err, &ie) {
+		fmt.Fprintf(env.Stderr, "%s: %s\n", name, oneLine(ie.msg))
+		return ExitInterrupted
+	}
 	fmt.Fprintf(env.Stderr, "%s: %s\n", name, oneLine(err.Error()))
 	return ExitFail
 }
@@ -90,30 +107,56 @@ func oneLine(s string) string { return strings.ReplaceAll(strings.TrimSpace(s), 
 type storageFlags struct {
 	kind string
 	data string
+	def  string // the command's backend when neither flag is given
 }
 
 func (s *storageFlags) register(fs *flag.FlagSet, def string) {
-	fs.StringVar(&s.kind, "storage", def, "storage backend: embedded (in this process, no setup) or azure (AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT with DefaultAzureCredential; Azurite works too)")
-	fs.StringVar(&s.data, "data", "", "with -storage embedded: keep the storage in this directory (made if missing), so that a later inspect, enumerate or worker with the same -data can read or continue the run; one process at a time (default: a temporary directory, removed at exit)")
+	s.def = def
+	dflt := "(default embedded)"
+	if def != "embedded" {
+		dflt = fmt.Sprintf("(default %s, or embedded with -data)", def)
+	}
+	fs.StringVar(&s.kind, "storage", "", "storage backend: embedded (in this process, no setup) or azure (AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT with DefaultAzureCredential; Azurite works too) "+dflt)
+	fs.StringVar(&s.data, "data", "", "keep the run in embedded storage in this directory (implies -storage embedded), so that a later inspect, enumerate or worker with the same -data can read or continue it; one process at a time")
 }
 
-func (s *storageFlags) validate() error {
+// validate settles the backend: -data implies embedded. needData says
+// that the command is useless on a temporary directory (it reads or
+// serves a run that another process must find later).
+func (s *storageFlags) validate(needData bool) error {
+	switch {
+	case s.kind == "" && s.data != "":
+		s.kind = "embedded"
+	case s.kind == "":
+		s.kind = s.def
+	}
 	if s.kind != "embedded" && s.kind != "azure" {
 		return usagef("-storage %q: must be embedded or azure", s.kind)
 	}
 	if s.data != "" && s.kind != "embedded" {
-		return usagef("-data goes with -storage embedded")
+		return usagef("-data keeps the run in embedded storage in a directory; leave out -storage azure")
+	}
+	if needData && s.kind == "embedded" && s.data == "" {
+		return usagef("-storage embedded needs -data DIR, the directory an enumerate -data DIR keeps its run in")
 	}
 	return nil
 }
 
-// open returns a metered backend.
-func (s *storageFlags) open(ctx context.Context, env Env) (*storage.Metered, error) {
+// open returns a metered backend. With run set, the command reads that
+// existing run: a -data directory that does not exist is not made, and
+// the error names what to do.
+func (s *storageFlags) open(ctx context.Context, env Env, run string) (*storage.Metered, error) {
 	switch s.kind {
 	case "embedded":
 		cfg := embedded.Config{Dir: s.data, Persist: s.data != ""}
 		if cfg.Persist {
-			if err := os.MkdirAll(s.data, 0o755); err != nil {
+			var err error
+			if run == "" {
+				err = os.MkdirAll(s.data, 0o755)
+			} else if _, err = os.Stat(s.data); errors.Is(err, fs.ErrNotExist) {
+				return nil, s.noRun(run)
+			}
+			if err != nil {
 				return nil, fmt.Errorf("opening embedded storage: %w", err)
 			}
 		}
@@ -133,6 +176,70 @@ func (s *storageFlags) open(ctx context.Context, env Env) (*storage.Metered, err
 		}
 		return storage.NewMetered(be), nil
 	}
+}
+
+// openRun opens an existing run, saying what to do when there is none.
+func (s *storageFlags) openRun(ctx context.Context, env Env, run string) (*storage.Metered, *pipeline.Run, error) {
+	be, err := s.open(ctx, env, run)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := s.findRun(ctx, be, run)
+	if err != nil {
+		be.Close()
+		return nil, nil, err
+	}
+	return be, r, nil
+}
+
+// findRun opens an existing run on an open backend.
+func (s *storageFlags) findRun(ctx context.Context, be storage.Backend, run string) (*pipeline.Run, error) {
+	r, err := pipeline.OpenRun(ctx, be, run)
+	if errors.Is(err, pipeline.ErrNoRun) {
+		return nil, s.noRun(run)
+	}
+	return r, err
+}
+
+// noRun names what to do about a run that does not exist.
+func (s *storageFlags) noRun(run string) error {
+	if s.kind == "embedded" {
+		return fmt.Errorf("no run %s in %s: start it with enumerate -data %s -run %s", run, s.data, shellQuote(s.data), run)
+	}
+	return fmt.Errorf("no run %s in the storage account: seed it with seed -run %s, or start it with enumerate -storage azure -run %s", run, run, run)
+}
+
+// where names the storage for messages about a run.
+func (s *storageFlags) where() string {
+	switch {
+	case s.kind == "azure":
+		return "in the storage account"
+	case s.data == "":
+		return "in memory"
+	}
+	return "in " + s.data
+}
+
+// resume says how to continue an interrupted enumerate run, or that it
+// cannot be.
+func (s *storageFlags) resume(c pipeline.RunConfig) string {
+	switch {
+	case s.kind == "azure":
+		return "resume with: enumerate -storage azure " + runFlags(c)
+	case s.data == "":
+		return "the run was kept in memory and cannot be resumed (give -data DIR to keep a run)"
+	}
+	return "resume with: enumerate -data " + shellQuote(s.data) + " " + runFlags(c)
+}
+
+// shellQuote quotes s for a POSIX shell when it needs quoting.
+func shellQuote(s string) string {
+	if s != "" && strings.IndexFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+=:,@%", r))
+	}) < 0 {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // logFlags configures log/slog.
@@ -159,4 +266,105 @@ func (l *logFlags) logger(w io.Writer) (*slog.Logger, error) {
 		return slog.New(slog.NewTextHandler(w, opts)), nil
 	}
 	return nil, usagef("-log-format %q: must be json or text", l.format)
+}
+
+// interruptedError is a run stopped by SIGINT or SIGTERM: one line, exit
+// code 130.
+type interruptedError struct{ msg string }
+
+func (e interruptedError) Error() string { return e.msg }
+
+// interruptible returns a context that the first SIGINT or SIGTERM
+// cancels, so the command stops taking work and shuts down cleanly. A
+// second signal prints "name: " and again on one line and exits at once
+// with ExitInterrupted (where env.Exit is set); the embedded backend
+// survives that as it survives a kill. stop releases the signals.
+func interruptible(env Env, name, again string) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sig := make(chan os.Signal, 2)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-sig:
+			cancel()
+		case <-done:
+			return
+		}
+		select {
+		case <-sig:
+			if env.Exit != nil {
+				fmt.Fprintf(env.Stderr, "\n%s: %s\n", name, oneLine(again))
+				env.Exit(ExitInterrupted)
+			}
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(sig)
+		close(done)
+		cancel()
+	}
+}
+
+// positive refuses the named numeric flags when given as zero or less:
+// their zero value would otherwise quietly mean a default.
+func positive(fs *flag.FlagSet, names ...string) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		if err != nil || !slices.Contains(names, f.Name) {
+			return
+		}
+		bad := false
+		switch v := f.Value.(flag.Getter).Get().(type) {
+		case int:
+			bad = v <= 0
+		case int64:
+			bad = v <= 0
+		case time.Duration:
+			bad = v <= 0
+		}
+		if bad {
+			err = usagef("-%s %s: must be more than zero", f.Name, f.Value)
+		}
+	})
+	return err
+}
+
+// given reports whether the named flag was set on the command line.
+func given(fs *flag.FlagSet, name string) bool {
+	found := false
+	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
+	return found
+}
+
+// runConfig builds a run's configuration from the flags that define it.
+// Only a -plies left out means the default target (its flag's value is
+// then unused); every value given is checked, none replaced by a default.
+func runConfig(fs *flag.FlagSet, cfg pipeline.RunConfig) (pipeline.RunConfig, error) {
+	b, err := board.New(cfg.Board)
+	if err != nil {
+		return pipeline.RunConfig{}, usagef("-board %d: must be 4, 6 or 8", cfg.Board)
+	}
+	plies := cfg.Target
+	if !given(fs, "plies") {
+		cfg.Target = -1 // the default, from the start position
+	}
+	// Defaults fill the start and the target only: a zero typed on the
+	// command line is refused, never replaced.
+	blobs, fanIn := cfg.BlobPositions, cfg.FanIn
+	cfg = cfg.WithDefaults()
+	cfg.BlobPositions, cfg.FanIn = blobs, fanIn
+	if max := (message.Origin{Board: b, Start: cfg.Start}).LastPly(); given(fs, "plies") && (plies < 0 || plies > max) {
+		return pipeline.RunConfig{}, usagef("-plies %d: must be 0 to %d (a %dx%d game from the start ends at ply %d)", plies, max, cfg.Board, cfg.Board, max)
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, usageError{err.Error()}
+	}
+	return cfg, nil
+}
+
+// runFlags spells out the flags that define a run, for a command line.
+func runFlags(c pipeline.RunConfig) string {
+	return fmt.Sprintf("-run %s -board %d -plies %d -blob-positions %d -fan-in %d", c.Name, c.Board, c.Target, c.BlobPositions, c.FanIn)
 }

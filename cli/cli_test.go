@@ -2,8 +2,10 @@ package cli
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -50,6 +52,30 @@ func TestBadFlagsGiveOneLineAndExit2(t *testing.T) {
 		{"seed start", Seed, []string{"-run", "abc", "-start", "XO"}, "-start: "},
 		{"enumerate -http", Enumerate, []string{"-http", "x"}, `-http "x"`},
 		{"enumerate -http reference", Enumerate, []string{"-http", ":0", "-engine", "reference"}, "-http serves the pipeline's stored run"},
+		{"bench board 0", Bench, []string{"-board", "0"}, "-board 0"},
+		{"bench processes 0", Bench, []string{"-processes", "0"}, "-processes 0"},
+		{"bench timeout", Bench, []string{"-timeout", "-1s"}, "-timeout -1s"},
+		{"negative plies", Enumerate, []string{"-plies", "-3"}, "-plies -3: must be 0 to 60"},
+		{"plies -1 given", Enumerate, []string{"-plies", "-1"}, "-plies -1"},
+		{"blob positions 0", Enumerate, []string{"-blob-positions", "0"}, "blob positions 0"},
+		{"fan-in 0", Enumerate, []string{"-fan-in", "0"}, "fan-in 0"},
+		{"fan-in 1", Enumerate, []string{"-fan-in", "1"}, "fan-in 1"},
+		{"negative workers", Enumerate, []string{"-workers", "-2"}, "-workers -2"},
+		{"visibility 0", Enumerate, []string{"-visibility", "0s"}, "-visibility 0s"},
+		{"board 0", Enumerate, []string{"-board", "0"}, "-board 0"},
+		{"enumerate -data azure", Enumerate, []string{"-data", "d", "-storage", "azure"}, "leave out -storage azure"},
+		{"seed negative plies", Seed, []string{"-run", "abc", "-plies", "-3"}, "-plies -3"},
+		{"seed board 0", Seed, []string{"-run", "abc", "-board", "0"}, "-board 0"},
+		{"seed blob positions 0", Seed, []string{"-run", "abc", "-blob-positions", "0"}, "blob positions 0"},
+		{"seed fan-in 0", Seed, []string{"-run", "abc", "-fan-in", "0"}, "fan-in 0"},
+		{"seed -data azure", Seed, []string{"-run", "abc", "-data", "d", "-storage", "azure"}, "leave out -storage azure"},
+		{"seed embedded without -data", Seed, []string{"-run", "abc", "-storage", "embedded"}, "needs -data DIR"},
+		{"worker max dequeue 0", Worker, []string{"-run", "abc", "-max-dequeue", "0"}, "-max-dequeue 0"},
+		{"worker visibility 0", Worker, []string{"-run", "abc", "-visibility", "0s"}, "-visibility 0s"},
+		{"worker -data azure", Worker, []string{"-run", "abc", "-data", "d", "-storage", "azure"}, "leave out -storage azure"},
+		{"worker embedded without -data", Worker, []string{"-run", "abc", "-storage", "embedded"}, "needs -data DIR"},
+		{"inspect -data azure", Inspect, []string{"-run", "abc", "-data", "d", "-storage", "azure"}, "leave out -storage azure"},
+		{"inspect embedded without -data", Inspect, []string{"-run", "abc", "-storage", "embedded"}, "needs -data DIR"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := runCmd(t, tc.cmd, tc.args...)
@@ -96,6 +122,99 @@ func TestEnumerateEnginesAgreeAndWriteJSON(t *testing.T) {
 		}
 		if engine == "pipeline" && rep.StorageTransactions <= 0 {
 			t.Errorf("pipeline report has no storage transactions")
+		}
+	}
+}
+
+// TestEmbeddedRunContinues starts a run with -data, reads it with inspect
+// given only -data (which implies embedded storage), and runs enumerate
+// again: without its flags it takes the run's, with a flag that would
+// change the run it is refused in one line. A run that does not exist
+// is named with what to do.
+func TestEmbeddedRunContinues(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "runs")
+	first := filepath.Join(t.TempDir(), "first.json")
+	if code, _, stderr := runCmd(t, Enumerate, "-data", dir, "-run", "four", "-board", "4", "-plies", "8", "-fan-in", "4", "-quiet", "-json", first); code != 0 {
+		t.Fatalf("enumerate: exit %d: %s", code, stderr)
+	}
+	for _, tc := range []struct {
+		name string
+		cmd  func(Env) int
+		args []string
+		code int
+		want string // in the one line on stderr
+	}{
+		{"inspect", Inspect, []string{"-data", dir, "-run", "four"}, 0, ""},
+		{"inspect -check", Inspect, []string{"-data", dir, "-run", "four", "-check"}, 0, ""},
+		{"no such run", Inspect, []string{"-data", dir, "-run", "five"}, ExitFail, "no run five in " + dir + ": start it with enumerate -data " + dir + " -run five"},
+		{"no such directory", Inspect, []string{"-data", dir + "x", "-run", "four"}, ExitFail, "start it with enumerate -data " + dir + "x -run four"},
+		{"worker on no run", Worker, []string{"-data", dir, "-run", "five"}, ExitFail, "start it with enumerate -data"},
+		{"changed target", Enumerate, []string{"-data", dir, "-run", "four", "-board", "4", "-plies", "9"}, ExitUsage,
+			"-plies 9 would change run four in " + dir + ", started with -run four -board 4 -plies 8 -blob-positions 65536 -fan-in 4"},
+		{"changed board", Enumerate, []string{"-data", dir, "-run", "four", "-board", "6"}, ExitUsage, "-board 6 would change run four"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, _, stderr := runCmd(t, tc.cmd, tc.args...)
+			if code != tc.code {
+				t.Fatalf("exit %d, want %d: %s", code, tc.code, stderr)
+			}
+			if tc.want != "" && (strings.Count(stderr, "\n") != 1 || !strings.Contains(stderr, tc.want)) {
+				t.Errorf("stderr %q: want one line with %q", stderr, tc.want)
+			}
+		})
+	}
+	if _, err := os.Stat(dir + "x"); err == nil {
+		t.Errorf("inspect made the directory it was asked to read")
+	}
+	again := filepath.Join(t.TempDir(), "again.json")
+	if code, _, stderr := runCmd(t, Enumerate, "-data", dir, "-run", "four", "-quiet", "-json", again); code != 0 {
+		t.Fatalf("enumerate again: exit %d: %s", code, stderr)
+	}
+	want, got := readReport(t, first), readReport(t, again)
+	if diff := Compare(&want, &got); diff != "" || got.Board != 4 || got.TargetPly != 8 || !got.Complete {
+		t.Errorf("the run again: board %d, target %d, complete %v; %s", got.Board, got.TargetPly, got.Complete, diff)
+	}
+}
+
+// TestSecondInterruptExitsAtOnce signals this process twice: the first
+// SIGINT cancels the context, the second prints one line and exits with
+// status 130 without waiting for anything.
+func TestSecondInterruptExitsAtOnce(t *testing.T) {
+	var errb bytes.Buffer
+	exited := make(chan int, 1)
+	env := Env{Stderr: &errb, Exit: func(code int) { exited <- code }}
+	ctx, stop := interruptible(env, "enumerate", "interrupted again: exiting at once")
+	defer stop()
+	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	<-ctx.Done()
+	select {
+	case code := <-exited:
+		t.Fatalf("exit %d after the first signal", code)
+	default:
+	}
+	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := <-exited; code != ExitInterrupted || errb.String() != "\nenumerate: interrupted again: exiting at once\n" {
+		t.Errorf("exit %d, stderr %q; want %d and one line", code, errb.String(), ExitInterrupted)
+	}
+}
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"./four":          "./four",
+		"/tmp/run-1.x":    "/tmp/run-1.x",
+		"my runs":         "'my runs'",
+		"it's":            `'it'\''s'`,
+		"":                "''",
+		"$HOME/x":         "'$HOME/x'",
+		"a;rm -rf b":      "'a;rm -rf b'",
+		"C:/data,old@v2%": "C:/data,old@v2%",
+	} {
+		if got := shellQuote(in); got != want {
+			t.Errorf("shellQuote(%q) = %s, want %s", in, got, want)
 		}
 	}
 }

@@ -5,10 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/signal"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/reversi-cloud/reversi/pipeline"
@@ -33,7 +31,7 @@ func seed(env Env) error {
 	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
 	run := fs.String("run", "", "run name: 3-32 lowercase letters and digits, starting with a letter (required)")
 	size := fs.Int("board", 8, "board size: 4, 6 or 8")
-	plies := fs.Int("plies", -1, "target ply (default: the end of the game on 4x4, 9 on 6x6 and 8x8)")
+	plies := fs.Int("plies", 0, "target ply (default: the end of the game on 4x4, 9 on 6x6 and 8x8)")
 	blobPositions := fs.Int("blob-positions", pipeline.DefaultBlobPositions, "positions per final blob")
 	fanIn := fs.Int("fan-in", pipeline.DefaultFanIn, "runs read by one merge")
 	var stf startFlags
@@ -43,22 +41,22 @@ func seed(env Env) error {
 	if help, err := parse(fs, env, seedIntro); help || err != nil {
 		return err
 	}
-	if *run == "" {
-		return usagef("-run is required")
+	if err := requireRun(*run); err != nil {
+		return err
 	}
 	cfg := pipeline.RunConfig{Name: *run, Board: *size, Target: *plies, BlobPositions: *blobPositions, FanIn: *fanIn}
 	if err := stf.apply(fs, &cfg); err != nil {
 		return err
 	}
-	cfg = cfg.WithDefaults()
-	if err := cfg.Validate(); err != nil {
-		return usageError{err.Error()}
+	cfg, err := runConfig(fs, cfg)
+	if err != nil {
+		return err
 	}
-	if err := sf.validate(); err != nil {
+	if err := sf.validate(true); err != nil {
 		return err
 	}
 	ctx := context.Background()
-	be, err := sf.open(ctx, env)
+	be, err := sf.open(ctx, env, "")
 	if err != nil {
 		return err
 	}
@@ -85,8 +83,9 @@ const workerIntro = `
 worker pulls a run's messages from its work queue and handles them:
 expansion (A and C), merges, ply transitions, results and compensation.
 Run as many as you like, on any machines that reach the storage account.
-SIGINT or SIGTERM abandons the current message cleanly (it reappears after
-its visibility timeout) and exits. -metrics-addr serves Prometheus metrics
+SIGINT or SIGTERM abandons the current message cleanly (it is made visible
+again at once for another worker) and exits 0; a second one exits at once
+with status 130. -metrics-addr serves Prometheus metrics
 (reversi_*: messages, task durations, positions, storage transactions and
 bytes) at /metrics while the worker runs. Logs are JSON by default; every
 line about a message carries run, worker, msg_id, kind and ply.
@@ -120,6 +119,11 @@ func worker(env Env) error {
 	if *concurrency < 1 || *concurrency > 64 {
 		return usagef("-concurrency %d: must be 1 to 64", *concurrency)
 	}
+	// Zero -compensation-delay and -claim-timeout mean their defaults, as
+	// the help says; the other durations and counts must be given.
+	if err := positive(fs, "visibility", "max-dequeue"); err != nil {
+		return err
+	}
 	if *id == "" {
 		host, _ := os.Hostname()
 		*id = fmt.Sprintf("%s-%d", strings.ToLower(host), os.Getpid())
@@ -128,7 +132,7 @@ func worker(env Env) error {
 	if err := wcfg.Validate(); err != nil {
 		return usageError{err.Error()}
 	}
-	if err := sf.validate(); err != nil {
+	if err := sf.validate(true); err != nil {
 		return err
 	}
 	if err := checkMetricsAddr(*metricsAddr); err != nil {
@@ -138,9 +142,9 @@ func worker(env Env) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	ctx, stop := interruptible(env, "worker", "interrupted again: exiting at once; the messages it held reappear after their visibility timeout")
 	defer stop()
-	be, err := sf.open(ctx, env)
+	be, err := sf.open(ctx, env, *run)
 	if err != nil {
 		return err
 	}
@@ -152,7 +156,7 @@ func worker(env Env) error {
 	}
 	defer stopMetrics()
 	wcfg.Observer = observer
-	r, err := pipeline.OpenRun(ctx, be, *run)
+	r, err := sf.findRun(ctx, be, *run)
 	if err != nil {
 		return err
 	}
@@ -261,19 +265,15 @@ func inspect(env Env) error {
 	if hf.set() && (*doCheck || pf.set() || *jsonOut != "") {
 		return usagef("-http serves the whole run; leave out -check, -position, -moves and -json")
 	}
-	if err := sf.validate(); err != nil {
+	if err := sf.validate(true); err != nil {
 		return err
 	}
 	ctx := context.Background()
-	be, err := sf.open(ctx, env)
+	be, r, err := sf.openRun(ctx, env, *run)
 	if err != nil {
 		return err
 	}
 	defer be.Close()
-	r, err := pipeline.OpenRun(ctx, be, *run)
-	if err != nil {
-		return err
-	}
 	if *doCheck {
 		return check(ctx, env.Stdout, r)
 	}

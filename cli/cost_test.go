@@ -73,7 +73,7 @@ func TestCostAndMetricsFlags(t *testing.T) {
 		{"negative price", Enumerate, []string{"-price-table", "-1"}, ExitUsage, "-price-table -1"},
 		{"not a price", Inspect, []string{"-run", "abc", "-price-gb-month", "cheap"}, ExitUsage, "-price-gb-month"},
 		{"metrics address", Worker, []string{"-run", "abc", "-metrics-addr", "9090"}, ExitUsage, "-metrics-addr \"9090\""},
-		{"metrics port taken", Worker, []string{"-run", "abc", "-storage", "embedded", "-metrics-addr", busy.Addr().String()}, ExitFail, "-metrics-addr " + busy.Addr().String()},
+		{"metrics port taken", Worker, []string{"-run", "abc", "-data", t.TempDir(), "-metrics-addr", busy.Addr().String()}, ExitFail, "-metrics-addr " + busy.Addr().String()},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := runCmd(t, tc.cmd, tc.args...)

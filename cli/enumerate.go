@@ -2,17 +2,15 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
-	"os/signal"
 	"runtime"
-	"syscall"
 	"time"
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/browse"
 	"github.com/reversi-cloud/reversi/pipeline"
-	"github.com/reversi-cloud/reversi/pipeline/message"
 	"github.com/reversi-cloud/reversi/reference"
 	"github.com/reversi-cloud/reversi/report"
 	"github.com/reversi-cloud/reversi/storage"
@@ -54,7 +52,7 @@ func enumerate(env Env) error {
 	fs := flag.NewFlagSet("enumerate", flag.ContinueOnError)
 	engine := fs.String("engine", "pipeline", "engine: pipeline (distributed workers over storage) or reference (single process, in memory)")
 	size := fs.Int("board", 8, "board size: 4, 6 or 8")
-	plies := fs.Int("plies", -1, "target ply (default: the end of the game on 4x4, 9 on 6x6 and 8x8)")
+	plies := fs.Int("plies", 0, "target ply (default: the end of the game on 4x4, 9 on 6x6 and 8x8)")
 	jsonOut := fs.String("json", "", "write the report as JSON to this file")
 	workers := fs.Int("workers", runtime.NumCPU(), "pipeline: worker loops in this process")
 	run := fs.String("run", "", "pipeline: run name, 3-32 lowercase letters and digits (default: a fresh name)")
@@ -93,17 +91,15 @@ func enumerate(env Env) error {
 	if err := stf.apply(fs, &cfg); err != nil {
 		return err
 	}
-	b, err := board.New(cfg.Board)
+	cfg, err := runConfig(fs, cfg)
 	if err != nil {
-		return usagef("-board %d: must be 4, 6 or 8", *size)
+		return err
 	}
 	if err := pf.validate(); err != nil {
 		return err
 	}
-	if pf.set() {
-		if *engine != "pipeline" {
-			return usagef("-position and -moves read the pipeline's stored results; leave out -engine reference")
-		}
+	if pf.set() && *engine != "pipeline" {
+		return usagef("-position and -moves read the pipeline's stored results; leave out -engine reference")
 	}
 	if *engine == "reference" && (stf.start != "" || stf.solve) {
 		return usagef("-start and -solve need the pipeline; leave out -engine reference")
@@ -111,60 +107,66 @@ func enumerate(env Env) error {
 	if *verify && (stf.start != "" || stf.solve) {
 		return usagef("-verify compares with the reference engine, which knows neither -start nor -solve")
 	}
-	cfg = cfg.WithDefaults()
-	target := cfg.Target
-	if pf.set() {
-		// Check the position now rather than after a long run.
-		if _, err := pf.position(b, cfg.Start); err != nil {
-			return err
-		}
-	}
-	if max := (message.Origin{Board: b, Start: cfg.Start}).LastPly(); target > max {
-		return usagef("-plies %d: a %dx%d game from the start ends at ply %d", target, cfg.Board, cfg.Board, max)
-	}
 	if *engine != "pipeline" && *engine != "reference" {
 		return usagef("-engine %q: must be pipeline or reference", *engine)
 	}
 	if *workers < 1 || *workers > 1024 {
 		return usagef("-workers %d: must be 1 to 1024", *workers)
 	}
+	if err := positive(fs, "visibility"); err != nil {
+		return err
+	}
 	if hf.set() && *engine != "pipeline" {
 		return usagef("-http serves the pipeline's stored run; leave out -engine reference")
 	}
-	if err := sf.validate(); err != nil {
+	if err := sf.validate(false); err != nil {
 		return err
 	}
 	log, err := lf.logger(env.Stderr)
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
 
 	start := time.Now()
 	var rep *report.Report
 	var showPosition func() error // after the table, while storage is open
 	var web *browser              // -http
+	// The pipeline's run may be an existing one, whose board wins.
+	b := board.MustNew(cfg.Board)
+	ctx := context.Background()
 	if *engine == "reference" {
-		res, err := reference.Enumerate(b, target)
+		res, err := reference.Enumerate(b, cfg.Target)
 		if err != nil {
 			return err
 		}
 		rep = res.Report
 	} else {
-		if err := cfg.Validate(); err != nil {
-			return usageError{err.Error()}
-		}
 		wcfg := pipeline.WorkerConfig{Visibility: *visibility}
 		if err := wcfg.WithDefaults().Validate(); err != nil {
 			return usageError{err.Error()}
 		}
-		be, err := sf.open(ctx, env)
+		be, err := sf.open(ctx, env, "")
 		if err != nil {
 			return err
 		}
 		defer be.Close()
+		if cfg, err = resumeConfig(ctx, fs, be, &sf, cfg); err != nil {
+			return err
+		}
+		// From here on a signal stops the run cleanly; before, it ends
+		// the process, which has started nothing.
+		again := "interrupted again: exiting at once; " + sf.resume(cfg)
+		var stop func()
+		ctx, stop = interruptible(env, "enumerate", again)
+		defer stop()
 		progress := &pipeline.Progress{}
+		b = board.MustNew(cfg.Board)
+		// Check the position now rather than after a long run.
+		if pf.set() {
+			if _, err := pf.position(b, cfg.Start); err != nil {
+				return err
+			}
+		}
 		if hf.set() {
 			src := &runSource{be: be, name: name, cf: &cf}
 			src.unrecorded.Store(true)
@@ -186,6 +188,9 @@ func enumerate(env Env) error {
 		if web != nil {
 			web.finish()
 		}
+		if err != nil && ctx.Err() != nil {
+			return interruptedError{interruption(r, progress) + "; " + sf.resume(cfg)}
+		}
 		if err != nil {
 			return err
 		}
@@ -194,6 +199,9 @@ func enumerate(env Env) error {
 		}
 		if err := cf.apply(ctx, rep, be, name, stats); err != nil {
 			return err
+		}
+		if sf.kind == "azure" || sf.data != "" {
+			leftovers(ctx, env, be, &sf, name, wcfg.WithDefaults().CompensationDelay)
 		}
 		if pf.set() {
 			showPosition = func() error {
@@ -217,7 +225,7 @@ func enumerate(env Env) error {
 		}
 	}
 	if *verify && *engine == "pipeline" {
-		ref, err := reference.Enumerate(b, target)
+		ref, err := reference.Enumerate(b, cfg.Target)
 		if err != nil {
 			return err
 		}
@@ -288,4 +296,77 @@ func showProgress(env Env, p *pipeline.Progress, start time.Time) func() {
 		<-finished
 		fmt.Fprintln(env.Stderr)
 	}
+}
+
+// resumeConfig returns the configuration of the run the flags name: cfg
+// for a new run; for an existing one, its recorded configuration, which
+// the flags given must not change (those left out take its values).
+func resumeConfig(ctx context.Context, fs *flag.FlagSet, be storage.Backend, sf *storageFlags, cfg pipeline.RunConfig) (pipeline.RunConfig, error) {
+	r, err := pipeline.OpenRun(ctx, be, cfg.Name)
+	if errors.Is(err, pipeline.ErrNoRun) {
+		return cfg, nil
+	}
+	if err != nil {
+		return cfg, err
+	}
+	have := r.Config
+	for _, f := range []struct {
+		name      string
+		have, got int
+	}{
+		{"board", have.Board, cfg.Board},
+		{"plies", have.Target, cfg.Target},
+		{"blob-positions", have.BlobPositions, cfg.BlobPositions},
+		{"fan-in", have.FanIn, cfg.FanIn},
+	} {
+		if given(fs, f.name) && f.got != f.have {
+			return cfg, usagef("-%s %d would change run %s %s, started with %s; leave -%s out to continue it, or pick another -run",
+				f.name, f.got, cfg.Name, sf.where(), runFlags(have), f.name)
+		}
+	}
+	return have, nil
+}
+
+// interruption says how far an interrupted run got: the plies complete
+// in storage (r is nil if the run could not be read) and this process's
+// tasks.
+func interruption(r *pipeline.Run, p *pipeline.Progress) string {
+	tasks := fmt.Sprintf("%d tasks done by this process", p.Tasks.Load())
+	if r == nil {
+		return "interrupted before the run was stored; " + tasks
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	rep, err := r.Report(ctx)
+	switch {
+	case err != nil:
+		return fmt.Sprintf("interrupted (reading how far the run got: %v); %s", err, tasks)
+	case len(rep.Plies) == 0:
+		return "interrupted before ply 0 was complete; " + tasks
+	}
+	last := rep.Plies[len(rep.Plies)-1]
+	if last.Ply < rep.TargetPly {
+		return fmt.Sprintf("interrupted at ply %d of %d: plies 0-%d complete (%d positions at ply %d); %s",
+			last.Ply+1, rep.TargetPly, last.Ply, last.Positions, last.Ply, tasks)
+	}
+	return fmt.Sprintf("interrupted while working out results: plies 0-%d complete (%d positions at ply %d); %s",
+		last.Ply, last.Positions, last.Ply, tasks)
+}
+
+// leftovers says when a complete run's work queue still holds messages:
+// the delayed compensation messages of tasks that an earlier process
+// (killed or interrupted) left unfinished. They surface within delay and
+// delete the blobs those tasks orphaned; until then inspect -check
+// reports them, so the user learns what to run.
+func leftovers(ctx context.Context, env Env, be storage.Backend, sf *storageFlags, run string, delay time.Duration) {
+	n, err := be.Queue(pipeline.WorkQueue(run)).ApproximateLength(ctx)
+	if err != nil || n == 0 {
+		return
+	}
+	where := "-storage azure"
+	if sf.kind == "embedded" {
+		where = "-data " + shellQuote(sf.data)
+	}
+	fmt.Fprintf(env.Stderr, "enumerate: %d delayed compensation messages of unfinished tasks are left; within %s they remove the blobs those tasks orphaned, which inspect -check reports until then: worker %s -run %s -exit-when-done waits for them and handles them, or run this command again after that\n",
+		n, delay, where, run)
 }

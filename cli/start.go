@@ -30,16 +30,9 @@ func (f *startFlags) apply(fs *flag.FlagSet, cfg *pipeline.RunConfig) error {
 	if err != nil {
 		return usagef("-start: %v", err)
 	}
-	if flagSet(fs, "board") && cfg.Board != b.Size() {
+	if given(fs, "board") && cfg.Board != b.Size() {
 		return usagef("-start has %d squares, a %dx%d board, but -board is %d", b.Size()*b.Size(), b.Size(), b.Size(), cfg.Board)
 	}
 	cfg.Board, cfg.Start = b.Size(), p
 	return nil
-}
-
-// flagSet reports whether the command line gave the named flag.
-func flagSet(fs *flag.FlagSet, name string) bool {
-	set := false
-	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
-	return set
 }

@@ -63,7 +63,8 @@ func (f *fleet) start() *workerProc {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	p.cmd = command(f.bin, "worker", append([]string{"-run", f.run, "-id", id, "-log-level", "warn"}, f.args...)...)
+	// Debug logs: a line per completed task, the progress kills key on.
+	p.cmd = command(f.bin, "worker", append([]string{"-run", f.run, "-id", id, "-log-level", "debug"}, f.args...)...)
 	p.cmd.Stdout, p.cmd.Stderr = out, out
 	if err := p.cmd.Start(); err != nil {
 		f.t.Fatal(err)
@@ -98,12 +99,12 @@ func (f *fleet) ids() []string {
 	return ids
 }
 
-// dumpLogs shows the tail of every worker's log.
+// dumpLogs shows the tail of every worker's log, but the task lines.
 func (f *fleet) dumpLogs() {
 	entries, _ := os.ReadDir(f.dir)
 	for _, e := range entries {
 		b, _ := os.ReadFile(filepath.Join(f.dir, e.Name()))
-		lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+		lines := slices.DeleteFunc(strings.Split(strings.TrimSpace(string(b)), "\n"), func(l string) bool { return strings.Contains(l, taskDoneJSON) })
 		f.t.Logf("%s (last lines):\n%s", e.Name(), strings.Join(lines[max(0, len(lines)-8):], "\n"))
 	}
 }
@@ -211,11 +212,15 @@ func sameCounts(t *testing.T, got, want *report.Report, table string) {
 
 // TestCrashRandomWorkers runs 8x8 through ply 8 on Azurite with three
 // worker processes and a short visibility timeout, SIGKILLs a random
-// worker at random moments CRASH_KILLS times (default 15), starting a
-// replacement each time, and wants the run to finish with the reference's
-// counts, a clean inspect -check and empty queues. The kill schedule (the
-// pauses and the victims) comes from CRASH_SEED, logged at the start; the
-// moment each kill lands in a worker's work still depends on timing.
+// worker CRASH_KILLS times (default 15), starting a replacement each
+// time, and wants the run to finish with the reference's counts, a clean
+// inspect -check and empty queues. Kills land at points of progress, not
+// of time: after seeded random numbers of tasks completed over every
+// worker (counted from their debug logs), all below the tasks of an
+// uninterrupted run, so a fast and a slow machine see every kill. The
+// schedule (the points and the victims) comes from CRASH_SEED, logged at
+// the start; where exactly in its task a victim dies still depends on
+// timing.
 func TestCrashRandomWorkers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("kills worker processes on Azurite")
@@ -229,9 +234,14 @@ func TestCrashRandomWorkers(t *testing.T) {
 
 	run := runName("k")
 	const size, target = 8, 8
+	// This run takes about 140 tasks uninterrupted (more with kills, as
+	// killed tasks are done again); the kills land within its first 120.
+	const tasks = 120
 	if out, err := command(bin, "seed", "-run", run, "-board", fmt.Sprint(size), "-plies", fmt.Sprint(target), "-blob-positions", "3000", "-fan-in", "4").CombinedOutput(); err != nil {
 		t.Fatalf("seed: %v\n%s", err, out)
 	}
+	points := killPoints(rng, kills, 1, tasks)
+	t.Logf("kills after %v completed tasks", points)
 	// A message of a killed worker reappears after 3s; its compensation
 	// messages surface after 9s. A message is poisoned only after 100
 	// deliveries, so the kills alone never poison one.
@@ -242,9 +252,10 @@ func TestCrashRandomWorkers(t *testing.T) {
 	}
 	const limit = 6 * time.Minute
 	deadline := time.After(limit)
+	// How often the logs are read for progress, not a pause before a kill.
+	poll := time.NewTicker(50 * time.Millisecond)
+	defer poll.Stop()
 	killed, finished := 0, false
-	pause := func() time.Duration { return time.Duration(200+rng.IntN(1000)) * time.Millisecond }
-	next := time.After(pause())
 	for len(f.live) > 0 {
 		select {
 		case <-deadline:
@@ -260,9 +271,8 @@ func TestCrashRandomWorkers(t *testing.T) {
 				t.Fatalf("worker %s exited: %v (CRASH_SEED=%d)", p.id, p.err, seed)
 			}
 			finished = true // -exit-when-done: the run is complete
-		case <-next:
-			next = time.After(pause())
-			if finished || killed >= kills {
+		case <-poll.C:
+			if finished || killed == len(points) || f.countLines(taskDoneJSON) < points[killed] {
 				continue
 			}
 			ids := f.ids()
@@ -272,9 +282,9 @@ func TestCrashRandomWorkers(t *testing.T) {
 		}
 	}
 	n, _ := azuretest.Open(t).Queue(pipeline.WorkQueue(run)).ApproximateLength(context.Background())
-	t.Logf("run complete after %d kills, %d worker processes in all; %d messages left to drain", killed, f.started, n)
-	if killed < kills/2 {
-		t.Errorf("the run finished after only %d of %d kills: too fast to show much; raise CRASH_KILLS or shorten the pauses", killed, kills)
+	t.Logf("run complete after %d kills and %d tasks, %d worker processes in all; %d messages left to drain", killed, f.countLines(taskDoneJSON), f.started, n)
+	if killed < kills {
+		t.Errorf("the run finished after %d of %d kills: it took fewer than the %d tasks the kill points assume (CRASH_SEED=%d)", killed, kills, tasks, seed)
 	}
 	drain(t, bin, run, 2*time.Minute, workerArgs...)
 	checkFinished(t, bin, run, size, target)

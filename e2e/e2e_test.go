@@ -1,5 +1,7 @@
-// Package e2e runs the real commands as separate processes against
-// Azurite: cmd/seed, several cmd/worker processes, and cmd/inspect.
+// Package e2e runs the real commands as separate processes: cmd/seed,
+// several cmd/worker processes and cmd/inspect against Azurite, and
+// cmd/enumerate on embedded storage kept in a directory, interrupted and
+// killed mid-run.
 package e2e
 
 import (
@@ -133,15 +135,21 @@ func inspectReport(t *testing.T, bin, run string) (*report.Report, string) {
 	if err != nil {
 		t.Fatalf("inspect: %v\n%s", err, out)
 	}
-	b, err := os.ReadFile(jsonPath)
+	return readReport(t, jsonPath), string(out)
+}
+
+// readReport reads a report that a command wrote with -json.
+func readReport(t *testing.T, path string) *report.Report {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var rep report.Report
 	if err := json.Unmarshal(b, &rep); err != nil {
-		t.Fatal(err)
+		t.Fatalf("%s: %v", path, err)
 	}
-	return &rep, string(out)
+	return &rep
 }
 
 func TestAzurite4x4ToTheEnd(t *testing.T) {
