@@ -54,7 +54,7 @@ func OpenRun(ctx context.Context, be storage.Backend, name string) (*Run, error)
 	}
 	c, err := runstore.ReadConfig(ctx, be.Table(StateTable(name)))
 	if errors.Is(err, storage.ErrNotFound) {
-		return nil, fmt.Errorf("%w: %q has not been seeded (run the seed command first)", ErrNoRun, name)
+		return nil, fmt.Errorf("%w: %q has not been seeded", ErrNoRun, name)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading run %q configuration: %w", name, err)
