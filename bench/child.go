@@ -80,7 +80,7 @@ func RunChild(ctx context.Context, cfg ChildConfig) error {
 // runEmbedded runs the pipeline in this process on the embedded backend,
 // exactly as cmd/enumerate does.
 func runEmbedded(ctx context.Context, cfg ChildConfig, start time.Time) (*report.Report, int64, error) {
-	raw, err := embedded.Open(embedded.Config{})
+	raw, err := embedded.Open(embedded.Config{SpillToDisk: true})
 	if err != nil {
 		return nil, 0, fmt.Errorf("opening embedded storage: %w", err)
 	}

@@ -148,7 +148,9 @@ func (s *storageFlags) validate(needData bool) error {
 func (s *storageFlags) open(ctx context.Context, env Env, run string) (*storage.Metered, error) {
 	switch s.kind {
 	case "embedded":
-		cfg := embedded.Config{Dir: s.data, Persist: s.data != ""}
+		// A run without -data spills to a temporary directory, so memory
+		// stays bounded however far it goes.
+		cfg := embedded.Config{Dir: s.data, Persist: s.data != "", SpillToDisk: true}
 		if cfg.Persist {
 			var err error
 			if run == "" {

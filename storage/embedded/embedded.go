@@ -57,6 +57,13 @@ type Config struct {
 	// says. One process at a time may use the directory.
 	Persist bool
 
+	// SpillToDisk, without Persist, keeps the store's files in the
+	// temporary directory instead of in memory, so that memory stays
+	// bounded by MemoryBytes however large the run grows. Opening then
+	// costs milliseconds more, which only matters to tests that open
+	// thousands of stores.
+	SpillToDisk bool
+
 	// Durability is what an acknowledged write survives with Persist:
 	// the death of the process (the default) or a power failure.
 	Durability Durability
@@ -119,6 +126,7 @@ func (c *Config) validate() error {
 type Backend struct {
 	root      string   // the store and blob files live here
 	persist   bool     // root outlives the backend
+	spill     bool     // without persist, the store's files are on disk
 	fsync     bool     // writes are fsynced (SurvivePowerLoss)
 	lock      *os.File // held on root while persist is set
 	db        *pebble.DB
@@ -162,7 +170,7 @@ func Open(cfg Config) (*Backend, error) {
 		return nil, err
 	}
 	now := time.Now()
-	b := &Backend{persist: cfg.Persist, fsync: cfg.Persist && cfg.Durability.syncs(), maxInline: cfg.MaxInlineBlob, epoch: now, epochNano: now.UnixNano()}
+	b := &Backend{persist: cfg.Persist, fsync: cfg.Persist && cfg.Durability.syncs(), spill: cfg.SpillToDisk, maxInline: cfg.MaxInlineBlob, epoch: now, epochNano: now.UnixNano()}
 	if cfg.Persist {
 		root, err := filepath.Abs(cfg.Dir)
 		if err != nil {

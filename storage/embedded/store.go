@@ -80,10 +80,10 @@ func (b *Backend) openStore(memory int64) error {
 		DisableWAL:                  !b.persist,
 		Logger:                      storeLogger{b},
 	}
-	if b.persist && !b.fsync {
+	if b.persist && !b.fsync || !b.persist && b.spill {
 		opts.FS = kernelFS{vfs.Default}
 	}
-	if !b.persist {
+	if !b.persist && !b.spill {
 		// A store that dies with its process lives in memory: opening
 		// one on disk costs milliseconds of file creation and syncs, and
 		// tests open thousands. Its memory grows with the run (compressed
