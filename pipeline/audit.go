@@ -108,18 +108,15 @@ func (r *Run) readAuditState(ctx context.Context) (*auditState, error) {
 		if s.runs[p.Ply], err = r.store.Runs(ctx, p.Ply); err != nil {
 			return nil, err
 		}
-		if s.named[p.Ply], err = r.store.BlobNames(ctx, p); err != nil {
-			return nil, err
+		if p.State.AtLeast(runstore.Final) {
+			if s.finals[p.Ply], err = r.store.Finals(ctx, p.Ply); err != nil {
+				return nil, err
+			}
+			if s.resolutions[p.Ply], err = r.store.Resolutions(ctx, p.Ply); err != nil {
+				return nil, err
+			}
 		}
-		if !p.State.AtLeast(runstore.Final) {
-			continue
-		}
-		if s.finals[p.Ply], err = r.store.Finals(ctx, p.Ply); err != nil {
-			return nil, err
-		}
-		if s.resolutions[p.Ply], err = r.store.Resolutions(ctx, p.Ply); err != nil {
-			return nil, err
-		}
+		s.named[p.Ply] = runstore.Named(p, s.runs[p.Ply], s.finals[p.Ply])
 	}
 	return s, nil
 }

@@ -254,7 +254,11 @@ func (r *Run) finish(ctx context.Context, p *runstore.Ply, runs []*runstore.Run,
 // follows, then marks it Dispatched. A crash in between re-enqueues on
 // redelivery of the owner's message; duplicates are harmless.
 func (r *Run) afterFinal(ctx context.Context, p *runstore.Ply) error {
-	if err := r.sweep(ctx, p); err != nil {
+	finals, err := r.store.Finals(ctx, p.Ply)
+	if err != nil {
+		return err
+	}
+	if err := r.sweep(ctx, p, runstore.Named(p, nil, finals)); err != nil {
 		return err
 	}
 	switch {
@@ -267,12 +271,8 @@ func (r *Run) afterFinal(ctx context.Context, p *runstore.Ply) error {
 				return err
 			}
 		}
-	case p.Finals == 1 && p.Positions <= message.InlineLimit:
-		f, err := r.store.Final(ctx, p.Ply, 0)
-		if err != nil {
-			return err
-		}
-		keys, err := r.shared.ReadKeys(ctx, f.Blob)
+	case len(finals) == 1 && p.Positions <= message.InlineLimit:
+		keys, err := r.shared.ReadKeys(ctx, finals[0].Blob)
 		if err != nil {
 			return err
 		}
@@ -280,10 +280,6 @@ func (r *Run) afterFinal(ctx context.Context, p *runstore.Ply) error {
 			return err
 		}
 	default:
-		finals, err := r.store.Finals(ctx, p.Ply)
-		if err != nil {
-			return err
-		}
 		for _, f := range finals {
 			if err := r.shared.Enqueue(ctx, message.Message{Kind: message.KindChunk, Ply: p.Ply, Index: f.Index, Blob: f.Blob}); err != nil {
 				return err
@@ -299,12 +295,8 @@ func (r *Run) afterFinal(ctx context.Context, p *runstore.Ply) error {
 }
 
 // sweep deletes a Final ply's blobs that are no longer in use: expansion
-// runs, partial merges and the splitters.
-func (r *Run) sweep(ctx context.Context, p *runstore.Ply) error {
-	named, err := r.store.BlobNames(ctx, p)
-	if err != nil {
-		return err
-	}
+// runs, partial merges and the splitters. named is runstore.Named of p.
+func (r *Run) sweep(ctx context.Context, p *runstore.Ply, named map[string]bool) error {
 	list, err := r.blobs.List(ctx, runstore.PlyFolder(p.Ply))
 	if err != nil {
 		return fmt.Errorf("listing ply %d blobs: %w", p.Ply, err)
@@ -332,18 +324,24 @@ func (f flow) Resolved(ctx context.Context, t *task.Task, ply, index int) error 
 		return err
 	}
 	if p.State == runstore.Dispatched {
-		return f.r.resolveIfDone(ctx, p, t.Owner())
+		return f.r.resolve(ctx, p, t.Owner())
 	}
 	return f.r.followUp(ctx, p, t.Owner())
 }
 
-// resolveIfDone makes a Dispatched ply Resolved, owned by owner, once
-// every final blob of it is resolved (a ply without positions at once),
-// and then does the follow-up.
+// resolveIfDone resolves a Dispatched ply once every final blob of it is
+// resolved (a ply without positions at once).
 func (r *Run) resolveIfDone(ctx context.Context, p *runstore.Ply, owner string) error {
 	if all, err := r.store.AllResolved(ctx, p.Ply, p.Finals); err != nil || !all {
 		return err
 	}
+	return r.resolve(ctx, p, owner)
+}
+
+// resolve makes a Dispatched ply whose final blobs are all resolved
+// Resolved, owned by owner, with their summed counts, and does the
+// follow-up.
+func (r *Run) resolve(ctx context.Context, p *runstore.Ply, owner string) error {
 	rs, err := r.store.Resolutions(ctx, p.Ply)
 	if err != nil {
 		return err

@@ -8,7 +8,7 @@ import (
 // BlobInUse is the one rule that says whether a blob is still needed; the
 // compensation handler and the audit both decide by it. p is the record
 // of the blob's ply (nil if the ply has none), and named is the set of
-// blob names that the ply's records name (see BlobNames).
+// blob names that the ply's records name (see Named).
 //
 //   - No ply record: nothing can name the blob.
 //   - Results: needed once the ply is Final, for each of its final blobs.
@@ -30,28 +30,37 @@ func BlobInUse(p *Ply, name string, named map[string]bool) bool {
 	}
 }
 
-// BlobNames is the set of blob names that a ply's records name: its final
-// blob rows once it is Final, its run records before.
-func (s *Store) BlobNames(ctx context.Context, p *Ply) (map[string]bool, error) {
+// Named is the set of blob names that a ply's records name: its final
+// blob rows once it is Final, its run records before. Only the one that
+// matters for p's state is read.
+func Named(p *Ply, runs []*Run, finals []FinalBlob) map[string]bool {
 	named := map[string]bool{}
+	if p.State.AtLeast(Final) {
+		for _, f := range finals {
+			named[f.Blob] = true
+		}
+		return named
+	}
+	for _, r := range runs {
+		named[r.Blob] = true
+	}
+	return named
+}
+
+// blobNames reads what Named needs for p and applies it.
+func (s *Store) blobNames(ctx context.Context, p *Ply) (map[string]bool, error) {
 	if p.State.AtLeast(Final) {
 		finals, err := s.Finals(ctx, p.Ply)
 		if err != nil {
 			return nil, err
 		}
-		for _, f := range finals {
-			named[f.Blob] = true
-		}
-		return named, nil
+		return Named(p, nil, finals), nil
 	}
 	runs, err := s.Runs(ctx, p.Ply)
 	if err != nil {
 		return nil, err
 	}
-	for _, r := range runs {
-		named[r.Blob] = true
-	}
-	return named, nil
+	return Named(p, runs, nil), nil
 }
 
 // InUse applies BlobInUse to one blob, reading what it needs.
@@ -69,7 +78,7 @@ func (s *Store) InUse(ctx context.Context, name string) (bool, error) {
 	}
 	var named map[string]bool
 	if b.Kind != ResultsBlob && b.Kind != SplittersBlob {
-		if named, err = s.BlobNames(ctx, p); err != nil {
+		if named, err = s.blobNames(ctx, p); err != nil {
 			return false, err
 		}
 	}
