@@ -11,6 +11,7 @@ import (
 	"github.com/reversi-cloud/reversi/pipeline/message"
 	"github.com/reversi-cloud/reversi/pipeline/runstore"
 	"github.com/reversi-cloud/reversi/pipeline/task"
+	"github.com/reversi-cloud/reversi/storage"
 )
 
 // ScanHandler handles S messages: once a ply is Merging, it claims each
@@ -44,15 +45,21 @@ func scan(ctx context.Context, t *task.Task, m message.Message) error {
 	if err != nil {
 		return err
 	}
-	buckets := map[int]bool{}
-	for _, r := range runs {
-		buckets[r.Bucket] = true
-	}
-	splitters, err := ReadSplitters(ctx, t.Run, m.Ply)
-	if err != nil {
-		return err
-	}
-	if err := store.SetBuckets(ctx, m.Ply, len(splitters)+1, buckets); err != nil {
+	// The first scan records the bucket count; later ones (the last one,
+	// and nudges) find it and need not read the splitters again.
+	if _, err := store.BucketCount(ctx, m.Ply); errors.Is(err, storage.ErrNotFound) {
+		buckets := map[int]bool{}
+		for _, r := range runs {
+			buckets[r.Bucket] = true
+		}
+		splitters, err := ReadSplitters(ctx, t.Run, m.Ply)
+		if err != nil {
+			return err
+		}
+		if err := store.SetBuckets(ctx, m.Ply, len(splitters)+1, buckets); err != nil {
+			return err
+		}
+	} else if err != nil {
 		return err
 	}
 	complete, err := plan(ctx, t, m.Ply, runs)
