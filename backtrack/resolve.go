@@ -8,10 +8,10 @@ import (
 	"sync"
 
 	"github.com/reversi-cloud/reversi/board"
-	"github.com/reversi-cloud/reversi/pipeline/message"
-	"github.com/reversi-cloud/reversi/pipeline/runstore"
-	"github.com/reversi-cloud/reversi/pipeline/task"
+	"github.com/reversi-cloud/reversi/message"
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/solve"
+	"github.com/reversi-cloud/reversi/task"
 )
 
 // ResolveHandler handles R messages: it decides the results of one final

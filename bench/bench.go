@@ -28,8 +28,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/reversi-cloud/reversi/pipeline/task"
 	"github.com/reversi-cloud/reversi/report"
+	"github.com/reversi-cloud/reversi/task"
 )
 
 // Engine names.

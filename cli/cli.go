@@ -19,8 +19,8 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/pipeline"
-	"github.com/reversi-cloud/reversi/pipeline/message"
 	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/storage/azure"
 	"github.com/reversi-cloud/reversi/storage/embedded"

@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/reversi-cloud/reversi/pipeline/message"
-	"github.com/reversi-cloud/reversi/pipeline/task"
+	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/storage"
+	"github.com/reversi-cloud/reversi/task"
 )
 
 // Handler handles X messages when they surface: it deletes the blob

@@ -13,9 +13,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/reversi-cloud/reversi/pipeline/message"
-	"github.com/reversi-cloud/reversi/pipeline/task"
+	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/storage"
+	"github.com/reversi-cloud/reversi/task"
 )
 
 // ErrExpired means a task ran so long that its compensation message may

@@ -7,8 +7,8 @@ import (
 	"slices"
 
 	"github.com/reversi-cloud/reversi/board"
-	"github.com/reversi-cloud/reversi/pipeline/runstore"
-	"github.com/reversi-cloud/reversi/pipeline/task"
+	"github.com/reversi-cloud/reversi/runstore"
+	"github.com/reversi-cloud/reversi/task"
 )
 
 // Buckets cut a ply's key space at its splitters: bucket k holds the

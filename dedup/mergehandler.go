@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/reversi-cloud/reversi/pipeline/message"
-	"github.com/reversi-cloud/reversi/pipeline/runstore"
-	"github.com/reversi-cloud/reversi/pipeline/task"
+	"github.com/reversi-cloud/reversi/message"
+	"github.com/reversi-cloud/reversi/runstore"
+	"github.com/reversi-cloud/reversi/task"
 )
 
 // MergeHandler handles M messages: it k-way merges the runs its claim

@@ -8,8 +8,8 @@ import (
 	"github.com/reversi-cloud/reversi/backtrack"
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/compensation"
-	"github.com/reversi-cloud/reversi/pipeline/runstore"
-	"github.com/reversi-cloud/reversi/pipeline/task"
+	"github.com/reversi-cloud/reversi/runstore"
+	"github.com/reversi-cloud/reversi/task"
 )
 
 // sampleKeys is how many positions a final run keeps as samples for

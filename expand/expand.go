@@ -12,10 +12,10 @@ import (
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/compensation"
 	"github.com/reversi-cloud/reversi/dedup"
-	"github.com/reversi-cloud/reversi/pipeline/message"
-	"github.com/reversi-cloud/reversi/pipeline/runstore"
-	"github.com/reversi-cloud/reversi/pipeline/task"
+	"github.com/reversi-cloud/reversi/message"
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
+	"github.com/reversi-cloud/reversi/task"
 )
 
 // Handler expands A and C messages.

@@ -11,8 +11,8 @@ import (
 	"github.com/reversi-cloud/reversi/backtrack"
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/dedup"
-	"github.com/reversi-cloud/reversi/pipeline/message"
-	"github.com/reversi-cloud/reversi/pipeline/runstore"
+	"github.com/reversi-cloud/reversi/message"
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 )
 

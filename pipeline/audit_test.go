@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reversi-cloud/reversi/pipeline/runstore"
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 )
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/internal/testkit"
-	"github.com/reversi-cloud/reversi/pipeline/message"
+	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/storage"
 )
 

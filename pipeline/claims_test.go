@@ -12,12 +12,12 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/board"
-	"github.com/reversi-cloud/reversi/pipeline/message"
-	"github.com/reversi-cloud/reversi/pipeline/runstore"
-	"github.com/reversi-cloud/reversi/pipeline/task"
+	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/reference"
 	"github.com/reversi-cloud/reversi/report"
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
+	"github.com/reversi-cloud/reversi/task"
 )
 
 // claimBackend interferes with the first merge message of one ply, after

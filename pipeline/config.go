@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/board"
-	"github.com/reversi-cloud/reversi/pipeline/message"
-	"github.com/reversi-cloud/reversi/pipeline/task"
+	"github.com/reversi-cloud/reversi/message"
+	"github.com/reversi-cloud/reversi/task"
 )
 
 // Defaults for a run's tuning.

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reversi-cloud/reversi/pipeline/message"
-	"github.com/reversi-cloud/reversi/pipeline/runstore"
+	"github.com/reversi-cloud/reversi/message"
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 )
 

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/board"
-	"github.com/reversi-cloud/reversi/pipeline/runstore"
 	"github.com/reversi-cloud/reversi/reference"
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/storage/embedded"
 	"github.com/reversi-cloud/reversi/storage/faulty"

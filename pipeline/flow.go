@@ -9,10 +9,10 @@ import (
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/dedup"
-	"github.com/reversi-cloud/reversi/pipeline/message"
-	"github.com/reversi-cloud/reversi/pipeline/runstore"
-	"github.com/reversi-cloud/reversi/pipeline/task"
+	"github.com/reversi-cloud/reversi/message"
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
+	"github.com/reversi-cloud/reversi/task"
 )
 
 // The flow between plies. A ply moves through the states of

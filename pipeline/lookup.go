@@ -10,9 +10,9 @@ import (
 
 	"github.com/reversi-cloud/reversi/backtrack"
 	"github.com/reversi-cloud/reversi/board"
-	"github.com/reversi-cloud/reversi/pipeline/runstore"
-	"github.com/reversi-cloud/reversi/pipeline/task"
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/solve"
+	"github.com/reversi-cloud/reversi/task"
 )
 
 // ErrNotInRun reports a position that a run never reached: beyond its

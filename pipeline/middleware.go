@@ -6,9 +6,9 @@ import (
 	"fmt"
 	"runtime/debug"
 
-	"github.com/reversi-cloud/reversi/pipeline/message"
-	"github.com/reversi-cloud/reversi/pipeline/runstore"
-	"github.com/reversi-cloud/reversi/pipeline/task"
+	"github.com/reversi-cloud/reversi/message"
+	"github.com/reversi-cloud/reversi/runstore"
+	"github.com/reversi-cloud/reversi/task"
 )
 
 // Middleware wraps a handler with what every handler shares.

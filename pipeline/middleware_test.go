@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/internal/testkit"
-	"github.com/reversi-cloud/reversi/pipeline/message"
-	"github.com/reversi-cloud/reversi/pipeline/task"
+	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/storage"
+	"github.com/reversi-cloud/reversi/task"
 )
 
 // poisonRecords reads the poison queue's records.

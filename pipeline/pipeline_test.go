@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/internal/testkit"
-	"github.com/reversi-cloud/reversi/pipeline/task"
 	"github.com/reversi-cloud/reversi/report"
 	"github.com/reversi-cloud/reversi/storage"
+	"github.com/reversi-cloud/reversi/task"
 )
 
 func openEmbedded(t *testing.T) *storage.Metered { return testkit.Embedded(t) }

@@ -6,10 +6,10 @@ import (
 
 	"github.com/reversi-cloud/reversi/backtrack"
 	"github.com/reversi-cloud/reversi/board"
-	"github.com/reversi-cloud/reversi/pipeline/runstore"
-	"github.com/reversi-cloud/reversi/pipeline/task"
 	"github.com/reversi-cloud/reversi/report"
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
+	"github.com/reversi-cloud/reversi/task"
 )
 
 // DoneInfo describes a complete run.

@@ -6,9 +6,9 @@ import (
 	"fmt"
 
 	"github.com/reversi-cloud/reversi/board"
-	"github.com/reversi-cloud/reversi/pipeline/runstore"
-	"github.com/reversi-cloud/reversi/pipeline/task"
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
+	"github.com/reversi-cloud/reversi/task"
 )
 
 // Run is an open handle on one run's resources.

@@ -7,8 +7,8 @@ import (
 	"github.com/reversi-cloud/reversi/compensation"
 	"github.com/reversi-cloud/reversi/dedup"
 	"github.com/reversi-cloud/reversi/expand"
-	"github.com/reversi-cloud/reversi/pipeline/message"
-	"github.com/reversi-cloud/reversi/pipeline/task"
+	"github.com/reversi-cloud/reversi/message"
+	"github.com/reversi-cloud/reversi/task"
 )
 
 // handlers routes each message kind to the handler of its concept.

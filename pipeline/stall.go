@@ -4,8 +4,8 @@ import (
 	"context"
 	"time"
 
-	"github.com/reversi-cloud/reversi/pipeline/message"
-	"github.com/reversi-cloud/reversi/pipeline/runstore"
+	"github.com/reversi-cloud/reversi/message"
+	"github.com/reversi-cloud/reversi/runstore"
 )
 
 // nudgeIfStalled runs when a poll finds no visible message, at most once

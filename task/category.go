@@ -3,7 +3,7 @@ package task
 import (
 	"context"
 
-	"github.com/reversi-cloud/reversi/pipeline/message"
+	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/storage"
 )
 

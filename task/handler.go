@@ -3,8 +3,8 @@ package task
 import (
 	"context"
 
-	"github.com/reversi-cloud/reversi/pipeline/message"
-	"github.com/reversi-cloud/reversi/pipeline/runstore"
+	"github.com/reversi-cloud/reversi/message"
+	"github.com/reversi-cloud/reversi/runstore"
 )
 
 // Handler handles one kind of work message. Every handler is idempotent:

@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/reversi-cloud/reversi/board"
-	"github.com/reversi-cloud/reversi/pipeline/runstore"
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 )
 

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"sync/atomic"
 
-	"github.com/reversi-cloud/reversi/pipeline/message"
+	"github.com/reversi-cloud/reversi/message"
 )
 
 // Progress counts work done by the worker loops of one process.
