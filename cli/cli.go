@@ -354,9 +354,9 @@ func runConfig(fs *flag.FlagSet, cfg pipeline.RunConfig) (pipeline.RunConfig, er
 	}
 	// Defaults fill the start and the target only: a zero typed on the
 	// command line is refused, never replaced.
-	blobs, fanIn := cfg.BlobPositions, cfg.FanIn
+	blobs, bucketBlobs := cfg.BlobPositions, cfg.BucketBlobs
 	cfg = cfg.WithDefaults()
-	cfg.BlobPositions, cfg.FanIn = blobs, fanIn
+	cfg.BlobPositions, cfg.BucketBlobs = blobs, bucketBlobs
 	if max := (message.Origin{Board: b, Start: cfg.Start}).LastPly(); given(fs, "plies") && (plies < 0 || plies > max) {
 		return pipeline.RunConfig{}, usagef("-plies %d: must be 0 to %d (a %dx%d game from the start ends at ply %d)", plies, max, cfg.Board, cfg.Board, max)
 	}
@@ -368,5 +368,5 @@ func runConfig(fs *flag.FlagSet, cfg pipeline.RunConfig) (pipeline.RunConfig, er
 
 // runFlags spells out the flags that define a run, for a command line.
 func runFlags(c pipeline.RunConfig) string {
-	return fmt.Sprintf("-run %s -board %d -plies %d -blob-positions %d -fan-in %d", c.Name, c.Board, c.Target, c.BlobPositions, c.FanIn)
+	return fmt.Sprintf("-run %s -board %d -plies %d -blob-positions %d -bucket-blobs %d", c.Name, c.Board, c.Target, c.BlobPositions, c.BucketBlobs)
 }

@@ -58,8 +58,8 @@ func TestBadFlagsGiveOneLineAndExit2(t *testing.T) {
 		{"negative plies", Enumerate, []string{"-plies", "-3"}, "-plies -3: must be 0 to 60"},
 		{"plies -1 given", Enumerate, []string{"-plies", "-1"}, "-plies -1"},
 		{"blob positions 0", Enumerate, []string{"-blob-positions", "0"}, "blob positions 0"},
-		{"fan-in 0", Enumerate, []string{"-fan-in", "0"}, "fan-in 0"},
-		{"fan-in 1", Enumerate, []string{"-fan-in", "1"}, "fan-in 1"},
+		{"bucket-blobs 0", Enumerate, []string{"-bucket-blobs", "0"}, "bucket blobs 0"},
+		{"bucket-blobs 1025", Enumerate, []string{"-bucket-blobs", "1025"}, "bucket blobs 1025"},
 		{"negative workers", Enumerate, []string{"-workers", "-2"}, "-workers -2"},
 		{"visibility 0", Enumerate, []string{"-visibility", "0s"}, "-visibility 0s"},
 		{"board 0", Enumerate, []string{"-board", "0"}, "-board 0"},
@@ -67,7 +67,7 @@ func TestBadFlagsGiveOneLineAndExit2(t *testing.T) {
 		{"seed negative plies", Seed, []string{"-run", "abc", "-plies", "-3"}, "-plies -3"},
 		{"seed board 0", Seed, []string{"-run", "abc", "-board", "0"}, "-board 0"},
 		{"seed blob positions 0", Seed, []string{"-run", "abc", "-blob-positions", "0"}, "blob positions 0"},
-		{"seed fan-in 0", Seed, []string{"-run", "abc", "-fan-in", "0"}, "fan-in 0"},
+		{"seed bucket-blobs 0", Seed, []string{"-run", "abc", "-bucket-blobs", "0"}, "bucket blobs 0"},
 		{"seed -data azure", Seed, []string{"-run", "abc", "-data", "d", "-storage", "azure"}, "leave out -storage azure"},
 		{"seed embedded without -data", Seed, []string{"-run", "abc", "-storage", "embedded"}, "needs -data DIR"},
 		{"worker max dequeue 0", Worker, []string{"-run", "abc", "-max-dequeue", "0"}, "-max-dequeue 0"},
@@ -134,7 +134,7 @@ func TestEnumerateEnginesAgreeAndWriteJSON(t *testing.T) {
 func TestEmbeddedRunContinues(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "runs")
 	first := filepath.Join(t.TempDir(), "first.json")
-	if code, _, stderr := runCmd(t, Enumerate, "-data", dir, "-run", "four", "-board", "4", "-plies", "8", "-fan-in", "4", "-quiet", "-json", first); code != 0 {
+	if code, _, stderr := runCmd(t, Enumerate, "-data", dir, "-run", "four", "-board", "4", "-plies", "8", "-bucket-blobs", "4", "-quiet", "-json", first); code != 0 {
 		t.Fatalf("enumerate: exit %d: %s", code, stderr)
 	}
 	for _, tc := range []struct {
@@ -150,7 +150,7 @@ func TestEmbeddedRunContinues(t *testing.T) {
 		{"no such directory", Inspect, []string{"-data", dir + "x", "-run", "four"}, ExitFail, "start it with enumerate -data " + dir + "x -run four"},
 		{"worker on no run", Worker, []string{"-data", dir, "-run", "five"}, ExitFail, "start it with enumerate -data"},
 		{"changed target", Enumerate, []string{"-data", dir, "-run", "four", "-board", "4", "-plies", "9"}, ExitUsage,
-			"-plies 9 would change run four in " + dir + ", started with -run four -board 4 -plies 8 -blob-positions 65536 -fan-in 4"},
+			"-plies 9 would change run four in " + dir + ", started with -run four -board 4 -plies 8 -blob-positions 65536 -bucket-blobs 4"},
 		{"changed board", Enumerate, []string{"-data", dir, "-run", "four", "-board", "6"}, ExitUsage, "-board 6 would change run four"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

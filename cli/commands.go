@@ -33,7 +33,7 @@ func seed(env Env) error {
 	size := fs.Int("board", 8, "board size: 4, 6 or 8")
 	plies := fs.Int("plies", 0, "target ply (default: the end of the game on 4x4, 9 on 6x6 and 8x8)")
 	blobPositions := fs.Int("blob-positions", pipeline.DefaultBlobPositions, "positions per final blob")
-	fanIn := fs.Int("fan-in", pipeline.DefaultFanIn, "runs read by one merge")
+	bucketBlobs := fs.Int("bucket-blobs", pipeline.DefaultBucketBlobs, "final blobs per bucket: each bucket is merged by one task")
 	var stf startFlags
 	stf.register(fs)
 	var sf storageFlags
@@ -44,7 +44,7 @@ func seed(env Env) error {
 	if err := requireRun(*run); err != nil {
 		return err
 	}
-	cfg := pipeline.RunConfig{Name: *run, Board: *size, Target: *plies, BlobPositions: *blobPositions, FanIn: *fanIn}
+	cfg := pipeline.RunConfig{Name: *run, Board: *size, Target: *plies, BlobPositions: *blobPositions, BucketBlobs: *bucketBlobs}
 	if err := stf.apply(fs, &cfg); err != nil {
 		return err
 	}
@@ -101,7 +101,6 @@ func worker(env Env) error {
 	concurrency := fs.Int("concurrency", 1, "messages handled at once (the article warns against several CPU-heavy messages on one machine)")
 	visibility := fs.Duration("visibility", 60*time.Second, "queue visibility timeout; long tasks extend it")
 	compDelay := fs.Duration("compensation-delay", 0, "initial delay of compensation messages (default 4x -visibility)")
-	claimTimeout := fs.Duration("claim-timeout", 0, "release a merge claim this old, as its merge message was lost or poisoned (default 2x -compensation-delay)")
 	maxDequeue := fs.Int64("max-dequeue", 5, "move a message to the poison queue after this many deliveries")
 	exitWhenDone := fs.Bool("exit-when-done", false, "exit 0 once the run is complete and its work queue empty (delayed compensation messages of failed tasks handled)")
 	id := fs.String("id", "", "worker id in logs and statistics (default: host name and process id)")
@@ -119,7 +118,7 @@ func worker(env Env) error {
 	if *concurrency < 1 || *concurrency > 64 {
 		return usagef("-concurrency %d: must be 1 to 64", *concurrency)
 	}
-	// Zero -compensation-delay and -claim-timeout mean their defaults, as
+	// A zero -compensation-delay means its default, as
 	// the help says; the other durations and counts must be given.
 	if err := positive(fs, "visibility", "max-dequeue"); err != nil {
 		return err
@@ -128,7 +127,7 @@ func worker(env Env) error {
 		host, _ := os.Hostname()
 		*id = fmt.Sprintf("%s-%d", strings.ToLower(host), os.Getpid())
 	}
-	wcfg := pipeline.WorkerConfig{Visibility: *visibility, CompensationDelay: *compDelay, ClaimTimeout: *claimTimeout, MaxDequeue: *maxDequeue, ExitWhenDone: *exitWhenDone, Drain: true}.WithDefaults()
+	wcfg := pipeline.WorkerConfig{Visibility: *visibility, CompensationDelay: *compDelay, MaxDequeue: *maxDequeue, ExitWhenDone: *exitWhenDone, Drain: true}.WithDefaults()
 	if err := wcfg.Validate(); err != nil {
 		return usageError{err.Error()}
 	}

@@ -58,7 +58,7 @@ func enumerate(env Env) error {
 	run := fs.String("run", "", "pipeline: run name, 3-32 lowercase letters and digits (default: a fresh name)")
 	verify := fs.Bool("verify", false, "pipeline: also run the reference engine and exit 1 on any difference")
 	blobPositions := fs.Int("blob-positions", pipeline.DefaultBlobPositions, "pipeline: positions per final blob")
-	fanIn := fs.Int("fan-in", pipeline.DefaultFanIn, "pipeline: runs read by one merge")
+	bucketBlobs := fs.Int("bucket-blobs", pipeline.DefaultBucketBlobs, "pipeline: final blobs per bucket: each bucket is merged by one task")
 	visibility := fs.Duration("visibility", 60*time.Second, "pipeline: queue visibility timeout")
 	quiet := fs.Bool("quiet", false, "no progress on standard error")
 	var stf startFlags
@@ -87,7 +87,7 @@ func enumerate(env Env) error {
 	if name == "" {
 		name = fmt.Sprintf("enum%d", time.Now().UnixNano()%1e12)
 	}
-	cfg := pipeline.RunConfig{Name: name, Board: *size, Target: *plies, BlobPositions: *blobPositions, FanIn: *fanIn}
+	cfg := pipeline.RunConfig{Name: name, Board: *size, Target: *plies, BlobPositions: *blobPositions, BucketBlobs: *bucketBlobs}
 	if err := stf.apply(fs, &cfg); err != nil {
 		return err
 	}
@@ -317,7 +317,7 @@ func resumeConfig(ctx context.Context, fs *flag.FlagSet, be storage.Backend, sf 
 		{"board", have.Board, cfg.Board},
 		{"plies", have.Target, cfg.Target},
 		{"blob-positions", have.BlobPositions, cfg.BlobPositions},
-		{"fan-in", have.FanIn, cfg.FanIn},
+		{"bucket-blobs", have.BucketBlobs, cfg.BucketBlobs},
 	} {
 		if given(fs, f.name) && f.got != f.have {
 			return cfg, usagef("-%s %d would change run %s %s, started with %s; leave -%s out to continue it, or pick another -run",

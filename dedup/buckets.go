@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/runstore"
@@ -13,15 +14,17 @@ import (
 
 // Buckets cut a ply's key space at its splitters: bucket k holds the
 // positions p with splitters[k-1] <= p < splitters[k]. Every expansion
-// task cuts its sorted output at the same splitters, so runs of different
-// buckets never overlap and each bucket is merged on its own.
+// task cuts its sorted output at the same splitters, so each bucket is
+// merged on its own, in one round, from one segment of every expansion
+// blob.
 
 // ChooseSplitters picks the next ply's splitters from sample positions of
 // this ply (spread evenly over its final blobs): it expands the samples
 // and takes quantiles of their distinct children, aiming at buckets of
-// about 3/4 of a blob. positions is the ply's size. There is no cap on the
-// number of buckets: the splitters live in a blob, not a table property.
-func ChooseSplitters(b *board.Board, samples []board.Position, positions int64, blobPositions int) []board.Position {
+// about bucketBlobs final blobs. positions is the ply's size. The
+// estimate counts a child once per parent, so it errs towards smaller
+// buckets. There are at most runstore.MaxBuckets buckets.
+func ChooseSplitters(b *board.Board, samples []board.Position, positions int64, blobPositions, bucketBlobs int) []board.Position {
 	var kids []board.Position
 	buf := make([]board.Position, 0, 32)
 	distinct := 0
@@ -34,10 +37,10 @@ func ChooseSplitters(b *board.Board, samples []board.Position, positions int64, 
 		return nil
 	}
 	estimate := float64(positions) * float64(distinct) / float64(len(samples))
-	buckets := int(math.Ceil(estimate / (0.75 * float64(blobPositions))))
+	buckets := int(math.Ceil(estimate / (float64(bucketBlobs) * float64(blobPositions))))
 	slices.SortFunc(kids, board.Compare)
 	kids = slices.Compact(kids)
-	buckets = min(buckets, len(kids))
+	buckets = min(buckets, len(kids), runstore.MaxBuckets)
 	if buckets <= 1 {
 		return nil
 	}
@@ -51,43 +54,17 @@ func ChooseSplitters(b *board.Board, samples []board.Position, positions int64, 
 	return out
 }
 
-// BucketOf is the bucket of a position: the number of splitters not
-// greater than it.
-func BucketOf(splitters []board.Position, p board.Position) int {
-	lo, hi := 0, len(splitters)
-	for lo < hi {
-		mid := (lo + hi) / 2
-		if board.Compare(splitters[mid], p) <= 0 {
-			lo = mid + 1
-		} else {
-			hi = mid
-		}
+// Cuts cuts sorted entries at the splitters: bucket b's entries are
+// entries[cuts[b]:cuts[b+1]], and len(cuts) is len(splitters)+2.
+func Cuts(entries []Entry, splitters []board.Position) []int {
+	cuts := make([]int, 0, len(splitters)+2)
+	cuts = append(cuts, 0)
+	for _, s := range splitters {
+		at := cuts[len(cuts)-1]
+		at += sort.Search(len(entries)-at, func(i int) bool { return board.Compare(entries[at+i].Pos, s) >= 0 })
+		cuts = append(cuts, at)
 	}
-	return lo
-}
-
-// Segment is the part [Lo, Hi) of a sorted entry list that falls in one
-// bucket.
-type Segment struct{ Bucket, Lo, Hi int }
-
-// CutBuckets cuts sorted entries into one segment per bucket they touch.
-// The entries are sorted, so a bucket ends at the first entry not below
-// its upper splitter: one comparison per entry.
-func CutBuckets(entries []Entry, splitters []board.Position) []Segment {
-	var out []Segment
-	for lo := 0; lo < len(entries); {
-		bucket := BucketOf(splitters, entries[lo].Pos)
-		hi := lo + 1
-		if bucket == len(splitters) {
-			hi = len(entries)
-		}
-		for hi < len(entries) && board.Compare(entries[hi].Pos, splitters[bucket]) < 0 {
-			hi++
-		}
-		out = append(out, Segment{Bucket: bucket, Lo: lo, Hi: hi})
-		lo = hi
-	}
-	return out
+	return append(cuts, len(entries))
 }
 
 // EncodeSplitters packs splitters as consecutive position keys.

@@ -1,14 +1,20 @@
-// Package dedup removes duplicate positions from a ply by merging sorted runs.
+// Package dedup removes duplicate positions from a ply by merging sorted
+// runs.
 //
 // A run is a stream of Entry records, EntryLen bytes each, sorted by
-// CompareEntries: a child position and one parent that leads to it. Workers
-// write runs (SortEntries, Compact, Writer), merge runs whose key ranges
-// overlap (Reader, Merge), and fold each position's parents together when
-// they write a ply's final blobs (Grouper).
+// CompareEntries: a child position and one parent that leads to it.
+// Expansion tasks write one run each, cut into buckets at the ply's
+// splitters (ChooseSplitters, Cuts). Once every expansion task is done,
+// each bucket is merged by one task, in one round: it reads the bucket's
+// segment of every expansion run at once (Reader, Merge, a loser tree)
+// and writes the bucket's final blobs, folding each position's parents
+// together. Scans enqueue those merges and notice when every bucket is
+// merged.
 //
-// Which runs to merge is decided from range records kept in a table (Record,
-// Plan), following the design's "Duplicate removal" section: the article's
-// age and overlap-kind priority is kept, but merges take up to fanIn runs at
-// once, so that the total merge work grows like a sort (N log N) and not with
-// the square of the number of runs.
+// The article merges pairs of overlapping runs chosen from range records,
+// round after round. Buckets make that planning unnecessary: segments of
+// different buckets never overlap, and the buckets are sized (from samples
+// of the previous ply) so that each merge writes a few final blobs. Every
+// entry is then read by exactly one merge, and the only records are one
+// marker per expansion task and one per bucket.
 package dedup

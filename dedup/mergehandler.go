@@ -9,79 +9,90 @@ import (
 	"github.com/reversi-cloud/reversi/task"
 )
 
-// MergeHandler handles M messages: it k-way merges the runs its claim
-// owns into one run (partial) or into final blobs of distinct positions
-// with their backtracking rows (final), then swaps the records in one
-// transaction (runstore.CommitMerge). Then it plans its bucket's next
-// merges (planBucket).
+// MergeHandler handles M messages: it k-way merges one bucket's segment
+// of every expansion blob of a Merging ply into final blobs of distinct
+// positions, with their backtracking rows, and commits them with the
+// bucket's marker (runstore.CommitBucket). Every bucket is merged in one
+// round: its inputs are read once, whatever their number.
 //
 // Crash points: output blobs (and their backtracking rows) carry this
 // attempt's tag, so a retry writes its own, and a compensation message
-// covers each until the swap commits, deleting it if the swap never names
-// it, even while a retry runs. If the swap already committed (the claim's
-// statistics row exists) the retry only repeats the follow-up, which is
-// idempotent. The context reaches every read and write, so a lost lease
-// or a stopping worker abandons the merge within one block of I/O,
-// leaving only blobs that compensation cleans up.
+// covers each until the marker names this attempt, deleting it otherwise,
+// even while a retry runs. Output rows written before a crash, without
+// the marker, are never read as outputs. Once the marker exists, a
+// redelivery only repeats the follow-up, which is idempotent. The context
+// reaches every read and write, so a lost lease or a stopping worker
+// abandons the merge within one block of I/O.
 var MergeHandler task.Handler = task.HandlerFunc(merge)
 
 func merge(ctx context.Context, t *task.Task, m message.Message) error {
-	run, store, c := t.Run, t.Run.Store, m.Claim
-	if done, err := store.MergeCommitted(ctx, m.Ply, c); err != nil || done {
-		if err != nil {
-			return err
-		}
-		return planBucket(ctx, t, m.Ply, c.Bucket)
-	}
-	runs, err := store.BucketRuns(ctx, m.Ply, c.Bucket)
+	run, store, bucket := t.Run, t.Run.Store, m.Index
+	p, err := store.Ply(ctx, m.Ply)
 	if err != nil {
 		return err
 	}
-	var inputs []*runstore.Run
-	for _, r := range runs {
-		if r.ClaimedBy(c) {
-			inputs = append(inputs, r)
-		}
+	switch {
+	case p.State < runstore.Merging:
+		return message.Badf("ply %d is %s: its buckets are merged only once it is merging", m.Ply, p.State)
+	case p.State > runstore.Merging:
+		return nil // a stale duplicate: the ply is complete
+	case bucket >= p.Buckets:
+		return message.Badf("ply %d has %d buckets, not %d", m.Ply, p.Buckets, bucket+1)
 	}
-	if len(inputs) == 0 {
-		return nil // nothing owned by this claim: a stale or duplicate message
+	if _, done, err := store.BucketMerged(ctx, m.Ply, bucket); err != nil || done {
+		if err != nil {
+			return err
+		}
+		return afterMerge(ctx, t, p, bucket)
+	}
+	inputs, err := ReadInputs(ctx, run, m.Ply, bucket, p.Buckets)
+	if err != nil {
+		return err
 	}
 	readers := make([]*Reader, len(inputs))
 	for i, in := range inputs {
-		if in.Final {
-			return fmt.Errorf("run %s of ply %d is final and overlaps another run: the ply's records are inconsistent", in.Key, m.Ply)
-		}
 		rc, err := run.Blobs.Open(ctx, in.Blob, in.Off, in.Len)
 		if err != nil {
-			return fmt.Errorf("opening run %s: %w", in.Key, err)
+			return fmt.Errorf("opening bucket %d of %s: %w", bucket, in.Blob, err)
 		}
 		defer rc.Close()
 		readers[i] = NewReaderSize(rc, in.Len)
 	}
-	out := newOutput(ctx, t, m.Ply, c)
+	out := newOutput(ctx, t, m.Ply, bucket)
 	read, err := Merge(readers, out.add)
 	if err == nil {
-		err = ctx.Err() // a merge of small runs may not touch storage again before its commit
+		err = ctx.Err() // a merge of small segments may not touch storage again before its commit
 	}
 	if err != nil {
-		return fmt.Errorf("merging runs of ply %d: %w", m.Ply, err)
+		return fmt.Errorf("merging bucket %d of ply %d: %w", bucket, m.Ply, err)
 	}
 	if err := out.close(); err != nil {
 		return err
 	}
-	st := runstore.MergeStats{Reads: int64(len(inputs)), Entries: read, Outputs: int64(len(out.runs))}
-	if err := store.CommitMerge(ctx, m.Ply, c, inputs, out.runs, st); err != nil {
-		if done, gerr := store.MergeCommitted(ctx, m.Ply, c); gerr != nil || !done {
-			return err
+	bm := runstore.BucketMerge{Bucket: bucket, Attempt: t.Attempt(), Segments: int64(len(readers)), Entries: read, Outputs: int64(len(out.runs))}
+	won, err := store.CommitBucket(ctx, m.Ply, bm, out.runs)
+	if err != nil {
+		return err
+	}
+	if won {
+		for _, c := range out.comps {
+			_ = c.Done(ctx)
 		}
-		// Another attempt of this claim committed (or ours did and its
-		// answer was lost). Our outputs may then be no record's, as they
-		// carry our attempt's tag: let their compensation decide.
-		out.comps = nil
+		t.Progress.Merges.Add(1)
+	} else {
+		// Another attempt committed first: our blobs are no record's, and
+		// their compensation messages delete them.
+		_ = store.DropRuns(ctx, m.Ply, out.runs)
 	}
-	for _, p := range out.comps {
-		_ = p.Done(ctx)
+	return afterMerge(ctx, t, p, bucket)
+}
+
+// afterMerge enqueues the scan that completes the ply once every bucket
+// is merged. The scan may be enqueued more than once, which is harmless.
+func afterMerge(ctx context.Context, t *task.Task, p *runstore.Ply, bucket int) error {
+	all, err := t.Run.Store.AllMerged(ctx, p, bucket)
+	if err != nil || !all {
+		return err
 	}
-	t.Progress.Merges.Add(1)
-	return planBucket(ctx, t, m.Ply, c.Bucket)
+	return t.Run.Enqueue(ctx, message.Message{Kind: message.KindScan, Ply: p.Ply})
 }

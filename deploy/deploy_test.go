@@ -666,7 +666,7 @@ func TestComposeMatchesTheCode(t *testing.T) {
 	for _, d := range []struct{ what, got, want string }{
 		{"seed -plies", flagValue(seed, "-plies"), strconv.Itoa(pipeline.DefaultTarget(board))},
 		{"seed -blob-positions", flagValue(seed, "-blob-positions"), strconv.Itoa(pipeline.DefaultBlobPositions)},
-		{"seed -fan-in", flagValue(seed, "-fan-in"), strconv.Itoa(pipeline.DefaultFanIn)},
+		{"seed -bucket-blobs", flagValue(seed, "-bucket-blobs"), strconv.Itoa(pipeline.DefaultBucketBlobs)},
 		{"worker -visibility", durationOrEmpty(flagValue(w.Command, "-visibility")), wcfg.Visibility.String()},
 	} {
 		if d.got != d.want {

@@ -237,7 +237,7 @@ func TestCrashRandomWorkers(t *testing.T) {
 	// This run takes about 140 tasks uninterrupted (more with kills, as
 	// killed tasks are done again); the kills land within its first 120.
 	const tasks = 120
-	if out, err := command(bin, "seed", "-run", run, "-board", fmt.Sprint(size), "-plies", fmt.Sprint(target), "-blob-positions", "3000", "-fan-in", "4").CombinedOutput(); err != nil {
+	if out, err := command(bin, "seed", "-run", run, "-board", fmt.Sprint(size), "-plies", fmt.Sprint(target), "-blob-positions", "3000", "-bucket-blobs", "4").CombinedOutput(); err != nil {
 		t.Fatalf("seed: %v\n%s", err, out)
 	}
 	points := killPoints(rng, kills, 1, tasks)

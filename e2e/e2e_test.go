@@ -153,7 +153,7 @@ func readReport(t *testing.T, path string) *report.Report {
 }
 
 func TestAzurite4x4ToTheEnd(t *testing.T) {
-	rep := runDistributed(t, 4, 12, 2, "-blob-positions", "500", "-fan-in", "4")
+	rep := runDistributed(t, 4, 12, 2, "-blob-positions", "500", "-bucket-blobs", "4")
 	if !rep.Complete || rep.Root != "white" {
 		t.Errorf("complete %v root %s, want complete white", rep.Complete, rep.Root)
 	}

@@ -134,7 +134,7 @@ func TestWorkerMetricsAndLogs(t *testing.T) {
 	// Ply 9 is the first 4x4 ply expanded from blobs (C messages), with
 	// merges before it and results resolved back from it.
 	const target = 9
-	if out, err := command(bin, "seed", "-run", run, "-board", "4", "-plies", fmt.Sprint(target), "-blob-positions", "500", "-fan-in", "4").CombinedOutput(); err != nil {
+	if out, err := command(bin, "seed", "-run", run, "-board", "4", "-plies", fmt.Sprint(target), "-blob-positions", "500", "-bucket-blobs", "4").CombinedOutput(); err != nil {
 		t.Fatalf("seed: %v\n%s", err, out)
 	}
 	// No -exit-when-done: the worker stays up after the run, so the last

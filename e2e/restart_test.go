@@ -90,7 +90,7 @@ func TestAzuriteRestartMidRun(t *testing.T) {
 
 	run := runName("r")
 	const size, target = 8, 8
-	if out, err := command(bin, "seed", "-run", run, "-board", fmt.Sprint(size), "-plies", fmt.Sprint(target), "-blob-positions", "3000", "-fan-in", "4").CombinedOutput(); err != nil {
+	if out, err := command(bin, "seed", "-run", run, "-board", fmt.Sprint(size), "-plies", fmt.Sprint(target), "-blob-positions", "3000", "-bucket-blobs", "4").CombinedOutput(); err != nil {
 		t.Fatalf("seed: %v\n%s", err, out)
 	}
 	workerArgs := []string{"-visibility", "5s", "-compensation-delay", "15s"}

@@ -25,7 +25,7 @@ func TestAzuriteSolveFromAPosition(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep := runDistributed(t, 6, 2, 2, "-start", line, "-solve", "-blob-positions", "40", "-fan-in", "4")
+	rep := runDistributed(t, 6, 2, 2, "-start", line, "-solve", "-blob-positions", "40", "-bucket-blobs", "4")
 	// Black is to move, so the solver's score is black's.
 	if !rep.Complete || rep.RootScore == nil || *rep.RootScore != want.Score {
 		t.Errorf("complete %v root score %v, want %+d", rep.Complete, rep.RootScore, want.Score)

@@ -1,6 +1,7 @@
 // Package expand handles A and C messages: it expands one final blob of a
-// ply (or the whole ply, inline) into sorted runs of edges of the next
-// ply, one per bucket, and registers them as run records for merging.
+// ply (or the whole ply, inline) into one sorted run of edges of the next
+// ply, cut into the next ply's buckets, and records it with a marker row
+// for the buckets' merges.
 package expand
 
 import (
@@ -27,12 +28,11 @@ import (
 //   - after the blob: the blob's name carries this attempt's tag, so a
 //     retry writes its own and the compensation message deletes ours, even
 //     while the retry runs;
-//   - between record batches: each batch holds a marker row of its own
-//     (runstore.AddSegments), so a batch a previous attempt committed is
-//     skipped whole; an attempt that committed no batch leaves its
-//     compensation message to decide about its blob;
-//   - after the done marker (in the last batch): the redelivery sees it,
-//     skips the work and only repeats the idempotent follow-up.
+//   - after the marker (runstore.AddExpansion, which names the blob and
+//     its bucket cuts): the redelivery sees it, skips the work and only
+//     repeats the idempotent follow-up. Of two attempts that race, the
+//     first marker wins and the other's blob is left to its compensation
+//     message.
 var Handler task.Handler = task.HandlerFunc(handle)
 
 func handle(ctx context.Context, t *task.Task, m message.Message) error {
@@ -82,6 +82,9 @@ func handle(ctx context.Context, t *task.Task, m message.Message) error {
 	if err != nil {
 		return err
 	}
+	if len(splitters)+1 != next.Buckets {
+		return fmt.Errorf("ply %d has %d buckets but %d splitters: its records are inconsistent", child, next.Buckets, len(splitters))
+	}
 	if m.Kind == message.KindChunk {
 		if positions, err = run.ReadKeys(ctx, m.Blob); err != nil {
 			return err
@@ -96,39 +99,34 @@ func handle(ctx context.Context, t *task.Task, m message.Message) error {
 	for _, e := range entries {
 		data = dedup.AppendEntry(data, e)
 	}
-	var runs []*runstore.Run
-	now := t.Now().UnixNano()
-	for _, seg := range dedup.CutBuckets(entries, splitters) {
-		runs = append(runs, &runstore.Run{
-			Bucket: seg.Bucket, Blob: name,
-			Off: int64(seg.Lo * dedup.EntryLen), Len: int64((seg.Hi - seg.Lo) * dedup.EntryLen), Count: int64(seg.Hi - seg.Lo),
-			Min: entries[seg.Lo].Pos, Max: entries[seg.Hi-1].Pos, Created: now,
-		})
-	}
-
-	comp, err := compensation.Cover(ctx, t, child, name)
-	if err != nil {
-		return err
-	}
+	done := runstore.Expansion{Task: task, Parents: int64(len(positions)), Terminal: st.Terminal, Edges: st.Edges, Entries: int64(len(entries))}
 	if len(data) > 0 {
+		done.Blob = name
+		for _, c := range dedup.Cuts(entries, splitters) {
+			done.Cuts = append(done.Cuts, int64(c*dedup.EntryLen))
+		}
+		comp, err := compensation.Cover(ctx, t, child, name)
+		if err != nil {
+			return err
+		}
 		if err := run.Blobs.Upload(ctx, name, bytes.NewReader(data)); err != nil {
 			return fmt.Errorf("writing expansion blob %s: %w", name, err)
 		}
-	}
-	if err := comp.Check(); err != nil {
+		if err := comp.Check(); err != nil {
+			return err
+		}
+		committed, err := store.AddExpansion(ctx, child, done)
+		if err != nil {
+			return err
+		}
+		// If another attempt committed first, no record names this blob
+		// (it carries our attempt's tag): keep the compensation message,
+		// which deletes it.
+		if committed {
+			_ = comp.Done(ctx)
+		}
+	} else if _, err := store.AddExpansion(ctx, child, done); err != nil {
 		return err
-	}
-	committed, err := store.AddSegments(ctx, child, runs, runstore.Expansion{
-		Task: task, Parents: int64(len(positions)), Terminal: st.Terminal, Edges: st.Edges, Entries: int64(len(entries)),
-	})
-	if err != nil {
-		return err
-	}
-	// If another attempt registered every batch, no record names this
-	// blob (it carries our attempt's tag): keep the compensation message,
-	// which deletes it.
-	if committed {
-		_ = comp.Done(ctx)
 	}
 	return t.Flow.Expanded(ctx, t, child, task)
 }

@@ -22,8 +22,8 @@ type Kind byte
 const (
 	KindInline       Kind = 'A' // A<ply>-<key>,<key>,...: a whole small ply, inline
 	KindChunk        Kind = 'C' // C<ply>-<index>-<blob>: expand one final blob of a ply
-	KindScan         Kind = 'S' // S<ply>: plan merges of a ply's runs, or complete the ply
-	KindMerge        Kind = 'M' // M<ply>-<claim>: merge the runs the claim owns
+	KindScan         Kind = 'S' // S<ply>: enqueue the merges of a ply's open buckets, or complete the ply
+	KindMerge        Kind = 'M' // M<ply>-<bucket>: merge one bucket of a ply into final blobs
 	KindResolve      Kind = 'R' // R<ply>-<index>: decide the results of one final blob
 	KindCompensation Kind = 'X' // X<ply>-<blob>: delete the blob unless a record made it live
 )
@@ -55,9 +55,8 @@ type Message struct {
 	Kind      Kind
 	Ply       int
 	Positions []board.Position // A
-	Index     int              // C, R
+	Index     int              // C, R: a final blob; M: a bucket
 	Blob      string           // C, X
-	Claim     runstore.Claim   // M
 }
 
 // ErrBadMessage marks a message that can never be handled; it goes to the
@@ -71,11 +70,12 @@ type Message struct {
 //     change once their ply is complete;
 //   - R naming a blob index the ply lacks, or arriving before the next ply
 //     is resolved: R messages are sent only after that;
+//   - M naming a bucket the ply lacks: a ply's bucket count is fixed
+//     with its record;
 //   - C and X naming a blob outside their ply's folder.
 //
-// These finish quietly instead, as redeliveries do: M naming a claim no
-// record holds (the merge committed, or its claim expired and was
-// released), and X naming a blob that is gone (an earlier delivery
+// These finish quietly instead, as redeliveries do: M naming a bucket
+// already merged, and X naming a blob that is gone (an earlier delivery
 // deleted it, or the writer died before uploading it).
 var ErrBadMessage = errors.New("bad message")
 
@@ -100,9 +100,7 @@ func (m Message) Format() string {
 		}
 	case KindChunk:
 		fmt.Fprintf(&b, "-%d-%s", m.Index, m.Blob)
-	case KindMerge:
-		b.WriteString("-" + m.Claim.String())
-	case KindResolve:
+	case KindMerge, KindResolve:
 		fmt.Fprintf(&b, "-%d", m.Index)
 	case KindCompensation:
 		b.WriteString("-" + m.Blob)
@@ -195,18 +193,12 @@ func ParseMessage(o Origin, text string) (Message, error) {
 			return Message{}, Badf("chunk message %q: %v", Clip(text), err)
 		}
 		m.Index, m.Blob = n, blob
-	case KindResolve:
+	case KindResolve, KindMerge:
 		n, err := strconv.Atoi(rest)
 		if err != nil || n < 0 || n > 1<<30 {
-			return Message{}, Badf("resolve message %q: expected R<ply>-<index>", Clip(text))
+			return Message{}, Badf("%s message %q: expected %c<ply>-<index>", m.Kind, Clip(text), m.Kind)
 		}
 		m.Index = n
-	case KindMerge:
-		c, err := runstore.ParseClaim(rest)
-		if err != nil {
-			return Message{}, Badf("merge message %q: %v", Clip(text), err)
-		}
-		m.Claim = c
 	case KindCompensation:
 		// The handler decides liveness from this ply's records, so a
 		// blob of another ply would look orphaned and be deleted.

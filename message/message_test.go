@@ -18,8 +18,8 @@ func FuzzParseMessage(f *testing.F) {
 	o := StandardOrigin(b)
 	key := b.Canonical(b.Start()).Text()
 	for _, s := range []string{
-		"A00-" + key, "A00-" + key + "," + key, "C05-3-p05/f-abc-0001", "S07", "M07-0123456789abcdef.g0.b3.p",
-		"M07-0123456789abcdef-2.g3.b0.f", "R09-12", "X05-p05/e-000001", "", "garbage", "S0\xff", "M07-a.g1.b2.p,x", "X05-p06/x",
+		"A00-" + key, "A00-" + key + "," + key, "C05-3-p05/f-abc-0001", "S07", "M07-3",
+		"M07-0", "R09-12", "X05-p05/e-000001", "", "garbage", "S0\xff", "M07-2,x", "X05-p06/x",
 	} {
 		f.Add(s)
 	}

@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 
 	"github.com/reversi-cloud/reversi/backtrack"
 	"github.com/reversi-cloud/reversi/board"
-	"github.com/reversi-cloud/reversi/dedup"
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
@@ -86,10 +84,12 @@ func (a *Audit) warnf(format string, args ...any) {
 }
 
 // auditState is what the tables say at one moment: every ply record
-// and, per ply, its runs, its final blobs, the blob names its records
+// and, per ply, its expansion markers (while it is open), its committed
+// merge outputs, its final blobs, the blob names its records
 // name, and its resolution markers.
 type auditState struct {
 	plies       map[int]*runstore.Ply
+	exps        map[int][]runstore.Expansion
 	runs        map[int][]*runstore.Run
 	finals      map[int][]runstore.FinalBlob
 	named       map[int]map[string]bool
@@ -101,14 +101,18 @@ func (r *Run) readAuditState(ctx context.Context) (*auditState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading ply records: %w", err)
 	}
-	s := &auditState{plies: map[int]*runstore.Ply{}, runs: map[int][]*runstore.Run{}, finals: map[int][]runstore.FinalBlob{},
+	s := &auditState{plies: map[int]*runstore.Ply{}, exps: map[int][]runstore.Expansion{}, runs: map[int][]*runstore.Run{}, finals: map[int][]runstore.FinalBlob{},
 		named: map[int]map[string]bool{}, resolutions: map[int][]runstore.Resolution{}}
 	for _, p := range plies {
 		s.plies[p.Ply] = p
 		if s.runs[p.Ply], err = r.store.Runs(ctx, p.Ply); err != nil {
 			return nil, err
 		}
-		if p.State.AtLeast(runstore.Final) {
+		if !p.State.AtLeast(runstore.Final) {
+			if s.exps[p.Ply], err = r.store.Expansions(ctx, p.Ply); err != nil {
+				return nil, err
+			}
+		} else {
 			if s.finals[p.Ply], err = r.store.Finals(ctx, p.Ply); err != nil {
 				return nil, err
 			}
@@ -116,7 +120,7 @@ func (r *Run) readAuditState(ctx context.Context) (*auditState, error) {
 				return nil, err
 			}
 		}
-		s.named[p.Ply] = runstore.Named(p, s.runs[p.Ply], s.finals[p.Ply])
+		s.named[p.Ply] = runstore.Named(p, s.exps[p.Ply], s.runs[p.Ply], s.finals[p.Ply])
 	}
 	return s, nil
 }
@@ -129,7 +133,7 @@ func (s *auditState) inUse(ply int, name string) bool {
 // Audit checks a run's storage for damage: blobs no record refers to
 // (unless a pending compensation message may still delete them), records
 // whose blob is missing or short, final blobs of the wrong size or without
-// backtracking rows, overlapping or non-final runs in a complete ply,
+// backtracking rows, overlapping final blobs in a complete ply,
 // results missing for resolved blobs, messages in the poison queue,
 // messages left in the work queue of a complete run, and an incomplete run
 // with nothing left to do.
@@ -179,8 +183,8 @@ func (r *Run) Audit(ctx context.Context) (*Audit, error) {
 		return nil, err
 	}
 	a.Plies = len(after.plies)
-	for _, rs := range after.runs {
-		a.Records += len(rs)
+	for ply, rs := range after.runs {
+		a.Records += len(rs) + len(after.exps[ply])
 	}
 
 	for _, ply := range sortedPlies(before.plies) {
@@ -222,16 +226,26 @@ func (r *Run) auditPly(ctx context.Context, a *Audit, p *runstore.Ply, s *auditS
 	for _, f := range finals {
 		isFinal[f.Blob] = true
 	}
+	for _, e := range s.exps[p.Ply] {
+		if e.Blob == "" {
+			continue // the task found no edges
+		}
+		size, ok := sizes[e.Blob]
+		switch {
+		case !ok:
+			a.errorf("ply %d: expansion task %d names blob %s, which is missing", p.Ply, e.Task, e.Blob)
+		case len(e.Cuts) == 0 || e.Cuts[len(e.Cuts)-1] != size:
+			a.errorf("ply %d: expansion task %d cuts blob %s into buckets ending at %v, but it holds %d bytes", p.Ply, e.Task, e.Blob, e.Cuts[len(e.Cuts)-1:], size)
+		case len(e.Cuts) != p.Buckets+1:
+			a.errorf("ply %d: expansion task %d cuts blob %s into %d buckets, but the ply has %d", p.Ply, e.Task, e.Blob, len(e.Cuts)-1, p.Buckets)
+		}
+	}
 	for _, run := range runs {
 		if isFinal[run.Blob] {
 			continue // checked below as a final blob
 		}
-		size, ok := sizes[run.Blob]
-		switch {
-		case !ok && run.Len > 0:
+		if _, ok := sizes[run.Blob]; !ok {
 			a.errorf("ply %d: run %s names blob %s, which is missing", p.Ply, run.Key, run.Blob)
-		case run.Off+run.Len > size:
-			a.errorf("ply %d: run %s names bytes %d to %d of blob %s, which holds %d", p.Ply, run.Key, run.Off, run.Off+run.Len, run.Blob, size)
 		}
 	}
 	if !p.State.AtLeast(runstore.Final) {
@@ -262,10 +276,7 @@ func (r *Run) auditPly(ctx context.Context, a *Audit, p *runstore.Ply, s *auditS
 	named := map[string]bool{}
 	for _, run := range runs {
 		named[run.Blob] = true
-		switch {
-		case !run.Final:
-			a.errorf("ply %d is final but run %s (blob %s) is not", p.Ply, run.Key, run.Blob)
-		case !isFinal[run.Blob]:
+		if !isFinal[run.Blob] {
 			a.errorf("ply %d is final but run %s names blob %s, which is not one of its final blobs", p.Ply, run.Key, run.Blob)
 		}
 	}
@@ -274,7 +285,7 @@ func (r *Run) auditPly(ctx context.Context, a *Audit, p *runstore.Ply, s *auditS
 			a.errorf("ply %d: final blob %d (%s) has no run record", p.Ply, f.Index, f.Blob)
 		}
 	}
-	auditOverlaps(a, p.Ply, runs)
+	auditOrder(a, p.Ply, finals)
 	for _, res := range s.resolutions[p.Ply] {
 		if res.Index >= len(finals) {
 			a.errorf("ply %d: a resolution marker names final blob %d, which the ply lacks", p.Ply, res.Index)
@@ -290,31 +301,15 @@ func (r *Run) auditPly(ctx context.Context, a *Audit, p *runstore.Ply, s *auditS
 	return nil
 }
 
-// auditOverlaps reports every pair of overlapping runs of a complete ply
-// that a sweep in order of Min meets: each run against the run seen so far
-// that reaches furthest.
-func auditOverlaps(a *Audit, ply int, runs []*runstore.Run) {
-	ds := make([]dedup.Record, len(runs))
-	for i, r := range runs {
-		ds[i] = dedup.Record{ID: r.Key, Min: r.Min, Max: r.Max}
-	}
-	slices.SortFunc(ds, func(x, y dedup.Record) int {
-		if c := board.Compare(x.Min, y.Min); c != 0 {
-			return c
-		}
-		return strings.Compare(x.ID, y.ID)
-	})
-	if len(ds) == 0 {
-		return
-	}
-	reach := ds[0] // the run seen so far that reaches furthest
-	for i := 1; i < len(ds); i++ {
-		if dedup.Overlaps(reach, ds[i]) {
-			a.errorf("ply %d is complete but records %s [%s, %s] and %s [%s, %s] overlap", ply,
-				reach.ID, reach.Min.Text(), reach.Max.Text(), ds[i].ID, ds[i].Min.Text(), ds[i].Max.Text())
-		}
-		if board.Compare(ds[i].Max, reach.Max) > 0 {
-			reach = ds[i]
+// auditOrder reports final blobs of a complete ply that are not in
+// ascending, disjoint key order: each must start above the previous one's
+// end.
+func auditOrder(a *Audit, ply int, finals []runstore.FinalBlob) {
+	for i := 1; i < len(finals); i++ {
+		prev, f := finals[i-1], finals[i]
+		if board.Compare(prev.Max, f.Min) >= 0 {
+			a.errorf("ply %d is complete but final blobs %d [%s, %s] and %d [%s, %s] overlap or are out of order", ply,
+				prev.Index, prev.Min.Text(), prev.Max.Text(), f.Index, f.Min.Text(), f.Max.Text())
 		}
 	}
 }
@@ -340,7 +335,7 @@ func (r *Run) auditOrphans(a *Audit, s *auditState, list []storage.BlobInfo, vis
 			continue
 		}
 		if p := s.plies[name.Ply]; ok && p != nil && !p.State.AtLeast(runstore.Final) {
-			continue // an open ply's spent runs stay until it is final and swept
+			continue // an open ply's spent blobs stay until it is final and swept
 		}
 		switch {
 		case !ok:

@@ -80,7 +80,7 @@ func TestAuditCompleteRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	be := openEmbedded(t)
-	r := runComplete(t, ctx, be, RunConfig{Name: "audit", Board: 4, Target: 12, BlobPositions: 100, FanIn: 4})
+	r := runComplete(t, ctx, be, RunConfig{Name: "audit", Board: 4, Target: 12, BlobPositions: 100, BucketBlobs: 4})
 	expectClean(t, ctx, r, "complete run")
 
 	const ply = 9
@@ -104,8 +104,8 @@ func TestAuditCompleteRun(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	dup := *runs[0]
-	dup.Bucket = 999999 // its key sorts after every real run's
+	overlapping := finals[1]
+	overlapping.Min = finals[0].Max
 	poisoned := "garbage"
 
 	for _, tc := range []struct {
@@ -152,10 +152,11 @@ func TestAuditCompleteRun(t *testing.T) {
 			return func() { must(r.store.PutSources(ctx, final0, payload)) }
 		}, []string{fmt.Sprintf("error: ply 9: final blob 0 (%s) has no backtracking rows", final0)}},
 
-		{"overlapping record", func() func() {
-			return plantRun(t, ctx, be, r, ply, &dup)
-		}, []string{fmt.Sprintf("error: ply 9 is complete but records %s [%s, %s] and s999999-0999999 [%s, %s] overlap",
-			runs[0].Key, runs[0].Min.Text(), runs[0].Max.Text(), runs[0].Min.Text(), runs[0].Max.Text())}},
+		{"overlapping final blobs", func() func() {
+			must(r.store.PutFinals(ctx, ply, []runstore.FinalBlob{overlapping}))
+			return func() { must(r.store.PutFinals(ctx, ply, []runstore.FinalBlob{finals[1]})) }
+		}, []string{fmt.Sprintf("error: ply 9 is complete but final blobs 0 [%s, %s] and 1 [%s, %s] overlap or are out of order",
+			finals[0].Min.Text(), finals[0].Max.Text(), overlapping.Min.Text(), overlapping.Max.Text())}},
 
 		{"leftover message", func() func() {
 			_, err := r.work.Enqueue(ctx, "S05", storage.EnqueueOptions{})
@@ -216,7 +217,7 @@ func compareText(a, b string) int {
 func TestAudit6x6(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	r := runComplete(t, ctx, openEmbedded(t), RunConfig{Name: "auditsix", Board: 6, Target: 6, BlobPositions: 300, FanIn: 3})
+	r := runComplete(t, ctx, openEmbedded(t), RunConfig{Name: "auditsix", Board: 6, Target: 6, BlobPositions: 300, BucketBlobs: 3})
 	expectClean(t, ctx, r, "6x6 through ply 6")
 }
 
@@ -233,11 +234,9 @@ func TestAuditRunInProgress(t *testing.T) {
 	}
 	expectClean(t, ctx, r, "seeded run")
 
-	start := r.Board.Canonical(r.Board.Start())
-	rr := &runstore.Run{Blob: runstore.ExpansionBlobName(1, 9, "x"), Len: 34, Count: 2, Min: start, Max: start}
-	undo := plantRun(t, ctx, be, r, 1, rr)
+	undo := plantExpansion(t, ctx, be, r, 1, runstore.Expansion{Task: 999999, Blob: runstore.ExpansionBlobName(1, 9, "x"), Cuts: []int64{0, 50}})
 	got, a := auditLines(t, ctx, r)
-	want := []string{"error: ply 1: run s000000-0999999 names blob p01/e-0000009-x, which is missing"}
+	want := []string{"error: ply 1: expansion task 999999 names blob p01/e-0000009-x, which is missing"}
 	if !slices.Equal(got, want) || !a.Failed() {
 		t.Errorf("findings %q, want %q", got, want)
 	}
@@ -259,7 +258,7 @@ func TestAuditWhileRunning(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	be := openEmbedded(t)
-	cfg := RunConfig{Name: "auditlive", Board: 6, Target: 7, BlobPositions: 200, FanIn: 3}
+	cfg := RunConfig{Name: "auditlive", Board: 6, Target: 7, BlobPositions: 200, BucketBlobs: 3}
 	r, err := Seed(ctx, be, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -300,18 +299,17 @@ func TestAuditWhileRunning(t *testing.T) {
 	expectClean(t, ctx, r, "after the run")
 }
 
-// plantRun adds a run record that no task made, as damage would, and
-// returns what removes it again. It registers the run as expansion task
-// 999999 of the ply; the removal deletes the row itself, which no code of
-// the pipeline ever does, so it goes to the table directly (row layout:
-// runstore's package doc).
-func plantRun(t *testing.T, ctx context.Context, be storage.Backend, r *Run, ply int, run *runstore.Run) (undo func()) {
+// plantExpansion adds an expansion marker that no task made, as damage
+// would, and returns what removes it again. The removal deletes the row
+// itself, which no code of the pipeline ever does, so it goes to the
+// table directly (row layout: runstore's package doc).
+func plantExpansion(t *testing.T, ctx context.Context, be storage.Backend, r *Run, ply int, e runstore.Expansion) (undo func()) {
 	t.Helper()
-	if _, err := r.store.AddSegments(ctx, ply, []*runstore.Run{run}, runstore.Expansion{Task: 999999}); err != nil {
+	if _, err := r.store.AddExpansion(ctx, ply, e); err != nil {
 		t.Fatal(err)
 	}
 	return func() {
-		if err := be.Table(StateTable(r.Config.Name)).Delete(ctx, fmt.Sprintf("r%02d", ply), run.Key, storage.AnyETag); err != nil {
+		if err := be.Table(StateTable(r.Config.Name)).Delete(ctx, fmt.Sprintf("r%02d", ply), fmt.Sprintf("d%07d", e.Task), storage.AnyETag); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -21,11 +21,14 @@ const (
 	// per ply, so storage transactions per edge stay low only with larger
 	// blobs. 1000 is still accepted for small experiments.
 	DefaultBlobPositions = 1 << 16
-	// DefaultFanIn is how many runs one merge reads at once: the most
-	// allowed, so that a bucket fed by up to 64 expansion tasks (8x8 up to
-	// ply 11) is merged in one pass that reads each entry once. Memory is
-	// one 256 KiB read buffer per run.
-	DefaultFanIn = 64
+	// DefaultBucketBlobs is the size of a bucket, in final blobs: each
+	// bucket is merged by one task in one round, reading its segment of
+	// every expansion blob. Larger buckets mean fewer merge tasks and
+	// shorter expansion markers (one cut per bucket), smaller ones shorter
+	// tasks and less memory per merge.
+	DefaultBucketBlobs = 16
+	// MaxBucketBlobs bounds the bucket size.
+	MaxBucketBlobs = 1024
 )
 
 // RunConfig is what a run records about itself, so workers need only its name.
@@ -34,7 +37,7 @@ type RunConfig struct {
 	Board         int
 	Target        int // target ply
 	BlobPositions int
-	FanIn         int
+	BucketBlobs   int
 	// Start is the position the run starts from, ply 0; the zero
 	// Position means the board's usual start. Plies count discs placed
 	// since the start.
@@ -76,8 +79,8 @@ func (c RunConfig) WithDefaults() RunConfig {
 	if c.BlobPositions == 0 {
 		c.BlobPositions = DefaultBlobPositions
 	}
-	if c.FanIn == 0 {
-		c.FanIn = DefaultFanIn
+	if c.BucketBlobs == 0 {
+		c.BucketBlobs = DefaultBucketBlobs
 	}
 	return c
 }
@@ -103,8 +106,8 @@ func (c RunConfig) Validate() error {
 	if c.BlobPositions < 1 || c.BlobPositions > 1<<22 {
 		return fmt.Errorf("blob positions %d: must be 1 to %d", c.BlobPositions, 1<<22)
 	}
-	if c.FanIn < 2 || c.FanIn > 64 {
-		return fmt.Errorf("fan-in %d: must be 2 to 64", c.FanIn)
+	if c.BucketBlobs < 1 || c.BucketBlobs > MaxBucketBlobs {
+		return fmt.Errorf("bucket blobs %d: must be 1 to %d", c.BucketBlobs, MaxBucketBlobs)
 	}
 	return nil
 }
@@ -153,11 +156,6 @@ type WorkerConfig struct {
 	// CompensationDelay is the initial visibility delay of compensation
 	// messages: a few times Visibility.
 	CompensationDelay time.Duration
-	// ClaimTimeout is how old a scan's claim on runs must be before a
-	// later scan may release it (its merge message was lost or poisoned).
-	// It must exceed CompensationDelay: a merge that could still commit
-	// is younger than that (see claims.go).
-	ClaimTimeout time.Duration
 	// MaxDequeue moves a message to the poison queue once it has been
 	// dequeued more than this many times.
 	MaxDequeue int64
@@ -181,9 +179,6 @@ func (c WorkerConfig) WithDefaults() WorkerConfig {
 	if c.CompensationDelay == 0 {
 		c.CompensationDelay = 4 * c.Visibility
 	}
-	if c.ClaimTimeout == 0 {
-		c.ClaimTimeout = 2 * c.CompensationDelay
-	}
 	if c.MaxDequeue == 0 {
 		c.MaxDequeue = 5
 	}
@@ -197,7 +192,7 @@ func (c WorkerConfig) WithDefaults() WorkerConfig {
 }
 
 func (c WorkerConfig) timing() task.Timing {
-	return task.Timing{Visibility: c.Visibility, CompensationDelay: c.CompensationDelay, ClaimTimeout: c.ClaimTimeout}
+	return task.Timing{Visibility: c.Visibility, CompensationDelay: c.CompensationDelay}
 }
 
 // Validate checks a complete worker configuration.
@@ -207,9 +202,6 @@ func (c WorkerConfig) Validate() error {
 	}
 	if c.CompensationDelay < 2*c.Visibility {
 		return fmt.Errorf("compensation delay %s: must be at least twice the visibility timeout %s", c.CompensationDelay, c.Visibility)
-	}
-	if c.ClaimTimeout <= c.CompensationDelay {
-		return fmt.Errorf("claim timeout %s: must be longer than the compensation delay %s", c.ClaimTimeout, c.CompensationDelay)
 	}
 	if c.MaxDequeue < 1 {
 		return fmt.Errorf("max dequeue %d: must be at least 1", c.MaxDequeue)

@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"math"
 	"testing"
 	"time"
 
@@ -29,7 +28,7 @@ func TestEveryMessageTwice(t *testing.T) {
 	for _, workers := range []int{1, 4} {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 		be := dupBackend{openEmbedded(t)}
-		cfg := RunConfig{Name: "twice", Board: 4, Target: 12, BlobPositions: 120, FanIn: 3}
+		cfg := RunConfig{Name: "twice", Board: 4, Target: 12, BlobPositions: 120, BucketBlobs: 3}
 		rep, err := RunLocal(ctx, be, cfg, workers, WorkerConfig{Visibility: 5 * time.Second, PollMax: 50 * time.Millisecond}, testLogger(t), nil)
 		cancel()
 		if err != nil {
@@ -47,27 +46,45 @@ func TestEveryMessageTwice(t *testing.T) {
 	}
 }
 
-// TestMergeWorkIsNLogN checks that each edge is read by at most
-// 1+ceil(log_fanIn(runs per bucket)) merges, where the runs per bucket are
-// the expansion tasks of the previous ply: the merge work grows like
-// sorting, not like the square of the number of blobs.
-func TestMergeWorkIsNLogN(t *testing.T) {
+// TestOneMergeRoundPerBucket checks that every entry an expansion task
+// writes is read by exactly one merge, and that every bucket is merged
+// by exactly one committed merge, at every ply: the merge work is linear
+// in the edges, with no second round.
+func TestOneMergeRoundPerBucket(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	be := openEmbedded(t)
-	const fanIn = 4
-	cfg := RunConfig{Name: "nlogn", Board: 8, Target: 8, BlobPositions: 1500, FanIn: fanIn}
-	rep, err := RunLocal(ctx, be, cfg, 2, WorkerConfig{Visibility: 10 * time.Second, PollMax: 50 * time.Millisecond}, testLogger(t), nil)
+	cfg := RunConfig{Name: "oneround", Board: 8, Target: 8, BlobPositions: 1500, BucketBlobs: 4}
+	if _, err := RunLocal(ctx, be, cfg, 2, WorkerConfig{Visibility: 10 * time.Second, PollMax: 50 * time.Millisecond}, testLogger(t), nil); err != nil {
+		t.Fatal(err)
+	}
+	r, err := OpenRun(ctx, be, cfg.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i := 1; i < len(rep.Plies); i++ {
-		p, tasks := rep.Plies[i], rep.Plies[i-1].Blobs
-		levels := 1 + math.Ceil(math.Log(float64(tasks))/math.Log(fanIn))
-		perEdge := float64(p.MergedKeys) / float64(p.Edges)
-		t.Logf("ply %d: %d edges, %d tasks, %d merges, %d blob reads, %.2f merge reads per edge (bound %.0f)", i, p.Edges, tasks, p.Merges, p.BlobReads, perEdge, levels)
-		if perEdge > levels {
-			t.Errorf("ply %d: %.2f merge reads per edge, more than %.0f", i, perEdge, levels)
+	manyBuckets := false
+	for ply := 1; ply <= cfg.Target; ply++ {
+		p, err := r.store.Ply(ctx, ply)
+		if err != nil {
+			t.Fatal(err)
 		}
+		exps, err := r.store.Expansions(ctx, ply)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var entries int64
+		for _, e := range exps {
+			entries += e.Entries
+		}
+		t.Logf("ply %d: %d expansion tasks, %d buckets, %d merges, %d segments read, %d entries written, %d read",
+			ply, len(exps), p.Buckets, p.Merges, p.BlobReads, entries, p.Merged)
+		if p.Merged != entries || p.Merges != int64(p.Buckets) {
+			t.Errorf("ply %d: %d entries read by %d merges; want the %d entries written, read by one merge per bucket (%d)",
+				ply, p.Merged, p.Merges, entries, p.Buckets)
+		}
+		manyBuckets = manyBuckets || p.Buckets > 4 && len(exps) > 4
+	}
+	if !manyBuckets {
+		t.Error("no ply had more than 4 buckets and 4 expansion tasks: the test shows nothing")
 	}
 }

@@ -22,7 +22,7 @@ import (
 // could never be merged. Once for an expansion blob and once for a final
 // merge output.
 func TestStaleCompensationDuringRetry(t *testing.T) {
-	cfg := RunConfig{Name: "stale", Board: 6, Target: 5, BlobPositions: 40, FanIn: 2}
+	cfg := RunConfig{Name: "stale", Board: 6, Target: 5, BlobPositions: 40, BucketBlobs: 2}
 	ref, err := reference.Enumerate(board.MustNew(cfg.Board), cfg.Target)
 	if err != nil {
 		t.Fatal(err)

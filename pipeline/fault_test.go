@@ -247,7 +247,7 @@ var allModes = []faulty.Mode{faulty.FailBefore, faulty.FailAfter, faulty.CrashBe
 // must end with exactly the reference's positions and results, both
 // queues empty and no blob but the final and result blobs.
 func TestFaultAtEveryCall(t *testing.T) {
-	cfg := RunConfig{Name: "faults", Board: 6, Target: 5, BlobPositions: 40, FanIn: 2}
+	cfg := RunConfig{Name: "faults", Board: 6, Target: 5, BlobPositions: 40, BucketBlobs: 2}
 	faultSweep(t, cfg, allModes, everyCall)
 }
 
@@ -280,7 +280,7 @@ func TestFaultSample(t *testing.T) {
 	sample := func(n int64) []int64 { return randomCalls(t, seed, n) }
 	for _, cfg := range []RunConfig{
 		{Name: "faultfour", Board: 4, Target: 12},
-		{Name: "faultsix", Board: 6, Target: 5, BlobPositions: 25, FanIn: 2},
+		{Name: "faultsix", Board: 6, Target: 5, BlobPositions: 25, BucketBlobs: 2},
 	} {
 		t.Run(cfg.Name, func(t *testing.T) { faultSweep(t, cfg, allModes, sample) })
 	}

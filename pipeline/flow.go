@@ -61,7 +61,7 @@ func Seed(ctx context.Context, be storage.Backend, cfg RunConfig) (*Run, error) 
 			return nil, fmt.Errorf("creating run resources: %w", err)
 		}
 	}
-	want := runstore.Config{Board: cfg.Board, Target: cfg.Target, BlobPositions: cfg.BlobPositions, FanIn: cfg.FanIn,
+	want := runstore.Config{Board: cfg.Board, Target: cfg.Target, BlobPositions: cfg.BlobPositions, BucketBlobs: cfg.BucketBlobs,
 		Start: cfg.startText(r.Board), Solve: cfg.Solve, Created: time.Now().UnixNano()}
 	have, err := runstore.AddConfig(ctx, be.Table(StateTable(cfg.Name)), want)
 	if errors.Is(err, storage.ErrExists) {
@@ -84,17 +84,18 @@ func settings(c runstore.Config) string {
 	if c.Start != "" {
 		start = "start " + c.Start
 	}
-	return fmt.Sprintf("board %d, target ply %d, blob positions %d, fan-in %d, %s, solve %t",
-		c.Board, c.Target, c.BlobPositions, c.FanIn, start, c.Solve)
+	return fmt.Sprintf("board %d, target ply %d, blob positions %d, bucket blobs %d, %s, solve %t",
+		c.Board, c.Target, c.BlobPositions, c.BucketBlobs, start, c.Solve)
 }
 
 // seedStart makes ply 0: one run holding the start position, merged at
 // once into the ply's one final blob, then dispatched like any other ply.
 //
-// Crash points: the start blob is rewritten with the same bytes; the run
-// is added with a batch marker (runstore.AddSegments), so adding it again
-// is skipped; ply 0 then follows the common path from Merging, whose
-// every step a second seed repeats or skips.
+// Crash points: the start blob is rewritten with the same bytes; its run
+// is committed as the output of ply 0's one bucket under the seed's fixed
+// attempt tag, so a second seed rewrites the same row and finds the
+// marker; ply 0 then follows the common path from Merging, whose every
+// step a second seed repeats or skips.
 func (r *Run) seedStart(ctx context.Context) error {
 	p, err := r.store.Ply(ctx, 0)
 	if errors.Is(err, runstore.ErrNoPly) {
@@ -111,12 +112,12 @@ func (r *Run) seedStart(ctx context.Context) error {
 		if err := r.blobs.Put(ctx, runstore.StartBlobName(), key); err != nil {
 			return fmt.Errorf("writing the start position: %w", err)
 		}
-		run := &runstore.Run{Blob: runstore.StartBlobName(), Len: int64(len(key)), Count: 1, Min: start, Max: start,
-			Final: true, Samples: key, Created: time.Now().UnixNano()}
+		run := &runstore.Run{Blob: runstore.StartBlobName(), Count: 1, Min: start, Max: start, Samples: key}
 		if r.Board.Terminal(start) {
 			run.Terminal = 1 // a -start position may be a finished game
 		}
-		if _, err := r.store.AddSegments(ctx, 0, []*runstore.Run{run}, runstore.Expansion{}); err != nil {
+		bm := runstore.BucketMerge{Bucket: 0, Attempt: seedOwner, Outputs: 1}
+		if _, err := r.store.CommitBucket(ctx, 0, bm, []*runstore.Run{run}); err != nil {
 			return err
 		}
 		runs, err := r.store.Runs(ctx, 0)
@@ -227,13 +228,13 @@ func (r *Run) finish(ctx context.Context, p *runstore.Ply, runs []*runstore.Run,
 	for _, e := range exps {
 		t.Edges += e.Edges
 	}
-	merges, err := r.store.AllMergeStats(ctx, p.Ply)
+	merges, err := r.store.BucketMerges(ctx, p.Ply)
 	if err != nil {
 		return err
 	}
 	for _, m := range merges {
 		t.Merges++
-		t.BlobReads += m.Reads
+		t.BlobReads += m.Segments
 		t.Merged += m.Entries
 	}
 	if err := r.store.PutFinals(ctx, p.Ply, finals); err != nil {
@@ -241,13 +242,24 @@ func (r *Run) finish(ctx context.Context, p *runstore.Ply, runs []*runstore.Run,
 	}
 	var next *runstore.Ply
 	if p.Ply < r.Config.Target && t.Positions > 0 {
-		splitters := dedup.ChooseSplitters(r.Board, samples, t.Positions, r.Config.BlobPositions)
+		splitters := dedup.ChooseSplitters(r.Board, samples, t.Positions, r.Config.BlobPositions, r.Config.BucketBlobs)
 		if err := r.blobs.Put(ctx, runstore.SplittersBlobName(p.Ply+1), dedup.EncodeSplitters(splitters)); err != nil {
 			return fmt.Errorf("writing the splitters of ply %d: %w", p.Ply+1, err)
 		}
-		next = &runstore.Ply{Ply: p.Ply + 1, Tasks: len(finals)}
+		next = &runstore.Ply{Ply: p.Ply + 1, Tasks: len(finals), Buckets: len(splitters) + 1}
 	}
-	return r.store.Finish(ctx, p, owner, t, next)
+	err = r.store.Finish(ctx, p, owner, t, next)
+	if errors.Is(err, runstore.ErrConflict) && next != nil {
+		// Another scan finished the ply first, and wrote the same
+		// splitters. If the next ply is already Final, its sweep may have
+		// run before our write: delete them, as that sweep would have.
+		if q, qerr := r.store.Ply(ctx, next.Ply); qerr == nil && q.State.AtLeast(runstore.Final) {
+			if derr := r.blobs.Delete(ctx, runstore.SplittersBlobName(next.Ply)); derr != nil && !errors.Is(derr, storage.ErrNotFound) {
+				return derr
+			}
+		}
+	}
+	return err
 }
 
 // afterFinal sweeps a Final ply's spent blobs and enqueues the work that
@@ -258,7 +270,7 @@ func (r *Run) afterFinal(ctx context.Context, p *runstore.Ply) error {
 	if err != nil {
 		return err
 	}
-	if err := r.sweep(ctx, p, runstore.Named(p, nil, finals)); err != nil {
+	if err := r.sweep(ctx, p, runstore.Named(p, nil, nil, finals)); err != nil {
 		return err
 	}
 	switch {
@@ -295,7 +307,7 @@ func (r *Run) afterFinal(ctx context.Context, p *runstore.Ply) error {
 }
 
 // sweep deletes a Final ply's blobs that are no longer in use: expansion
-// runs, partial merges and the splitters. named is runstore.Named of p.
+// blobs, outputs of merge attempts that lost, and the splitters. named is runstore.Named of p.
 func (r *Run) sweep(ctx context.Context, p *runstore.Ply, named map[string]bool) error {
 	list, err := r.blobs.List(ctx, runstore.PlyFolder(p.Ply))
 	if err != nil {

@@ -143,12 +143,12 @@ func TestLeaseLossStopsAMerge(t *testing.T) {
 			return next()
 		}
 	})
-	cfg := RunConfig{Name: "leaseloss", Board: 4, Target: 8, BlobPositions: 100, FanIn: 4}
+	cfg := RunConfig{Name: "leaseloss", Board: 4, Target: 8, BlobPositions: 100, BucketBlobs: 4}
 	r, err := Seed(ctx, be, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wcfg := WorkerConfig{Visibility: 2 * time.Second, CompensationDelay: 4 * time.Second, ClaimTimeout: 9 * time.Second, ExitWhenDone: true, PollMax: 20 * time.Millisecond}
+	wcfg := WorkerConfig{Visibility: 2 * time.Second, CompensationDelay: 4 * time.Second, ExitWhenDone: true, PollMax: 20 * time.Millisecond}
 	w, err := NewWorker(r, wcfg, testLogger(t), nil)
 	if err != nil {
 		t.Fatal(err)

@@ -39,7 +39,7 @@ func TestObserverAndTaskLogFields(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	be := openEmbedded(t)
-	cfg := RunConfig{Name: "obs", Board: 4, Target: 12, BlobPositions: 200, FanIn: 4}
+	cfg := RunConfig{Name: "obs", Board: 4, Target: 12, BlobPositions: 200, BucketBlobs: 4}
 	if _, err := Seed(ctx, be, cfg); err != nil {
 		t.Fatal(err)
 	}

@@ -35,7 +35,7 @@ func newRun(be storage.Backend, cfg RunConfig) (*Run, error) {
 		blobs:  be.Container(Container(cfg.Name)),
 	}
 	r.store = runstore.New(b, be.Table(StateTable(cfg.Name)), be.Table(BackTable(cfg.Name)))
-	r.shared = &task.Run{Name: cfg.Name, Origin: cfg.origin(b), Target: cfg.Target, BlobPositions: cfg.BlobPositions, FanIn: cfg.FanIn,
+	r.shared = &task.Run{Name: cfg.Name, Origin: cfg.origin(b), Target: cfg.Target, BlobPositions: cfg.BlobPositions, BucketBlobs: cfg.BucketBlobs,
 		Solve: cfg.Solve, Store: r.store, Blobs: r.blobs, Work: r.work}
 	return r, nil
 }
@@ -59,7 +59,7 @@ func OpenRun(ctx context.Context, be storage.Backend, name string) (*Run, error)
 	if err != nil {
 		return nil, fmt.Errorf("reading run %q configuration: %w", name, err)
 	}
-	cfg := RunConfig{Name: name, Board: c.Board, Target: c.Target, BlobPositions: c.BlobPositions, FanIn: c.FanIn, Solve: c.Solve}
+	cfg := RunConfig{Name: name, Board: c.Board, Target: c.Target, BlobPositions: c.BlobPositions, BucketBlobs: c.BucketBlobs, Solve: c.Solve}
 	if b, err := board.New(c.Board); err == nil {
 		cfg.Start = b.Start()
 		if c.Start != "" {

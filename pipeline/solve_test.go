@@ -73,7 +73,7 @@ func checkScores(t *testing.T, r *Run, last int) {
 // whole game, -10 (docs/reference.md), and every position of plies 0 to 4
 // has the solver's score.
 func TestSolveAtTheTargetPly(t *testing.T) {
-	rep, r := solveRun(t, RunConfig{Name: "solvefour", Board: 4, Target: 4, BlobPositions: 20, FanIn: 4, Solve: true})
+	rep, r := solveRun(t, RunConfig{Name: "solvefour", Board: 4, Target: 4, BlobPositions: 20, BucketBlobs: 4, Solve: true})
 	if rep.Root != "white" || rep.RootScore == nil || *rep.RootScore != -10 {
 		t.Errorf("root %s, root score %v; want white, -10", rep.Root, rep.RootScore)
 	}
@@ -90,7 +90,7 @@ func TestSolveAtTheTargetPly(t *testing.T) {
 // the end of the game are the solver's too, position by position: both
 // give empty squares to the winner.
 func TestScoresOfTheWholeGame(t *testing.T) {
-	_, r := solveRun(t, RunConfig{Name: "wholefour", Board: 4, Target: 12, BlobPositions: 50, FanIn: 4})
+	_, r := solveRun(t, RunConfig{Name: "wholefour", Board: 4, Target: 12, BlobPositions: 50, BucketBlobs: 4})
 	checkScores(t, r, 12)
 }
 
@@ -109,7 +109,7 @@ func TestSolveFromAPosition(t *testing.T) {
 	if empty := 36 - start.Discs(); empty != 16 || start.Side != board.Black {
 		t.Fatalf("%d empty squares, %s to move; want 16, black", empty, start.Side)
 	}
-	rep, r := solveRun(t, RunConfig{Name: "solvesix", Board: 6, Target: 2, BlobPositions: 40, FanIn: 4, Start: start, Solve: true})
+	rep, r := solveRun(t, RunConfig{Name: "solvesix", Board: 6, Target: 2, BlobPositions: 40, BucketBlobs: 4, Start: start, Solve: true})
 	res, err := solve.Solve(b, start, solve.Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -13,10 +13,10 @@ import (
 // the reference engine.
 func TestPipelineMatchesReference(t *testing.T) {
 	for _, tc := range []struct {
-		name              string
-		size, target      int
-		blob, fanIn, jobs int
-		lookups           int // positions per ply looked up one by one
+		name                    string
+		size, target            int
+		blob, bucketBlobs, jobs int
+		lookups                 int // positions per ply looked up one by one
 	}{
 		{"fourxfour", 4, 12, 150, 3, 3, 60},
 		{"sixxsix", 6, 8, 2000, 4, 4, 8},
@@ -31,7 +31,7 @@ func TestPipelineMatchesReference(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			be := openEmbedded(t)
-			cfg := RunConfig{Name: tc.name, Board: tc.size, Target: tc.target, BlobPositions: tc.blob, FanIn: tc.fanIn}
+			cfg := RunConfig{Name: tc.name, Board: tc.size, Target: tc.target, BlobPositions: tc.blob, BucketBlobs: tc.bucketBlobs}
 			rep, err := RunLocal(ctx, be, cfg, tc.jobs, WorkerConfig{Visibility: 10 * time.Second, PollMax: 50 * time.Millisecond}, testLogger(t), nil)
 			if err != nil {
 				t.Fatal(err)

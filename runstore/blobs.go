@@ -18,10 +18,10 @@ type BlobKind int
 const (
 	StartBlob     BlobKind = iota + 1 // ply 0's one final blob: the start position
 	ExpansionBlob                     // an expansion task's sorted edges
-	MergedBlob                        // a partial merge's sorted edges
-	FinalRunBlob                      // a final merge output: distinct positions
+	FinalRunBlob                      // a bucket merge's output: distinct positions
 	ResultsBlob                       // results of final blob Index
 	SplittersBlob                     // the ply's bucket bounds
+	InputsBlob                        // each bucket's segments of the expansion blobs
 )
 
 // BlobName is a parsed blob name.
@@ -42,14 +42,9 @@ func ExpansionBlobName(ply, task int, attempt string) string {
 	return fmt.Sprintf("%se-%07d-%s", PlyFolder(ply), task, attempt)
 }
 
-// MergedBlobName names a partial merge's output.
-func MergedBlobName(ply int, c Claim, attempt string) string {
-	return fmt.Sprintf("%sm-%s-%s", PlyFolder(ply), c, attempt)
-}
-
-// FinalRunBlobName names output k of a final merge.
-func FinalRunBlobName(ply int, c Claim, k int, attempt string) string {
-	return fmt.Sprintf("%sf-%s-%04d-%s", PlyFolder(ply), c, k, attempt)
+// FinalRunBlobName names output k of a bucket's merge.
+func FinalRunBlobName(ply, bucket, k int, attempt string) string {
+	return fmt.Sprintf("%sf-%06d-%04d-%s", PlyFolder(ply), bucket, k, attempt)
 }
 
 // ResultsBlobName names the results of final blob index of ply.
@@ -57,6 +52,9 @@ func ResultsBlobName(ply, index int) string { return fmt.Sprintf("%sr-%07d", Ply
 
 // SplittersBlobName names a ply's bucket bounds.
 func SplittersBlobName(ply int) string { return PlyFolder(ply) + "splitters" }
+
+// InputsBlobName names the list of each bucket's merge inputs of a ply.
+func InputsBlobName(ply int) string { return PlyFolder(ply) + "inputs" }
 
 // ParseBlobName reads a blob name of the run's layout.
 func ParseBlobName(name string) (BlobName, bool) {
@@ -71,13 +69,13 @@ func ParseBlobName(name string) (BlobName, bool) {
 		b.Kind = StartBlob
 	case rest == "splitters":
 		b.Kind = SplittersBlob
+	case rest == "inputs":
+		b.Kind = InputsBlob
 	case strings.HasPrefix(rest, "r-") && len(rest) == 9 && digits(rest[2:]):
 		b.Kind = ResultsBlob
 		b.Index, _ = strconv.Atoi(rest[2:])
 	case strings.HasPrefix(rest, "e-"):
 		b.Kind = ExpansionBlob
-	case strings.HasPrefix(rest, "m-"):
-		b.Kind = MergedBlob
 	case strings.HasPrefix(rest, "f-"):
 		b.Kind = FinalRunBlob
 	default:

@@ -30,6 +30,9 @@ type stageMarkers struct {
 
 func markerKey(prefix byte, i int) string { return fmt.Sprintf("%c%07d", prefix, i) }
 
+// allItems is the key range of every item marker.
+func (m stageMarkers) allItems() (from, to string) { return string(m.item), string(m.item + 1) }
+
 func groups(n int) int { return (n + completionFan - 1) / completionFan }
 
 // itemDone reports whether all n items are done, given that item i's

@@ -14,7 +14,7 @@ type Config struct {
 	Board         int
 	Target        int // target ply
 	BlobPositions int // positions per final blob, at most
-	FanIn         int // runs read by one merge, at most
+	BucketBlobs   int // final blobs per bucket, about
 	// Start is the start position's key text (board.Position.Text), ""
 	// for the board's usual start.
 	Start string
@@ -26,7 +26,7 @@ type Config struct {
 func (c Config) entity() storage.Entity {
 	return storage.Entity{PartitionKey: pkRun, RowKey: rkConfig, Props: map[string]any{
 		"Board": int64(c.Board), "Target": int64(c.Target),
-		"BlobPositions": int64(c.BlobPositions), "FanIn": int64(c.FanIn),
+		"BlobPositions": int64(c.BlobPositions), "BucketBlobs": int64(c.BucketBlobs),
 		"Start": c.Start, "Solve": c.Solve, "Created": c.Created,
 	}}
 }
@@ -41,7 +41,7 @@ func ReadConfig(ctx context.Context, state storage.Table) (Config, error) {
 	}
 	d := decode(e, nil)
 	c := Config{Board: d.count("Board"), Target: d.count("Target"), BlobPositions: d.count("BlobPositions"),
-		FanIn: d.count("FanIn"), Created: d.int("Created")}
+		BucketBlobs: d.count("BucketBlobs"), Created: d.int("Created")}
 	// Runs seeded before -start and -solve existed lack them.
 	if d.optional("Start") {
 		c.Start, c.Solve = d.str("Start"), d.bool("Solve")

@@ -10,13 +10,13 @@
 //	run         done                    Done: the run is complete
 //	plies       NN (ply)                Ply: where the ply stands (its lifecycle)
 //	workers     worker id               WorkerStats: one process's transactions
-//	rNN         s<bucket>-<task>        Run: an expansion segment
-//	rNN         s<bucket>-o<claim>-<k>  Run: a merge output
-//	rNN         m<task>-<batch>         expansion batch marker (idempotent batches)
-//	rNN         d<task>                 Expansion: one expansion task is done
-//	rNN         c<bucket>               a bucket has nothing left to merge
-//	rNN         nbuckets                how many buckets hold runs
-//	rNN         x<claim>                MergeStats: one merge committed
+//	rNN         d<task>                 Expansion: one expansion task is done: its
+//	                                    blob of sorted edges and the bucket cuts
+//	rNN         e<group>                64 expansion tasks are done
+//	rNN         s<bucket>-<attempt>-<k> Run: output k of a bucket's merge attempt
+//	rNN         c<bucket>               BucketMerge: a bucket is merged, and which
+//	                                    attempt's outputs count
+//	rNN         k<group>                64 buckets are merged
 //	fNN         <index>                 Final: one final blob of a complete ply
 //	vNN         d<index>                Resolution: one final blob is resolved
 //

@@ -12,10 +12,11 @@ import (
 //
 //   - No ply record: nothing can name the blob.
 //   - Results: needed once the ply is Final, for each of its final blobs.
-//   - Splitters: needed while the ply's runs are being cut into buckets,
-//     that is until the ply is Final.
+//   - Splitters and the merge inputs: needed while the ply is cut into
+//     buckets and merged, that is until the ply is Final.
 //   - Anything else: needed while a record names it: a final blob row once
-//     the ply is Final, a run record before.
+//     the ply is Final; before, an expansion marker or a committed merge
+//     output.
 func BlobInUse(p *Ply, name string, named map[string]bool) bool {
 	b, ok := ParseBlobName(name)
 	switch {
@@ -23,7 +24,7 @@ func BlobInUse(p *Ply, name string, named map[string]bool) bool {
 		return false
 	case b.Kind == ResultsBlob:
 		return p.State.AtLeast(Final) && b.Index < p.Finals
-	case b.Kind == SplittersBlob:
+	case b.Kind == SplittersBlob || b.Kind == InputsBlob:
 		return !p.State.AtLeast(Final)
 	default:
 		return named[name]
@@ -31,15 +32,18 @@ func BlobInUse(p *Ply, name string, named map[string]bool) bool {
 }
 
 // Named is the set of blob names that a ply's records name: its final
-// blob rows once it is Final, its run records before. Only the one that
-// matters for p's state is read.
-func Named(p *Ply, runs []*Run, finals []FinalBlob) map[string]bool {
+// blob rows once it is Final; before, its expansion markers and committed
+// merge outputs. Only what matters for p's state is read.
+func Named(p *Ply, exps []Expansion, runs []*Run, finals []FinalBlob) map[string]bool {
 	named := map[string]bool{}
 	if p.State.AtLeast(Final) {
 		for _, f := range finals {
 			named[f.Blob] = true
 		}
 		return named
+	}
+	for _, e := range exps {
+		named[e.Blob] = true
 	}
 	for _, r := range runs {
 		named[r.Blob] = true
@@ -54,13 +58,17 @@ func (s *Store) blobNames(ctx context.Context, p *Ply) (map[string]bool, error) 
 		if err != nil {
 			return nil, err
 		}
-		return Named(p, nil, finals), nil
+		return Named(p, nil, nil, finals), nil
+	}
+	exps, err := s.Expansions(ctx, p.Ply)
+	if err != nil {
+		return nil, err
 	}
 	runs, err := s.Runs(ctx, p.Ply)
 	if err != nil {
 		return nil, err
 	}
-	return Named(p, runs, nil), nil
+	return Named(p, exps, runs, nil), nil
 }
 
 // InUse applies BlobInUse to one blob, reading what it needs.
@@ -77,7 +85,7 @@ func (s *Store) InUse(ctx context.Context, name string) (bool, error) {
 		return false, err
 	}
 	var named map[string]bool
-	if b.Kind != ResultsBlob && b.Kind != SplittersBlob {
+	if b.Kind != ResultsBlob && b.Kind != SplittersBlob && b.Kind != InputsBlob {
 		if named, err = s.blobNames(ctx, p); err != nil {
 			return false, err
 		}

@@ -66,8 +66,8 @@ type Totals struct {
 	Positions int64 // distinct positions
 	Terminal  int64 // positions where the game is over
 	Edges     int64 // moves from the previous ply into this one
-	Merges    int64 // merges that ran
-	BlobReads int64 // runs read by merges
+	Merges    int64 // merges that committed: one per bucket
+	BlobReads int64 // expansion segments read by merges
 	Merged    int64 // entries read by merges
 }
 
@@ -81,13 +81,16 @@ type Ply struct {
 	State State
 	Owner string // who made the last owned transition (see State)
 	Tasks int    // expansion tasks that feed this ply
+	// Buckets is how many buckets the ply's splitters cut it into; each
+	// is merged by one task. Fixed with the record.
+	Buckets int
 	Totals
 	Counts
 }
 
 func (p *Ply) entity() storage.Entity {
 	return storage.Entity{PartitionKey: pkPlies, RowKey: rkPly(p.Ply), Props: map[string]any{
-		"State": p.State.String(), "Owner": p.Owner, "Tasks": int64(p.Tasks),
+		"State": p.State.String(), "Owner": p.Owner, "Tasks": int64(p.Tasks), "Buckets": int64(p.Buckets),
 		"Finals": int64(p.Finals), "Positions": p.Positions, "Terminal": p.Terminal, "Edges": p.Edges,
 		"Merges": p.Merges, "BlobReads": p.BlobReads, "Merged": p.Merged,
 		"Black": p.Black, "White": p.White, "Draws": p.Draws, "Unknown": p.Unknown,
@@ -100,7 +103,7 @@ func decodePly(e storage.Entity) (*Ply, error) {
 		return nil, fmt.Errorf("%w: ply record with row key %q", ErrMalformed, e.RowKey)
 	}
 	d := decode(e, nil)
-	p := &Ply{Ply: n, ETag: e.ETag, Owner: d.str("Owner"), Tasks: d.count("Tasks")}
+	p := &Ply{Ply: n, ETag: e.ETag, Owner: d.str("Owner"), Tasks: d.count("Tasks"), Buckets: d.count("Buckets")}
 	name := d.str("State")
 	var ok bool
 	if p.State, ok = parseState(name); !ok && d.err == nil {
@@ -145,9 +148,9 @@ func (s *Store) Plies(ctx context.Context) ([]*Ply, error) {
 }
 
 // AddFirstPly records ply 0 when the run is seeded, already Merging: its
-// one run, the start position, needs no expansion. owner finishes it.
+// one bucket, the start position, needs no expansion. owner finishes it.
 func (s *Store) AddFirstPly(ctx context.Context, owner string) (*Ply, error) {
-	p := &Ply{Ply: 0, State: Merging, Owner: owner, Tasks: 1}
+	p := &Ply{Ply: 0, State: Merging, Owner: owner, Tasks: 1, Buckets: 1}
 	etag, err := s.state.Add(ctx, p.entity())
 	if errors.Is(err, storage.ErrExists) {
 		return s.Ply(ctx, 0)

@@ -4,47 +4,33 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
-// Run is the range record of one sorted run of a ply: where its bytes
-// live, its smallest and largest position, and whether a merge has
-// claimed it. Expansion segments and partial merge outputs hold edges;
-// final runs hold distinct positions.
+// Run is one output of a bucket's merge: a final blob in the making, of
+// distinct sorted positions, with its range and sample keys. Once the ply
+// is Final its committed runs become FinalBlob rows.
 //
-// Invariant: runs of different buckets never overlap (buckets are cut at
-// the ply's splitters), so each bucket is merged on its own.
+// Invariant: the runs of one bucket's committed merge are disjoint and
+// lie inside the bucket's key range (the ply's splitters), so runs of
+// different buckets never overlap either.
 type Run struct {
 	Key      string // row key; set by the store
-	ETag     string
 	Bucket   int
+	Attempt  string // the merge attempt that wrote it
 	Blob     string
-	Off, Len int64 // the run's bytes in Blob
-	Count    int64 // entries (edges) or, when Final, positions
+	Count    int64 // positions
 	Min, Max board.Position
-	Created  int64 // Unix ns; older runs are merged first
-	Claim    *Claim
-	Claimed  int64 // when Claim was taken (Unix ns); see ReleaseClaim
-	Final    bool
-	Terminal int64  // final runs: positions where the game is over
-	Samples  []byte // final runs: sample keys for the next ply's splitters
+	Terminal int64  // positions where the game is over
+	Samples  []byte // sample keys for the next ply's splitters
 }
 
-// ClaimedBy reports whether the claim c owns the run.
-func (r *Run) ClaimedBy(c Claim) bool { return r.Claim != nil && *r.Claim == c }
-
 func (r *Run) entity(ply int) storage.Entity {
-	claim := ""
-	if r.Claim != nil {
-		claim = r.Claim.String()
-	}
 	props := map[string]any{
-		"Bucket": int64(r.Bucket), "Blob": r.Blob, "Off": r.Off, "Len": r.Len, "Count": r.Count,
-		"Min": r.Min.AppendKey(nil), "Max": r.Max.AppendKey(nil), "Created": r.Created,
-		"Claim": claim, "Claimed": r.Claimed, "Final": r.Final, "Terminal": r.Terminal,
+		"Bucket": int64(r.Bucket), "Attempt": r.Attempt, "Blob": r.Blob, "Count": r.Count,
+		"Min": r.Min.AppendKey(nil), "Max": r.Max.AppendKey(nil), "Terminal": r.Terminal,
 	}
 	if len(r.Samples) > 0 {
 		props["Samples"] = r.Samples
@@ -54,34 +40,116 @@ func (r *Run) entity(ply int) storage.Entity {
 
 func (s *Store) decodeRun(e storage.Entity) (*Run, error) {
 	d := decode(e, s.board)
-	r := &Run{Key: e.RowKey, ETag: e.ETag, Bucket: d.count("Bucket"), Blob: d.str("Blob"),
-		Off: d.int("Off"), Len: d.int("Len"), Count: d.int("Count"),
-		Min: d.position("Min"), Max: d.position("Max"), Created: d.int("Created"),
-		Claimed: d.int("Claimed"), Final: d.bool("Final"), Terminal: d.int("Terminal"),
+	r := &Run{Key: e.RowKey, Bucket: d.count("Bucket"), Attempt: d.str("Attempt"), Blob: d.str("Blob"),
+		Count: d.int("Count"), Min: d.position("Min"), Max: d.position("Max"), Terminal: d.int("Terminal"),
 		Samples: d.optBytes("Samples")}
-	if text := d.str("Claim"); text != "" && d.err == nil {
-		c, err := ParseClaim(text)
-		if err != nil {
-			d.fail(err)
-		}
-		r.Claim = &c
-	}
 	return r, d.done("run record " + e.RowKey)
 }
 
-// Runs lists every run record of a ply.
+// BucketMerge is the marker a bucket's merge commits last. Its presence
+// says the bucket is merged; Attempt says whose output rows count, since
+// two attempts of one merge may both have written theirs.
+type BucketMerge struct {
+	Bucket   int
+	Attempt  string
+	Segments int64 // expansion segments read
+	Entries  int64 // entries read
+	Outputs  int64 // runs written
+}
+
+// CommitBucket commits a bucket's merge: the output rows, in batches,
+// then the marker, added once. won is false when another attempt's
+// marker was there first; the caller then deletes its rows (DropRuns)
+// and leaves its blobs to their compensation messages.
+//
+// Crash points: rows without a marker of their attempt are never read as
+// outputs (Runs filters them), so a crash between batches leaves only
+// rows that a later attempt's commit makes irrelevant.
+func (s *Store) CommitBucket(ctx context.Context, ply int, m BucketMerge, outputs []*Run) (won bool, err error) {
+	pk := pkRuns(ply)
+	ops := make([]storage.Op, len(outputs))
+	for k, o := range outputs {
+		o.Bucket, o.Attempt, o.Key = m.Bucket, m.Attempt, rkOutput(m.Bucket, m.Attempt, k)
+		ops[k] = storage.Op{Kind: storage.OpUpsert, Entity: o.entity(ply)}
+	}
+	if err := transactAll(ctx, s.state, pk, ops); err != nil {
+		return false, fmt.Errorf("writing the outputs of bucket %d of ply %d: %w", m.Bucket, ply, err)
+	}
+	marker := storage.Entity{PartitionKey: pk, RowKey: rkBucketDone(m.Bucket), Props: map[string]any{
+		"Attempt": m.Attempt, "Segments": m.Segments, "Entries": m.Entries, "Outputs": m.Outputs,
+	}}
+	if _, err := s.state.Add(ctx, marker); err != nil {
+		if errors.Is(err, storage.ErrExists) {
+			return false, nil
+		}
+		return false, fmt.Errorf("committing bucket %d of ply %d: %w", m.Bucket, ply, err)
+	}
+	return true, nil
+}
+
+// DropRuns deletes the output rows of an attempt that lost its bucket's
+// commit. Leftovers are harmless: Runs never reads them.
+func (s *Store) DropRuns(ctx context.Context, ply int, runs []*Run) error {
+	pk := pkRuns(ply)
+	ops := make([]storage.Op, len(runs))
+	for i, r := range runs {
+		ops[i] = storage.Op{Kind: storage.OpDelete, Entity: storage.Entity{PartitionKey: pk, RowKey: r.Key}, ETag: storage.AnyETag}
+	}
+	return transactAll(ctx, s.state, pk, ops)
+}
+
+// BucketMerged reads a bucket's marker; ok is false while it is unmerged.
+func (s *Store) BucketMerged(ctx context.Context, ply, bucket int) (m BucketMerge, ok bool, err error) {
+	bm := bucketMarkers(ply)
+	ms, err := s.bucketMerges(ctx, ply, markerKey(bm.item, bucket), markerKey(bm.item, bucket+1))
+	if err != nil || len(ms) == 0 {
+		return BucketMerge{}, false, err
+	}
+	return ms[0], true, nil
+}
+
+// BucketMerges reads the marker of every merged bucket of a ply.
+func (s *Store) BucketMerges(ctx context.Context, ply int) ([]BucketMerge, error) {
+	from, to := bucketMarkers(ply).allItems()
+	return s.bucketMerges(ctx, ply, from, to)
+}
+
+func (s *Store) bucketMerges(ctx context.Context, ply int, from, to string) ([]BucketMerge, error) {
+	m := bucketMarkers(ply)
+	es, err := queryAll(ctx, s.state, m.pk, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("reading the merged buckets of ply %d: %w", ply, err)
+	}
+	out := make([]BucketMerge, len(es))
+	for i, e := range es {
+		d := decode(e, nil)
+		out[i] = BucketMerge{Bucket: d.keyIndex(string(m.item)), Attempt: d.str("Attempt"),
+			Segments: d.int("Segments"), Entries: d.int("Entries"), Outputs: d.int("Outputs")}
+		if err := d.done("bucket marker " + e.RowKey); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// AllMerged reports whether every bucket of a ply is merged, given that
+// bucket is (see completion.go).
+func (s *Store) AllMerged(ctx context.Context, p *Ply, bucket int) (bool, error) {
+	return s.itemDone(ctx, bucketMarkers(p.Ply), bucket, p.Buckets)
+}
+
+// Runs lists the committed merge outputs of a ply, in key order: the rows
+// of each merged bucket written by the attempt its marker names.
 func (s *Store) Runs(ctx context.Context, ply int) ([]*Run, error) {
-	return s.listRuns(ctx, ply, runsFrom, runsTo)
-}
-
-// BucketRuns lists the run records of one bucket of a ply.
-func (s *Store) BucketRuns(ctx context.Context, ply, bucket int) ([]*Run, error) {
-	p := bucketPrefix(bucket)
-	return s.listRuns(ctx, ply, p, p[:len(p)-1]+".")
-}
-
-func (s *Store) listRuns(ctx context.Context, ply int, from, to string) ([]*Run, error) {
-	es, err := queryAll(ctx, s.state, pkRuns(ply), from, to)
+	merges, err := s.BucketMerges(ctx, ply)
+	if err != nil {
+		return nil, err
+	}
+	winner := make(map[int]string, len(merges))
+	for _, m := range merges {
+		winner[m.Bucket] = m.Attempt
+	}
+	es, err := queryAll(ctx, s.state, pkRuns(ply), runsFrom, runsTo)
 	if err != nil {
 		return nil, fmt.Errorf("listing runs of ply %d: %w", ply, err)
 	}
@@ -91,117 +159,8 @@ func (s *Store) listRuns(ctx context.Context, ply int, from, to string) ([]*Run,
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, r)
-	}
-	return out, nil
-}
-
-// ClaimRuns gives the runs to claim c in one transaction guarded by their
-// ETags: ErrConflict if another scan changed any of them first. The runs
-// are updated on success.
-func (s *Store) ClaimRuns(ctx context.Context, ply int, c Claim, runs []*Run, now time.Time) error {
-	if len(runs) > storage.MaxBatchOps {
-		return fmt.Errorf("claiming %d runs: at most %d fit one transaction", len(runs), storage.MaxBatchOps)
-	}
-	ops := make([]storage.Op, len(runs))
-	for i, r := range runs {
-		claimed := *r
-		claimed.Claim, claimed.Claimed = &c, now.UnixNano()
-		ops[i] = storage.Op{Kind: storage.OpUpdate, Entity: claimed.entity(ply), ETag: r.ETag}
-	}
-	etags, err := s.state.Transact(ctx, pkRuns(ply), ops)
-	if err != nil {
-		return fmt.Errorf("claiming runs of ply %d for %s: %w", ply, c, conflictOrGone(err))
-	}
-	for i, r := range runs {
-		r.Claim, r.Claimed, r.ETag = &c, now.UnixNano(), etags[i]
-	}
-	return nil
-}
-
-// ReleaseRuns frees runs of an expired claim, in transactions of at most
-// storage.MaxBatchOps guarded by their ETags: ErrConflict if the claim's
-// merge committed or another scan released them meanwhile.
-func (s *Store) ReleaseRuns(ctx context.Context, ply int, runs []*Run) error {
-	for lo := 0; lo < len(runs); lo += storage.MaxBatchOps {
-		batch := runs[lo:min(len(runs), lo+storage.MaxBatchOps)]
-		ops := make([]storage.Op, len(batch))
-		for i, r := range batch {
-			free := *r
-			free.Claim, free.Claimed = nil, 0
-			ops[i] = storage.Op{Kind: storage.OpUpdate, Entity: free.entity(ply), ETag: r.ETag}
-		}
-		etags, err := s.state.Transact(ctx, pkRuns(ply), ops)
-		if err != nil {
-			return fmt.Errorf("releasing runs of ply %d: %w", ply, conflictOrGone(err))
-		}
-		for i, r := range batch {
-			r.Claim, r.Claimed, r.ETag = nil, 0, etags[i]
-		}
-	}
-	return nil
-}
-
-// conflictOrGone turns a row changed or deleted by another writer into
-// ErrConflict.
-func conflictOrGone(err error) error {
-	if errors.Is(err, storage.ErrNotFound) {
-		return fmt.Errorf("%w: %w", ErrConflict, err)
-	}
-	return conflict(err)
-}
-
-// MergeStats is the row a merge commits with its outputs; its presence
-// says that the claim's merge committed.
-type MergeStats struct {
-	Reads   int64 // runs read
-	Entries int64 // entries read
-	Outputs int64 // runs written
-}
-
-// CommitMerge swaps a merge's inputs for its outputs in one transaction:
-// inputs deleted under the ETags the merge read, outputs added, and the
-// claim's statistics row added. ErrConflict if any input changed (its
-// claim was released, or another attempt committed).
-func (s *Store) CommitMerge(ctx context.Context, ply int, c Claim, inputs, outputs []*Run, st MergeStats) error {
-	pk := pkRuns(ply)
-	ops := make([]storage.Op, 0, len(inputs)+len(outputs)+1)
-	for _, in := range inputs {
-		ops = append(ops, storage.Op{Kind: storage.OpDelete, Entity: storage.Entity{PartitionKey: pk, RowKey: in.Key}, ETag: in.ETag})
-	}
-	for k, o := range outputs {
-		o.Bucket, o.Key = c.Bucket, rkOutput(c, k)
-		ops = append(ops, storage.Op{Kind: storage.OpAdd, Entity: o.entity(ply)})
-	}
-	ops = append(ops, storage.Op{Kind: storage.OpAdd, Entity: storage.Entity{PartitionKey: pk, RowKey: rkMergeStats(c), Props: map[string]any{
-		"Reads": st.Reads, "Entries": st.Entries, "Outputs": st.Outputs,
-	}}})
-	if len(ops) > storage.MaxBatchOps {
-		return fmt.Errorf("merge %s of ply %d: %d inputs and %d outputs exceed one transaction", c, ply, len(inputs), len(outputs))
-	}
-	if _, err := s.state.Transact(ctx, pk, ops); err != nil {
-		return fmt.Errorf("committing merge %s of ply %d: %w", c, ply, conflictOrGone(err))
-	}
-	return nil
-}
-
-// MergeCommitted reports whether claim c's merge has committed.
-func (s *Store) MergeCommitted(ctx context.Context, ply int, c Claim) (bool, error) {
-	return exists(ctx, s.state, pkRuns(ply), rkMergeStats(c))
-}
-
-// AllMergeStats reads the statistics of every merge of a ply.
-func (s *Store) AllMergeStats(ctx context.Context, ply int) ([]MergeStats, error) {
-	es, err := queryAll(ctx, s.state, pkRuns(ply), statsFrom, statsTo)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]MergeStats, len(es))
-	for i, e := range es {
-		d := decode(e, nil)
-		out[i] = MergeStats{Reads: d.int("Reads"), Entries: d.int("Entries"), Outputs: d.int("Outputs")}
-		if err := d.done("merge statistics " + e.RowKey); err != nil {
-			return nil, err
+		if a, ok := winner[r.Bucket]; ok && a == r.Attempt {
+			out = append(out, r)
 		}
 	}
 	return out, nil

@@ -20,7 +20,7 @@ type Run struct {
 	message.Origin
 	Target        int // target ply
 	BlobPositions int // positions per final blob, at most
-	FanIn         int // runs read by one merge, at most
+	BucketBlobs   int // final blobs per bucket, about
 	// Solve says the target ply's positions are solved exactly.
 	Solve bool
 

@@ -16,9 +16,6 @@ type Timing struct {
 	Visibility time.Duration
 	// CompensationDelay is how long a compensation message stays hidden.
 	CompensationDelay time.Duration
-	// ClaimTimeout is how old a merge claim must be before a scan may
-	// release it (its merge message was lost or poisoned).
-	ClaimTimeout time.Duration
 }
 
 // Task is one delivery of one message being handled.
@@ -53,10 +50,4 @@ func tag(msgID string, delivery int64) string {
 		return s
 	}
 	return s + "-" + strconv.FormatInt(delivery, 10)
-}
-
-// IsAttemptOf reports whether attempt is a delivery of this task's message.
-func (t *Task) IsAttemptOf(attempt string) bool {
-	owner := t.Owner()
-	return len(attempt) > len(owner) && attempt[:len(owner)] == owner && attempt[len(owner)] == '-'
 }

@@ -2,9 +2,9 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -15,61 +15,59 @@ import (
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/reference"
 	"github.com/reversi-cloud/reversi/report"
-	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/task"
 )
 
-// claimBackend interferes with the first merge message of one ply, after
-// the scan claimed its runs: it loses it (never enqueued, kept in lost) or
-// delivers it as if it had been dequeued too often (poisoned). It also
-// notices when a scan releases an expired claim, and can hold back the
-// commit of the lost merge's claim until then.
-type claimBackend struct {
+// lostBackend interferes with the first merge message of one ply: it
+// loses it (never enqueued, kept in lost) or delivers it as if it had
+// been dequeued too often (poisoned). It can hold back the commit of a
+// late attempt of the lost merge until another attempt has committed the
+// same bucket.
+type lostBackend struct {
 	storage.Backend
 	ply    int
 	poison bool
+	late   string // the attempt tag of the late merge
 
 	mu       sync.Mutex
 	lost     string
 	poisoned bool
 	gotLost  chan struct{}
-	atCommit chan struct{} // the lost merge reached its commit
-	released chan struct{}
-	atOnce   sync.Once
-	relOnce  sync.Once
+	redone   chan struct{} // another attempt committed the lost bucket
+	redoOnce sync.Once
 }
 
-func newClaimBackend(be storage.Backend, ply int, poison bool) *claimBackend {
-	return &claimBackend{Backend: be, ply: ply, poison: poison, gotLost: make(chan struct{}), atCommit: make(chan struct{}), released: make(chan struct{})}
+func newLostBackend(be storage.Backend, ply int, poison bool, late string) *lostBackend {
+	return &lostBackend{Backend: be, ply: ply, poison: poison, late: late, gotLost: make(chan struct{}), redone: make(chan struct{})}
 }
 
-func (b *claimBackend) Queue(name string) storage.Queue {
+func (b *lostBackend) Queue(name string) storage.Queue {
 	q := b.Backend.Queue(name)
 	if strings.HasSuffix(name, "-work") {
-		return claimQueue{q, b}
+		return lostQueue{q, b}
 	}
 	return q
 }
 
-func (b *claimBackend) Table(name string) storage.Table {
+func (b *lostBackend) Table(name string) storage.Table {
 	t := b.Backend.Table(name)
 	if strings.HasSuffix(name, "state") {
-		return claimTable{t, b}
+		return lostTable{t, b}
 	}
 	return t
 }
 
-func (b *claimBackend) isTarget(text string) bool {
+func (b *lostBackend) isTarget(text string) bool {
 	return strings.HasPrefix(text, fmt.Sprintf("M%02d-", b.ply))
 }
 
-type claimQueue struct {
+type lostQueue struct {
 	storage.Queue
-	b *claimBackend
+	b *lostBackend
 }
 
-func (q claimQueue) Enqueue(ctx context.Context, text string, opts storage.EnqueueOptions) (storage.Receipt, error) {
+func (q lostQueue) Enqueue(ctx context.Context, text string, opts storage.EnqueueOptions) (storage.Receipt, error) {
 	b := q.b
 	if !b.poison && b.isTarget(text) {
 		b.mu.Lock()
@@ -86,7 +84,7 @@ func (q claimQueue) Enqueue(ctx context.Context, text string, opts storage.Enque
 	return q.Queue.Enqueue(ctx, text, opts)
 }
 
-func (q claimQueue) Dequeue(ctx context.Context, max int, visibility time.Duration) ([]storage.Message, error) {
+func (q lostQueue) Dequeue(ctx context.Context, max int, visibility time.Duration) ([]storage.Message, error) {
 	msgs, err := q.Queue.Dequeue(ctx, max, visibility)
 	b := q.b
 	for i := range msgs {
@@ -102,42 +100,32 @@ func (q claimQueue) Dequeue(ctx context.Context, max int, visibility time.Durati
 	return msgs, err
 }
 
-type claimTable struct {
+type lostTable struct {
 	storage.Table
-	b *claimBackend
+	b *lostBackend
 }
 
-// Transact orders the lost merge and the release of its claim: the merge
-// reads its inputs and reaches its commit first, the release goes through,
-// and only then is the merge's commit tried.
-func (t claimTable) Transact(ctx context.Context, pk string, ops []storage.Op) ([]string, error) {
+// Add orders the commits of the lost bucket: the late attempt's marker
+// waits until another attempt's marker is in. The test knows the row
+// layout (runstore's doc): a bucket's merge commits with the row
+// "c<bucket>" in the ply's run partition "rNN".
+func (t lostTable) Add(ctx context.Context, e storage.Entity) (string, error) {
 	b := t.b
 	b.mu.Lock()
 	lost := b.lost
 	b.mu.Unlock()
-	// The test knows the row layout (runstore's doc): a release rewrites
-	// runs with an empty Claim; a merge commits with the row "x<claim>" in
-	// the ply's run partition "rNN".
-	release := len(ops) > 0 && ops[0].Kind == storage.OpUpdate && ops[0].Entity.Props["Claim"] == ""
-	if lost != "" && pk == fmt.Sprintf("r%02d", b.ply) {
-		claim := lost[len("M00-"):]
-		if slices.ContainsFunc(ops, func(op storage.Op) bool { return op.Entity.RowKey == "x"+claim }) {
-			b.atOnce.Do(func() { close(b.atCommit) })
-			if err := wait(ctx, b.released); err != nil {
-				return nil, err
-			}
-		}
-		if release && !b.poison {
-			if err := wait(ctx, b.atCommit); err != nil {
-				return nil, err
-			}
+	bucket, _ := strconv.Atoi(strings.TrimPrefix(lost, fmt.Sprintf("M%02d-", b.ply)))
+	target := lost != "" && e.PartitionKey == fmt.Sprintf("r%02d", b.ply) && e.RowKey == fmt.Sprintf("c%07d", bucket)
+	if target && e.Props["Attempt"] == b.late {
+		if err := wait(ctx, b.redone); err != nil {
+			return "", err
 		}
 	}
-	etags, err := t.Table.Transact(ctx, pk, ops)
-	if err == nil && release {
-		b.relOnce.Do(func() { close(b.released) })
+	etag, err := t.Table.Add(ctx, e)
+	if target && err == nil {
+		b.redoOnce.Do(func() { close(b.redone) })
 	}
-	return etags, err
+	return etag, err
 }
 
 func wait(ctx context.Context, c chan struct{}) error {
@@ -177,25 +165,26 @@ func settle(t *testing.T, ctx context.Context, r *Run, wcfg WorkerConfig) {
 	<-done
 }
 
-// TestExpiredClaimIsReleased loses or poisons a merge message after the
-// scan claimed its runs, and checks that the run still completes exactly:
-// idle workers see an empty queue in an incomplete run and nudge a scan,
-// which releases the claim once it is older than the claim timeout and
-// claims the runs again. In the lost case the lost merge runs all the
-// same, as if its message had been delivered after all: it reads its
-// inputs and writes its outputs, the release goes through before its
-// commit, so the commit must fail on the changed ETags and leave nothing
-// behind (its compensation messages delete its outputs).
-func TestExpiredClaimIsReleased(t *testing.T) {
-	wcfg := WorkerConfig{Visibility: 2 * time.Second, CompensationDelay: 4 * time.Second, ClaimTimeout: 5 * time.Second, PollMax: 50 * time.Millisecond}
+// TestLostMergeIsRedone loses or poisons a merge message, and checks that
+// the run still completes exactly: idle workers see an empty queue in an
+// incomplete run and nudge a scan, which enqueues the merge of the bucket
+// again. In the lost case the lost merge runs all the same, late, as if
+// its message had been delivered after all: it reads its inputs and
+// writes its outputs, but its commit comes after the redone merge's, so
+// it must find the bucket merged and leave nothing behind (its rows
+// dropped, its compensation messages deleting its blobs).
+func TestLostMergeIsRedone(t *testing.T) {
+	wcfg := WorkerConfig{Visibility: 2 * time.Second, CompensationDelay: 4 * time.Second, PollMax: 50 * time.Millisecond}
 	for _, poison := range []bool{false, true} {
 		name := map[bool]string{false: "lost and late", true: "poisoned"}[poison]
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			be := newClaimBackend(openEmbedded(t), 7, poison)
-			cfg := RunConfig{Name: "claims", Board: 4, Target: 8, BlobPositions: 100, FanIn: 4}
+			lateMsg := storage.Message{ID: "late"}
+			late := (&task.Task{Msg: lateMsg}).Attempt()
+			be := newLostBackend(openEmbedded(t), 7, poison, late)
+			cfg := RunConfig{Name: "lost", Board: 4, Target: 8, BlobPositions: 100, BucketBlobs: 1}
 			start := time.Now()
 			var oldMerge atomic.Value
 			oldDone := make(chan struct{})
@@ -218,8 +207,8 @@ func TestExpiredClaimIsReleased(t *testing.T) {
 					// A longer compensation delay than the workers': its
 					// commit deadline must not pass while it waits.
 					ocfg := wcfg
-					ocfg.CompensationDelay, ocfg.ClaimTimeout = 6*time.Second, 7*time.Second
-					old := &task.Task{Run: r.shared, Msg: storage.Message{ID: "late"}, Timing: ocfg.WithDefaults().timing(),
+					ocfg.CompensationDelay = 10 * time.Second
+					old := &task.Task{Run: r.shared, Msg: lateMsg, Timing: ocfg.WithDefaults().timing(),
 						Log: testLogger(t), Progress: &Progress{}, Flow: flow{r}, Now: time.Now}
 					if err := handlers[m.Kind].Handle(ctx, old, m); err != nil {
 						oldMerge.Store(err)
@@ -235,11 +224,6 @@ func TestExpiredClaimIsReleased(t *testing.T) {
 			t.Logf("run complete after %s", time.Since(start))
 			<-oldDone
 			checkReport4x4(t, rep, cfg.Target)
-			select {
-			case <-be.released:
-			default:
-				t.Error("no claim was released")
-			}
 			r, err := OpenRun(ctx, be, cfg.Name)
 			if err != nil {
 				t.Fatal(err)
@@ -254,11 +238,13 @@ func TestExpiredClaimIsReleased(t *testing.T) {
 				}
 				want = []string{fmt.Sprintf("error: poison queue: message %q: dequeued 99 times, more than the limit of 5", firstPoisonText(t, ctx, r))}
 			} else {
-				err, _ := oldMerge.Load().(error)
-				// Refused on the released runs' new ETags, or on their
-				// absence if the new claim's merge committed first.
-				if !errors.Is(err, runstore.ErrConflict) {
-					t.Errorf("the late merge of the released claim: %v; want its commit refused (precondition failed or not found)", err)
+				if err, _ := oldMerge.Load().(error); err != nil {
+					t.Errorf("the late merge: %v; want it to find the bucket merged and finish quietly", err)
+				}
+				select {
+				case <-be.redone:
+				default:
+					t.Error("the lost bucket was never merged")
 				}
 			}
 			if !slices.Equal(got, want) {
