@@ -82,11 +82,11 @@ func TestCheckListsPoisonOnAzurite(t *testing.T) {
 	defer cancel()
 	q := azuretest.Open(t).Queue(pipeline.WorkQueue(run))
 	bad := map[string]string{
-		"garbage":                      `the ply must be two digits`,
-		"Z05-abc":                      `unknown kind 'Z'`,
-		"M03-0123456789abcdef.g0.b0.x": `claim "0123456789abcdef.g0.b0.x": kind must be f or p`,
-		"X02-p03/f-0123456789abcdef":   `blob "p03/f-0123456789abcdef" is not in ply 2's folder p02/`,
-		"R00-0":                        `ply 1 is not resolved yet, so ply 0 cannot be resolved`,
+		"garbage":                    `the ply must be two digits`,
+		"Z05-abc":                    `unknown kind 'Z'`,
+		"M03-b0":                     `merge message "M03-b0": expected M<ply>-<index>`,
+		"X02-p03/f-0123456789abcdef": `blob "p03/f-0123456789abcdef" is not in ply 2's folder p02/`,
+		"R00-0":                      `ply 1 is not resolved yet, so ply 0 cannot be resolved`,
 	}
 	for text := range bad {
 		if _, err := q.Enqueue(ctx, text, storage.EnqueueOptions{TTL: -1}); err != nil {

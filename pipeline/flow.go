@@ -140,8 +140,7 @@ func (r *Run) seedStart(ctx context.Context) error {
 // Expanded starts a ply's merging once all its expansion tasks are done.
 // Tasks that finish together may each see that; the transition lets one
 // of them own the first scan (duplicate scans would be harmless, but
-// slow: on a large ply two of them keep both workers claiming the same
-// runs while no merge runs).
+// slow: each enqueues a merge for every bucket).
 func (f flow) Expanded(ctx context.Context, t *task.Task, ply, index int) error {
 	store := f.r.store
 	p, err := store.Ply(ctx, ply)

@@ -12,12 +12,10 @@ import (
 // per visibility timeout per worker. A queue whose length is zero holds no
 // message at all, visible, in flight or delayed (Azure never reports less
 // than the true count), so if the run is not complete then some message
-// was lost: a merge message deleted or poisoned after its claim, or a scan
-// that never came. It enqueues a scan of each open ply; the scan releases
-// claims older than the claim timeout and plans their runs again, or
-// completes the ply. While the claims are younger, later polls repeat the
-// nudge, one scan at a time (the queue is no longer empty meanwhile).
-// Several workers may nudge at once; duplicate scans are harmless.
+// was lost: a merge message deleted or poisoned, or a scan that never
+// came. It enqueues a scan of each open ply; the scan enqueues the merges
+// of the buckets not yet merged, or completes the ply. Several workers
+// may nudge at once; duplicate scans are harmless.
 func (w *Worker) nudgeIfStalled(ctx context.Context) {
 	if time.Since(w.stallChecked) < w.cfg.Visibility {
 		return

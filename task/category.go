@@ -13,7 +13,7 @@ const (
 	// CategoryEnumeration is expanding positions: reading a ply's keys,
 	// writing sorted entries blobs and their range records.
 	CategoryEnumeration = "enumeration"
-	// CategoryDedup is removing duplicates: scans, claims and merges.
+	// CategoryDedup is removing duplicates: scans and merges.
 	CategoryDedup = "dedup"
 	// CategoryBacktrack is backtracking rows, notices and result blobs:
 	// everything that propagates results back to the start.
