@@ -17,8 +17,8 @@ import (
 	"github.com/reversi-cloud/reversi/storage"
 )
 
-// statusError is a failed response from the table client of this package,
-// the counterpart of azcore.ResponseError for the SDK clients.
+// statusError is a failed sub-response of a table batch, which the SDK
+// does not report: the counterpart of azcore.ResponseError.
 type statusError struct {
 	status  int
 	code    string
@@ -31,7 +31,7 @@ func (e *statusError) Error() string {
 }
 
 // response extracts the status, service error code and headers of a failed
-// response from an SDK or table-client error.
+// response from an SDK error or a failed batch sub-response.
 func response(err error) (status int, code string, header http.Header, ok bool) {
 	var se *statusError
 	if errors.As(err, &se) {
