@@ -18,7 +18,9 @@
 //   - UpdateVisibility sends Update Message without a body, which keeps
 //     the text (the SDK always sends one; a per-call policy drops it).
 //   - Retries are this package's, around whole requests (retry.go), with
-//     exponential backoff and full jitter. A write whose try may have gone
+//     exponential backoff and full jitter. Azure's answers to load (503
+//     Server Busy, 500 Operation Timeout, 429) that outlast them are
+//     storage.ErrThrottled as well as storage.ErrTransient. A write whose try may have gone
 //     through before failing is checked by reading back when its retry
 //     meets its own effect (PutNew, Add, Update, Delete, Transact). A
 //     retried Enqueue may leave a duplicate: queue consumers must be
