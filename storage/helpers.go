@@ -325,9 +325,10 @@ const (
 	// boundary lines, the changeset header and the closing boundaries.
 	batchFrameBytes = 512
 	// batchOpFrameBytes covers one operation's part headers, request line
-	// and HTTP headers (the ETag aside), the entity's JSON punctuation, and
-	// a service endpoint and table name of up to 160 bytes together.
-	batchOpFrameBytes = 512
+	// (with the $format query the Azure tables SDK adds to some) and HTTP
+	// headers (the ETag aside), the entity's JSON punctuation, and a
+	// service endpoint and table name of up to 160 bytes together.
+	batchOpFrameBytes = 640
 )
 
 // BatchSize is the size charged against MaxBatchBytes: a bound on the body

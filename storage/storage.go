@@ -29,6 +29,11 @@ var (
 	// ErrTransient: a failure worth retrying (timeout, throttling, 5xx) that
 	// outlived the backend's own retries.
 	ErrTransient = errors.New("storage: transient failure")
+	// ErrThrottled: the service refused the call for load (Azure's 503
+	// Server Busy, 500 Operation Timeout, 429) through the backend's own
+	// retries, or a rate limit refused it. It always comes with
+	// ErrTransient: the caller retries, later.
+	ErrThrottled = errors.New("storage: throttled")
 )
 
 // Azure's limits, enforced by every backend.

@@ -92,6 +92,9 @@ type Call struct {
 	Op Operation
 	// Resource is the name of the queue, container or table.
 	Resource string
+	// Partition is the PartitionKey a table call reads or writes (every
+	// table call but Create and Drop; it may be empty, as keys may).
+	Partition string
 	// Ctx is the caller's context; a middleware may replace it before
 	// calling next, and the wrapped backend is called with it.
 	Ctx context.Context
@@ -333,28 +336,35 @@ func (c *countingReader) Read(p []byte) (int, error) {
 
 type wrappedTable struct{ handle[Table] }
 
+// entityCall is the Call of a table operation on partition pk.
+func (w wrappedTable) entityCall(ctx context.Context, op Operation, pk string) *Call {
+	c := w.call(ctx, op)
+	c.Partition = pk
+	return c
+}
+
 func (w wrappedTable) Add(ctx context.Context, e Entity) (string, error) {
-	return run(w.mw, w.call(ctx, TableAdd), func(ctx context.Context) (string, error) { return w.h.Add(ctx, e) })
+	return run(w.mw, w.entityCall(ctx, TableAdd, e.PartitionKey), func(ctx context.Context) (string, error) { return w.h.Add(ctx, e) })
 }
 
 func (w wrappedTable) Upsert(ctx context.Context, e Entity) (string, error) {
-	return run(w.mw, w.call(ctx, TableUpsert), func(ctx context.Context) (string, error) { return w.h.Upsert(ctx, e) })
+	return run(w.mw, w.entityCall(ctx, TableUpsert, e.PartitionKey), func(ctx context.Context) (string, error) { return w.h.Upsert(ctx, e) })
 }
 
 func (w wrappedTable) Update(ctx context.Context, e Entity, etag string) (string, error) {
-	return run(w.mw, w.call(ctx, TableUpdate), func(ctx context.Context) (string, error) { return w.h.Update(ctx, e, etag) })
+	return run(w.mw, w.entityCall(ctx, TableUpdate, e.PartitionKey), func(ctx context.Context) (string, error) { return w.h.Update(ctx, e, etag) })
 }
 
 func (w wrappedTable) Delete(ctx context.Context, pk, rk, etag string) error {
-	return run0(w.mw, w.call(ctx, TableDelete), func(ctx context.Context) error { return w.h.Delete(ctx, pk, rk, etag) })
+	return run0(w.mw, w.entityCall(ctx, TableDelete, pk), func(ctx context.Context) error { return w.h.Delete(ctx, pk, rk, etag) })
 }
 
 func (w wrappedTable) Get(ctx context.Context, pk, rk string) (Entity, error) {
-	return run(w.mw, w.call(ctx, TableGet), func(ctx context.Context) (Entity, error) { return w.h.Get(ctx, pk, rk) })
+	return run(w.mw, w.entityCall(ctx, TableGet, pk), func(ctx context.Context) (Entity, error) { return w.h.Get(ctx, pk, rk) })
 }
 
 func (w wrappedTable) Query(ctx context.Context, pk string, opts QueryOptions) (Page, error) {
-	c := w.call(ctx, TableQuery)
+	c := w.entityCall(ctx, TableQuery, pk)
 	return run(w.mw, c, func(ctx context.Context) (Page, error) {
 		p, err := w.h.Query(ctx, pk, opts)
 		c.Items = len(p.Entities)
@@ -363,7 +373,7 @@ func (w wrappedTable) Query(ctx context.Context, pk string, opts QueryOptions) (
 }
 
 func (w wrappedTable) Transact(ctx context.Context, pk string, ops []Op) ([]string, error) {
-	c := w.call(ctx, TableTransact)
+	c := w.entityCall(ctx, TableTransact, pk)
 	c.Items = len(ops)
 	return run(w.mw, c, func(ctx context.Context) ([]string, error) { return w.h.Transact(ctx, pk, ops) })
 }

@@ -1,7 +1,7 @@
 // Package azure implements storage.Backend on Azure Storage: blobs through
-// azblob, queues through azqueue, and tables through a small client of its
-// own on the azcore pipeline (the Go tables SDK neither reports the ETags
-// of a transaction nor which operation failed it).
+// azblob, queues through azqueue, and tables through aztables. The tables
+// SDK reports neither the ETags of a transaction nor which operation
+// failed it; both are read from the captured raw response (batch.go).
 //
 // Every SDK error is converted to the storage sentinels here; nothing
 // above this package sees an SDK type. Azure's limits and naming rules are
@@ -18,7 +18,9 @@
 //   - UpdateVisibility sends Update Message without a body, which keeps
 //     the text (the SDK always sends one; a per-call policy drops it).
 //   - Retries are this package's, around whole requests (retry.go), with
-//     exponential backoff and full jitter. A write whose try may have gone
+//     exponential backoff and full jitter. Azure's answers to load (503
+//     Server Busy, 500 Operation Timeout, 429) that outlast them are
+//     storage.ErrThrottled as well as storage.ErrTransient. A write whose try may have gone
 //     through before failing is checked by reading back when its retry
 //     meets its own effect (PutNew, Add, Update, Delete, Transact). A
 //     retried Enqueue may leave a duplicate: queue consumers must be
@@ -44,7 +46,7 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
-	"github.com/Azure/azure-sdk-for-go/sdk/azcore/runtime"
+	"github.com/Azure/azure-sdk-for-go/sdk/data/aztables"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/service"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azqueue"
@@ -60,7 +62,7 @@ type Backend struct {
 	retry  *retrier
 	blobs  *service.Client
 	queues *azqueue.ServiceClient
-	tables *tableClient
+	tables *aztables.ServiceClient
 }
 
 var _ storage.Backend = (*Backend)(nil)
@@ -86,6 +88,11 @@ func Open(ctx context.Context, cfg Config) (*Backend, error) {
 			Telemetry: policy.TelemetryOptions{ApplicationID: "reversi"},
 		}
 	}
+	tableOpts := func() *aztables.ClientOptions {
+		o := clientOpts()
+		o.PerCallPolicies = []policy.Policy{emptyKeyPolicy{}}
+		return &aztables.ClientOptions{ClientOptions: o}
+	}
 	// Every error below comes from the SDK's constructors; they are about
 	// the endpoint or credential shape, which resolve() already checked, and
 	// their text is redacted anyway.
@@ -108,6 +115,14 @@ func Open(ctx context.Context, cfg Config) (*Backend, error) {
 			&azqueue.ClientOptions{ClientOptions: qo}); err != nil {
 			return nil, configErr(r, "queue client", err)
 		}
+		tcred, err := aztables.NewSharedKeyCredential(r.account, r.keyText)
+		if err != nil {
+			return nil, configErr(r, "table credential", err)
+		}
+		if b.tables, err = aztables.NewServiceClientWithSharedKey(r.tURL, tcred,
+			tableOpts()); err != nil {
+			return nil, configErr(r, "table client", err)
+		}
 	} else {
 		if b.blobs, err = service.NewClient(r.blobURL, r.cred,
 			&service.ClientOptions{ClientOptions: clientOpts()}); err != nil {
@@ -119,18 +134,10 @@ func Open(ctx context.Context, cfg Config) (*Backend, error) {
 			&azqueue.ClientOptions{ClientOptions: qo}); err != nil {
 			return nil, configErr(r, "queue client", err)
 		}
-	}
-	var auth policy.Policy
-	if r.key != nil {
-		auth = &sharedKeyLitePolicy{account: r.account, key: r.key}
-	} else {
-		auth = runtime.NewBearerTokenPolicy(r.cred, []string{"https://storage.azure.com/.default"}, nil)
-	}
-	o := clientOpts()
-	b.tables = &tableClient{
-		endpoint: r.tURL,
-		pl: runtime.NewPipeline("reversi-tables", "v1",
-			runtime.PipelineOptions{PerRetry: []policy.Policy{auth}}, &o),
+		if b.tables, err = aztables.NewServiceClient(r.tURL, r.cred,
+			tableOpts()); err != nil {
+			return nil, configErr(r, "table client", err)
+		}
 	}
 	return b, nil
 }
@@ -184,5 +191,5 @@ func (b *Backend) Container(name string) storage.Container {
 
 // Table returns a handle on the named table.
 func (b *Backend) Table(name string) storage.Table {
-	return &table{b: b, name: name}
+	return &table{b: b, name: name, c: b.tables.NewClient(name)}
 }

@@ -3,7 +3,6 @@ package azure
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/base64"
 	"encoding/binary"
 	"errors"
@@ -19,6 +18,8 @@ import (
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blob"
 	"github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/blockblob"
 	azcontainer "github.com/Azure/azure-sdk-for-go/sdk/storage/azblob/container"
+
+	"github.com/google/uuid"
 
 	"github.com/reversi-cloud/reversi/storage"
 )
@@ -153,8 +154,9 @@ func (c *container) Upload(ctx context.Context, name string, r io.Reader) error 
 		return fmt.Errorf("azure: %s: reading the source: %w", what, err)
 	}
 
-	var prefix [16]byte
-	_, _ = rand.Read(prefix[:]) // never fails
+	// Block IDs: this upload's own UUID, then the block's number. Blocks
+	// staged by another upload of the same blob never share an ID with ours.
+	prefix := uuid.New()
 	var ids []string
 	stage := func(data []byte) error {
 		if len(ids) == maxBlocks {

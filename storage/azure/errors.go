@@ -17,8 +17,8 @@ import (
 	"github.com/reversi-cloud/reversi/storage"
 )
 
-// statusError is a failed response from the table client of this package,
-// the counterpart of azcore.ResponseError for the SDK clients.
+// statusError is a failed sub-response of a table batch, which the SDK
+// does not report: the counterpart of azcore.ResponseError.
 type statusError struct {
 	status  int
 	code    string
@@ -31,7 +31,7 @@ func (e *statusError) Error() string {
 }
 
 // response extracts the status, service error code and headers of a failed
-// response from an SDK or table-client error.
+// response from an SDK error or a failed batch sub-response.
 func response(err error) (status int, code string, header http.Header, ok bool) {
 	var se *statusError
 	if errors.As(err, &se) {
@@ -124,17 +124,30 @@ func classifyStatus(what string, status int, code string, header http.Header) fa
 	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusRequestURITooLong,
 		http.StatusRequestedRangeNotSatisfiable, http.StatusLengthRequired, http.StatusMethodNotAllowed:
 		return failure{err: wrap(storage.ErrInvalid)}
-	case http.StatusRequestTimeout, http.StatusInternalServerError, http.StatusBadGateway, http.StatusGatewayTimeout:
-		return failure{err: wrap(storage.ErrTransient), transient: true, mayHaveApplied: true, retryAfter: retryAfter(header)}
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 		// Throttled or busy: Azure did not carry the request out, but a
 		// 503 from something in between might hide one that went through.
 		// Counting it as possibly applied only costs a read-back.
+		return failure{err: throttled(what, desc), transient: true, mayHaveApplied: true, retryAfter: retryAfter(header)}
+	case http.StatusInternalServerError:
+		if code == "OperationTimedOut" {
+			// Azure's other answer to load: the request ran out of time
+			// on the server, and may have been carried out.
+			return failure{err: throttled(what, desc), transient: true, mayHaveApplied: true, retryAfter: retryAfter(header)}
+		}
+		return failure{err: wrap(storage.ErrTransient), transient: true, mayHaveApplied: true, retryAfter: retryAfter(header)}
+	case http.StatusRequestTimeout, http.StatusBadGateway, http.StatusGatewayTimeout:
 		return failure{err: wrap(storage.ErrTransient), transient: true, mayHaveApplied: true, retryAfter: retryAfter(header)}
 	case http.StatusUnauthorized, http.StatusForbidden:
 		return failure{err: fmt.Errorf("azure: %s: not authorized (%s): check the account key or the credential's role assignments", what, desc)}
 	}
 	return failure{err: fmt.Errorf("azure: %s: unexpected response (%s)", what, desc)}
+}
+
+// throttled is the error of a call Azure refused for load: both
+// storage.ErrThrottled and storage.ErrTransient.
+func throttled(what, desc string) error {
+	return fmt.Errorf("%w: %w: azure: %s (%s)", storage.ErrThrottled, storage.ErrTransient, what, desc)
 }
 
 func retryAfter(h http.Header) time.Duration {

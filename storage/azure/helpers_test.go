@@ -2,7 +2,6 @@ package azure
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/hex"
 	"io"
 	"net"
@@ -15,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 )
 
 // The tests of this file's package cannot import azuretest (it imports
@@ -46,9 +47,8 @@ func openBackend(t *testing.T, cfg Config) *Backend {
 }
 
 func uniqueName(prefix string) string {
-	var r [6]byte
-	_, _ = rand.Read(r[:])
-	return prefix + hex.EncodeToString(r[:])
+	u := uuid.New()
+	return prefix + hex.EncodeToString(u[:6])
 }
 
 // fault says what a faultProxy does with one request.
@@ -60,6 +60,7 @@ const (
 	refuse                   // drop the connection without forwarding: no effect
 	unavailable              // answer 503 without forwarding
 	internal                 // answer 500 without forwarding
+	timedOut                 // answer 500 OperationTimedOut without forwarding
 )
 
 // faultProxy stands between the backend and Azurite and breaks the
@@ -123,6 +124,10 @@ func (p *faultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	case internal:
 		w.Header().Set("x-ms-error-code", "InternalError")
+		w.WriteHeader(http.StatusInternalServerError)
+		return
+	case timedOut:
+		w.Header().Set("x-ms-error-code", "OperationTimedOut")
 		w.WriteHeader(http.StatusInternalServerError)
 		return
 	}

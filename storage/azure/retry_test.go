@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -100,10 +101,11 @@ func TestClassifyStatus(t *testing.T) {
 		{400, "InvalidInput", []error{storage.ErrInvalid}, false},
 		{413, "RequestBodyTooLarge", []error{storage.ErrInvalid}, false},
 		{408, "", []error{storage.ErrTransient}, true},
-		{429, "", []error{storage.ErrTransient}, true},
+		{429, "", []error{storage.ErrTransient, storage.ErrThrottled}, true},
 		{500, "InternalError", []error{storage.ErrTransient}, true},
+		{500, "OperationTimedOut", []error{storage.ErrTransient, storage.ErrThrottled}, true},
 		{502, "", []error{storage.ErrTransient}, true},
-		{503, "ServerBusy", []error{storage.ErrTransient}, true},
+		{503, "ServerBusy", []error{storage.ErrTransient, storage.ErrThrottled}, true},
 		{504, "", []error{storage.ErrTransient}, true},
 		{403, "AuthenticationFailed", nil, false},
 	} {
@@ -114,11 +116,14 @@ func TestClassifyStatus(t *testing.T) {
 			}
 		}
 		if tc.want == nil {
-			for _, s := range []error{storage.ErrNotFound, storage.ErrExists, storage.ErrInvalid, storage.ErrTransient, storage.ErrLeaseLost, storage.ErrPreconditionFailed} {
+			for _, s := range []error{storage.ErrNotFound, storage.ErrExists, storage.ErrInvalid, storage.ErrTransient, storage.ErrThrottled, storage.ErrLeaseLost, storage.ErrPreconditionFailed} {
 				if errors.Is(f.err, s) {
 					t.Errorf("%d %s: %v is %v", tc.status, tc.code, f.err, s)
 				}
 			}
+		}
+		if errors.Is(f.err, storage.ErrThrottled) != slices.Contains(tc.want, storage.ErrThrottled) {
+			t.Errorf("%d %s: %v: throttled %v", tc.status, tc.code, f.err, errors.Is(f.err, storage.ErrThrottled))
 		}
 		if f.transient != tc.transient {
 			t.Errorf("%d %s: transient %v, want %v", tc.status, tc.code, f.transient, tc.transient)
@@ -395,5 +400,85 @@ func TestTryTimeout(t *testing.T) {
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("took %v", d)
+	}
+}
+
+// TestThrottlingRetried: on every service, Azure's two answers to load
+// (503 Server Busy, 500 Operation Timeout) are retried after a backoff
+// that grows, and a call refused on every try fails with ErrThrottled
+// (and ErrTransient).
+func TestThrottlingRetried(t *testing.T) {
+	retry := RetryConfig{MaxAttempts: 5, BaseDelay: 8 * time.Millisecond, MaxDelay: time.Second, TryTimeout: 5 * time.Second}
+	b, ps := proxied(t, retry)
+	var slept []time.Duration
+	b.retry.sleep = func(_ context.Context, d time.Duration) error {
+		slept = append(slept, d)
+		return nil
+	}
+	ctx := context.Background()
+	c := b.Container(uniqueName("busy"))
+	q := b.Queue(uniqueName("busy"))
+	tb := b.Table(uniqueName("busy"))
+	for _, create := range []func(context.Context) error{c.Create, q.Create, tb.Create} {
+		if err := create(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		_ = c.Drop(context.Background())
+		_ = q.Drop(context.Background())
+		_ = tb.Drop(context.Background())
+	})
+	calls := []struct {
+		name  string
+		proxy *faultProxy
+		call  func() error
+	}{
+		{"blob put", ps[0], func() error { return c.Put(ctx, "a", []byte("x")) }},
+		{"queue enqueue", ps[1], func() error { _, err := q.Enqueue(ctx, "m", storage.EnqueueOptions{}); return err }},
+		{"table upsert", ps[2], func() error {
+			_, err := tb.Upsert(ctx, storage.Entity{PartitionKey: "p", RowKey: "r"})
+			return err
+		}},
+		{"table transact", ps[2], func() error {
+			_, err := tb.Transact(ctx, "p", []storage.Op{{Kind: storage.OpUpsert, Entity: storage.Entity{PartitionKey: "p", RowKey: "t"}}})
+			return err
+		}},
+	}
+	for _, f := range []fault{unavailable, timedOut} {
+		for _, tc := range calls {
+			// Busy twice, then served.
+			tc.proxy.setRule(func(_ *http.Request, n int) fault {
+				if n < 2 {
+					return f
+				}
+				return pass
+			})
+			slept = slept[:0]
+			if err := tc.call(); err != nil {
+				t.Errorf("%s through two refusals (%d): %v", tc.name, f, err)
+			}
+			if n := tc.proxy.requests.Load(); n != 3 || len(slept) != 2 {
+				t.Errorf("%s: %d requests and %d sleeps, want 3 and 2", tc.name, n, len(slept))
+			}
+			// Busy for good: every try, then ErrThrottled.
+			tc.proxy.setRule(func(*http.Request, int) fault { return f })
+			slept = slept[:0]
+			err := tc.call()
+			if !errors.Is(err, storage.ErrThrottled) || !errors.Is(err, storage.ErrTransient) {
+				t.Errorf("%s always refused (%d): %v, want ErrThrottled and ErrTransient", tc.name, f, err)
+			}
+			if n := tc.proxy.requests.Load(); n != int64(retry.MaxAttempts) || len(slept) != retry.MaxAttempts-1 {
+				t.Errorf("%s: %d requests and %d sleeps, want %d and %d", tc.name, n, len(slept), retry.MaxAttempts, retry.MaxAttempts-1)
+			}
+			for i, d := range slept {
+				// The window doubles per try: exponential backoff, full jitter.
+				window := retry.BaseDelay << i
+				if d < 0 || d >= window {
+					t.Errorf("%s: sleep %d of %v, outside the backoff window [0, %v)", tc.name, i+1, d, window)
+				}
+			}
+			tc.proxy.setRule(nil)
+		}
 	}
 }

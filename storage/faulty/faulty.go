@@ -13,6 +13,10 @@
 // test can make a dead worker's messages reappear as their visibility
 // timeout would) and the delayed messages it enqueued (so a test can let
 // compensation messages surface once no writer is alive).
+//
+// A Throttle (throttle.go) is the other fault a real account brings:
+// Azure's per-account, per-queue and per-partition rate limits, scaled
+// down, on a clock a test can fake.
 package faulty
 
 import (

@@ -9,11 +9,12 @@ package azuretest
 
 import (
 	"context"
-	"crypto/rand"
 	"encoding/hex"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/google/uuid"
 
 	"github.com/reversi-cloud/reversi/storage/azure"
 )
@@ -57,7 +58,7 @@ func OpenConfig(t testing.TB, cfg azure.Config) *azure.Backend {
 // Name returns a fresh name valid for queues, containers and tables
 // alike (lowercase letters and digits, starting with a letter), so that
 // tests sharing one account do not collide: prefix (lowercased, stripped
-// to letters and digits, at most 40 characters) and 16 random hex digits.
+// to letters and digits, at most 40 characters) and 16 hex digits of a random UUID.
 func Name(prefix string) string {
 	var b strings.Builder
 	for _, r := range strings.ToLower(prefix) {
@@ -72,7 +73,6 @@ func Name(prefix string) string {
 	if len(p) > 40 {
 		p = p[:40]
 	}
-	var r [8]byte
-	_, _ = rand.Read(r[:])
-	return p + hex.EncodeToString(r[:])
+	u := uuid.New()
+	return p + hex.EncodeToString(u[:8])
 }
