@@ -16,6 +16,7 @@ import (
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/report"
 )
@@ -65,7 +66,7 @@ func get(t *testing.T, h http.Handler, target string, out any) int {
 // game, by moves and by key, and follows a child and a parent.
 func TestPositionOfARealRun(t *testing.T) {
 	r := run4x4(t)
-	s := newServer(t, Config{Source: r, Board: r.Board})
+	s := newServer(t, Config{Source: r, Origin: message.StandardOrigin(r.Board)})
 	var byMoves Position
 	if code := get(t, s, "/api/position?moves=b1", &byMoves); code != http.StatusOK {
 		t.Fatalf("status %d", code)
@@ -177,7 +178,7 @@ func TestEndpoints(t *testing.T) {
 		{"no such file", broken, "GET", "/secret.txt", 404, `not found`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newServer(t, Config{Source: tc.src, Board: b})
+			s := newServer(t, Config{Source: tc.src, Origin: message.StandardOrigin(b)})
 			w := httptest.NewRecorder()
 			s.ServeHTTP(w, httptest.NewRequest(tc.method, tc.target, nil))
 			if w.Code != tc.status || !strings.Contains(w.Body.String(), tc.want) {
@@ -197,7 +198,7 @@ func TestEndpoints(t *testing.T) {
 // Host headers a rebinding attack would send; on other addresses any
 // name is served.
 func TestLoopbackOnlyAnswersLoopbackNames(t *testing.T) {
-	s := newServer(t, Config{Source: &fakeSource{rep: &report.Report{}}, Board: board.MustNew(8)})
+	s := newServer(t, Config{Source: &fakeSource{rep: &report.Report{}}, Origin: message.StandardOrigin(board.MustNew(8))})
 	loopback := serve(t, s, "127.0.0.1:0")
 	everywhere := strings.Replace(serve(t, s, "0.0.0.0:0"), "0.0.0.0", "127.0.0.1", 1)
 	for _, tc := range []struct {
@@ -234,7 +235,7 @@ func TestLoopbackOnlyAnswersLoopbackNames(t *testing.T) {
 func TestProgress(t *testing.T) {
 	p := &pipeline.Progress{}
 	started := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	s := newServer(t, Config{Source: &fakeSource{}, Board: board.MustNew(8), Progress: p, Started: started, Poll: 250 * time.Millisecond})
+	s := newServer(t, Config{Source: &fakeSource{}, Origin: message.StandardOrigin(board.MustNew(8)), Progress: p, Started: started, Poll: 250 * time.Millisecond})
 	p.Tasks.Store(3)
 	p.Add(1000, 4000)
 	p.Merges.Store(2)
@@ -250,20 +251,12 @@ func TestProgress(t *testing.T) {
 	}
 }
 
-func TestPlyOf(t *testing.T) {
-	for in, want := range map[string]int{"expanding ply 7": 7, "merging ply 12": 12, "": -1, "resolving ply x": -1, "ply 3": -1, "cleaning ply -1": -1} {
-		if got := plyOf(in); got != want {
-			t.Errorf("plyOf(%q) = %d, want %d", in, got, want)
-		}
-	}
-}
-
 func TestNewChecksConfig(t *testing.T) {
 	b := board.MustNew(4)
 	for name, cfg := range map[string]Config{
-		"no source": {Board: b},
+		"no source": {Origin: message.StandardOrigin(b)},
 		"no board":  {Source: &fakeSource{}},
-		"poll":      {Source: &fakeSource{}, Board: b, Poll: time.Millisecond},
+		"poll":      {Source: &fakeSource{}, Origin: message.StandardOrigin(b), Poll: time.Millisecond},
 	} {
 		if _, err := New(cfg); err == nil {
 			t.Errorf("%s: no error", name)
@@ -318,8 +311,8 @@ func FuzzPosition(f *testing.F) {
 		f.Add(s)
 	}
 	b := board.MustNew(8)
-	s := newServer(f, Config{Source: &fakeSource{}, Board: b})
-	notIn := newServer(f, Config{Source: &fakeSource{lookupErr: pipeline.ErrNotInRun}, Board: b})
+	s := newServer(f, Config{Source: &fakeSource{}, Origin: message.StandardOrigin(b)})
+	notIn := newServer(f, Config{Source: &fakeSource{lookupErr: pipeline.ErrNotInRun}, Origin: message.StandardOrigin(b)})
 	f.Fuzz(func(t *testing.T, query string) {
 		for _, h := range []*Server{s, notIn} {
 			w := httptest.NewRecorder()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/report"
 )
@@ -73,7 +74,7 @@ func TestBrowser(t *testing.T) {
 	c := startChrome(t)
 	r := run4x4(t)
 	b := r.Board
-	base := serve(t, newServer(t, Config{Source: r, Board: b}), "127.0.0.1:0")
+	base := serve(t, newServer(t, Config{Source: r, Origin: message.StandardOrigin(b)}), "127.0.0.1:0")
 	rep, err := r.Report(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -187,7 +188,7 @@ func TestBrowserLiveProgress(t *testing.T) {
 	r := run4x4(t)
 	p := &pipeline.Progress{}
 	p.Tasks.Store(5)
-	s := newServer(t, Config{Source: r, Board: r.Board, Progress: p, Started: time.Now(), Poll: 50 * time.Millisecond})
+	s := newServer(t, Config{Source: r, Origin: message.StandardOrigin(r.Board), Progress: p, Started: time.Now(), Poll: 50 * time.Millisecond})
 	c.navigate(serve(t, s, "127.0.0.1:0"))
 	c.waitFor(`!document.querySelector("#progress").hidden && document.querySelector("#progress").dataset.tasks === "5"`)
 	p.Tasks.Store(9)
