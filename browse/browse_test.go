@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math/bits"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -19,11 +20,29 @@ import (
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/report"
+	"github.com/reversi-cloud/reversi/storage"
 )
+
+// pricedRun is a run whose reports carry the cost of the transactions
+// its worker loops made, as the command line's reports do.
+type pricedRun struct {
+	*pipeline.Run
+	stats storage.Stats
+}
+
+func (r pricedRun) Report(ctx context.Context) (*report.Report, error) {
+	rep, err := r.Run.Report(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rep.SetTransactions(r.stats.ByCategory())
+	rep.SetCost(report.EstimateCost(r.stats, 0, report.DefaultPrices))
+	return rep, nil
+}
 
 // run4x4 enumerates the whole 4x4 game on the embedded backend and opens
 // the run: every ply resolved, every score known.
-func run4x4(t testing.TB) *pipeline.Run {
+func run4x4(t testing.TB) pricedRun {
 	t.Helper()
 	be := testkit.Embedded(t)
 	ctx := context.Background()
@@ -32,11 +51,37 @@ func run4x4(t testing.TB) *pipeline.Run {
 	if _, err := pipeline.RunLocal(ctx, be, cfg, 2, wcfg, slog.New(slog.DiscardHandler), nil); err != nil {
 		t.Fatal(err)
 	}
+	stats := be.Stats()
 	r, err := pipeline.OpenRun(ctx, be, "four")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r
+	return pricedRun{r, stats}
+}
+
+// runFrom4x4 enumerates the 4x4 game to its end from the position after
+// moves, on the embedded backend: a run seeded as with -start. It returns
+// the run and its origin.
+func runFrom4x4(t testing.TB, moves string) (*pipeline.Run, message.Origin) {
+	t.Helper()
+	b := board.MustNew(4)
+	start, err := b.ParseMoves(moves)
+	if err != nil {
+		t.Fatal(err)
+	}
+	be := testkit.Embedded(t)
+	ctx := context.Background()
+	o := message.Origin{Board: b, Start: start}
+	cfg := pipeline.RunConfig{Name: "fromhere", Board: 4, Start: start, Target: o.LastPly()}.WithDefaults()
+	wcfg := pipeline.WorkerConfig{Visibility: 5 * time.Second, PollMax: 20 * time.Millisecond}
+	if _, err := pipeline.RunLocal(ctx, be, cfg, 2, wcfg, slog.New(slog.DiscardHandler), nil); err != nil {
+		t.Fatal(err)
+	}
+	r, err := pipeline.OpenRun(ctx, be, cfg.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, o
 }
 
 func newServer(t testing.TB, cfg Config) *Server {
@@ -123,6 +168,45 @@ func TestPositionOfARealRun(t *testing.T) {
 	}
 	if slices.Sort(moves); !slices.Equal(moves, []string{"a2", "b1", "c4", "d3"}) {
 		t.Errorf("start moves %v", moves)
+	}
+}
+
+// TestPositionOfARunWithAStart serves a run seeded after b1a1 of the 4x4
+// game: the start position is b1a1's, at ply 0 with no parents, moves are
+// played from it, and plies count from it.
+func TestPositionOfARunWithAStart(t *testing.T) {
+	r, o := runFrom4x4(t, "b1a1")
+	s := newServer(t, Config{Source: r, Origin: o})
+	var start Position
+	if code := get(t, s, "/api/position", &start); code != http.StatusOK {
+		t.Fatalf("status %d: %+v", code, start)
+	}
+	if start.Key != o.Start.Text() || start.Ply != 0 || len(start.Parents) != 0 || start.Result != "white" || start.Score == nil || *start.Score != [2]int{3, 11} {
+		t.Errorf("start: %+v, want %s at ply 0 without parents, white 3-11 (as after b1a1 from the usual start)", start, o.Start.Text())
+	}
+	var moves []string
+	for _, c := range start.Children {
+		moves = append(moves, c.Moves...)
+	}
+	var want []string
+	for m := o.Board.Moves(o.Start); m != 0; m &= m - 1 {
+		want = append(want, o.Board.SquareName(bits.TrailingZeros64(m)))
+	}
+	slices.Sort(want)
+	if slices.Sort(moves); !slices.Equal(moves, want) {
+		t.Errorf("start moves %v, want %v", moves, want)
+	}
+	var child Position
+	if code := get(t, s, "/api/position?moves="+want[0], &child); code != http.StatusOK || child.Ply != 1 || !slices.Equal(child.Parents, []string{o.Board.Canonical(o.Start).Text()}) {
+		t.Errorf("after %s: status %d, %+v; want ply 1 with the start as parent", want[0], code, child)
+	}
+	var e errorOut
+	if code := get(t, s, "/api/position?moves=b1", &e); code != http.StatusBadRequest || !strings.Contains(e.Error, "from the run's start") {
+		t.Errorf("b1 from the run's start: status %d, %+v", code, e)
+	}
+	var before Position
+	if code := get(t, s, "/api/position?key="+o.Board.Start().Text(), &before); code != http.StatusNotFound || before.Ply != -2 {
+		t.Errorf("the board's usual start: status %d, ply %d; want 404 at ply -2", code, before.Ply)
 	}
 }
 
@@ -244,6 +328,14 @@ func TestProgress(t *testing.T) {
 	if got != want {
 		t.Errorf("progress %+v, want %+v", got, want)
 	}
+	p.Started(message.Message{Kind: message.KindMerge, Ply: 7})
+	if got := s.snapshot(started.Add(2 * time.Second)); got.Ply != 7 || got.Current != "merging ply 7" {
+		t.Errorf("after a merge of ply 7 started: %+v", got)
+	}
+	p.Started(message.Message{Kind: message.KindInline, Ply: 0})
+	if got := s.snapshot(started.Add(2 * time.Second)); got.Ply != 0 || got.Current != "expanding ply 0" {
+		t.Errorf("after an expansion of ply 0 started: %+v", got)
+	}
 	s.finish(started.Add(time.Second))
 	s.finish(started.Add(time.Hour)) // the first call counts
 	if got := s.snapshot(started.Add(time.Minute)); !got.Finished || got.ElapsedSeconds != 1 || got.PositionsPerSecond != 1000 {
@@ -256,6 +348,7 @@ func TestNewChecksConfig(t *testing.T) {
 	for name, cfg := range map[string]Config{
 		"no source": {Origin: message.StandardOrigin(b)},
 		"no board":  {Source: &fakeSource{}},
+		"bad start": {Source: &fakeSource{}, Origin: message.Origin{Board: b, Start: board.Position{Occ: 1, White: 2}}},
 		"poll":      {Source: &fakeSource{}, Origin: message.StandardOrigin(b), Poll: time.Millisecond},
 	} {
 		if _, err := New(cfg); err == nil {
