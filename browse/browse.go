@@ -9,7 +9,9 @@
 //
 //	GET /api/report
 //	    the run's report as report.Report JSON (the fields of enumerate
-//	    -json: per-ply counts, transactions, cost).
+//	    -json: per-ply counts, transactions and cost; each ply's
+//	    transactions and cost_usd, also in cost.plies with plies still
+//	    being worked on, and cost.no_ply for the rest).
 //	GET /api/position?moves=f5d6c3   (from the run's start position, the
 //	                                  board's usual one or -start's; "" is the start)
 //	GET /api/position?key=b0000…     (a 33-character key, any orientation)
@@ -18,8 +20,9 @@
 //	    position the run has not reached answers 404 with its board and
 //	    an error; unreadable moves or keys answer 400.
 //	GET /api/progress
-//	    what the worker loops of this process have done (Progress); live
-//	    is false when the process only reads the run, as inspect does.
+//	    what the worker loops of this process have done and the ply of
+//	    the latest task (Progress); live is false when the process only
+//	    reads the run, as inspect does.
 //
 // Errors are JSON too: {"error": "..."}.
 package browse
