@@ -150,7 +150,7 @@ function renderCost(r) {
 // spanning whole powers of ten; zeros are left out of the lines. label
 // formats a value for the tooltips.
 function logChart(title, xs, series, label) {
-  const W = 460, H = 240, L = 58, R = 12, T = 28, B = 40;
+  const W = 460, H = 256, L = 58, R = 12, T = 44, B = 40;
   let lo = Infinity, hi = -Infinity;
   for (const s of series) for (const v of s.values) if (v > 0) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
   if (lo === Infinity) { lo = 1; hi = 1; }
@@ -180,7 +180,7 @@ function logChart(title, xs, series, label) {
     });
     grp.prepend(svg("polyline", { points: pts.join(" ") }));
     g.append(grp);
-    g.append(svg("text", { class: "s" + k, x: L + 8 + k * 110, y: T + 12, text: "● " + s.name }));
+    g.append(svg("text", { class: "s" + k, x: L + 8 + k * 110, y: T - 12, text: "● " + s.name }));
   });
   return g;
 }
