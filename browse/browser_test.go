@@ -198,14 +198,31 @@ func mustParse(t *testing.T, b *board.Board, key string) board.Position {
 }
 
 // TestBrowserLiveProgress shows a live run's progress, refreshing by
-// itself until the worker loops finish.
+// itself until the worker loops finish, and the transactions of a ply
+// being worked on before its counts.
 func TestBrowserLiveProgress(t *testing.T) {
 	c := startChrome(t)
-	r := run4x4(t)
+	rep := &report.Report{Board: 8, TargetPly: 5, Root: "unknown", StorageTransactions: 120,
+		Plies: []report.Ply{{Ply: 0, Positions: 1, Unknown: 1, Transactions: 30, CostUSD: 0.5}, {Ply: 1, Positions: 1, Edges: 4, Unknown: 1, Transactions: 50, CostUSD: 0.25}},
+		Cost: &report.Cost{TransactionsUSD: 1, NoPly: report.PlyCost{Ply: -1, Transactions: 30, USD: 0.125},
+			Plies: []report.PlyCost{{Ply: 0, Transactions: 30, USD: 0.5}, {Ply: 1, Transactions: 50, USD: 0.25}, {Ply: 2, Transactions: 10, USD: 0.125}}}}
 	p := &pipeline.Progress{}
 	p.Tasks.Store(5)
-	s := newServer(t, Config{Source: r, Origin: message.StandardOrigin(r.Board), Progress: p, Started: time.Now(), Poll: 50 * time.Millisecond})
+	s := newServer(t, Config{Source: &fakeSource{rep: rep}, Origin: message.StandardOrigin(board.MustNew(8)), Progress: p, Started: time.Now(), Poll: 50 * time.Millisecond})
 	c.navigate(serve(t, s, "127.0.0.1:0"))
+	c.waitFor(`document.querySelector("#plies").dataset.loaded === "2"`)
+	var rows [][]string
+	c.eval(`[...document.querySelectorAll("#ply-table tr")].slice(1).map(tr => [tr.className, tr.cells[0].textContent, tr.cells[1].textContent, ...[...tr.cells].slice(-2).map(td => td.textContent)])`, &rows)
+	want := [][]string{
+		{"", "0", "1", "30", "$0.500000"},
+		{"", "1", "1", "50", "$0.250000"},
+		{"in-progress", "2", "–", "10", "$0.125000"},
+		{"no-ply", "no ply", "", "30", "$0.125000"},
+		{"all", "all", "2", "120", "$1.000000"},
+	}
+	if !slices.EqualFunc(rows, want, slices.Equal) {
+		t.Errorf("table of a live run: %q, want %q", rows, want)
+	}
 	c.waitFor(`!document.querySelector("#progress").hidden && document.querySelector("#progress").dataset.tasks === "5"`)
 	p.Tasks.Store(9)
 	p.Add(1234, 5000)

@@ -125,8 +125,8 @@ func TestEnumerateAndInspectServeTheRun(t *testing.T) {
 	getJSON(t, url+"api/progress", &progress)
 	var live report.Report
 	getJSON(t, url+"api/report", &live)
-	if !progress.Live || !progress.Finished || progress.Tasks == 0 || progress.Edges != live.Edges() {
-		t.Errorf("progress after the run: %+v; want live, finished, and the run's %d edges", progress, live.Edges())
+	if !progress.Live || !progress.Finished || progress.Tasks == 0 || progress.Edges != live.Edges() || progress.Ply < 0 || progress.Ply > live.TargetPly {
+		t.Errorf("progress after the run: %+v; want live, finished, the run's %d edges and the ply of its last task", progress, live.Edges())
 	}
 	code, out, errOut := stop()
 	if code != 0 || !strings.Contains(errOut, "enumerate: browse the run at "+url) {

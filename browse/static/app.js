@@ -79,7 +79,9 @@ function renderReport(r) {
 
   // Transactions and cost per ply come from the cost estimate, which
   // also lists plies still being worked on: they get rows of their own.
+  // Statistics recorded before plies were counted have none: "–".
   const cost = r.cost || {};
+  const priced = (cost.plies || []).length > 0;
   const plyCost = new Map((cost.plies || []).map((c) => [c.ply, c]));
   const tbody = $("#ply-table tbody");
   tbody.replaceChildren();
@@ -87,7 +89,7 @@ function renderReport(r) {
   const counted = new Set();
   for (const p of r.plies) {
     for (const c of countCols) total[c] = (total[c] || 0) + (p[c] || 0);
-    const c = plyCost.get(p.ply) || (r.cost ? { transactions: 0, usd: 0 } : {});
+    const c = plyCost.get(p.ply) || (priced ? { transactions: 0, usd: 0 } : {});
     counted.add(p.ply);
     tbody.append(plyRow(p.ply, p, c.transactions, c.usd));
   }
@@ -95,7 +97,7 @@ function renderReport(r) {
     if (!counted.has(c.ply)) tbody.append(plyRow(c.ply, null, c.transactions, c.usd, "in-progress"));
   }
   const foot = [];
-  if (r.cost) {
+  if (priced) {
     const none = el("tr", { class: "no-ply" }, el("td", { class: "text", text: "no ply" }));
     for (const c of countCols) none.append(el("td", { class: c }));
     none.append(el("td", { class: "transactions", text: fmt(cost.no_ply.transactions) }), el("td", { class: "cost", text: usd(cost.no_ply.usd) }));
