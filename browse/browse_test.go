@@ -400,14 +400,19 @@ func FuzzListenAddr(f *testing.F) {
 // a position, 400 for bad input, or 404 for one the fake run lacks, and
 // always JSON.
 func FuzzPosition(f *testing.F) {
-	for _, s := range []string{"", "moves=f5d6", "moves=f5%20pa", "key=b00000018180000000000001008000000", "key=x&moves=y", "moves=c4e3f6e6f5c5c3", "%zz"} {
+	for _, s := range []string{"", "moves=f5d6", "moves=f5%20pa", "moves=d3,c4%20pa", "moves=d3c", "key=b00000018180000000000001008000000", "key=x&moves=y", "moves=c4e3f6e6f5c5c3", "%zz"} {
 		f.Add(s)
 	}
 	b := board.MustNew(8)
 	s := newServer(f, Config{Source: &fakeSource{}, Origin: message.StandardOrigin(b)})
 	notIn := newServer(f, Config{Source: &fakeSource{lookupErr: pipeline.ErrNotInRun}, Origin: message.StandardOrigin(b)})
+	later, err := b.ParseMoves("f5d6c3")
+	if err != nil {
+		f.Fatal(err)
+	}
+	fromLater := newServer(f, Config{Source: &fakeSource{}, Origin: message.Origin{Board: b, Start: later}}) // as with -start
 	f.Fuzz(func(t *testing.T, query string) {
-		for _, h := range []*Server{s, notIn} {
+		for _, h := range []*Server{s, notIn, fromLater} {
 			w := httptest.NewRecorder()
 			req := httptest.NewRequest(http.MethodGet, "/api/position", nil)
 			req.URL.RawQuery = query
