@@ -9,16 +9,20 @@
 //
 //	GET /api/report
 //	    the run's report as report.Report JSON (the fields of enumerate
-//	    -json: per-ply counts, transactions, cost).
-//	GET /api/position?moves=f5d6c3   (from the start position; "" is the start)
+//	    -json: per-ply counts, transactions and cost; each ply's
+//	    transactions and cost_usd, also in cost.plies with plies still
+//	    being worked on, and cost.no_ply for the rest).
+//	GET /api/position?moves=f5d6c3   (from the run's start position, the
+//	                                  board's usual one or -start's; "" is the start)
 //	GET /api/position?key=b0000…     (a 33-character key, any orientation)
 //	    one position: its board, result and score, best moves, canonical
 //	    parents and its children with their results (Position). A
 //	    position the run has not reached answers 404 with its board and
 //	    an error; unreadable moves or keys answer 400.
 //	GET /api/progress
-//	    what the worker loops of this process have done (Progress); live
-//	    is false when the process only reads the run, as inspect does.
+//	    what the worker loops of this process have done and the ply of
+//	    the latest task (Progress); live is false when the process only
+//	    reads the run, as inspect does.
 //
 // Errors are JSON too: {"error": "..."}.
 package browse
@@ -37,6 +41,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/report"
 )
@@ -53,7 +58,10 @@ type Source interface {
 // Config configures a Server.
 type Config struct {
 	Source Source
-	Board  *board.Board // the run's board, for parsing moves and keys
+	// Origin is the run's board and start position: the position moves
+	// are played from and plies are counted from, for parsing moves and
+	// keys. Its Start may be left zero for the board's usual start.
+	Origin message.Origin
 	// Progress counts the work of the worker loops of this process, from
 	// Started on; nil when the process only reads the run.
 	Progress *pipeline.Progress
@@ -83,8 +91,14 @@ var static embed.FS
 
 // New checks cfg and returns a server.
 func New(cfg Config) (*Server, error) {
-	if cfg.Source == nil || cfg.Board == nil {
+	if cfg.Source == nil || cfg.Origin.Board == nil {
 		return nil, errors.New("browse: a source and a board are required")
+	}
+	if cfg.Origin.Start == (board.Position{}) {
+		cfg.Origin.Start = cfg.Origin.Board.Start()
+	}
+	if err := cfg.Origin.Board.Valid(cfg.Origin.Start); err != nil {
+		return nil, fmt.Errorf("browse: start position: %w", err)
 	}
 	if cfg.Poll == 0 {
 		cfg.Poll = DefaultPoll
@@ -175,7 +189,8 @@ func (s *Server) position(w http.ResponseWriter, r *http.Request) {
 	}
 	info, err := s.cfg.Source.Lookup(r.Context(), p)
 	if errors.Is(err, pipeline.ErrNotInRun) {
-		out := NewPosition(s.cfg.Board, &pipeline.PositionInfo{Position: p, Canonical: s.cfg.Board.Canonical(p), Ply: s.cfg.Board.Ply(p)})
+		b := s.cfg.Origin.Board
+		out := NewPosition(b, &pipeline.PositionInfo{Position: p, Canonical: b.Canonical(p), Ply: s.cfg.Origin.Ply(p)})
 		out.Error = err.Error()
 		writeJSON(w, http.StatusNotFound, out)
 		return
@@ -184,11 +199,11 @@ func (s *Server) position(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, "looking up the position: "+err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, NewPosition(s.cfg.Board, info))
+	writeJSON(w, http.StatusOK, NewPosition(s.cfg.Origin.Board, info))
 }
 
-// parsePosition reads ?key= or ?moves= (an absent or empty moves is the
-// start position).
+// parsePosition reads ?key= or ?moves= (moves from the run's start; an
+// absent or empty list is the start position).
 func (s *Server) parsePosition(r *http.Request) (board.Position, error) {
 	q := r.URL.Query()
 	key, hasKey := q["key"]
@@ -199,19 +214,19 @@ func (s *Server) parsePosition(r *http.Request) (board.Position, error) {
 	case len(key) > 1 || len(moves) > 1:
 		return board.Position{}, errors.New("give one key or one move list")
 	case hasKey:
-		p, err := s.cfg.Board.ParseText(strings.TrimSpace(key[0]))
+		p, err := s.cfg.Origin.Board.ParseText(strings.TrimSpace(key[0]))
 		if err != nil {
 			return p, fmt.Errorf("key: %w", err)
 		}
 		return p, nil
 	case hasMoves:
-		p, err := s.cfg.Board.ParseMoves(moves[0])
+		p, err := ParseMoves(s.cfg.Origin, moves[0])
 		if err != nil {
 			return p, fmt.Errorf("moves: %w", err)
 		}
 		return p, nil
 	}
-	return s.cfg.Board.Start(), nil
+	return s.cfg.Origin.Start, nil
 }
 
 func (s *Server) progress(w http.ResponseWriter, r *http.Request) {

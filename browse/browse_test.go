@@ -6,6 +6,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"math/bits"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -16,13 +17,32 @@ import (
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/report"
+	"github.com/reversi-cloud/reversi/storage"
 )
+
+// pricedRun is a run whose reports carry the cost of the transactions
+// its worker loops made, as the command line's reports do.
+type pricedRun struct {
+	*pipeline.Run
+	stats storage.Stats
+}
+
+func (r pricedRun) Report(ctx context.Context) (*report.Report, error) {
+	rep, err := r.Run.Report(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rep.SetTransactions(r.stats.ByCategory())
+	rep.SetCost(report.EstimateCost(r.stats, 0, report.DefaultPrices))
+	return rep, nil
+}
 
 // run4x4 enumerates the whole 4x4 game on the embedded backend and opens
 // the run: every ply resolved, every score known.
-func run4x4(t testing.TB) *pipeline.Run {
+func run4x4(t testing.TB) pricedRun {
 	t.Helper()
 	be := testkit.Embedded(t)
 	ctx := context.Background()
@@ -31,11 +51,37 @@ func run4x4(t testing.TB) *pipeline.Run {
 	if _, err := pipeline.RunLocal(ctx, be, cfg, 2, wcfg, slog.New(slog.DiscardHandler), nil); err != nil {
 		t.Fatal(err)
 	}
+	stats := be.Stats()
 	r, err := pipeline.OpenRun(ctx, be, "four")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return r
+	return pricedRun{r, stats}
+}
+
+// runFrom4x4 enumerates the 4x4 game to its end from the position after
+// moves, on the embedded backend: a run seeded as with -start. It returns
+// the run and its origin.
+func runFrom4x4(t testing.TB, moves string) (*pipeline.Run, message.Origin) {
+	t.Helper()
+	b := board.MustNew(4)
+	start, err := b.ParseMoves(moves)
+	if err != nil {
+		t.Fatal(err)
+	}
+	be := testkit.Embedded(t)
+	ctx := context.Background()
+	o := message.Origin{Board: b, Start: start}
+	cfg := pipeline.RunConfig{Name: "fromhere", Board: 4, Start: start, Target: o.LastPly()}.WithDefaults()
+	wcfg := pipeline.WorkerConfig{Visibility: 5 * time.Second, PollMax: 20 * time.Millisecond}
+	if _, err := pipeline.RunLocal(ctx, be, cfg, 2, wcfg, slog.New(slog.DiscardHandler), nil); err != nil {
+		t.Fatal(err)
+	}
+	r, err := pipeline.OpenRun(ctx, be, cfg.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, o
 }
 
 func newServer(t testing.TB, cfg Config) *Server {
@@ -65,7 +111,7 @@ func get(t *testing.T, h http.Handler, target string, out any) int {
 // game, by moves and by key, and follows a child and a parent.
 func TestPositionOfARealRun(t *testing.T) {
 	r := run4x4(t)
-	s := newServer(t, Config{Source: r, Board: r.Board})
+	s := newServer(t, Config{Source: r, Origin: message.StandardOrigin(r.Board)})
 	var byMoves Position
 	if code := get(t, s, "/api/position?moves=b1", &byMoves); code != http.StatusOK {
 		t.Fatalf("status %d", code)
@@ -125,6 +171,45 @@ func TestPositionOfARealRun(t *testing.T) {
 	}
 }
 
+// TestPositionOfARunWithAStart serves a run seeded after b1a1 of the 4x4
+// game: the start position is b1a1's, at ply 0 with no parents, moves are
+// played from it, and plies count from it.
+func TestPositionOfARunWithAStart(t *testing.T) {
+	r, o := runFrom4x4(t, "b1a1")
+	s := newServer(t, Config{Source: r, Origin: o})
+	var start Position
+	if code := get(t, s, "/api/position", &start); code != http.StatusOK {
+		t.Fatalf("status %d: %+v", code, start)
+	}
+	if start.Key != o.Start.Text() || start.Ply != 0 || len(start.Parents) != 0 || start.Result != "white" || start.Score == nil || *start.Score != [2]int{3, 11} {
+		t.Errorf("start: %+v, want %s at ply 0 without parents, white 3-11 (as after b1a1 from the usual start)", start, o.Start.Text())
+	}
+	var moves []string
+	for _, c := range start.Children {
+		moves = append(moves, c.Moves...)
+	}
+	var want []string
+	for m := o.Board.Moves(o.Start); m != 0; m &= m - 1 {
+		want = append(want, o.Board.SquareName(bits.TrailingZeros64(m)))
+	}
+	slices.Sort(want)
+	if slices.Sort(moves); !slices.Equal(moves, want) {
+		t.Errorf("start moves %v, want %v", moves, want)
+	}
+	var child Position
+	if code := get(t, s, "/api/position?moves="+want[0], &child); code != http.StatusOK || child.Ply != 1 || !slices.Equal(child.Parents, []string{o.Board.Canonical(o.Start).Text()}) {
+		t.Errorf("after %s: status %d, %+v; want ply 1 with the start as parent", want[0], code, child)
+	}
+	var e errorOut
+	if code := get(t, s, "/api/position?moves=b1", &e); code != http.StatusBadRequest || !strings.Contains(e.Error, "from the run's start") {
+		t.Errorf("b1 from the run's start: status %d, %+v", code, e)
+	}
+	var before Position
+	if code := get(t, s, "/api/position?key="+o.Board.Start().Text(), &before); code != http.StatusNotFound || before.Ply != -2 {
+		t.Errorf("the board's usual start: status %d, ply %d; want 404 at ply -2", code, before.Ply)
+	}
+}
+
 // fakeSource answers with fixed values, to reach the error paths.
 type fakeSource struct {
 	rep       *report.Report
@@ -177,7 +262,7 @@ func TestEndpoints(t *testing.T) {
 		{"no such file", broken, "GET", "/secret.txt", 404, `not found`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newServer(t, Config{Source: tc.src, Board: b})
+			s := newServer(t, Config{Source: tc.src, Origin: message.StandardOrigin(b)})
 			w := httptest.NewRecorder()
 			s.ServeHTTP(w, httptest.NewRequest(tc.method, tc.target, nil))
 			if w.Code != tc.status || !strings.Contains(w.Body.String(), tc.want) {
@@ -197,7 +282,7 @@ func TestEndpoints(t *testing.T) {
 // Host headers a rebinding attack would send; on other addresses any
 // name is served.
 func TestLoopbackOnlyAnswersLoopbackNames(t *testing.T) {
-	s := newServer(t, Config{Source: &fakeSource{rep: &report.Report{}}, Board: board.MustNew(8)})
+	s := newServer(t, Config{Source: &fakeSource{rep: &report.Report{}}, Origin: message.StandardOrigin(board.MustNew(8))})
 	loopback := serve(t, s, "127.0.0.1:0")
 	everywhere := strings.Replace(serve(t, s, "0.0.0.0:0"), "0.0.0.0", "127.0.0.1", 1)
 	for _, tc := range []struct {
@@ -234,7 +319,7 @@ func TestLoopbackOnlyAnswersLoopbackNames(t *testing.T) {
 func TestProgress(t *testing.T) {
 	p := &pipeline.Progress{}
 	started := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	s := newServer(t, Config{Source: &fakeSource{}, Board: board.MustNew(8), Progress: p, Started: started, Poll: 250 * time.Millisecond})
+	s := newServer(t, Config{Source: &fakeSource{}, Origin: message.StandardOrigin(board.MustNew(8)), Progress: p, Started: started, Poll: 250 * time.Millisecond})
 	p.Tasks.Store(3)
 	p.Add(1000, 4000)
 	p.Merges.Store(2)
@@ -243,6 +328,14 @@ func TestProgress(t *testing.T) {
 	if got != want {
 		t.Errorf("progress %+v, want %+v", got, want)
 	}
+	p.Started(message.Message{Kind: message.KindMerge, Ply: 7})
+	if got := s.snapshot(started.Add(2 * time.Second)); got.Ply != 7 || got.Current != "merging ply 7" {
+		t.Errorf("after a merge of ply 7 started: %+v", got)
+	}
+	p.Started(message.Message{Kind: message.KindInline, Ply: 0})
+	if got := s.snapshot(started.Add(2 * time.Second)); got.Ply != 0 || got.Current != "expanding ply 0" {
+		t.Errorf("after an expansion of ply 0 started: %+v", got)
+	}
 	s.finish(started.Add(time.Second))
 	s.finish(started.Add(time.Hour)) // the first call counts
 	if got := s.snapshot(started.Add(time.Minute)); !got.Finished || got.ElapsedSeconds != 1 || got.PositionsPerSecond != 1000 {
@@ -250,20 +343,13 @@ func TestProgress(t *testing.T) {
 	}
 }
 
-func TestPlyOf(t *testing.T) {
-	for in, want := range map[string]int{"expanding ply 7": 7, "merging ply 12": 12, "": -1, "resolving ply x": -1, "ply 3": -1, "cleaning ply -1": -1} {
-		if got := plyOf(in); got != want {
-			t.Errorf("plyOf(%q) = %d, want %d", in, got, want)
-		}
-	}
-}
-
 func TestNewChecksConfig(t *testing.T) {
 	b := board.MustNew(4)
 	for name, cfg := range map[string]Config{
-		"no source": {Board: b},
+		"no source": {Origin: message.StandardOrigin(b)},
 		"no board":  {Source: &fakeSource{}},
-		"poll":      {Source: &fakeSource{}, Board: b, Poll: time.Millisecond},
+		"bad start": {Source: &fakeSource{}, Origin: message.Origin{Board: b, Start: board.Position{Occ: 1, White: 2}}},
+		"poll":      {Source: &fakeSource{}, Origin: message.StandardOrigin(b), Poll: time.Millisecond},
 	} {
 		if _, err := New(cfg); err == nil {
 			t.Errorf("%s: no error", name)
@@ -314,14 +400,19 @@ func FuzzListenAddr(f *testing.F) {
 // a position, 400 for bad input, or 404 for one the fake run lacks, and
 // always JSON.
 func FuzzPosition(f *testing.F) {
-	for _, s := range []string{"", "moves=f5d6", "moves=f5%20pa", "key=b00000018180000000000001008000000", "key=x&moves=y", "moves=c4e3f6e6f5c5c3", "%zz"} {
+	for _, s := range []string{"", "moves=f5d6", "moves=f5%20pa", "moves=d3,c4%20pa", "moves=d3c", "key=b00000018180000000000001008000000", "key=x&moves=y", "moves=c4e3f6e6f5c5c3", "%zz"} {
 		f.Add(s)
 	}
 	b := board.MustNew(8)
-	s := newServer(f, Config{Source: &fakeSource{}, Board: b})
-	notIn := newServer(f, Config{Source: &fakeSource{lookupErr: pipeline.ErrNotInRun}, Board: b})
+	s := newServer(f, Config{Source: &fakeSource{}, Origin: message.StandardOrigin(b)})
+	notIn := newServer(f, Config{Source: &fakeSource{lookupErr: pipeline.ErrNotInRun}, Origin: message.StandardOrigin(b)})
+	later, err := b.ParseMoves("f5d6c3")
+	if err != nil {
+		f.Fatal(err)
+	}
+	fromLater := newServer(f, Config{Source: &fakeSource{}, Origin: message.Origin{Board: b, Start: later}}) // as with -start
 	f.Fuzz(func(t *testing.T, query string) {
-		for _, h := range []*Server{s, notIn} {
+		for _, h := range []*Server{s, notIn, fromLater} {
 			w := httptest.NewRecorder()
 			req := httptest.NewRequest(http.MethodGet, "/api/position", nil)
 			req.URL.RawQuery = query

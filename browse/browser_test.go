@@ -6,10 +6,12 @@ import (
 	"math/bits"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/report"
 )
@@ -42,12 +44,15 @@ func commas(n int64) string {
 	return s
 }
 
+// usd formats a cost as the page does.
+func usd(v float64) string { return fmt.Sprintf("$%.6f", v) }
+
 func tableRow(p report.Ply) []string {
 	row := []string{strconv.Itoa(p.Ply)}
-	for _, n := range []int64{p.Positions, p.Terminal, p.Edges, p.BlackWins, p.WhiteWins, p.Draws, p.Unknown, p.Blobs, p.Merges, p.BlobReads} {
+	for _, n := range []int64{p.Positions, p.Terminal, p.Edges, p.BlackWins, p.WhiteWins, p.Draws, p.Unknown, p.Blobs, p.Merges, p.BlobReads, p.Transactions} {
 		row = append(row, commas(n))
 	}
-	return row
+	return append(row, usd(p.CostUSD))
 }
 
 func key(t *testing.T, b *board.Board, moves string) string {
@@ -73,7 +78,7 @@ func TestBrowser(t *testing.T) {
 	c := startChrome(t)
 	r := run4x4(t)
 	b := r.Board
-	base := serve(t, newServer(t, Config{Source: r, Board: b}), "127.0.0.1:0")
+	base := serve(t, newServer(t, Config{Source: r, Origin: message.StandardOrigin(b)}), "127.0.0.1:0")
 	rep, err := r.Report(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -88,19 +93,31 @@ func TestBrowser(t *testing.T) {
 		t.Fatalf("%d rows in the table, want %d", len(rows), len(rep.Plies))
 	}
 	for i, p := range rep.Plies {
-		if want := tableRow(p); !slices.Equal(rows[i], want) {
-			t.Errorf("table row %d: %q, want %q", i, rows[i], want)
+		if want := tableRow(p); !slices.Equal(rows[i], want) || p.Transactions == 0 {
+			t.Errorf("table row %d: %q, want %q with transactions", i, rows[i], want)
 		}
+	}
+	// Below the plies: the transactions made for no ply, then the totals.
+	var foot [][]string
+	c.eval(`[...document.querySelectorAll("#ply-table tfoot tr")].map(tr => [...tr.cells].slice(-2).map(td => td.textContent))`, &foot)
+	wantFoot := [][]string{
+		{commas(rep.Cost.NoPly.Transactions), usd(rep.Cost.NoPly.USD)},
+		{commas(rep.StorageTransactions), usd(rep.Cost.TransactionsUSD)},
+	}
+	if !slices.EqualFunc(foot, wantFoot, slices.Equal) {
+		t.Errorf("transactions and cost below the table: %q, want %q", foot, wantFoot)
 	}
 	var summary string
 	c.eval(`document.querySelector("#summary").textContent`, &summary)
 	if want := "target ply 12, complete, root: white, perfect play 3-11 (black-white)"; summary != want {
 		t.Errorf("summary %q, want %q", summary, want)
 	}
-	var points int
-	c.eval(`document.querySelectorAll("#charts svg g[data-series=positions] circle").length`, &points)
-	if points != len(rep.Plies) {
-		t.Errorf("the positions chart has %d points, want %d", points, len(rep.Plies))
+	for _, series := range []string{"positions", "transactions", "cost"} {
+		var points int
+		c.eval(`document.querySelectorAll("#charts svg g[data-series=`+series+`] circle").length`, &points)
+		if points != len(rep.Plies) {
+			t.Errorf("the %s chart has %d points, want %d", series, points, len(rep.Plies))
+		}
 	}
 
 	var moves, want []string
@@ -181,18 +198,65 @@ func mustParse(t *testing.T, b *board.Board, key string) board.Position {
 }
 
 // TestBrowserLiveProgress shows a live run's progress, refreshing by
-// itself until the worker loops finish.
+// itself until the worker loops finish, and the transactions of a ply
+// being worked on before its counts.
 func TestBrowserLiveProgress(t *testing.T) {
 	c := startChrome(t)
-	r := run4x4(t)
+	rep := &report.Report{Board: 8, TargetPly: 5, Root: "unknown", StorageTransactions: 120,
+		Plies: []report.Ply{{Ply: 0, Positions: 1, Unknown: 1, Transactions: 30, CostUSD: 0.5}, {Ply: 1, Positions: 1, Edges: 4, Unknown: 1, Transactions: 50, CostUSD: 0.25}},
+		Cost: &report.Cost{TransactionsUSD: 1, NoPly: report.PlyCost{Ply: -1, Transactions: 30, USD: 0.125},
+			Plies: []report.PlyCost{{Ply: 0, Transactions: 30, USD: 0.5}, {Ply: 1, Transactions: 50, USD: 0.25}, {Ply: 2, Transactions: 10, USD: 0.125}}}}
 	p := &pipeline.Progress{}
 	p.Tasks.Store(5)
-	s := newServer(t, Config{Source: r, Board: r.Board, Progress: p, Started: time.Now(), Poll: 50 * time.Millisecond})
+	s := newServer(t, Config{Source: &fakeSource{rep: rep}, Origin: message.StandardOrigin(board.MustNew(8)), Progress: p, Started: time.Now(), Poll: 50 * time.Millisecond})
 	c.navigate(serve(t, s, "127.0.0.1:0"))
+	c.waitFor(`document.querySelector("#plies").dataset.loaded === "2"`)
+	var rows [][]string
+	c.eval(`[...document.querySelectorAll("#ply-table tr")].slice(1).map(tr => [tr.className, tr.cells[0].textContent, tr.cells[1].textContent, ...[...tr.cells].slice(-2).map(td => td.textContent)])`, &rows)
+	want := [][]string{
+		{"", "0", "1", "30", "$0.500000"},
+		{"", "1", "1", "50", "$0.250000"},
+		{"in-progress", "2", "–", "10", "$0.125000"},
+		{"no-ply", "no ply", "", "30", "$0.125000"},
+		{"all", "all", "2", "120", "$1.000000"},
+	}
+	if !slices.EqualFunc(rows, want, slices.Equal) {
+		t.Errorf("table of a live run: %q, want %q", rows, want)
+	}
 	c.waitFor(`!document.querySelector("#progress").hidden && document.querySelector("#progress").dataset.tasks === "5"`)
 	p.Tasks.Store(9)
 	p.Add(1234, 5000)
-	c.waitFor(`document.querySelector("#progress").dataset.tasks === "9" && document.querySelector('#progress [data-field="positions"]').textContent === "1,234"`)
+	p.Started(message.Message{Kind: message.KindResolve, Ply: 11})
+	c.waitFor(`document.querySelector("#progress").dataset.tasks === "9" && document.querySelector('#progress [data-field="positions"]').textContent === "1,234"
+		&& document.querySelector('#progress [data-field="ply"]').textContent === "11"
+		&& document.querySelector('#progress [data-field="current"]').textContent === "resolving ply 11"`)
 	s.Finish()
 	c.waitFor(`document.querySelector("#progress").classList.contains("finished") && document.querySelector('#progress [data-field="current"]').textContent === "finished"`)
+}
+
+// TestBrowserFromAStart opens a run seeded after b1a1 (as with -start):
+// the page opens on that position, at ply 0, with its legal moves.
+func TestBrowserFromAStart(t *testing.T) {
+	c := startChrome(t)
+	r, o := runFrom4x4(t, "b1a1")
+	c.navigate(serve(t, newServer(t, Config{Source: r, Origin: o}), "127.0.0.1:0"))
+	c.waitFor(viewerShows(o.Start.Text()))
+	var shown struct {
+		Ply     string
+		Moves   []string
+		Summary string
+	}
+	c.eval(`({ply: document.querySelector('[data-fact="ply"]').textContent,
+		moves: [...document.querySelectorAll("#board a.move")].map(a => a.dataset.move).sort(),
+		summary: document.querySelector("#summary").textContent})`, &shown)
+	var want []string
+	for m := o.Board.Moves(o.Start); m != 0; m &= m - 1 {
+		want = append(want, o.Board.SquareName(bits.TrailingZeros64(m)))
+	}
+	slices.Sort(want)
+	if shown.Ply != "0" || !slices.Equal(shown.Moves, want) || !strings.HasSuffix(shown.Summary, "from the start position "+o.Start.Text()) {
+		t.Errorf("start page: %+v; want ply 0, moves %v and the start in the summary", shown, want)
+	}
+	c.click(`#board a.move[data-move="` + want[0] + `"]`)
+	c.waitFor(`location.hash === "#/moves/` + want[0] + `" && document.querySelector('[data-fact="ply"]').textContent === "1"`)
 }

@@ -1,10 +1,47 @@
 package browse
 
 import (
+	"fmt"
+	"strings"
+
 	"github.com/reversi-cloud/reversi/backtrack"
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/pipeline"
 )
+
+// ParseMoves plays a move list such as "f5d6c3" from a run's start
+// position. From the board's usual start it is board.ParseMoves; from
+// any other, passes are folded in as everywhere, so "pa" tokens are
+// skipped.
+func ParseMoves(o message.Origin, moves string) (board.Position, error) {
+	b, p := o.Board, o.Start
+	if p == b.Start() {
+		return b.ParseMoves(moves)
+	}
+	n := 0
+	for _, tok := range strings.FieldsFunc(moves, func(r rune) bool { return strings.ContainsRune(" ,\t\r\n", r) }) {
+		for ; len(tok) >= 2; tok = tok[2:] {
+			n++
+			if strings.EqualFold(tok[:2], "pa") {
+				continue
+			}
+			sq, err := b.ParseSquare(tok[:2])
+			if err != nil {
+				return p, fmt.Errorf("move %d: %w", n, err)
+			}
+			q, err := b.Play(p, sq)
+			if err != nil {
+				return p, fmt.Errorf("move %d from the run's start: %w", n, err)
+			}
+			p = q
+		}
+		if tok != "" {
+			return p, fmt.Errorf("move %d: %q is cut short", n+1, tok)
+		}
+	}
+	return p, nil
+}
 
 // Position is the JSON of /api/position, and of inspect -json for one
 // position. Keys are 33-character texts

@@ -1,10 +1,6 @@
 package browse
 
-import (
-	"strconv"
-	"strings"
-	"time"
-)
+import "time"
 
 // Progress is the JSON of /api/progress. Counts are this process's since
 // Started; rates divide them by the time elapsed until now, or until
@@ -40,7 +36,9 @@ func (s *Server) snapshot(now time.Time) Progress {
 		out.Finished, now = true, time.Unix(0, at)
 	}
 	out.Current = p.Current()
-	out.Ply = plyOf(out.Current)
+	if ply, ok := p.Ply(); ok {
+		out.Ply = ply
+	}
 	out.Tasks, out.Positions, out.Edges = p.Tasks.Load(), p.Positions.Load(), p.Edges.Load()
 	out.Merges, out.Poisoned = p.Merges.Load(), p.Poisoned.Load()
 	out.ElapsedSeconds = now.Sub(s.cfg.Started).Seconds()
@@ -49,18 +47,4 @@ func (s *Server) snapshot(now time.Time) Progress {
 		out.EdgesPerSecond = float64(out.Edges) / out.ElapsedSeconds
 	}
 	return out
-}
-
-// plyOf reads the ply at the end of pipeline.Progress.Current's text,
-// such as "merging ply 7", or -1.
-func plyOf(current string) int {
-	_, num, ok := strings.Cut(current, " ply ")
-	if !ok {
-		return -1
-	}
-	n, err := strconv.Atoi(num)
-	if err != nil || n < 0 {
-		return -1
-	}
-	return n
 }

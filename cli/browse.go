@@ -12,6 +12,7 @@ import (
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/browse"
+	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/report"
 	"github.com/reversi-cloud/reversi/storage"
@@ -153,10 +154,10 @@ func (s *runSource) Lookup(ctx context.Context, p board.Position) (*pipeline.Pos
 }
 
 // browseRun serves src to a web browser until SIGINT or SIGTERM.
-func browseRun(env Env, hf httpFlag, src *runSource, b *board.Board) error {
+func browseRun(env Env, hf httpFlag, src *runSource, o message.Origin) error {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	web, err := startBrowser(ctx, hf, src, browse.Config{Board: b})
+	web, err := startBrowser(ctx, hf, src, browse.Config{Origin: o})
 	if err != nil {
 		return err
 	}

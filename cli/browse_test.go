@@ -4,16 +4,19 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/browse"
 	"github.com/reversi-cloud/reversi/internal/testkit"
 	"github.com/reversi-cloud/reversi/report"
@@ -90,6 +93,25 @@ func getJSON(t *testing.T, url string, out any) {
 	}
 }
 
+// checkPlyCosts checks that every ply of rep has transactions and a
+// cost, and that with those made for no ply they add up to the run's.
+func checkPlyCosts(t *testing.T, what string, rep *report.Report) {
+	t.Helper()
+	if rep.Cost == nil {
+		t.Fatalf("%s: no cost", what)
+	}
+	sum, usd := rep.Cost.NoPly.Transactions, rep.Cost.NoPly.USD
+	for _, p := range rep.Plies {
+		if p.Transactions == 0 || p.CostUSD <= 0 {
+			t.Errorf("%s: ply %d has %d transactions costing $%v", what, p.Ply, p.Transactions, p.CostUSD)
+		}
+		sum, usd = sum+p.Transactions, usd+p.CostUSD
+	}
+	if sum != rep.StorageTransactions || math.Abs(usd-rep.Cost.TransactionsUSD) > 1e-9 {
+		t.Errorf("%s: the plies and the rest make %d transactions costing $%v; the run %d, $%v", what, sum, usd, rep.StorageTransactions, rep.Cost.TransactionsUSD)
+	}
+}
+
 var transactionsLine = regexp.MustCompile(`storage transactions: (\d+)`)
 
 // TestEnumerateAndInspectServeTheRun: enumerate -http keeps serving its
@@ -103,8 +125,8 @@ func TestEnumerateAndInspectServeTheRun(t *testing.T) {
 	getJSON(t, url+"api/progress", &progress)
 	var live report.Report
 	getJSON(t, url+"api/report", &live)
-	if !progress.Live || !progress.Finished || progress.Tasks == 0 || progress.Edges != live.Edges() {
-		t.Errorf("progress after the run: %+v; want live, finished, and the run's %d edges", progress, live.Edges())
+	if !progress.Live || !progress.Finished || progress.Tasks == 0 || progress.Edges != live.Edges() || progress.Ply < 0 || progress.Ply > live.TargetPly {
+		t.Errorf("progress after the run: %+v; want live, finished, the run's %d edges and the ply of its last task", progress, live.Edges())
 	}
 	code, out, errOut := stop()
 	if code != 0 || !strings.Contains(errOut, "enumerate: browse the run at "+url) {
@@ -126,6 +148,13 @@ func TestEnumerateAndInspectServeTheRun(t *testing.T) {
 	}
 	if d := report.Diff(&printed, &later); d != "" || later.StorageTransactions != printed.StorageTransactions {
 		t.Errorf("inspect's report: %s; %d transactions, want %d", d, later.StorageTransactions, printed.StorageTransactions)
+	}
+	checkPlyCosts(t, "enumerate -json", &printed)
+	checkPlyCosts(t, "inspect -http", &later)
+	for i, p := range later.Plies {
+		if p.Transactions != printed.Plies[i].Transactions {
+			t.Errorf("ply %d: inspect serves %d transactions, enumerate printed %d", p.Ply, p.Transactions, printed.Plies[i].Transactions)
+		}
 	}
 	if pos.Result != "white" || pos.Score == nil || *pos.Score != [2]int{3, 11} {
 		t.Errorf("after b1: %+v", pos)
@@ -188,4 +217,38 @@ func TestInspectServesAnAzureRunWithoutSecrets(t *testing.T) {
 	if d := report.Diff(&printed, &served); d != "" || served.StorageTransactions < printed.StorageTransactions || served.Cost == nil {
 		t.Errorf("served report: %s; %d transactions, inspect printed %d", d, served.StorageTransactions, printed.StorageTransactions)
 	}
+	checkPlyCosts(t, "inspect -http of an Azure run", &served)
+}
+
+// TestInspectServesAStartRun serves a run seeded with -start: the board
+// viewer's start is that position, at ply 0, and the report names it.
+func TestInspectServesAStartRun(t *testing.T) {
+	dir := t.TempDir()
+	b := board.MustNew(4)
+	start, err := b.ParseMoves("b1a1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, out, errOut := runCmd(t, Enumerate, "-board", "4", "-start", "OX---OX--XO----- X", "-quiet", "-data", dir, "-run", "fromb1a1"); code != 0 {
+		t.Fatalf("enumerate -start: exit %d:\n%s%s", code, out, errOut)
+	}
+	url, stop := serving(t, noEnv, Inspect, "inspect: serving run fromb1a1 at", "-storage", "embedded", "-data", dir, "-run", "fromb1a1", "-http", "127.0.0.1:0")
+	var rep report.Report
+	getJSON(t, url+"api/report", &rep)
+	var pos, child browse.Position
+	getJSON(t, url+"api/position", &pos)
+	getJSON(t, url+"api/position?moves=a2", &child)
+	if code, out, errOut := stop(); code != 0 {
+		t.Fatalf("inspect: exit %d:\n%s%s", code, out, errOut)
+	}
+	if pos.Key != start.Text() || pos.Ply != 0 || len(pos.Parents) != 0 || pos.Result != "white" {
+		t.Errorf("start: %+v, want %s at ply 0 without parents, won by white", pos, start.Text())
+	}
+	if child.Ply != 1 || !slices.Equal(child.Parents, []string{b.Canonical(start).Text()}) {
+		t.Errorf("after a2 from the start: %+v", child)
+	}
+	if rep.Start != start.Text() || rep.TargetPly != 10 || len(rep.Plies) != 11 {
+		t.Errorf("report: start %q, target ply %d, %d plies", rep.Start, rep.TargetPly, len(rep.Plies))
+	}
+	checkPlyCosts(t, "inspect -http of a -start run", &rep)
 }

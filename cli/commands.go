@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/pipeline"
 )
 
@@ -281,7 +282,7 @@ func inspect(env Env) error {
 	}
 	src := &runSource{be: be, name: *run, cf: &cf, run: r}
 	if hf.set() {
-		return browseRun(env, hf, src, r.Board)
+		return browseRun(env, hf, src, message.Origin{Board: r.Board, Start: r.Config.Start})
 	}
 	rep, err := src.Report(ctx)
 	if err != nil {

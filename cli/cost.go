@@ -68,7 +68,6 @@ func (c *costFlags) apply(ctx context.Context, rep *report.Report, be storage.Ba
 	for _, b := range blobs {
 		stored += b.Size
 	}
-	rep.Cost = report.EstimateCost(stats, stored, c.p)
-	rep.TransactionsByService = rep.Cost.ByService()
+	rep.SetCost(report.EstimateCost(stats, stored, c.p))
 	return nil
 }

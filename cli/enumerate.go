@@ -10,6 +10,7 @@ import (
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/browse"
+	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/reference"
 	"github.com/reversi-cloud/reversi/report"
@@ -170,7 +171,7 @@ func enumerate(env Env) error {
 		if hf.set() {
 			src := &runSource{be: be, name: name, cf: &cf}
 			src.unrecorded.Store(true)
-			if web, err = startBrowser(ctx, hf, src, browse.Config{Board: b, Progress: progress, Started: start}); err != nil {
+			if web, err = startBrowser(ctx, hf, src, browse.Config{Origin: message.Origin{Board: b, Start: cfg.WithDefaults().Start}, Progress: progress, Started: start}); err != nil {
 				return err
 			}
 			defer web.stop()

@@ -13,6 +13,7 @@ import (
 	"github.com/reversi-cloud/reversi/backtrack"
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/browse"
+	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/pipeline"
 )
 
@@ -45,38 +46,9 @@ func (f *positionFlags) position(b *board.Board, start board.Position) (board.Po
 		}
 		return p, nil
 	}
-	if start != b.Start() {
-		return playFrom(b, start, f.moves)
-	}
-	p, err := b.ParseMoves(f.moves)
+	p, err := browse.ParseMoves(message.Origin{Board: b, Start: start}, f.moves)
 	if err != nil {
 		return board.Position{}, usagef("-moves: %v", err)
-	}
-	return p, nil
-}
-
-// playFrom plays moves from a run's own start position. Passes are
-// folded in as everywhere, so "pa" tokens are skipped.
-func playFrom(b *board.Board, p board.Position, moves string) (board.Position, error) {
-	tokens := strings.FieldsFunc(moves, func(r rune) bool { return r == ' ' || r == ',' })
-	n := 0
-	for _, tok := range tokens {
-		for ; len(tok) >= 2; tok = tok[2:] {
-			n++
-			if strings.EqualFold(tok[:2], "pa") {
-				continue
-			}
-			sq, err := b.ParseSquare(tok[:2])
-			if err != nil {
-				return board.Position{}, usagef("-moves: move %d: %v", n, err)
-			}
-			if p, err = b.Play(p, sq); err != nil {
-				return board.Position{}, usagef("-moves: move %d from the run's start: %v", n, err)
-			}
-		}
-		if tok != "" {
-			return board.Position{}, usagef("-moves: move %d: %q is cut short", n+1, tok)
-		}
 	}
 	return p, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/runstore"
+	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/task"
 )
 
@@ -40,10 +41,12 @@ func recoverPanics(next task.Handler) task.Handler {
 	})
 }
 
-// billByKind bills a task's storage calls to the category of its kind.
+// billByKind bills a task's storage calls to the category of its kind
+// and to its message's ply.
 func billByKind(next task.Handler) task.Handler {
 	return task.HandlerFunc(func(ctx context.Context, t *task.Task, m message.Message) error {
-		return next.Handle(task.WithCategory(ctx, task.CategoryOf(m.Kind)), t, m)
+		ctx = storage.WithPly(task.WithCategory(ctx, task.CategoryOf(m.Kind)), m.Ply)
+		return next.Handle(ctx, t, m)
 	})
 }
 

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -12,6 +14,7 @@ import (
 
 	"github.com/reversi-cloud/reversi/internal/testkit"
 	"github.com/reversi-cloud/reversi/message"
+	"github.com/reversi-cloud/reversi/report"
 	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/task"
 )
@@ -168,4 +171,66 @@ func TestLeaseLossStopsAMerge(t *testing.T) {
 	wcfg.ExitWhenDone = false
 	settle(t, ctx, r, wcfg)
 	expectClean(t, ctx, r, "after the abandoned merge's compensation")
+}
+
+// TestEachPlyIsBilled runs a 6x6 run to ply 5 and checks that the
+// storage transactions of every ply's handling are counted for that ply,
+// that only control work (polling and settling messages, seeding) is
+// left without one, and that the counts survive recording in the run
+// and pricing in the report, where the plies and the rest add up to the
+// total.
+func TestEachPlyIsBilled(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	be := testkit.Embedded(t)
+	cfg := RunConfig{Name: "plybill", Board: 6, Target: 5}.WithDefaults()
+	if _, err := RunLocal(ctx, be, cfg, 2, WorkerConfig{Visibility: 5 * time.Second, PollMax: 20 * time.Millisecond}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	s := be.Stats()
+	if len(s.Plies) != cfg.Target+1 {
+		t.Fatalf("transactions counted for plies %+v, want 0 to %d", s.Plies, cfg.Target)
+	}
+	var perPly int64
+	for i, p := range s.Plies {
+		if p.Ply != i || p.Total() == 0 {
+			t.Errorf("plies[%d]: %+v, want ply %d with transactions", i, p, i)
+		}
+		perPly += p.Total()
+	}
+	byCat := s.ByCategory()
+	if handlers := s.Total() - byCat[task.CategoryControl]; perPly < handlers || s.Unattributed() > byCat[task.CategoryControl] {
+		t.Errorf("plies have %d transactions, handlers of other categories than control made %d; %d left without a ply, %d control",
+			perPly, handlers, s.Unattributed(), byCat[task.CategoryControl])
+	}
+
+	r, err := OpenRun(ctx, be, cfg.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RecordStats(ctx, "w1", s); err != nil {
+		t.Fatal(err)
+	}
+	recorded, err := r.RecordedStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(recorded.Plies, s.Plies) || recorded.Total() != s.Total() {
+		t.Errorf("recorded plies %+v, want %+v", recorded.Plies, s.Plies)
+	}
+	rep, err := r.Report(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep.SetCost(report.EstimateCost(recorded, 0, report.DefaultPrices))
+	sum, usd := rep.Cost.NoPly.Transactions, rep.Cost.NoPly.USD
+	for _, p := range rep.Plies {
+		if p.Transactions == 0 || p.CostUSD <= 0 {
+			t.Errorf("ply %d: %d transactions, $%v", p.Ply, p.Transactions, p.CostUSD)
+		}
+		sum, usd = sum+p.Transactions, usd+p.CostUSD
+	}
+	if sum != recorded.Total() || math.Abs(usd-rep.Cost.TransactionsUSD) > 1e-9 {
+		t.Errorf("plies and the rest: %d transactions, $%v; the run: %d, $%v", sum, usd, recorded.Total(), rep.Cost.TransactionsUSD)
+	}
 }

@@ -58,23 +58,9 @@ func (r *Run) RecordedStats(ctx context.Context) (storage.Stats, error) {
 
 // SumStats adds statistics together.
 func SumStats(all ...storage.Stats) storage.Stats {
-	type key struct{ s, o, c string }
-	m := map[key]int64{}
 	var out storage.Stats
-	var order []key
 	for _, s := range all {
-		out.BytesRead += s.BytesRead
-		out.BytesWritten += s.BytesWritten
-		for _, o := range s.Ops {
-			k := key{o.Service, o.Operation, o.Category}
-			if _, ok := m[k]; !ok {
-				order = append(order, k)
-			}
-			m[k] += o.Count
-		}
-	}
-	for _, k := range order {
-		out.Ops = append(out.Ops, storage.OpStat{Service: k.s, Operation: k.o, Category: k.c, Count: m[k]})
+		out = out.Add(s)
 	}
 	return out
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/reversi-cloud/reversi/storage"
@@ -123,6 +124,11 @@ func (p Prices) per10k(service, class string) float64 {
 	return 0 // free
 }
 
+// usd is the price of n transactions of a service's operation.
+func (p Prices) usd(service, op string, n int64) float64 {
+	return float64(n) * p.per10k(service, PriceClass(service, op)) / 10000
+}
+
 // Cost is the estimated storage bill of a run.
 type Cost struct {
 	Prices Prices `json:"prices"`
@@ -131,6 +137,11 @@ type Cost struct {
 	// Lines price the transactions per service and class.
 	Lines           []CostLine `json:"lines"`
 	TransactionsUSD float64    `json:"transactions_usd"`
+	// Plies splits the transactions and their cost by the ply of the
+	// message being handled, in ply order; NoPly is the rest: polling
+	// the queue, settling messages, seeding, reading the run.
+	Plies []PlyCost `json:"plies,omitempty"`
+	NoPly PlyCost   `json:"no_ply"`
 	// StoredBytes is the blob data the run keeps; StorageUSDPerMonth what
 	// keeping it costs per month.
 	StoredBytes        int64   `json:"stored_bytes"`
@@ -143,6 +154,13 @@ type CostLine struct {
 	Class        string  `json:"class"`
 	Transactions int64   `json:"transactions"`
 	PricePer10k  float64 `json:"price_per_10k"`
+	USD          float64 `json:"usd"`
+}
+
+// PlyCost is the transactions made for one ply and their cost.
+type PlyCost struct {
+	Ply          int     `json:"ply"` // -1 for NoPly
+	Transactions int64   `json:"transactions"`
 	USD          float64 `json:"usd"`
 }
 
@@ -165,7 +183,21 @@ func EstimateCost(s storage.Stats, storedBytes int64, p Prices) *Cost {
 		}
 		c.Transactions[o.Service][cat] += o.Count
 		lines[key{o.Service, PriceClass(o.Service, o.Operation)}] += o.Count
+		c.NoPly.USD += p.usd(o.Service, o.Operation, o.Count)
 	}
+	c.NoPly.Ply, c.NoPly.Transactions = -1, s.Unattributed()
+	for _, ps := range s.Plies {
+		pc := PlyCost{Ply: ps.Ply}
+		for name, n := range ps.Ops {
+			svc, op, _ := strings.Cut(name, ".")
+			pc.Transactions += n
+			pc.USD += p.usd(svc, op, n)
+		}
+		c.Plies = append(c.Plies, pc)
+		c.NoPly.USD -= pc.USD
+	}
+	// What the plies leave of the whole, up to rounding.
+	c.NoPly.USD = max(0, c.NoPly.USD)
 	for k, n := range lines {
 		price := p.per10k(k.service, k.class)
 		l := CostLine{Service: k.service, Class: k.class, Transactions: n, PricePer10k: price, USD: float64(n) * price / 10000}
@@ -233,7 +265,22 @@ func (c *Cost) WriteTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "transactions: $%.8f; blob data stored: %d bytes, $%.8f per month at $%g per GB-month\n",
-		c.TransactionsUSD, c.StoredBytes, c.StorageUSDPerMonth, c.Prices.BlobGBMonth)
-	return err
+	if _, err := fmt.Fprintf(w, "transactions: $%.8f; blob data stored: %d bytes, $%.8f per month at $%g per GB-month\n",
+		c.TransactionsUSD, c.StoredBytes, c.StorageUSDPerMonth, c.Prices.BlobGBMonth); err != nil {
+		return err
+	}
+	if len(c.Plies) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nstorage transactions by ply (of the message handled):")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "ply\ttransactions\tUSD\t\n")
+	for _, p := range append(c.Plies, c.NoPly) {
+		name := fmt.Sprint(p.Ply)
+		if p.Ply < 0 {
+			name = "none"
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%.8f\t\n", name, p.Transactions, p.USD)
+	}
+	return tw.Flush()
 }

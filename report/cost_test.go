@@ -121,3 +121,50 @@ func TestCostTable(t *testing.T) {
 		}
 	}
 }
+
+// TestCostByPly prices each ply's transactions and the rest, and puts
+// them in the plies' rows.
+func TestCostByPly(t *testing.T) {
+	p := Prices{Source: "test", BlobWrite: 0.5, BlobRead: 0.125, QueueClass1: 2, QueueClass2: 0.0625, Table: 4}
+	s := storage.Stats{
+		Ops: []storage.OpStat{
+			{Service: "blob", Operation: "put", Category: "enumeration", Count: 20000},
+			{Service: "blob", Operation: "get", Category: "dedup", Count: 80000},
+			{Service: "blob", Operation: "delete", Category: "dedup", Count: 7},
+			{Service: "queue", Operation: "dequeue", Category: "control", Count: 160000},
+			{Service: "table", Operation: "get", Category: "control", Count: 10000},
+		},
+		Plies: []storage.PlyStat{
+			{Ply: 0, Ops: map[string]int64{"blob.put": 10000, "table.get": 5000}},
+			{Ply: 1, Ops: map[string]int64{"blob.put": 10000, "blob.get": 80000, "blob.delete": 7}},
+			{Ply: 2, Ops: map[string]int64{"table.get": 5000}}, // in progress: no row yet
+		},
+	}
+	c := EstimateCost(s, 0, p)
+	want := []PlyCost{{0, 15000, 0.5 + 2}, {1, 90007, 1.5}, {2, 5000, 2}}
+	if len(c.Plies) != len(want) {
+		t.Fatalf("plies %+v, want %+v", c.Plies, want)
+	}
+	for i, w := range want {
+		if g := c.Plies[i]; g.Ply != w.Ply || g.Transactions != w.Transactions || !near(g.USD, w.USD) {
+			t.Errorf("ply %d: %+v, want %+v", i, g, w)
+		}
+	}
+	if c.NoPly.Ply != -1 || c.NoPly.Transactions != 160000 || !near(c.NoPly.USD, 1) || !near(c.TransactionsUSD, 0.5+2+1.5+2+1) {
+		t.Errorf("no ply %+v, total $%v; want the 160,000 dequeues at $1 of $7", c.NoPly, c.TransactionsUSD)
+	}
+	r := &Report{Plies: []Ply{{Ply: 0}, {Ply: 1}}}
+	r.SetCost(c)
+	if r.Plies[0].Transactions != 15000 || !near(r.Plies[0].CostUSD, 2.5) || r.Plies[1].Transactions != 90007 || r.TransactionsByService["blob"] != 100007 {
+		t.Errorf("rows %+v, by service %v", r.Plies, r.TransactionsByService)
+	}
+	var b bytes.Buffer
+	if err := c.WriteTable(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"storage transactions by ply", "   1         90007  1.50000000", "none        160000  1.00000000"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
+		}
+	}
+}

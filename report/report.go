@@ -26,6 +26,10 @@ type Ply struct {
 	Merges     int64 `json:"merges,omitempty"`
 	BlobReads  int64 `json:"blob_reads,omitempty"`
 	MergedKeys int64 `json:"merged_keys,omitempty"`
+	// The storage transactions made for the ply (its messages' handling)
+	// and their cost, for pipeline runs: see Cost.Plies.
+	Transactions int64   `json:"transactions,omitempty"`
+	CostUSD      float64 `json:"cost_usd,omitempty"`
 }
 
 // Report is the summary of one enumeration.
@@ -94,6 +98,21 @@ func (r *Report) SetTransactions(byCategory map[string]int64) {
 	r.TransactionsPerEdgeByCategory = make(map[string]float64, len(byCategory))
 	for c, n := range byCategory {
 		r.TransactionsPerEdgeByCategory[c] = float64(n) / float64(edges)
+	}
+}
+
+// SetCost records the run's estimated cost, its transactions by
+// service, and each ply's transactions and cost in the ply's row.
+func (r *Report) SetCost(c *Cost) {
+	r.Cost = c
+	r.TransactionsByService = c.ByService()
+	byPly := map[int]PlyCost{}
+	for _, p := range c.Plies {
+		byPly[p.Ply] = p
+	}
+	for i := range r.Plies {
+		p := byPly[r.Plies[i].Ply]
+		r.Plies[i].Transactions, r.Plies[i].CostUSD = p.Transactions, p.USD
 	}
 }
 

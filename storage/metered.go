@@ -29,7 +29,22 @@ func CategoryFrom(ctx context.Context) string {
 	return c
 }
 
-// counters holds one category's transaction counts.
+type plyKey struct{}
+
+// WithPly attributes the storage calls made with ctx to a ply (of the
+// message being handled), so that a Metered backend can count each ply's
+// transactions besides their category.
+func WithPly(ctx context.Context, ply int) context.Context {
+	return context.WithValue(ctx, plyKey{}, ply)
+}
+
+// PlyFrom returns the ply set by WithPly; ok is false if none was.
+func PlyFrom(ctx context.Context) (ply int, ok bool) {
+	ply, ok = ctx.Value(plyKey{}).(int)
+	return ply, ok
+}
+
+// counters holds one category's, or one ply's, transaction counts.
 type counters [numOperations]atomic.Int64
 
 // Metered wraps a Backend and counts its calls as Azure bills them: one
@@ -45,6 +60,7 @@ type Metered struct {
 	wrapped Backend  // inner through meter
 	base    counters // calls without a category: the common case, found without a map lookup
 	cats    sync.Map // category string -> *counters
+	plies   sync.Map // ply int -> *counters: the same calls again, by ply
 
 	written atomic.Int64
 	read    atomic.Int64
@@ -83,7 +99,22 @@ func (m *Metered) meter(c *Call, next func() error) error {
 	if errors.Is(err, ErrInvalid) {
 		return err
 	}
-	ctr := m.counters(c.Ctx)
+	bill(m.counters(c.Ctx), c)
+	if ply, ok := PlyFrom(c.Ctx); ok {
+		bill(m.plyCounters(ply), c)
+	}
+	m.read.Add(c.Received)
+	if err == nil {
+		m.written.Add(c.Sent)
+		if c.Body != nil {
+			c.Body = &meteredReadCloser{rc: c.Body, m: m}
+		}
+	}
+	return err
+}
+
+// bill counts the transactions of call c in ctr.
+func bill(ctr *counters, c *Call) {
 	switch c.Op {
 	case BlobList:
 		ctr[BlobList].Add(max(1, (int64(c.Items)+ListPageSize-1)/ListPageSize))
@@ -97,14 +128,14 @@ func (m *Metered) meter(c *Call, next func() error) error {
 	default:
 		ctr[c.Op].Add(1)
 	}
-	m.read.Add(c.Received)
-	if err == nil {
-		m.written.Add(c.Sent)
-		if c.Body != nil {
-			c.Body = &meteredReadCloser{rc: c.Body, m: m}
-		}
+}
+
+func (m *Metered) plyCounters(ply int) *counters {
+	if v, ok := m.plies.Load(ply); ok {
+		return v.(*counters)
 	}
-	return err
+	v, _ := m.plies.LoadOrStore(ply, new(counters))
+	return v.(*counters)
 }
 
 func (m *Metered) counters(ctx context.Context) *counters {
@@ -120,7 +151,8 @@ func (m *Metered) counters(ctx context.Context) *counters {
 }
 
 // Stats returns a snapshot of the counts, one OpStat per (service,
-// operation, category) with a non-zero count, sorted in that order.
+// operation, category) with a non-zero count, sorted in that order, and
+// one PlyStat per ply with calls, in ply order.
 // Counts taken while calls are under way are each exact but not mutually
 // consistent; take Stats when the work being measured is done.
 func (m *Metered) Stats() Stats {
@@ -141,7 +173,22 @@ func (m *Metered) Stats() Stats {
 		return true
 	})
 	sortOps(s.Ops)
+	m.plies.Range(func(k, v any) bool {
+		ps := PlyStat{Ply: k.(int), Ops: map[string]int64{}}
+		for o := range numOperations {
+			if n := v.(*counters)[o].Load(); n != 0 {
+				ps.Ops[o.String()] = n
+			}
+		}
+		s.Plies = append(s.Plies, ps)
+		return true
+	})
+	sortPlies(s.Plies)
 	return s
+}
+
+func sortPlies(plies []PlyStat) {
+	slices.SortFunc(plies, func(a, b PlyStat) int { return cmp.Compare(a.Ply, b.Ply) })
 }
 
 func sortOps(ops []OpStat) {
@@ -179,7 +226,60 @@ func (s Stats) Sub(prev Stats) Stats {
 			d.Ops = append(d.Ops, o)
 		}
 	}
+	d.Plies = combinePlies(s.Plies, prev.Plies, -1)
 	return d
+}
+
+// Add returns the transactions and bytes of s and t together: of two
+// processes, say.
+func (s Stats) Add(t Stats) Stats {
+	type key struct{ service, op, cat string }
+	at := map[key]int{}
+	out := Stats{BytesWritten: s.BytesWritten + t.BytesWritten, BytesRead: s.BytesRead + t.BytesRead}
+	for _, o := range slices.Concat(s.Ops, t.Ops) {
+		k := key{o.Service, o.Operation, o.Category}
+		if i, ok := at[k]; ok {
+			out.Ops[i].Count += o.Count
+			continue
+		}
+		at[k] = len(out.Ops)
+		out.Ops = append(out.Ops, o)
+	}
+	sortOps(out.Ops)
+	out.Plies = combinePlies(s.Plies, t.Plies, 1)
+	return out
+}
+
+// combinePlies adds sign times b's per-ply counts to a's, leaving out
+// zeros; the result is in ply order and shares no map with a or b.
+func combinePlies(a, b []PlyStat, sign int64) []PlyStat {
+	byPly := map[int]map[string]int64{}
+	for i, side := range [][]PlyStat{a, b} {
+		f := int64(1)
+		if i == 1 {
+			f = sign
+		}
+		for _, p := range side {
+			ops := byPly[p.Ply]
+			if ops == nil {
+				ops = map[string]int64{}
+				byPly[p.Ply] = ops
+			}
+			for op, n := range p.Ops {
+				if ops[op] += f * n; ops[op] == 0 {
+					delete(ops, op)
+				}
+			}
+		}
+	}
+	var out []PlyStat
+	for ply, ops := range byPly {
+		if len(ops) > 0 {
+			out = append(out, PlyStat{Ply: ply, Ops: ops})
+		}
+	}
+	sortPlies(out)
+	return out
 }
 
 type meteredReadCloser struct {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -232,11 +233,86 @@ func TestStatsSub(t *testing.T) {
 	}
 }
 
+// TestMeteredPlies: calls made for a ply are counted for it as well as
+// for their category; calls for no ply are the unattributed rest.
+func TestMeteredPlies(t *testing.T) {
+	m := NewMetered(&fake{listN: ListPageSize + 1})
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for ply := range 4 {
+		wg.Go(func() {
+			pctx := WithPly(WithCategory(ctx, "dedup"), ply)
+			for range 100 * (ply + 1) {
+				m.Table("t").Get(pctx, "p", "r")
+			}
+			m.Container("c").List(pctx, "") // two pages
+		})
+	}
+	wg.Wait()
+	m.Table("t").Get(ctx, "p", "r")
+	m.Queue("q").Dequeue(WithCategory(ctx, "control"), 1, time.Second)
+	s := m.Stats()
+	if len(s.Plies) != 4 {
+		t.Fatalf("plies %+v, want 4", s.Plies)
+	}
+	var sum int64
+	for i, p := range s.Plies {
+		want := map[string]int64{"table.get": int64(100 * (i + 1)), "blob.list": 2}
+		if p.Ply != i || len(p.Ops) != 2 || p.Ops["table.get"] != want["table.get"] || p.Ops["blob.list"] != 2 {
+			t.Errorf("plies[%d] = %+v, want ply %d with %v", i, p, i, want)
+		}
+		sum += p.Total()
+	}
+	if s.Unattributed() != 2 || sum+2 != s.Total() || count(s, ServiceTable, "get", "dedup") != 1000 {
+		t.Errorf("unattributed %d, plies %d, total %d", s.Unattributed(), sum, s.Total())
+	}
+	if _, ok := PlyFrom(ctx); ok {
+		t.Error("PlyFrom finds a ply in a bare context")
+	}
+	if p, ok := PlyFrom(WithPly(ctx, 0)); !ok || p != 0 {
+		t.Errorf("PlyFrom(WithPly(0)) = %d, %v", p, ok)
+	}
+}
+
+// TestStatsAdd adds two processes' statistics, and subtracts one again.
+func TestStatsAdd(t *testing.T) {
+	a := Stats{
+		Ops:          []OpStat{{Service: ServiceTable, Operation: "get", Category: "dedup", Count: 3}, {Service: ServiceQueue, Operation: "dequeue", Count: 2}},
+		Plies:        []PlyStat{{Ply: 1, Ops: map[string]int64{"table.get": 3}}},
+		BytesWritten: 10, BytesRead: 20,
+	}
+	b := Stats{
+		Ops:          []OpStat{{Service: ServiceTable, Operation: "get", Category: "dedup", Count: 4}, {Service: ServiceBlob, Operation: "get", Count: 1}},
+		Plies:        []PlyStat{{Ply: 2, Ops: map[string]int64{"table.get": 4}}, {Ply: 1, Ops: map[string]int64{"blob.get": 1}}},
+		BytesWritten: 1, BytesRead: 2,
+	}
+	sum := a.Add(b)
+	wantOps := []OpStat{
+		{Service: ServiceBlob, Operation: "get", Count: 1},
+		{Service: ServiceQueue, Operation: "dequeue", Count: 2},
+		{Service: ServiceTable, Operation: "get", Category: "dedup", Count: 7},
+	}
+	wantPlies := []PlyStat{{Ply: 1, Ops: map[string]int64{"table.get": 3, "blob.get": 1}}, {Ply: 2, Ops: map[string]int64{"table.get": 4}}}
+	if !reflect.DeepEqual(sum.Ops, wantOps) || !reflect.DeepEqual(sum.Plies, wantPlies) || sum.BytesWritten != 11 || sum.BytesRead != 22 {
+		t.Errorf("a+b = %+v, want ops %+v and plies %+v", sum, wantOps, wantPlies)
+	}
+	if sum.Unattributed() != 2 {
+		t.Errorf("unattributed %d, want the 2 dequeues", sum.Unattributed())
+	}
+	back := sum.Sub(b)
+	if !reflect.DeepEqual(back.Plies, a.Plies) || back.Total() != a.Total() || back.BytesRead != a.BytesRead {
+		t.Errorf("a+b-b = %+v, want %+v", back, a)
+	}
+	if a.Plies[0].Ops["blob.get"] != 0 {
+		t.Error("Add changed its operand's maps")
+	}
+}
+
 // BenchmarkMetered is the cost Metered adds to a call: the interception
 // and the count.
 func BenchmarkMetered(b *testing.B) {
 	m := NewMetered(&fake{})
-	ctx := WithCategory(context.Background(), "dedup")
+	ctx := WithPly(WithCategory(context.Background(), "dedup"), 7)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		t := m.Table("t")

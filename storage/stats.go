@@ -16,13 +16,35 @@ type OpStat struct {
 	Count    int64  `json:"count"`
 }
 
+// PlyStat counts the transactions made for one ply: by the handling of
+// that ply's messages (see WithPly).
+type PlyStat struct {
+	Ply int `json:"ply"`
+	// Ops counts them by operation, named as Operation.String does
+	// ("blob.get"): compact, since a run's statistics are kept in one
+	// table property.
+	Ops map[string]int64 `json:"ops"`
+}
+
+// Total is the number of the ply's transactions.
+func (p PlyStat) Total() int64 {
+	var n int64
+	for _, c := range p.Ops {
+		n += c
+	}
+	return n
+}
+
 // Stats is a snapshot of billed transactions and bytes moved, as Azure
 // would bill them: one transaction per request, including each page of a
 // query or listing, each staged block, and each entity group transaction.
 type Stats struct {
-	Ops          []OpStat `json:"ops"`
-	BytesWritten int64    `json:"bytes_written"`
-	BytesRead    int64    `json:"bytes_read"`
+	Ops []OpStat `json:"ops"`
+	// Plies splits the transactions made for a ply by ply, in ply order;
+	// the rest (Unattributed) were made for no ply.
+	Plies        []PlyStat `json:"plies,omitempty"`
+	BytesWritten int64     `json:"bytes_written"`
+	BytesRead    int64     `json:"bytes_read"`
 }
 
 // Total is the number of billed transactions.
@@ -30,6 +52,16 @@ func (s Stats) Total() int64 {
 	var n int64
 	for _, o := range s.Ops {
 		n += o.Count
+	}
+	return n
+}
+
+// Unattributed is the number of transactions made for no ply: polling
+// the queue, settling messages, seeding, reading the run.
+func (s Stats) Unattributed() int64 {
+	n := s.Total()
+	for _, p := range s.Plies {
+		n -= p.Total()
 	}
 	return n
 }

@@ -15,6 +15,7 @@ type Progress struct {
 	Merges    atomic.Int64
 	Poisoned  atomic.Int64
 	current   atomic.Value // string: what the latest task was doing
+	ply       atomic.Int64 // 1 + the latest task's ply; 0 before the first
 }
 
 // Current says what the latest task was doing, such as "expanding ply 7".
@@ -29,8 +30,15 @@ var verbs = map[message.Kind]string{
 	message.KindResolve: "resolving", message.KindCompensation: "cleaning",
 }
 
+// Ply is the ply of the latest task; ok is false before the first.
+func (p *Progress) Ply() (ply int, ok bool) {
+	n := p.ply.Load()
+	return int(n - 1), n != 0
+}
+
 // Started records the message a task has started on.
 func (p *Progress) Started(m message.Message) {
+	p.ply.Store(int64(m.Ply) + 1)
 	p.current.Store(fmt.Sprintf("%s ply %d", verbs[m.Kind], m.Ply))
 }
 

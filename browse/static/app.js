@@ -55,41 +55,78 @@ async function loadReport() {
   renderReport(body);
 }
 
+// usd formats a cost in US dollars to the millionth.
+function usd(v) {
+  return typeof v === "number" ? "$" + v.toFixed(6) : "–";
+}
+
+const countCols = ["positions", "terminal", "edges", "black_wins", "white_wins", "draws", "unknown", "blobs", "merges", "blob_reads"];
+
+function plyRow(ply, p, tx, cost, cls) {
+  const tr = el("tr", { "data-ply": ply, class: cls }, el("td", { class: cls ? "text" : null, text: ply }));
+  for (const c of countCols) tr.append(el("td", { class: c, text: p ? fmt(p[c] || 0) : "–" }));
+  tr.append(el("td", { class: "transactions", text: fmt(tx) }), el("td", { class: "cost", text: usd(cost) }));
+  return tr;
+}
+
 function renderReport(r) {
   $("#title").textContent = "reversi run " + (r.run || "") + ": " + r.board + "x" + r.board;
   let s = "target ply " + r.target_ply + ", " + (r.complete ? "complete" : "in progress") + ", root: " + r.root;
   if (r.score) s += ", perfect play " + r.score.black + "-" + r.score.white + " (black-white)";
+  if (r.start) s += ", from the start position " + r.start;
   $("#summary").textContent = s;
   document.body.dataset.complete = r.complete ? "true" : "false";
 
+  // Transactions and cost per ply come from the cost estimate, which
+  // also lists plies still being worked on: they get rows of their own.
+  // Statistics recorded before plies were counted have none: "–".
+  const cost = r.cost || {};
+  const priced = (cost.plies || []).length > 0;
+  const plyCost = new Map((cost.plies || []).map((c) => [c.ply, c]));
   const tbody = $("#ply-table tbody");
   tbody.replaceChildren();
-  const cols = ["positions", "terminal", "edges", "black_wins", "white_wins", "draws", "unknown", "blobs", "merges", "blob_reads"];
   const total = {};
+  const counted = new Set();
   for (const p of r.plies) {
-    const tr = el("tr", { "data-ply": p.ply }, el("td", { text: p.ply }));
-    for (const c of cols) {
-      const v = p[c] || 0;
-      total[c] = (total[c] || 0) + v;
-      tr.append(el("td", { class: c, text: fmt(v) }));
-    }
-    tbody.append(tr);
+    for (const c of countCols) total[c] = (total[c] || 0) + (p[c] || 0);
+    const c = plyCost.get(p.ply) || (priced ? { transactions: 0, usd: 0 } : {});
+    counted.add(p.ply);
+    tbody.append(plyRow(p.ply, p, c.transactions, c.usd));
   }
-  const foot = el("tr", {}, el("td", { class: "text", text: "all" }));
-  for (const c of cols) foot.append(el("td", { class: c, text: fmt(total[c] || 0) }));
-  $("#ply-table tfoot").replaceChildren(foot);
+  for (const c of cost.plies || []) {
+    if (!counted.has(c.ply)) tbody.append(plyRow(c.ply, null, c.transactions, c.usd, "in-progress"));
+  }
+  const foot = [];
+  if (priced) {
+    const none = el("tr", { class: "no-ply" }, el("td", { class: "text", text: "no ply" }));
+    for (const c of countCols) none.append(el("td", { class: c }));
+    none.append(el("td", { class: "transactions", text: fmt(cost.no_ply.transactions) }), el("td", { class: "cost", text: usd(cost.no_ply.usd) }));
+    foot.push(none);
+  }
+  const all = el("tr", { class: "all" }, el("td", { class: "text", text: "all" }));
+  for (const c of countCols) all.append(el("td", { class: c, text: fmt(total[c] || 0) }));
+  all.append(el("td", { class: "transactions", text: fmt(r.storage_transactions) }), el("td", { class: "cost", text: r.cost ? usd(cost.transactions_usd) : "–" }));
+  foot.push(all);
+  $("#ply-table tfoot").replaceChildren(...foot);
 
   const plies = r.plies.map((p) => p.ply);
+  for (const c of cost.plies || []) if (!counted.has(c.ply)) plies.push(c.ply);
+  const perPly = (f) => plies.map((ply) => f(plyCost.get(ply) || {}));
+  const row = new Map(r.plies.map((p) => [p.ply, p]));
+  const counts = (f) => plies.map((ply) => (row.has(ply) ? f(row.get(ply)) : 0));
   $("#charts").replaceChildren(
     logChart("positions and edges per ply", plies, [
-      { name: "positions", values: r.plies.map((p) => p.positions) },
-      { name: "edges", values: r.plies.map((p) => p.edges) },
-    ]),
-    logChart("storage work per ply", plies, [
-      { name: "blob reads", values: r.plies.map((p) => p.blob_reads || 0) },
-      { name: "merges", values: r.plies.map((p) => p.merges || 0) },
-      { name: "final blobs", values: r.plies.map((p) => p.blobs || 0) },
-    ]),
+      { name: "positions", values: counts((p) => p.positions) },
+      { name: "edges", values: counts((p) => p.edges) },
+    ], fmt),
+    logChart("storage transactions per ply", plies, [
+      { name: "transactions", values: perPly((c) => c.transactions || 0) },
+      { name: "blob reads", values: counts((p) => p.blob_reads || 0) },
+      { name: "merges", values: counts((p) => p.merges || 0) },
+    ], fmt),
+    logChart("cost per ply, USD", plies, [
+      { name: "cost", values: perPly((c) => c.usd || 0) },
+    ], usd),
   );
   renderCost(r);
   $("#plies").dataset.loaded = r.plies.length;
@@ -111,22 +148,26 @@ function renderCost(r) {
   $("#cost-table tbody").replaceChildren(...rows.map(([k, v]) => el("tr", {}, el("th", { class: "text", text: k }), el("td", { class: "text", text: v }))));
 }
 
-// logChart draws series of positive counts per ply on a log scale;
-// zeros are left out of the lines.
-function logChart(title, xs, series) {
-  const W = 460, H = 240, L = 52, R = 12, T = 28, B = 40;
-  let max = 1;
-  for (const s of series) for (const v of s.values) if (v > max) max = v;
-  const top = Math.max(1, Math.ceil(Math.log10(max)));
+// logChart draws series of positive values per ply on a log scale
+// spanning whole powers of ten; zeros are left out of the lines. label
+// formats a value for the tooltips.
+function logChart(title, xs, series, label) {
+  const W = 460, H = 256, L = 58, R = 12, T = 44, B = 40;
+  let lo = Infinity, hi = -Infinity;
+  for (const s of series) for (const v of s.values) if (v > 0) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+  if (lo === Infinity) { lo = 1; hi = 1; }
+  const bottom = Math.min(0, Math.floor(Math.log10(lo)));
+  const top = Math.max(bottom + 1, Math.ceil(Math.log10(hi)));
   const xmax = Math.max(1, xs.length - 1);
   const x = (i) => L + (W - L - R) * i / xmax;
-  const y = (v) => T + (H - T - B) * (1 - Math.log10(v) / top);
+  const y = (v) => T + (H - T - B) * (1 - (Math.log10(v) - bottom) / (top - bottom));
+  const tick = (d) => d < 0 ? "1e" + d : d < 3 ? String(Math.pow(10, d)) : d < 6 ? Math.pow(10, d - 3) + "k" : d < 9 ? Math.pow(10, d - 6) + "M" : "1e" + d;
   const g = svg("svg", { class: "chart", width: W, height: H, viewBox: "0 0 " + W + " " + H, role: "img", "aria-label": title });
   g.append(svg("text", { x: L, y: 16, text: title + " (log scale)" }));
-  for (let d = 0; d <= top; d++) {
+  for (let d = bottom; d <= top; d++) {
     const yy = y(Math.pow(10, d));
     g.append(svg("line", { class: "grid", x1: L, x2: W - R, y1: yy, y2: yy }));
-    g.append(svg("text", { x: L - 6, y: yy + 4, "text-anchor": "end", text: d < 3 ? String(Math.pow(10, d)) : d < 6 ? Math.pow(10, d - 3) + "k" : Math.pow(10, d - 6) + "M" }));
+    g.append(svg("text", { x: L - 6, y: yy + 4, "text-anchor": "end", text: tick(d) }));
   }
   g.append(svg("line", { class: "axis", x1: L, x2: W - R, y1: H - B, y2: H - B }));
   xs.forEach((p, i) => g.append(svg("text", { x: x(i), y: H - B + 14, "text-anchor": "middle", text: p })));
@@ -137,11 +178,11 @@ function logChart(title, xs, series) {
     s.values.forEach((v, i) => {
       if (v <= 0) return;
       pts.push(x(i) + "," + y(v));
-      grp.append(svg("circle", { cx: x(i), cy: y(v), r: 3, "data-ply": xs[i], "data-value": v }, svg("title", { text: s.name + " at ply " + xs[i] + ": " + fmt(v) })));
+      grp.append(svg("circle", { cx: x(i), cy: y(v), r: 3, "data-ply": xs[i], "data-value": v }, svg("title", { text: s.name + " at ply " + xs[i] + ": " + label(v) })));
     });
     grp.prepend(svg("polyline", { points: pts.join(" ") }));
     g.append(grp);
-    g.append(svg("text", { class: "s" + k, x: L + 8 + k * 110, y: T + 12, text: "● " + s.name }));
+    g.append(svg("text", { class: "s" + k, x: L + 8 + k * 110, y: T - 12, text: "● " + s.name }));
   });
   return g;
 }
