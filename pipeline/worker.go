@@ -126,6 +126,8 @@ func (w *Worker) settle(ctx context.Context, log *slog.Logger, msg storage.Messa
 		return w.toPoison(ctx, log, msg, err.Error())
 	}
 	w.progress.Started(m)
+	// The message's delete and lease renewals are its ply's work too.
+	ctx = storage.WithPly(ctx, m.Ply)
 	lease, taskCtx := HoldLease(ctx, w.run.work, msg, w.cfg.Visibility, w.clock)
 	t := &task.Task{Run: w.run.shared, Msg: msg, Timing: w.cfg.timing(), Log: log, Progress: w.progress, Flow: flow{w.run}, Now: time.Now}
 	err = w.handler.Handle(taskCtx, t, m)
