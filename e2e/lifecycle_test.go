@@ -107,13 +107,13 @@ func (p *enumerateProc) wait() (int, []string, error) {
 	return p.cmd.ProcessState.ExitCode(), p.lines, nil
 }
 
-// The run of the embedded tests: 8x8 to ply 9 in small blobs and narrow
-// merges, about 130 tasks, a few seconds.
-var embeddedRun = []string{"-board", "8", "-plies", "9", "-blob-positions", "20000", "-bucket-blobs", "8", "-workers", "2"}
+// The run of the embedded tests: 8x8 to ply 9 in small blobs and small
+// buckets, about 85 tasks, a few seconds.
+var embeddedRun = []string{"-board", "8", "-plies", "9", "-blob-positions", "20000", "-bucket-blobs", "2", "-workers", "2"}
 
 // embeddedTasks is fewer than the tasks of embeddedRun: a kill drawn
 // below it lands before the run can end.
-const embeddedTasks = 100
+const embeddedTasks = 60
 
 var (
 	cleanOnce sync.Once
@@ -255,7 +255,7 @@ func TestEnumerateInterruptAndResume(t *testing.T) {
 		t.Fatalf("exit %d with %d lines on stderr, want 130 and one line:\n%s", e.code, len(e.lines), strings.Join(e.lines, "\n"))
 	}
 	line := e.lines[0]
-	want := "resume with: enumerate -data " + data + " -run stopped -board 8 -plies 9 -blob-positions 20000 -bucket-blobs 8"
+	want := "resume with: enumerate -data " + data + " -run stopped -board 8 -plies 9 -blob-positions 20000 -bucket-blobs 2"
 	if !strings.HasPrefix(line, "enumerate: interrupted ") || !strings.HasSuffix(line, want) || !strings.Contains(line, "tasks done by this process") {
 		t.Fatalf("stderr %q: want how far the run got and %q", line, want)
 	}
