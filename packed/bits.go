@@ -1,0 +1,200 @@
+package packed
+
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
+// bitWriter appends bits to a byte slice, least significant bit first:
+// the first bit written is bit 0 of the first byte.
+type bitWriter struct {
+	buf []byte
+	acc uint64 // pending bits, the oldest in bit 0
+	nb  uint   // number of pending bits, below 32 between calls
+}
+
+// write appends the low w bits of v; w is at most 32 and v has no bits
+// above them.
+func (w *bitWriter) write(v uint64, n uint) {
+	w.acc |= v << w.nb
+	w.nb += n
+	if w.nb >= 32 {
+		w.buf = binary.LittleEndian.AppendUint32(w.buf, uint32(w.acc))
+		w.acc >>= 32
+		w.nb -= 32
+	}
+}
+
+// write64 appends the low n bits of v for any n up to 64.
+func (w *bitWriter) write64(v uint64, n uint) {
+	if n > 32 {
+		w.write(v&(1<<32-1), 32)
+		v >>= 32
+		n -= 32
+	}
+	w.write(v, n)
+}
+
+// gamma appends v in the exponential-Golomb code of order k: the length
+// n of v>>k in unary (n zeros, then a one), the n-1 bits of v>>k below its
+// top bit, then the k low bits of v. It costs 1+k bits for v < 1<<k and
+// about 2*log2(v)-k beyond, so one large value costs little more than its
+// width.
+func (w *bitWriter) gamma(v uint64, k uint) {
+	q := v >> k
+	n := uint(bits.Len64(q))
+	w.unary(n)
+	if n > 1 {
+		w.write64(q&(1<<(n-1)-1), n-1)
+	}
+	w.write64(v&(1<<k-1), k)
+}
+
+// unary appends n zeros, then a one.
+func (w *bitWriter) unary(n uint) {
+	for ; n >= 31; n -= 31 {
+		w.write(0, 31)
+	}
+	w.write(1<<n, n+1)
+}
+
+// gammaLen is the cost in bits of gamma(v, k) for a v of bits.Len64(v) == l.
+func gammaLen(l, k uint) uint {
+	if l <= k {
+		return 1 + k
+	}
+	return 2*(l-k) + k
+}
+
+// bytes flushes the pending bits, padded with zeros to a whole byte, and
+// returns everything written.
+func (w *bitWriter) bytes() []byte {
+	for ; w.nb > 0; w.nb -= min(w.nb, 8) {
+		w.buf = append(w.buf, byte(w.acc))
+		w.acc >>= 8
+	}
+	return w.buf
+}
+
+// reset empties the writer, keeping its buffer.
+func (w *bitWriter) reset() { w.buf, w.acc, w.nb = w.buf[:0], 0, 0 }
+
+// bitReader reads what bitWriter wrote. Reading past the end yields zero
+// bits rather than a panic; overrun tells whether that happened, which
+// decoders check before they return an entry.
+type bitReader struct {
+	buf []byte
+	pos int    // next byte of buf to load, counting the zeros past its end
+	acc uint64 // loaded bits, the next one in bit 0
+	nb  uint   // number of loaded bits
+}
+
+func (r *bitReader) init(b []byte) { *r = bitReader{buf: b} }
+
+// refill loads bytes until at least 57 bits are loaded.
+func (r *bitReader) refill() {
+	if r.pos+8 <= len(r.buf) {
+		r.acc |= binary.LittleEndian.Uint64(r.buf[r.pos:]) << r.nb
+		adv := (63 - r.nb) >> 3
+		r.pos += int(adv)
+		r.nb += adv * 8
+		return
+	}
+	for r.nb <= 56 {
+		if r.pos < len(r.buf) {
+			r.acc |= uint64(r.buf[r.pos]) << r.nb
+		}
+		r.pos++
+		r.nb += 8
+	}
+}
+
+// read returns the next n bits, n at most 56.
+func (r *bitReader) read(n uint) uint64 {
+	if r.nb < n {
+		r.refill()
+	}
+	v := r.acc & (1<<n - 1)
+	r.acc >>= n
+	r.nb -= n
+	return v
+}
+
+// read64 returns the next n bits for any n up to 64.
+func (r *bitReader) read64(n uint) uint64 {
+	if n > 32 {
+		lo := r.read(32)
+		return lo | r.read(n-32)<<32
+	}
+	return r.read(n)
+}
+
+// gamma reads a value written by bitWriter.gamma with the same k; ok is
+// false for a code of a value that does not fit in 64 bits.
+func (r *bitReader) gamma(k uint) (v uint64, ok bool) {
+	var n uint
+	for {
+		if r.nb < 57 {
+			r.refill()
+		}
+		z := uint(bits.TrailingZeros64(r.acc))
+		if z < r.nb {
+			n += z
+			r.acc >>= z + 1
+			r.nb -= z + 1
+			break
+		}
+		// A long run of zeros: only an overrun or a huge value gets here.
+		n += r.nb
+		r.acc, r.nb = 0, 0
+		if n+k > 64 || r.overrun() {
+			return 0, false
+		}
+	}
+	if n+k > 64 {
+		return 0, false
+	}
+	var q uint64
+	if n > 0 {
+		q = 1<<(n-1) | r.read64(n-1)
+	}
+	return q<<k | r.read64(k), true
+}
+
+// overrun reports whether more bits were read than buf holds.
+func (r *bitReader) overrun() bool { return r.pos*8-int(r.nb) > len(r.buf)*8 }
+
+// exhausted reports whether everything but the zero padding of the last
+// byte has been read, and no more: a well formed payload has no bits to
+// spare.
+func (r *bitReader) exhausted() bool {
+	left := len(r.buf)*8 - (r.pos*8 - int(r.nb))
+	if left < 0 || left >= 8 {
+		return false
+	}
+	return r.read(uint(left)) == 0
+}
+
+// lenHist counts values by bits.Len64, to choose a gamma order.
+type lenHist [65]uint64
+
+func (h *lenHist) add(v uint64) { h[bits.Len64(v)]++ }
+
+// best returns the gamma order that codes the counted values in the
+// fewest bits. The cost of a value depends only on its length, so the
+// histogram gives the exact cost of every order.
+func (h *lenHist) best() uint {
+	bestK, bestCost := uint(0), ^uint64(0)
+	for k := uint(0); k < 64; k++ {
+		var cost uint64
+		for l, c := range h {
+			if c != 0 {
+				cost += c * uint64(gammaLen(uint(l), k))
+			}
+		}
+		if cost < bestCost {
+			bestK, bestCost = k, cost
+		}
+	}
+	return bestK
+}

@@ -1,0 +1,160 @@
+package packed
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/reversi-cloud/reversi/board"
+)
+
+// Edge is one entry of a sorted run: a child position and one parent
+// that leads to it.
+type Edge struct {
+	Pos board.Position
+	Ref Ref
+}
+
+// CompareEdges orders edges by position (board.Compare), then by Ref.
+func CompareEdges(a, b Edge) int {
+	if c := board.Compare(a.Pos, b.Pos); c != 0 {
+		return c
+	}
+	return compareRefs(a.Ref, b.Ref)
+}
+
+// DefaultEdgeBlock is the default number of edges a block holds: about
+// 20 KiB of expansion run at ply 9.
+const DefaultEdgeBlock = 4096
+
+// An edge block holds, after the position and ref parameters, each edge's
+// position (position.go; an edge whose position equals the previous one's
+// costs its two zero deltas, 1+kOcc+1+kWhite bits) and then its ref
+// (ref.go), which continues the previous edge's list when the position
+// repeats.
+
+// EdgeWriter writes sorted edges as edge blocks. A run may be cut into
+// segments, each a whole number of blocks, so that a reader given only
+// one segment's bytes decodes exactly its edges.
+type EdgeWriter struct {
+	blocks  blockWriter
+	bits    bitWriter
+	opts    Options
+	buf     []Edge
+	pos     posEncoder
+	ref     refEncoder
+	last    Edge
+	started bool
+}
+
+// NewEdgeWriter returns a writer of edge blocks to w.
+func NewEdgeWriter(w io.Writer, o Options) (*EdgeWriter, error) {
+	o, err := o.withDefault(DefaultEdgeBlock)
+	if err != nil {
+		return nil, err
+	}
+	return &EdgeWriter{blocks: blockWriter{w: w, kind: kindEdges}, opts: o}, nil
+}
+
+// Add appends e, which must not sort before the previous edge; equal
+// edges are allowed.
+func (w *EdgeWriter) Add(e Edge) error {
+	if w.started && CompareEdges(e, w.last) < 0 {
+		return fmt.Errorf("%w: edge %v %v after %v %v", ErrOrder, e.Pos, e.Ref, w.last.Pos, w.last.Ref)
+	}
+	w.last, w.started = e, true
+	if n := len(w.buf); n == w.opts.BlockEntries || n > 0 && !sameBlock(w.buf[n-1].Pos, e.Pos) {
+		if err := w.flush(); err != nil {
+			return err
+		}
+	}
+	w.buf = append(w.buf, e)
+	return nil
+}
+
+// EndSegment writes out the edges added so far and returns the offset
+// of the next byte: the end of the segment, and the start of the next.
+func (w *EdgeWriter) EndSegment() (int64, error) {
+	err := w.flush()
+	return w.blocks.off, err
+}
+
+// Close writes out the edges added so far; it does not close the
+// underlying writer.
+func (w *EdgeWriter) Close() error { return w.flush() }
+
+func (w *EdgeWriter) flush() error {
+	n := len(w.buf)
+	if n == 0 {
+		return w.blocks.err
+	}
+	w.pos.plan(func(i int) board.Position { return w.buf[i].Pos }, n)
+	w.ref.reset()
+	for i, e := range w.buf {
+		w.ref.observe(e.Ref, i > 0 && e.Pos == w.buf[i-1].Pos)
+	}
+	w.bits.reset()
+	w.pos.params(&w.bits)
+	w.ref.params(&w.bits)
+	for i, e := range w.buf {
+		w.pos.put(&w.bits, i, e.Pos)
+		w.ref.put(&w.bits, e.Ref, i > 0 && e.Pos == w.buf[i-1].Pos)
+	}
+	w.buf = w.buf[:0]
+	return w.blocks.write(n, w.bits.bytes())
+}
+
+// EdgeReader reads edge blocks until the end of its input, checking that
+// the edges are sorted.
+type EdgeReader struct {
+	stream
+	pos     posDecoder
+	ref     refDecoder
+	params  func(*bitReader) error
+	last    Edge
+	started bool
+}
+
+// NewEdgeReader returns a reader of the edge blocks in r: a whole run, or
+// one segment of it.
+func NewEdgeReader(r io.Reader) *EdgeReader {
+	er := &EdgeReader{stream: newStream(r, kindEdges)}
+	er.params = func(b *bitReader) error {
+		er.pos.params(b)
+		return er.ref.params(b)
+	}
+	return er
+}
+
+// Next returns the next edge. It returns false at the end of the input or
+// on the first error; Err tells which.
+func (r *EdgeReader) Next() (Edge, bool) {
+	if !r.ready(0, r.params) {
+		return Edge{}, false
+	}
+	first := r.first
+	same := false
+	if first {
+		r.pos.first(&r.bits)
+	} else {
+		var err error
+		if same, err = r.pos.next(&r.bits); err != nil {
+			r.fail(err)
+			return Edge{}, false
+		}
+	}
+	ref, err := r.ref.next(&r.bits, same)
+	if err != nil {
+		r.fail(err)
+		return Edge{}, false
+	}
+	e := Edge{Pos: r.pos.pos, Ref: ref}
+	if first && r.started && CompareEdges(e, r.last) < 0 {
+		r.fail(fmt.Errorf("%w: block starts with edge %v %v after %v %v", ErrCorrupt, e.Pos, e.Ref, r.last.Pos, r.last.Ref))
+		return Edge{}, false
+	}
+	if !r.done() {
+		return Edge{}, false
+	}
+	r.last, r.started = e, true
+	return e, true
+}
