@@ -153,7 +153,8 @@ func checkHeader(h []byte, kind, stop byte) (count, size int, err error) {
 		return 0, 0, fmt.Errorf("%w: block of kind %d, want %d", ErrCorrupt, h[3], kind)
 	}
 	c, s := binary.LittleEndian.Uint32(h[4:]), binary.LittleEndian.Uint32(h[8:])
-	if c == 0 || c > maxCount || s > maxPayload {
+	// Only a key index may be empty: that of a blob without positions.
+	if c == 0 && h[3] != kindIndex || c > maxCount || s > maxPayload {
 		return 0, 0, fmt.Errorf("%w: block of %d entries and %d bytes", ErrCorrupt, c, s)
 	}
 	return int(c), int(s), nil
