@@ -129,8 +129,11 @@ func (d *posDecoder) next(r *bitReader) (same bool, err error) {
 		if w == d.white {
 			return true, nil
 		}
+		// Adding in the white-bits space: with the empty squares set,
+		// carries run across them to the next occupied square.
+		occ := d.pos.Occ
+		d.pos.White = ((d.pos.White | ^occ) + pdep(w-d.white, occ)) & occ
 		d.white = w
-		d.pos.White = pdep(w, d.pos.Occ)
 		return false, nil
 	}
 	nr := d.rank + dr
@@ -138,7 +141,7 @@ func (d *posDecoder) next(r *bitReader) (same bool, err error) {
 		return false, fmt.Errorf("%w: occupancy out of range", ErrCorrupt)
 	}
 	d.rank = nr
-	d.pos.Occ = unrank(nr, int(d.k))
+	d.pos.Occ = unrankAbove(nr, int(d.k), d.pos.Occ)
 	d.white = r.read64(d.k)
 	d.pos.White = pdep(d.white, d.pos.Occ)
 	return false, nil

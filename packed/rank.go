@@ -47,6 +47,38 @@ func unrank(r uint64, k int) uint64 {
 	return x
 }
 
+// unrankAbove is unrank(r, k) for an r at least rank(prev), where prev
+// has k bits: the sorted positions of a block. While the bits found so far
+// equal prev's, the next one is at least prev's (its remainder is at
+// least prev's), so it is found by stepping up from there, usually not at
+// all; below the first bit that differs, it steps down as unrank does.
+// Consecutive occupancies mostly differ in their low squares, so this
+// costs about k steps rather than 64.
+func unrankAbove(r uint64, k int, prev uint64) uint64 {
+	var x uint64
+	c := 63
+	equal := true
+	for i := k; i >= 1; i-- {
+		if equal {
+			pc := 63 - bits.LeadingZeros64(prev)
+			prev &^= 1 << uint(pc)
+			// Greedy maximality of the bit above bounds this scan
+			// below it, and r < binom[64][k] bounds the first.
+			for c = pc; c < 63 && binom[c+1][i] <= r; c++ {
+			}
+			equal = c == pc
+		} else {
+			for binom[c][i] > r {
+				c--
+			}
+		}
+		r -= binom[c][i]
+		x |= 1 << uint(c)
+		c--
+	}
+	return x
+}
+
 // pext gathers the bits of x at the set bits of mask into the low bits of
 // the result, in order: the white discs as one bit per occupied square.
 func pext(x, mask uint64) uint64 {
@@ -59,10 +91,11 @@ func pext(x, mask uint64) uint64 {
 }
 
 // pdep inverts pext: it scatters the low bits of x to the set bits of
-// mask, so the result is always a subset of mask.
+// mask, so the result is always a subset of mask. It stops at the top
+// bit of x, so depositing a small delta is cheap.
 func pdep(x, mask uint64) uint64 {
 	var r uint64
-	for ; mask != 0; x >>= 1 {
+	for ; x != 0 && mask != 0; x >>= 1 {
 		low := mask & -mask
 		r |= low & -(x & 1)
 		mask &= mask - 1
