@@ -130,8 +130,33 @@ func (r *bitReader) read64(n uint) uint64 {
 }
 
 // gamma reads a value written by bitWriter.gamma with the same k; ok is
-// false for a code of a value that does not fit in 64 bits.
+// false for a code of a value that does not fit in 64 bits. Codes that
+// fit in the loaded bits, nearly all, take the straight path.
 func (r *bitReader) gamma(k uint) (v uint64, ok bool) {
+	if r.nb < 57 {
+		r.refill()
+	}
+	n := uint(bits.TrailingZeros64(r.acc)) // 64 if none is loaded
+	used := 1 + k
+	if n > 0 {
+		used = 2*n + k
+	}
+	if n >= 32 || used > r.nb {
+		return r.gammaLong(k)
+	}
+	x := r.acc >> (n + 1)
+	var q uint64
+	if n > 0 {
+		q = x&(1<<(n-1)-1) | 1<<(n-1)
+		x >>= n - 1
+	}
+	r.acc >>= used
+	r.nb -= used
+	return q<<k | x&(1<<k-1), true
+}
+
+// gammaLong is gamma for codes longer than the loaded bits.
+func (r *bitReader) gammaLong(k uint) (v uint64, ok bool) {
 	var n uint
 	for {
 		if r.nb < 57 {

@@ -91,7 +91,7 @@ type posDecoder struct {
 	kOcc   uint
 	kWhite uint
 	k      uint   // discs of every position in the block
-	limit  uint64 // binom[64][k]: ranks are below it
+	limit  uint64 // binom[k][64]: ranks are below it
 	rank   uint64
 	white  uint64 // pext(White, Occ)
 	pos    board.Position
@@ -106,7 +106,7 @@ func (d *posDecoder) first(r *bitReader) {
 	side := board.Color(r.read(1))
 	occ := r.read64(64)
 	d.k = uint(bits.OnesCount64(occ))
-	d.limit = binom[64][d.k]
+	d.limit = binom[d.k][64]
 	d.rank = rank(occ)
 	d.white = r.read64(d.k)
 	d.pos = board.Position{Side: side, Occ: occ, White: pdep(d.white, occ)}
@@ -141,7 +141,7 @@ func (d *posDecoder) next(r *bitReader) (same bool, err error) {
 		return false, fmt.Errorf("%w: occupancy out of range", ErrCorrupt)
 	}
 	d.rank = nr
-	d.pos.Occ = unrankAbove(nr, int(d.k), d.pos.Occ)
+	d.pos.Occ = nextOcc(d.pos.Occ, int(d.k), dr)
 	d.white = r.read64(d.k)
 	d.pos.White = pdep(d.white, d.pos.Occ)
 	return false, nil

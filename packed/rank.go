@@ -2,13 +2,14 @@ package packed
 
 import "math/bits"
 
-// binom[n][k] is n choose k; every entry fits in a uint64 (the largest,
-// 64 choose 32, is below 2^61).
+// binom[k][n] is n choose k; every entry fits in a uint64 (the largest,
+// 64 choose 32, is below 2^61). It is indexed by k first because unrank
+// scans n for a fixed k.
 var binom = func() (t [65][65]uint64) {
-	for n := range t {
-		t[n][0] = 1
+	for n := range 65 {
+		t[0][n] = 1
 		for k := 1; k <= n; k++ {
-			t[n][k] = t[n-1][k-1] + t[n-1][k]
+			t[k][n] = t[k-1][n-1] + t[k][n-1]
 		}
 	}
 	return t
@@ -16,7 +17,7 @@ var binom = func() (t [65][65]uint64) {
 
 // rank returns the colexicographic rank of x among the 64-bit masks with
 // as many bits set: the combinatorial number system, where bit positions
-// c1 < c2 < ... < ck give the sum of binom[ci][i]. For masks of one
+// c1 < c2 < ... < ck give the sum of binom[i][ci]. For masks of one
 // popcount, rank order is numeric order, and the ranks are dense: the
 // gaps between the occupancies of sorted positions shrink by the ratio of
 // 2^64 to binom(64, k), which saves about 11 bits a new occupancy at ply 9
@@ -24,55 +25,44 @@ var binom = func() (t [65][65]uint64) {
 func rank(x uint64) uint64 {
 	var r uint64
 	for i := 1; x != 0; i++ {
-		r += binom[bits.TrailingZeros64(x)][i]
+		r += binom[i][bits.TrailingZeros64(x)]
 		x &= x - 1
 	}
 	return r
 }
 
-// unrank inverts rank for masks of k bits; r must be below binom[64][k].
-// It walks the bit positions down from 63 once, so it costs at most 64
-// steps however many bits are set.
-func unrank(r uint64, k int) uint64 {
-	var x uint64
-	c := 63
-	for i := k; i >= 1; i-- {
-		for binom[c][i] > r {
-			c--
+// nextOcc returns the mask of k bits whose rank is rank(prev) + d, which
+// must be below binom[k][64]. Consecutive occupancies of sorted positions
+// mostly differ in their low squares, so rather than unranking from the
+// top it finds the fewest low bits of prev that can absorb d: the lowest
+// j bits of prev have a rank below binom[j][c], c the (j+1)-th bit, and
+// any j-bit mask under c ranks below that, so if their rank plus d still
+// is, the bits from c up stay and only the low j are unranked, below c.
+// That takes a few steps instead of up to 64.
+func nextOcc(prev uint64, k int, d uint64) uint64 {
+	var low uint64 // rank of the low j bits of prev
+	high := prev
+	for j := 1; j <= k; j++ {
+		low += binom[j][bits.TrailingZeros64(high)]
+		high &= high - 1
+		top := bits.TrailingZeros64(high) // 64 when j == k
+		if r := low + d; r < binom[j][top] {
+			return high | unrankBelow(r, j, top)
 		}
-		r -= binom[c][i]
-		x |= 1 << uint(c)
-		c--
 	}
-	return x
+	panic("packed: nextOcc past the last mask") // the caller checks the range
 }
 
-// unrankAbove is unrank(r, k) for an r at least rank(prev), where prev
-// has k bits: the sorted positions of a block. While the bits found so far
-// equal prev's, the next one is at least prev's (its remainder is at
-// least prev's), so it is found by stepping up from there, usually not at
-// all; below the first bit that differs, it steps down as unrank does.
-// Consecutive occupancies mostly differ in their low squares, so this
-// costs about k steps rather than 64.
-func unrankAbove(r uint64, k int, prev uint64) uint64 {
+// unrankBelow returns the mask of j bits, all below bit top, of rank r,
+// which must be below binom[j][top].
+func unrankBelow(r uint64, j, top int) uint64 {
 	var x uint64
-	c := 63
-	equal := true
-	for i := k; i >= 1; i-- {
-		if equal {
-			pc := 63 - bits.LeadingZeros64(prev)
-			prev &^= 1 << uint(pc)
-			// Greedy maximality of the bit above bounds this scan
-			// below it, and r < binom[64][k] bounds the first.
-			for c = pc; c < 63 && binom[c+1][i] <= r; c++ {
-			}
-			equal = c == pc
-		} else {
-			for binom[c][i] > r {
-				c--
-			}
+	c := top - 1
+	for i := j; i >= 1; i-- {
+		for binom[i][c] > r {
+			c--
 		}
-		r -= binom[c][i]
+		r -= binom[i][c]
 		x |= 1 << uint(c)
 		c--
 	}
