@@ -98,3 +98,74 @@ func BenchmarkKeyDecode(b *testing.B) {
 	}
 	rate(b, len(ps), start)
 }
+
+func BenchmarkSourceEncode(b *testing.B) {
+	lists := sourcesOf(allEdges(b, 8))[:blobPositions]
+	b.SetBytes(int64(len(encodeSources(b, lists, Options{}))))
+	var buf bytes.Buffer
+	start := cpuTime()
+	for b.Loop() {
+		buf.Reset()
+		w, _ := NewSourceWriter(&buf, Options{})
+		for _, l := range lists {
+			_ = w.Add(l)
+		}
+		_ = w.Close()
+	}
+	rate(b, len(lists), start)
+}
+
+func BenchmarkSourceDecode(b *testing.B) {
+	lists := sourcesOf(allEdges(b, 8))[:blobPositions]
+	data := encodeSources(b, lists, Options{})
+	b.SetBytes(int64(len(data)))
+	start := cpuTime()
+	for b.Loop() {
+		r := NewSourceReader(bytes.NewReader(data))
+		var buf []Ref
+		for {
+			var ok bool
+			if buf, ok = r.Next(buf); !ok {
+				break
+			}
+		}
+		if r.Err() != nil {
+			b.Fatal(r.Err())
+		}
+	}
+	rate(b, len(lists), start)
+}
+
+// resultWords is a final blob's results at a ply where a few positions
+// are decided: mostly unknown, with short stretches of known results.
+func resultWords() []uint16 {
+	words := make([]uint16, blobPositions)
+	for i := 0; i < len(words); i += 997 {
+		words[i] = uint16(i%3 + 1)
+	}
+	return words
+}
+
+func BenchmarkResultEncode(b *testing.B) {
+	words := resultWords()
+	b.SetBytes(int64(len(EncodeResults(words))))
+	start := cpuTime()
+	for b.Loop() {
+		EncodeResults(words)
+	}
+	rate(b, len(words), start)
+}
+
+func BenchmarkResultDecode(b *testing.B) {
+	words := resultWords()
+	data := EncodeResults(words)
+	b.SetBytes(int64(len(data)))
+	dst := make([]uint16, 0, len(words))
+	start := cpuTime()
+	for b.Loop() {
+		if _, err := DecodeResults(dst[:0], data); err != nil {
+			b.Fatal(err)
+		}
+	}
+	rate(b, len(words), start)
+}

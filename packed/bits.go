@@ -43,6 +43,14 @@ func (w *bitWriter) write64(v uint64, n uint) {
 func (w *bitWriter) gamma(v uint64, k uint) {
 	q := v >> k
 	n := uint(bits.Len64(q))
+	if n == 0 && k < 32 {
+		w.write(1|(v&(1<<k-1))<<1, 1+k)
+		return
+	}
+	if n > 0 && 2*n+k <= 32 {
+		w.write(1<<n|(q&(1<<(n-1)-1))<<(n+1)|(v&(1<<k-1))<<(2*n), 2*n+k)
+		return
+	}
 	w.unary(n)
 	if n > 1 {
 		w.write64(q&(1<<(n-1)-1), n-1)
