@@ -2,6 +2,7 @@ package packed
 
 import (
 	"bytes"
+	"io"
 	"syscall"
 	"testing"
 	"time"
@@ -29,111 +30,83 @@ func cpuTime() time.Duration {
 	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
 }
 
-func BenchmarkEdgeEncode(b *testing.B) {
-	es := expansion(b, 8, 0)
-	b.SetBytes(int64(len(encodeEdges(b, es, Options{}))))
+// benchEncode measures writing items with writers made by newWriter.
+func benchEncode[T any, W writer[T]](b *testing.B, newWriter func(io.Writer, Options) (W, error), items []T) {
+	b.SetBytes(int64(len(encode(b, newWriter, items, Options{}))))
 	var buf bytes.Buffer
 	start := cpuTime()
 	for b.Loop() {
 		buf.Reset()
-		w, _ := NewEdgeWriter(&buf, Options{})
-		for _, e := range es {
-			_ = w.Add(e)
+		w, _ := newWriter(&buf, Options{})
+		for _, it := range items {
+			_ = w.Add(it)
 		}
 		_ = w.Close()
 	}
-	rate(b, len(es), start)
+	rate(b, len(items), start)
 }
 
-func BenchmarkEdgeDecode(b *testing.B) {
-	es := expansion(b, 8, 0)
-	data := encodeEdges(b, es, Options{})
+// benchDecode measures reading the n entries of data with read.
+func benchDecode(b *testing.B, data []byte, n int, read func(io.Reader) error) {
 	b.SetBytes(int64(len(data)))
 	start := cpuTime()
 	for b.Loop() {
-		r := NewEdgeReader(bytes.NewReader(data))
-		for {
-			if _, ok := r.Next(); !ok {
-				break
-			}
-		}
-		if r.Err() != nil {
-			b.Fatal(r.Err())
+		if err := read(bytes.NewReader(data)); err != nil {
+			b.Fatal(err)
 		}
 	}
-	rate(b, len(es), start)
+	rate(b, n, start)
+}
+
+// reader is what the readers of single values offer.
+type reader[T any] interface {
+	Next() (T, bool)
+	Err() error
+}
+
+// drain reads r to its end.
+func drain[T any, R reader[T]](r R) error {
+	for {
+		if _, ok := r.Next(); !ok {
+			return r.Err()
+		}
+	}
+}
+
+func BenchmarkEdgeEncode(b *testing.B) { benchEncode(b, NewEdgeWriter, expansion(b, 8, 0)) }
+
+func BenchmarkEdgeDecode(b *testing.B) {
+	es := expansion(b, 8, 0)
+	benchDecode(b, encodeEdges(b, es, Options{}), len(es), func(r io.Reader) error {
+		return drain(NewEdgeReader(r))
+	})
 }
 
 func BenchmarkKeyEncode(b *testing.B) {
-	ps := plyPositions(b, 9)[:blobPositions]
-	b.SetBytes(int64(len(encodeKeys(b, ps, Options{}))))
-	var buf bytes.Buffer
-	start := cpuTime()
-	for b.Loop() {
-		buf.Reset()
-		w, _ := NewKeyWriter(&buf, Options{})
-		for _, p := range ps {
-			_ = w.Add(p)
-		}
-		_ = w.Close()
-	}
-	rate(b, len(ps), start)
+	benchEncode(b, NewKeyWriter, plyPositions(b, 9)[:blobPositions])
 }
 
 func BenchmarkKeyDecode(b *testing.B) {
 	ps := plyPositions(b, 9)[:blobPositions]
-	data := encodeKeys(b, ps, Options{})
-	b.SetBytes(int64(len(data)))
-	start := cpuTime()
-	for b.Loop() {
-		r := NewKeyReader(bytes.NewReader(data))
-		for {
-			if _, ok := r.Next(); !ok {
-				break
-			}
-		}
-		if r.Err() != nil {
-			b.Fatal(r.Err())
-		}
-	}
-	rate(b, len(ps), start)
+	benchDecode(b, encodeKeys(b, ps, Options{}), len(ps), func(r io.Reader) error {
+		return drain(NewKeyReader(r))
+	})
 }
 
 func BenchmarkSourceEncode(b *testing.B) {
-	lists := sourcesOf(allEdges(b, 8))[:blobPositions]
-	b.SetBytes(int64(len(encodeSources(b, lists, Options{}))))
-	var buf bytes.Buffer
-	start := cpuTime()
-	for b.Loop() {
-		buf.Reset()
-		w, _ := NewSourceWriter(&buf, Options{})
-		for _, l := range lists {
-			_ = w.Add(l)
-		}
-		_ = w.Close()
-	}
-	rate(b, len(lists), start)
+	benchEncode(b, NewSourceWriter, sourcesOf(allEdges(b, 8))[:blobPositions])
 }
 
 func BenchmarkSourceDecode(b *testing.B) {
 	lists := sourcesOf(allEdges(b, 8))[:blobPositions]
-	data := encodeSources(b, lists, Options{})
-	b.SetBytes(int64(len(data)))
-	start := cpuTime()
-	for b.Loop() {
-		r := NewSourceReader(bytes.NewReader(data))
+	benchDecode(b, encodeSources(b, lists, Options{}), len(lists), func(r io.Reader) error {
+		sr := NewSourceReader(r)
 		var buf []Ref
-		for {
-			var ok bool
-			if buf, ok = r.Next(buf); !ok {
-				break
-			}
+		for ok := true; ok; {
+			buf, ok = sr.Next(buf)
 		}
-		if r.Err() != nil {
-			b.Fatal(r.Err())
-		}
-	}
-	rate(b, len(lists), start)
+		return sr.Err()
+	})
 }
 
 // resultWords is a final blob's results at a ply where a few positions
@@ -146,26 +119,11 @@ func resultWords() []uint16 {
 	return words
 }
 
-func BenchmarkResultEncode(b *testing.B) {
-	words := resultWords()
-	b.SetBytes(int64(len(EncodeResults(words))))
-	start := cpuTime()
-	for b.Loop() {
-		EncodeResults(words)
-	}
-	rate(b, len(words), start)
-}
+func BenchmarkResultEncode(b *testing.B) { benchEncode(b, NewResultWriter, resultWords()) }
 
 func BenchmarkResultDecode(b *testing.B) {
 	words := resultWords()
-	data := EncodeResults(words)
-	b.SetBytes(int64(len(data)))
-	dst := make([]uint16, 0, len(words))
-	start := cpuTime()
-	for b.Loop() {
-		if _, err := DecodeResults(dst[:0], data); err != nil {
-			b.Fatal(err)
-		}
-	}
-	rate(b, len(words), start)
+	benchDecode(b, EncodeResults(words), len(words), func(r io.Reader) error {
+		return drain(NewResultReader(r))
+	})
 }

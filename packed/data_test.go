@@ -1,6 +1,8 @@
 package packed
 
 import (
+	"bytes"
+	"io"
 	"slices"
 	"sync"
 	"testing"
@@ -89,4 +91,43 @@ func allEdges(t testing.TB, ply int) []Edge {
 	}
 	slices.SortFunc(es, CompareEdges)
 	return es
+}
+
+// writer is what every writer of this package offers.
+type writer[T any] interface {
+	Add(T) error
+	Close() error
+}
+
+// encode writes items with a writer made by newWriter and returns the
+// blob.
+func encode[T any, W writer[T]](t testing.TB, newWriter func(io.Writer, Options) (W, error), items []T, o Options) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	w, err := newWriter(&buf, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range items {
+		if err := w.Add(it); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// checkDecoded fails t unless got equals want, entry by entry.
+func checkDecoded[T comparable](t testing.TB, what string, got, want []T) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("decoded %d %s, want %d", len(got), what, len(want))
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Fatalf("%s %d: got %+v, want %+v", what, i, got[i], want[i])
+		}
+	}
 }

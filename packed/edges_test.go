@@ -9,21 +9,7 @@ import (
 )
 
 func encodeEdges(t testing.TB, es []Edge, o Options) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	w, err := NewEdgeWriter(&buf, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range es {
-		if err := w.Add(e); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return encode(t, NewEdgeWriter, es, o)
 }
 
 func decodeEdges(b []byte) ([]Edge, error) {
@@ -71,14 +57,7 @@ func TestEdgesRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(got) != len(tc.edges) {
-				t.Fatalf("decoded %d edges, want %d", len(got), len(tc.edges))
-			}
-			for i := range got {
-				if got[i] != tc.edges[i] {
-					t.Fatalf("edge %d: got %v %v, want %v %v", i, got[i].Pos, got[i].Ref, tc.edges[i].Pos, tc.edges[i].Ref)
-				}
-			}
+			checkDecoded(t, "edges", got, tc.edges)
 		})
 	}
 }

@@ -9,21 +9,7 @@ import (
 )
 
 func encodeKeys(t testing.TB, ps []board.Position, o Options) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	w, err := NewKeyWriter(&buf, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range ps {
-		if err := w.Add(p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return encode(t, NewKeyWriter, ps, o)
 }
 
 func decodeKeys(b []byte) ([]board.Position, error) {
@@ -69,14 +55,7 @@ func TestKeysRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(got) != len(tc.keys) {
-				t.Fatalf("decoded %d keys, want %d", len(got), len(tc.keys))
-			}
-			for i := range got {
-				if got[i] != tc.keys[i] {
-					t.Fatalf("key %d: got %v, want %v", i, got[i], tc.keys[i])
-				}
-			}
+			checkDecoded(t, "keys", got, tc.keys)
 		})
 	}
 }

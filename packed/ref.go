@@ -1,6 +1,7 @@
 package packed
 
 import (
+	"cmp"
 	"fmt"
 	"math/bits"
 )
@@ -11,17 +12,7 @@ type Ref struct{ Blob, Index uint32 }
 
 // compareRefs orders refs by Blob, then Index.
 func compareRefs(a, b Ref) int {
-	return cmpU64(uint64(a.Blob)<<32|uint64(a.Index), uint64(b.Blob)<<32|uint64(b.Index))
-}
-
-func cmpU64(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
+	return cmp.Compare(uint64(a.Blob)<<32|uint64(a.Index), uint64(b.Blob)<<32|uint64(b.Index))
 }
 
 // Refs come in lists: the parents of one position, sorted by (Blob,

@@ -2,6 +2,7 @@ package packed
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 )
 
@@ -39,14 +40,6 @@ func TestSegments(t *testing.T) {
 		if err != nil {
 			t.Fatalf("segment %d: %v", s, err)
 		}
-		want := es[cuts[s]:cuts[s+1]]
-		if len(got) != len(want) {
-			t.Fatalf("segment %d: %d edges, want %d", s, len(got), len(want))
-		}
-		for i := range got {
-			if got[i] != want[i] {
-				t.Fatalf("segment %d edge %d: got %v, want %v", s, i, got[i], want[i])
-			}
-		}
+		checkDecoded(t, fmt.Sprintf("edges of segment %d", s), got, es[cuts[s]:cuts[s+1]])
 	}
 }

@@ -8,21 +8,7 @@ import (
 )
 
 func encodeSources(t testing.TB, lists [][]Ref, o Options) []byte {
-	t.Helper()
-	var buf bytes.Buffer
-	w, err := NewSourceWriter(&buf, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range lists {
-		if err := w.Add(l); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
+	return encode(t, NewSourceWriter, lists, o)
 }
 
 func decodeSources(b []byte) ([][]Ref, error) {
