@@ -87,44 +87,43 @@ func (w *bitWriter) bytes() []byte {
 // reset empties the writer, keeping its buffer.
 func (w *bitWriter) reset() { w.buf, w.acc, w.nb = w.buf[:0], 0, 0 }
 
-// bitReader reads what bitWriter wrote. Reading past the end yields zero
-// bits rather than a panic; overrun tells whether that happened, which
-// decoders check before they return an entry.
+// bitReader reads what bitWriter wrote. It loads 64 bits from any bit
+// offset with one unaligned read, which needs 8 bytes of padding after
+// the payload; reading past the end yields zero bits rather than a
+// panic, and overrun tells whether that happened, which decoders check
+// before they return an entry.
 type bitReader struct {
-	buf []byte
-	pos int    // next byte of buf to load, counting the zeros past its end
-	acc uint64 // loaded bits, the next one in bit 0
-	nb  uint   // number of loaded bits
+	buf []byte // the payload, then 8 zero bytes
+	pos int    // bits read
+	end int    // bits in the payload
 }
 
-func (r *bitReader) init(b []byte) { *r = bitReader{buf: b} }
+// padding is what bitReader needs after a payload.
+const padding = 8
 
-// refill loads bytes until at least 57 bits are loaded.
-func (r *bitReader) refill() {
-	if r.pos+8 <= len(r.buf) {
-		r.acc |= binary.LittleEndian.Uint64(r.buf[r.pos:]) << r.nb
-		adv := (63 - r.nb) >> 3
-		r.pos += int(adv)
-		r.nb += adv * 8
-		return
+// init readies r to read b, using the capacity after it as padding when
+// there is enough (blockReader leaves it) and copying b otherwise.
+func (r *bitReader) init(b []byte) {
+	if cap(b)-len(b) < padding {
+		b = append(make([]byte, 0, len(b)+padding), b...)
 	}
-	for r.nb <= 56 {
-		if r.pos < len(r.buf) {
-			r.acc |= uint64(r.buf[r.pos]) << r.nb
-		}
-		r.pos++
-		r.nb += 8
+	*r = bitReader{buf: b[:len(b)+padding], end: len(b) * 8}
+	clear(r.buf[len(b):])
+}
+
+// peek returns the next 57 or more bits, in the low bits.
+func (r *bitReader) peek() uint64 {
+	i := r.pos >> 3
+	if i+8 > len(r.buf) {
+		return 0 // only an overrun gets here: the padding covers the rest
 	}
+	return binary.LittleEndian.Uint64(r.buf[i:]) >> uint(r.pos&7)
 }
 
 // read returns the next n bits, n at most 56.
 func (r *bitReader) read(n uint) uint64 {
-	if r.nb < n {
-		r.refill()
-	}
-	v := r.acc & (1<<n - 1)
-	r.acc >>= n
-	r.nb -= n
+	v := r.peek() & (1<<n - 1)
+	r.pos += int(n)
 	return v
 }
 
@@ -139,47 +138,40 @@ func (r *bitReader) read64(n uint) uint64 {
 
 // gamma reads a value written by bitWriter.gamma with the same k; ok is
 // false for a code of a value that does not fit in 64 bits. Codes that
-// fit in the loaded bits, nearly all, take the straight path.
+// fit in one peek, nearly all, take the straight path.
 func (r *bitReader) gamma(k uint) (v uint64, ok bool) {
-	if r.nb < 57 {
-		r.refill()
-	}
-	n := uint(bits.TrailingZeros64(r.acc)) // 64 if none is loaded
+	x := r.peek()
+	n := uint(bits.TrailingZeros64(x)) // 64 if x is 0
 	used := 1 + k
 	if n > 0 {
 		used = 2*n + k
 	}
-	if n >= 32 || used > r.nb {
+	if n >= 28 || used > 57 {
 		return r.gammaLong(k)
 	}
-	x := r.acc >> (n + 1)
+	x >>= n + 1
 	var q uint64
 	if n > 0 {
 		q = x&(1<<(n-1)-1) | 1<<(n-1)
 		x >>= n - 1
 	}
-	r.acc >>= used
-	r.nb -= used
+	r.pos += int(used)
 	return q<<k | x&(1<<k-1), true
 }
 
-// gammaLong is gamma for codes longer than the loaded bits.
+// gammaLong is gamma for codes longer than one peek.
 func (r *bitReader) gammaLong(k uint) (v uint64, ok bool) {
 	var n uint
 	for {
-		if r.nb < 57 {
-			r.refill()
-		}
-		z := uint(bits.TrailingZeros64(r.acc))
-		if z < r.nb {
+		z := uint(bits.TrailingZeros64(r.peek()))
+		if z < 57 {
 			n += z
-			r.acc >>= z + 1
-			r.nb -= z + 1
+			r.pos += int(z) + 1
 			break
 		}
 		// A long run of zeros: only an overrun or a huge value gets here.
-		n += r.nb
-		r.acc, r.nb = 0, 0
+		n += 57
+		r.pos += 57
 		if n+k > 64 || r.overrun() {
 			return 0, false
 		}
@@ -194,18 +186,15 @@ func (r *bitReader) gammaLong(k uint) (v uint64, ok bool) {
 	return q<<k | r.read64(k), true
 }
 
-// overrun reports whether more bits were read than buf holds.
-func (r *bitReader) overrun() bool { return r.pos*8-int(r.nb) > len(r.buf)*8 }
+// overrun reports whether more bits were read than the payload holds.
+func (r *bitReader) overrun() bool { return r.pos > r.end }
 
 // exhausted reports whether everything but the zero padding of the last
 // byte has been read, and no more: a well formed payload has no bits to
 // spare.
 func (r *bitReader) exhausted() bool {
-	left := len(r.buf)*8 - (r.pos*8 - int(r.nb))
-	if left < 0 || left >= 8 {
-		return false
-	}
-	return r.read(uint(left)) == 0
+	left := r.end - r.pos
+	return left >= 0 && left < 8 && r.read(uint(left)) == 0
 }
 
 // lenHist counts values by bits.Len64, to choose a gamma order.

@@ -117,8 +117,9 @@ func (b *blockReader) next(stop byte) error {
 	if h[3] == stop {
 		return io.EOF
 	}
-	if cap(b.buf) < headerLen+size+crcLen {
-		b.buf = make([]byte, headerLen+size+crcLen)
+	// The capacity beyond the checksum is the bit reader's padding.
+	if cap(b.buf) < headerLen+size+crcLen+padding {
+		b.buf = make([]byte, headerLen+size+crcLen, headerLen+size+crcLen+padding)
 	}
 	buf := b.buf[:headerLen+size+crcLen]
 	copy(buf, h[:])
