@@ -57,11 +57,16 @@
 // 30 KiB), 16384 keys (28 KiB), the sources of 8192 positions (21 KiB)
 // or 65536 results (21 bytes when all are unknown).
 //
-// Speeds (go test -bench . ./packed/, on the same VM shared with other
-// work, so per CPU second of the process; wall-clock rates were a third
-// to a half of these): edges decode at about 11 million a CPU second
-// (about 42 MB/s of packed bytes, the entries of 275 MB/s of today's
-// 25-byte records) and encode at 6.5 million; keys decode at 11 million
-// and encode at 6.4 million; sources decode at 19 million positions and
-// encode at 13 million; results at about 80 million words either way.
+// Speeds (go test -bench . ./packed/, same VM, its load average 10 to
+// 12 at the time, so reported per CPU second of the process; wall-clock
+// rates were a fifth to a half of these, and even CPU rates moved by a
+// third between runs): edges decode at 7 to 11 million a CPU second and
+// encode at 4 to 6.5 million; keys decode at 8 to 11 million and encode
+// at 4.6 to 6.8 million; sources decode at 15 to 21 million positions and
+// encode at 10 to 13 million; results at 50 to 80 million words. An edge
+// decode at 10 million a second reads only about 36 MB/s of packed bytes,
+// but delivers the edges of 250 MB/s of today's 25-byte records: a single
+// core decodes faster than one blob stream downloads today's format, not
+// faster than a local disk reads the packed one. Blocks are independent,
+// so decoding several at once is the way to more.
 package packed
