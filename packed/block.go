@@ -96,13 +96,14 @@ type blockReader struct {
 	buf   []byte
 	count int    // entries in the current block
 	data  []byte // the current block's payload
+	head  [headerLen]byte
 }
 
 // next reads the next block; io.EOF means a clean end at a block
 // boundary. With stop set, a block of that kind also ends the stream: a
 // key blob's index block follows its key blocks.
 func (b *blockReader) next(stop byte) error {
-	var h [headerLen]byte
+	h := &b.head // a field, as a local would escape to the heap through r
 	n, err := io.ReadFull(b.r, h[:])
 	if err == io.EOF {
 		return io.EOF
@@ -117,9 +118,10 @@ func (b *blockReader) next(stop byte) error {
 	if h[3] == stop {
 		return io.EOF
 	}
-	// The capacity beyond the checksum is the bit reader's padding.
-	if cap(b.buf) < headerLen+size+crcLen+padding {
-		b.buf = make([]byte, headerLen+size+crcLen, headerLen+size+crcLen+padding)
+	// The capacity beyond the checksum is the bit reader's padding; a
+	// quarter more spares reallocating for every slightly larger block.
+	if need := headerLen + size + crcLen + padding; cap(b.buf) < need {
+		b.buf = make([]byte, 0, need+need/4)
 	}
 	buf := b.buf[:headerLen+size+crcLen]
 	copy(buf, h[:])
