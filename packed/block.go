@@ -97,6 +97,10 @@ type blockReader struct {
 	count int    // entries in the current block
 	data  []byte // the current block's payload
 	head  [headerLen]byte
+	// stopped is set when a block of the stop kind ended the stream;
+	// count is then that block's count.
+	stopped bool
+	blocks  int // blocks read, not counting a stop block
 }
 
 // next reads the next block; io.EOF means a clean end at a block
@@ -116,6 +120,7 @@ func (b *blockReader) next(stop byte) error {
 		return fmt.Errorf("packed: %s block at offset %d: %w", kindNames[b.kind], b.off, err)
 	}
 	if h[3] == stop {
+		b.stopped, b.count = true, count
 		return io.EOF
 	}
 	// The capacity beyond the checksum is the bit reader's padding; a
@@ -133,6 +138,7 @@ func (b *blockReader) next(stop byte) error {
 	}
 	b.off += int64(n + size + crcLen)
 	b.count, b.data = count, buf[headerLen:headerLen+size]
+	b.blocks++
 	return nil
 }
 

@@ -20,8 +20,9 @@ var decoders = map[string]func([]byte) error{
 		_, err := OpenKeyIndex(bytes.NewReader(b), int64(len(b)))
 		return err
 	},
-	"sources": func(b []byte) error { _, err := decodeSources(b); return err },
-	"results": func(b []byte) error { _, err := DecodeResults(nil, b); return err },
+	"key stream": func(b []byte) error { _, err := decodeKeys(b); return err },
+	"sources":    func(b []byte) error { _, err := decodeSources(b); return err },
+	"results":    func(b []byte) error { _, err := DecodeResults(nil, b); return err },
 }
 
 // samples returns a small well formed blob of each kind, of several
@@ -29,10 +30,11 @@ var decoders = map[string]func([]byte) error{
 func samples(t testing.TB) map[string][]byte {
 	es := expansion(t, 4, 0)
 	return map[string][]byte{
-		"edges":   encodeEdges(t, es, Options{BlockEntries: 50}),
-		"keys":    encodeKeys(t, plyPositions(t, 5), Options{BlockEntries: 50}),
-		"sources": encodeSources(t, sourcesOf(es), Options{BlockEntries: 50}),
-		"results": EncodeResults([]uint16{0, 0, 0, 5, 5, 1, 0, 0}),
+		"edges":      encodeEdges(t, es, Options{BlockEntries: 50}),
+		"keys":       encodeKeys(t, plyPositions(t, 5), Options{BlockEntries: 50}),
+		"key stream": encodeKeys(t, plyPositions(t, 4), Options{BlockEntries: 10}),
+		"sources":    encodeSources(t, sourcesOf(es), Options{BlockEntries: 50}),
+		"results":    EncodeResults([]uint16{0, 0, 0, 5, 5, 1, 0, 0}),
 	}
 }
 
@@ -43,7 +45,17 @@ func TestCorruption(t *testing.T) {
 			if err := decode(good); err != nil {
 				t.Fatalf("the good blob: %v", err)
 			}
-			for i := range good {
+			flips := len(good)
+			if kind == "key stream" {
+				// A stream reader stops at the index header: the
+				// index and footer are OpenKeyIndex's to check.
+				ix, err := OpenKeyIndex(bytes.NewReader(good), int64(len(good)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				flips = int(ix.end) + headerLen
+			}
+			for i := range flips {
 				bad := bytes.Clone(good)
 				bad[i] ^= 0x10
 				if err := decode(bad); !errors.Is(err, ErrCorrupt) {
@@ -53,12 +65,12 @@ func TestCorruption(t *testing.T) {
 			for n := range len(good) {
 				err := decode(good[:n])
 				// A cut at a block boundary leaves a shorter, well
-				// formed stream, except for key blobs, whose footer
-				// comes last.
+				// formed stream, except for key blobs, which end in
+				// their index.
 				if err != nil && !errors.Is(err, ErrCorrupt) {
 					t.Fatalf("cut to %d bytes: %v, want ErrCorrupt", n, err)
 				}
-				if err == nil && kind == "keys" {
+				if err == nil && (kind == "keys" || kind == "key stream" && n < flips) {
 					t.Fatalf("key blob cut to %d bytes decoded", n)
 				}
 			}

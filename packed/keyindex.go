@@ -212,7 +212,7 @@ func ReadKeyAt(r io.ReaderAt, ix *KeyIndex, i int64) (board.Position, error) {
 	}
 	j := ix.BlockOfPosition(i)
 	off, n, first, _ := ix.Block(j)
-	kr := NewKeyReader(io.NewSectionReader(r, off, n))
+	kr := newKeyReader(io.NewSectionReader(r, off, n))
 	for k := first; ; k++ {
 		p, ok := kr.Next()
 		if !ok {
@@ -232,7 +232,7 @@ func FindKey(r io.ReaderAt, ix *KeyIndex, p board.Position) (int64, bool, error)
 		return 0, false, nil
 	}
 	off, n, first, count := ix.Block(j)
-	kr := NewKeyReader(io.NewSectionReader(r, off, n))
+	kr := newKeyReader(io.NewSectionReader(r, off, n))
 	for k := first; k < first+count; k++ {
 		q, ok := kr.Next()
 		if !ok {

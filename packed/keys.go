@@ -1,6 +1,7 @@
 package packed
 
 import (
+	"encoding/binary"
 	"fmt"
 	"io"
 
@@ -81,19 +82,28 @@ func (w *KeyWriter) Close() error {
 // Count returns the number of positions added so far.
 func (w *KeyWriter) Count() int64 { return w.count + int64(len(w.buf)) }
 
-// KeyReader reads the positions of a key blob in order, or of any run of
-// whole key blocks (such as one block that KeyIndex locates). It stops at
-// the key index; use OpenKeyIndex to check that.
+// KeyReader reads the positions of a key blob in order, or of one key
+// block that KeyIndex locates. Reading a whole blob, it stops at the key
+// index and checks that the index block is there and counts the blocks
+// read; OpenKeyIndex checks the rest of the index.
 type KeyReader struct {
 	stream
 	pos     posDecoder
 	params  func(*bitReader) error
 	last    board.Position
 	started bool
+	whole   bool // reading a whole blob, which ends in its index
 }
 
-// NewKeyReader returns a reader of the key blocks in r.
+// NewKeyReader returns a reader of the key blob in r.
 func NewKeyReader(r io.Reader) *KeyReader {
+	kr := newKeyReader(r)
+	kr.whole = true
+	return kr
+}
+
+// newKeyReader returns a reader of key blocks without an index after them.
+func newKeyReader(r io.Reader) *KeyReader {
 	kr := &KeyReader{stream: newStream(r, kindKeys), pos: posDecoder{strict: 1}}
 	kr.params = func(b *bitReader) error {
 		kr.pos.params(b)
@@ -106,6 +116,9 @@ func NewKeyReader(r io.Reader) *KeyReader {
 // blocks or on the first error; Err tells which.
 func (r *KeyReader) Next() (board.Position, bool) {
 	if !r.ready(kindIndex, r.params) {
+		if r.err == io.EOF && r.whole {
+			r.checkEnd()
+		}
 		return board.Position{}, false
 	}
 	if r.first {
@@ -123,4 +136,16 @@ func (r *KeyReader) Next() (board.Position, bool) {
 	}
 	r.last, r.started = r.pos.pos, true
 	return r.last, true
+}
+
+// checkEnd checks, at the end of a whole key blob, that the key index
+// came and counts the key blocks read.
+func (r *KeyReader) checkEnd() {
+	b := &r.blocks
+	switch {
+	case !b.stopped:
+		r.err = fmt.Errorf("%w: key blob at offset %d ends without its index: %w", ErrCorrupt, b.off, io.ErrUnexpectedEOF)
+	case b.count != b.blocks || int(binary.LittleEndian.Uint32(b.head[8:])) != b.count*indexRecordLen:
+		r.err = fmt.Errorf("%w: key index header %x at offset %d does not fit the %d blocks read", ErrCorrupt, b.head, b.off, b.blocks)
+	}
 }
