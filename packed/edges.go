@@ -104,14 +104,16 @@ func (w *EdgeWriter) flush() error {
 }
 
 // EdgeReader reads edge blocks until the end of its input, checking that
-// the edges are sorted.
+// the edges are sorted. It decodes a block at a time into a buffer (up to
+// BlockEntries edges of 32 bytes), so that Next, the merge's inner loop,
+// is a slice read.
 type EdgeReader struct {
 	stream
-	pos     posDecoder
-	ref     refDecoder
-	params  func(*bitReader) error
-	last    Edge
-	started bool
+	pos    posDecoder
+	ref    refDecoder
+	params func(*bitReader) error
+	block  []Edge // the current block, decoded
+	at     int    // next edge of block to return
 }
 
 // NewEdgeReader returns a reader of the edge blocks in r: a whole run, or
@@ -128,33 +130,49 @@ func NewEdgeReader(r io.Reader) *EdgeReader {
 // Next returns the next edge. It returns false at the end of the input or
 // on the first error; Err tells which.
 func (r *EdgeReader) Next() (Edge, bool) {
-	if !r.ready(0, r.params) {
+	if r.at == len(r.block) && !r.decode() {
 		return Edge{}, false
 	}
-	first := r.first
-	same := false
-	if first {
-		r.pos.first(&r.bits)
-	} else {
-		var err error
-		if same, err = r.pos.next(&r.bits); err != nil {
-			r.fail(err)
-			return Edge{}, false
+	r.at++
+	return r.block[r.at-1], true
+}
+
+// decode reads and decodes the next block. A block is checked whole
+// before any of its edges is returned.
+func (r *EdgeReader) decode() bool {
+	var last Edge
+	started := len(r.block) > 0
+	if started {
+		last = r.block[len(r.block)-1]
+	}
+	r.block, r.at = r.block[:0], 0
+	if !r.ready(0, r.params) {
+		return false
+	}
+	// Every edge takes at least two bits, which bounds the buffer a
+	// corrupt count could make us fill.
+	if r.left > len(r.blocks.data)*4+1 {
+		r.fail(fmt.Errorf("%w: %d edges in %d bytes", ErrCorrupt, r.left, len(r.blocks.data)))
+		return false
+	}
+	r.pos.first(&r.bits)
+	ref, err := r.ref.next(&r.bits, false)
+	r.block = append(r.block, Edge{Pos: r.pos.pos, Ref: ref})
+	for i := 1; i < r.left && err == nil; i++ {
+		var same bool
+		if same, err = r.pos.next(&r.bits); err == nil {
+			ref, err = r.ref.next(&r.bits, same)
+			r.block = append(r.block, Edge{Pos: r.pos.pos, Ref: ref})
 		}
 	}
-	ref, err := r.ref.next(&r.bits, same)
-	if err != nil {
-		r.fail(err)
-		return Edge{}, false
+	switch {
+	case err != nil:
+	case started && CompareEdges(r.block[0], last) < 0:
+		err = fmt.Errorf("%w: block starts with edge %v %v after %v %v", ErrCorrupt, r.block[0].Pos, r.block[0].Ref, last.Pos, last.Ref)
+	default:
+		return r.doneBlock()
 	}
-	e := Edge{Pos: r.pos.pos, Ref: ref}
-	if first && r.started && CompareEdges(e, r.last) < 0 {
-		r.fail(fmt.Errorf("%w: block starts with edge %v %v after %v %v", ErrCorrupt, e.Pos, e.Ref, r.last.Pos, r.last.Ref))
-		return Edge{}, false
-	}
-	if !r.done() {
-		return Edge{}, false
-	}
-	r.last, r.started = e, true
-	return e, true
+	r.fail(err)
+	r.block = r.block[:0]
+	return false
 }
