@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"slices"
 )
 
 // Errors reported for bad input. They are wrapped with context; test with
@@ -123,14 +124,11 @@ func (b *blockReader) next(stop byte) error {
 		b.stopped, b.count = true, count
 		return io.EOF
 	}
-	// The capacity beyond the checksum is the bit reader's padding; a
-	// quarter more spares reallocating for every slightly larger block.
-	if need := headerLen + size + crcLen + padding; cap(b.buf) < need {
-		b.buf = make([]byte, 0, need+need/4)
-	}
-	buf := b.buf[:headerLen+size+crcLen]
-	copy(buf, h[:])
-	if _, err := io.ReadFull(b.r, buf[headerLen:]); err != nil {
+	buf, err := readAppend(b.r, append(b.buf[:0], h[:]...), size+crcLen)
+	// The capacity beyond the checksum is the bit reader's padding.
+	buf = slices.Grow(buf, padding)
+	b.buf = buf
+	if err != nil {
 		return b.readErr(err, "block payload")
 	}
 	if err := checkCRC(buf); err != nil {
@@ -147,6 +145,24 @@ func (b *blockReader) readErr(err error, what string) error {
 		return fmt.Errorf("%w: %s block at offset %d: truncated %s: %w", ErrCorrupt, kindNames[b.kind], b.off, what, io.ErrUnexpectedEOF)
 	}
 	return fmt.Errorf("packed: reading %s block at offset %d: %w", kindNames[b.kind], b.off, err)
+}
+
+// readAppend appends n bytes from r to buf. It grows buf no faster than
+// bytes arrive, so that a corrupt length in a short input cannot make it
+// allocate much more than the input holds.
+func readAppend(r io.Reader, buf []byte, n int) ([]byte, error) {
+	want := len(buf) + n
+	for len(buf) < want {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, min(want-len(buf), max(len(buf), 4096)))
+		}
+		m, err := io.ReadFull(r, buf[len(buf):min(cap(buf), want)])
+		buf = buf[:len(buf)+m]
+		if err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
 }
 
 // checkHeader validates a block header of the wanted kind (or of kind
