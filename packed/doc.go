@@ -58,12 +58,12 @@
 // or 65536 results (21 bytes when all are unknown).
 //
 // Speeds (go test -bench . ./packed/, same VM, its load average 10 to
-// 12 at the time, so reported per CPU second of the process; wall-clock
+// 16 at the time, so reported per CPU second of the process; wall-clock
 // rates were a fifth to a half of these, and even CPU rates moved by a
-// third between runs): edges decode at 7 to 11 million a CPU second and
-// encode at 4 to 6.5 million; keys decode at 8 to 11 million and encode
-// at 4.6 to 6.8 million; sources decode at 15 to 21 million positions and
-// encode at 10 to 13 million; results at 50 to 80 million words. An edge
+// third between runs): edges decode at 8 to 12 million a CPU second and
+// encode at 4.5 to 7 million; keys decode at 8 to 12 million and encode
+// at 4.6 to 6.8 million; sources decode at 15 to 28 million positions and
+// encode at 10 to 14 million; results at 50 to 120 million words. An edge
 // decode at 10 million a second reads only about 36 MB/s of packed bytes,
 // but delivers the edges of 250 MB/s of today's 25-byte records: a single
 // core decodes faster than one blob stream downloads today's format, not
