@@ -1,0 +1,178 @@
+package packed
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/reversi-cloud/reversi/board"
+)
+
+// Edge is one entry of a sorted run: a child position and one parent
+// that leads to it.
+type Edge struct {
+	Pos board.Position
+	Ref Ref
+}
+
+// CompareEdges orders edges by position (board.Compare), then by Ref.
+func CompareEdges(a, b Edge) int {
+	if c := board.Compare(a.Pos, b.Pos); c != 0 {
+		return c
+	}
+	return compareRefs(a.Ref, b.Ref)
+}
+
+// DefaultEdgeBlock is the default number of edges a block holds: about
+// 30 KiB of expansion run at ply 9 and 10.
+const DefaultEdgeBlock = 8192
+
+// An edge block holds, after the position and ref parameters, each edge's
+// position (position.go; an edge whose position equals the previous one's
+// costs its two zero deltas, 1+kOcc+1+kWhite bits) and then its ref
+// (ref.go), which continues the previous edge's list when the position
+// repeats.
+
+// EdgeWriter writes sorted edges as edge blocks. A run may be cut into
+// segments, each a whole number of blocks, so that a reader given only
+// one segment's bytes decodes exactly its edges.
+type EdgeWriter struct {
+	blocks  blockWriter
+	bits    bitWriter
+	opts    Options
+	buf     []Edge
+	pos     posEncoder
+	ref     refEncoder
+	last    Edge
+	started bool
+}
+
+// NewEdgeWriter returns a writer of edge blocks to w.
+func NewEdgeWriter(w io.Writer, o Options) (*EdgeWriter, error) {
+	o, err := o.withDefault(DefaultEdgeBlock)
+	if err != nil {
+		return nil, err
+	}
+	return &EdgeWriter{blocks: blockWriter{w: w, kind: kindEdges}, opts: o}, nil
+}
+
+// Add appends e, which must not sort before the previous edge; equal
+// edges are allowed.
+func (w *EdgeWriter) Add(e Edge) error {
+	if w.started && CompareEdges(e, w.last) < 0 {
+		return fmt.Errorf("%w: edge %v %v after %v %v", ErrOrder, e.Pos, e.Ref, w.last.Pos, w.last.Ref)
+	}
+	w.last, w.started = e, true
+	if n := len(w.buf); n == w.opts.BlockEntries || n > 0 && !sameBlock(w.buf[n-1].Pos, e.Pos) {
+		if err := w.flush(); err != nil {
+			return err
+		}
+	}
+	w.buf = append(w.buf, e)
+	return nil
+}
+
+// EndSegment writes out the edges added so far and returns the offset
+// of the next byte: the end of the segment, and the start of the next.
+func (w *EdgeWriter) EndSegment() (int64, error) {
+	err := w.flush()
+	return w.blocks.off, err
+}
+
+// Close writes out the edges added so far; it does not close the
+// underlying writer.
+func (w *EdgeWriter) Close() error { return w.flush() }
+
+func (w *EdgeWriter) flush() error {
+	n := len(w.buf)
+	if n == 0 {
+		return w.blocks.err
+	}
+	w.pos.plan(func(i int) board.Position { return w.buf[i].Pos }, n)
+	w.ref.reset()
+	for i, e := range w.buf {
+		w.ref.observe(e.Ref, i > 0 && e.Pos == w.buf[i-1].Pos)
+	}
+	w.bits.reset()
+	w.pos.params(&w.bits)
+	w.ref.params(&w.bits)
+	for i, e := range w.buf {
+		w.pos.put(&w.bits, i, e.Pos)
+		w.ref.put(&w.bits, e.Ref, i > 0 && e.Pos == w.buf[i-1].Pos)
+	}
+	w.buf = w.buf[:0]
+	return w.blocks.write(n, w.bits.bytes())
+}
+
+// EdgeReader reads edge blocks until the end of its input, checking that
+// the edges are sorted. It decodes a block at a time into a buffer (up to
+// BlockEntries edges of 32 bytes), so that Next, the merge's inner loop,
+// is a slice read.
+type EdgeReader struct {
+	stream
+	pos    posDecoder
+	ref    refDecoder
+	params func(*bitReader) error
+	block  []Edge // the current block, decoded
+	at     int    // next edge of block to return
+}
+
+// NewEdgeReader returns a reader of the edge blocks in r: a whole run, or
+// one segment of it.
+func NewEdgeReader(r io.Reader) *EdgeReader {
+	er := &EdgeReader{stream: newStream(r, kindEdges)}
+	er.params = func(b *bitReader) error {
+		er.pos.params(b)
+		return er.ref.params(b)
+	}
+	return er
+}
+
+// Next returns the next edge. It returns false at the end of the input or
+// on the first error; Err tells which.
+func (r *EdgeReader) Next() (Edge, bool) {
+	if r.at == len(r.block) && !r.decode() {
+		return Edge{}, false
+	}
+	r.at++
+	return r.block[r.at-1], true
+}
+
+// decode reads and decodes the next block. A block is checked whole
+// before any of its edges is returned.
+func (r *EdgeReader) decode() bool {
+	var last Edge
+	started := len(r.block) > 0
+	if started {
+		last = r.block[len(r.block)-1]
+	}
+	r.block, r.at = r.block[:0], 0
+	if !r.ready(0, r.params) {
+		return false
+	}
+	// Every edge takes at least two bits, which bounds the buffer a
+	// corrupt count could make us fill.
+	if r.left > len(r.blocks.data)*4+1 {
+		r.fail(fmt.Errorf("%w: %d edges in %d bytes", ErrCorrupt, r.left, len(r.blocks.data)))
+		return false
+	}
+	r.pos.first(&r.bits)
+	ref, err := r.ref.next(&r.bits, false)
+	r.block = append(r.block, Edge{Pos: r.pos.pos, Ref: ref})
+	for i := 1; i < r.left && err == nil; i++ {
+		var same bool
+		if same, err = r.pos.next(&r.bits); err == nil {
+			ref, err = r.ref.next(&r.bits, same)
+			r.block = append(r.block, Edge{Pos: r.pos.pos, Ref: ref})
+		}
+	}
+	switch {
+	case err != nil:
+	case started && CompareEdges(r.block[0], last) < 0:
+		err = fmt.Errorf("%w: block starts with edge %v %v after %v %v", ErrCorrupt, r.block[0].Pos, r.block[0].Ref, last.Pos, last.Ref)
+	default:
+		return r.doneBlock()
+	}
+	r.fail(err)
+	r.block = r.block[:0]
+	return false
+}

@@ -1,0 +1,151 @@
+package packed
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+
+	"github.com/reversi-cloud/reversi/board"
+)
+
+// DefaultKeyBlock is the default number of positions a key block holds:
+// about 28 KiB at ply 9, so a final blob of 65536 positions has four.
+const DefaultKeyBlock = 16384
+
+// A key blob is key blocks of sorted distinct positions (position.go with
+// strict deltas), then the key index (keyindex.go): one index block and a
+// fixed-size footer.
+
+// KeyWriter writes the sorted distinct positions of a final blob.
+type KeyWriter struct {
+	blocks  blockWriter
+	bits    bitWriter
+	opts    Options
+	buf     []board.Position
+	pos     posEncoder
+	index   []indexEntry
+	count   int64
+	last    board.Position
+	started bool
+}
+
+// NewKeyWriter returns a writer of a key blob to w.
+func NewKeyWriter(w io.Writer, o Options) (*KeyWriter, error) {
+	o, err := o.withDefault(DefaultKeyBlock)
+	if err != nil {
+		return nil, err
+	}
+	return &KeyWriter{blocks: blockWriter{w: w, kind: kindKeys}, opts: o, pos: posEncoder{strict: 1}}, nil
+}
+
+// Add appends p, which must sort after the previous position.
+func (w *KeyWriter) Add(p board.Position) error {
+	if w.started && board.Compare(p, w.last) <= 0 {
+		return fmt.Errorf("%w: position %v after %v", ErrOrder, p, w.last)
+	}
+	w.last, w.started = p, true
+	if n := len(w.buf); n == w.opts.BlockEntries || n > 0 && !sameBlock(w.buf[n-1], p) {
+		if err := w.flush(); err != nil {
+			return err
+		}
+	}
+	w.buf = append(w.buf, p)
+	return nil
+}
+
+func (w *KeyWriter) flush() error {
+	n := len(w.buf)
+	if n == 0 {
+		return w.blocks.err
+	}
+	w.index = append(w.index, indexEntry{first: w.buf[0], off: w.blocks.off, number: w.count})
+	w.pos.plan(func(i int) board.Position { return w.buf[i] }, n)
+	w.bits.reset()
+	w.pos.params(&w.bits)
+	for i, p := range w.buf {
+		w.pos.put(&w.bits, i, p)
+	}
+	w.buf = w.buf[:0]
+	w.count += int64(n)
+	return w.blocks.write(n, w.bits.bytes())
+}
+
+// Close writes the remaining positions and the key index; it does not
+// close the underlying writer.
+func (w *KeyWriter) Close() error {
+	if err := w.flush(); err != nil {
+		return err
+	}
+	return w.writeIndex()
+}
+
+// Count returns the number of positions added so far.
+func (w *KeyWriter) Count() int64 { return w.count + int64(len(w.buf)) }
+
+// KeyReader reads the positions of a key blob in order, or of one key
+// block that KeyIndex locates. Reading a whole blob, it stops at the key
+// index and checks that the index block is there and counts the blocks
+// read; OpenKeyIndex checks the rest of the index.
+type KeyReader struct {
+	stream
+	pos     posDecoder
+	params  func(*bitReader) error
+	last    board.Position
+	started bool
+	whole   bool // reading a whole blob, which ends in its index
+}
+
+// NewKeyReader returns a reader of the key blob in r.
+func NewKeyReader(r io.Reader) *KeyReader {
+	kr := newKeyReader(r)
+	kr.whole = true
+	return kr
+}
+
+// newKeyReader returns a reader of key blocks without an index after them.
+func newKeyReader(r io.Reader) *KeyReader {
+	kr := &KeyReader{stream: newStream(r, kindKeys), pos: posDecoder{strict: 1}}
+	kr.params = func(b *bitReader) error {
+		kr.pos.params(b)
+		return nil
+	}
+	return kr
+}
+
+// Next returns the next position. It returns false at the end of the key
+// blocks or on the first error; Err tells which.
+func (r *KeyReader) Next() (board.Position, bool) {
+	if !r.ready(kindIndex, r.params) {
+		if r.err == io.EOF && r.whole {
+			r.checkEnd()
+		}
+		return board.Position{}, false
+	}
+	if r.first {
+		r.pos.first(&r.bits)
+		if r.started && board.Compare(r.pos.pos, r.last) <= 0 {
+			r.fail(fmt.Errorf("%w: block starts with %v after %v", ErrCorrupt, r.pos.pos, r.last))
+			return board.Position{}, false
+		}
+	} else if _, err := r.pos.next(&r.bits); err != nil {
+		r.fail(err)
+		return board.Position{}, false
+	}
+	if !r.done() {
+		return board.Position{}, false
+	}
+	r.last, r.started = r.pos.pos, true
+	return r.last, true
+}
+
+// checkEnd checks, at the end of a whole key blob, that the key index
+// came and counts the key blocks read.
+func (r *KeyReader) checkEnd() {
+	b := &r.blocks
+	switch {
+	case !b.stopped:
+		r.err = fmt.Errorf("%w: key blob at offset %d ends without its index: %w", ErrCorrupt, b.off, io.ErrUnexpectedEOF)
+	case b.count != b.blocks || int(binary.LittleEndian.Uint32(b.head[8:])) != b.count*indexRecordLen:
+		r.err = fmt.Errorf("%w: key index header %x at offset %d does not fit the %d blocks read", ErrCorrupt, b.head, b.off, b.blocks)
+	}
+}

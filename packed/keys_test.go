@@ -1,0 +1,120 @@
+package packed
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/reversi-cloud/reversi/board"
+)
+
+func encodeKeys(t testing.TB, ps []board.Position, o Options) []byte {
+	return encode(t, NewKeyWriter, ps, o)
+}
+
+func decodeKeys(b []byte) ([]board.Position, error) {
+	r := NewKeyReader(bytes.NewReader(b))
+	var out []board.Position
+	for {
+		p, ok := r.Next()
+		if !ok {
+			return out, r.Err()
+		}
+		out = append(out, p)
+	}
+}
+
+func keyCases(t *testing.T) []struct {
+	name  string
+	keys  []board.Position
+	block int
+} {
+	full := ^uint64(0)
+	return []struct {
+		name  string
+		keys  []board.Position
+		block int
+	}{
+		{"empty", nil, 0},
+		{"one", plyPositions(t, 0), 0},
+		{"extremes", []board.Position{
+			{Side: 0}, {Side: 0, Occ: 1}, {Side: 0, Occ: 1, White: 1}, {Side: 0, Occ: 1 << 63},
+			{Side: 0, Occ: full}, {Side: 0, Occ: full, White: 1}, {Side: 0, Occ: full, White: full},
+			{Side: 1, Occ: 1}, {Side: 1, Occ: full, White: full - 1},
+		}, 0},
+		{"ply 6, blocks of 5", plyPositions(t, 6), 5},
+		{"ply 8", plyPositions(t, 8), 0},
+	}
+}
+
+func TestKeysRoundTrip(t *testing.T) {
+	for _, tc := range keyCases(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			b := encodeKeys(t, tc.keys, Options{BlockEntries: tc.block})
+			got, err := decodeKeys(b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkDecoded(t, "keys", got, tc.keys)
+		})
+	}
+}
+
+func TestKeyIndex(t *testing.T) {
+	for _, tc := range keyCases(t) {
+		t.Run(tc.name, func(t *testing.T) {
+			b := encodeKeys(t, tc.keys, Options{BlockEntries: tc.block})
+			r := bytes.NewReader(b)
+			ix, err := OpenKeyIndex(r, int64(len(b)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ix.Positions != int64(len(tc.keys)) {
+				t.Fatalf("index counts %d positions, want %d", ix.Positions, len(tc.keys))
+			}
+			// Every position by number and by key, and a position
+			// just after each one, which is absent unless it is the next.
+			step := max(1, len(tc.keys)/500)
+			for i := 0; i < len(tc.keys); i += step {
+				p, err := ReadKeyAt(r, ix, int64(i))
+				if err != nil || p != tc.keys[i] {
+					t.Fatalf("ReadKeyAt %d = %v, %v; want %v", i, p, err, tc.keys[i])
+				}
+				n, found, err := FindKey(r, ix, tc.keys[i])
+				if err != nil || !found || n != int64(i) {
+					t.Fatalf("FindKey %v = %d, %v, %v; want %d, true", tc.keys[i], n, found, err, i)
+				}
+				after := tc.keys[i]
+				if after.White == ^uint64(0) {
+					continue
+				}
+				after.White++ // may leave Occ: Compare does not care
+				n, found, err = FindKey(r, ix, after)
+				wantFound := i+1 < len(tc.keys) && tc.keys[i+1] == after
+				if err != nil || found != wantFound || n != int64(i+1) {
+					t.Fatalf("FindKey %v = %d, %v, %v; want %d, %v", after, n, found, err, i+1, wantFound)
+				}
+			}
+			if _, found, err := FindKey(r, ix, board.Position{}); err != nil || found != (len(tc.keys) > 0 && tc.keys[0] == board.Position{}) {
+				t.Fatalf("FindKey of the smallest position: %v, %v", found, err)
+			}
+			if _, err := ReadKeyAt(r, ix, ix.Positions); err == nil {
+				t.Fatal("ReadKeyAt past the end succeeded")
+			}
+		})
+	}
+}
+
+func TestKeyWriterRefusesDuplicates(t *testing.T) {
+	w, err := NewKeyWriter(&bytes.Buffer{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := board.MustNew(8).Start()
+	if err := w.Add(p); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Add(p); !errors.Is(err, ErrOrder) {
+		t.Fatalf("Add of a duplicate: %v, want ErrOrder", err)
+	}
+}

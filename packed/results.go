@@ -1,0 +1,178 @@
+package packed
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+)
+
+// DefaultResultBlock is the default number of result words a block
+// holds: a whole final blob of 65536 positions, which costs a few bytes
+// when they are all unknown.
+const DefaultResultBlock = 65536
+
+// A result block is one of two layouts, whichever is smaller (the first
+// bit says which):
+//
+//	0: every word in 16 bits
+//	1: kRun (6 bits), then runs of equal words: the word in 16 bits,
+//	   gamma(run length - 1, kRun)
+//
+// Results of a deep ply are mostly unknown, so runs make them nearly
+// free; near the end of the game, words differ and the plain layout caps
+// the cost at today's 2 bytes.
+const (
+	resultsPlain = 0
+	resultsRuns  = 1
+)
+
+// ResultWriter writes per-position result words, as
+// backtrack.AppendResult makes them.
+type ResultWriter struct {
+	blocks blockWriter
+	bits   bitWriter
+	opts   Options
+	words  []uint16
+}
+
+// NewResultWriter returns a writer of result blocks to w.
+func NewResultWriter(w io.Writer, o Options) (*ResultWriter, error) {
+	o, err := o.withDefault(DefaultResultBlock)
+	if err != nil {
+		return nil, err
+	}
+	return &ResultWriter{blocks: blockWriter{w: w, kind: kindResults}, opts: o}, nil
+}
+
+// Add appends the next position's word.
+func (w *ResultWriter) Add(word uint16) error {
+	if len(w.words) == w.opts.BlockEntries {
+		if err := w.flush(); err != nil {
+			return err
+		}
+	}
+	w.words = append(w.words, word)
+	return nil
+}
+
+// Close writes out the words added so far; it does not close the
+// underlying writer.
+func (w *ResultWriter) Close() error { return w.flush() }
+
+func (w *ResultWriter) flush() error {
+	n := len(w.words)
+	if n == 0 {
+		return w.blocks.err
+	}
+	var h lenHist
+	runs := 0
+	forRuns(w.words, func(_ uint16, length int) {
+		h.add(uint64(length - 1))
+		runs++
+	})
+	k := h.best()
+	var runBits uint
+	for l, c := range h {
+		runBits += uint(c) * (16 + gammaLen(uint(l), k))
+	}
+	w.bits.reset()
+	if runBits+6 < 16*uint(n) {
+		w.bits.write(resultsRuns, 1)
+		w.bits.write(uint64(k), 6)
+		forRuns(w.words, func(v uint16, length int) {
+			w.bits.write(uint64(v), 16)
+			w.bits.gamma(uint64(length-1), k)
+		})
+	} else {
+		w.bits.write(resultsPlain, 1)
+		for _, v := range w.words {
+			w.bits.write(uint64(v), 16)
+		}
+	}
+	w.words = w.words[:0]
+	return w.blocks.write(n, w.bits.bytes())
+}
+
+// forRuns calls fn for each run of equal words.
+func forRuns(words []uint16, fn func(v uint16, length int)) {
+	for i := 0; i < len(words); {
+		j := i + 1
+		for j < len(words) && words[j] == words[i] {
+			j++
+		}
+		fn(words[i], j-i)
+		i = j
+	}
+}
+
+// ResultReader reads result blocks until the end of its input.
+type ResultReader struct {
+	stream
+	runs   bool
+	k      uint
+	word   uint16
+	run    uint64 // words of the current run not returned yet
+	params func(*bitReader) error
+}
+
+// NewResultReader returns a reader of the result blocks in r.
+func NewResultReader(r io.Reader) *ResultReader {
+	rr := &ResultReader{stream: newStream(r, kindResults)}
+	rr.params = func(b *bitReader) error {
+		rr.runs, rr.run = b.read(1) == resultsRuns, 0
+		if rr.runs {
+			rr.k = uint(b.read(6))
+		}
+		return nil
+	}
+	return rr
+}
+
+// Next returns the next word. It returns false at the end of the input or
+// on the first error; Err tells which.
+func (r *ResultReader) Next() (uint16, bool) {
+	if !r.ready(0, r.params) {
+		return 0, false
+	}
+	switch {
+	case !r.runs:
+		r.word = uint16(r.bits.read(16))
+	case r.run == 0:
+		r.word = uint16(r.bits.read(16))
+		n, ok := r.bits.gamma(r.k)
+		if !ok || n >= uint64(r.left) {
+			r.fail(fmt.Errorf("%w: run of results longer than its block", ErrCorrupt))
+			return 0, false
+		}
+		r.run = n
+	default:
+		r.run--
+	}
+	if !r.done() {
+		return 0, false
+	}
+	return r.word, true
+}
+
+// EncodeResults returns words as result blocks.
+func EncodeResults(words []uint16) []byte {
+	var buf bytes.Buffer
+	w, _ := NewResultWriter(&buf, Options{})
+	for _, v := range words {
+		_ = w.Add(v) // a bytes.Buffer does not fail
+	}
+	_ = w.Close()
+	return buf.Bytes()
+}
+
+// DecodeResults appends the words of the result blocks b to dst.
+func DecodeResults(dst []uint16, b []byte) ([]uint16, error) {
+	r := NewResultReader(bytes.NewReader(b))
+	for {
+		v, ok := r.Next()
+		if !ok {
+			return dst, r.Err()
+		}
+		dst = append(dst, v)
+	}
+}

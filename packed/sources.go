@@ -1,0 +1,135 @@
+package packed
+
+import (
+	"fmt"
+	"io"
+	"slices"
+)
+
+// DefaultSourceBlock is the default number of positions whose sources a
+// block holds: about 21 KiB at ply 9 and 23 KiB at ply 10.
+const DefaultSourceBlock = 8192
+
+// A source block holds, after kCount (6 bits) and the ref parameters,
+// for each position gamma(number of refs - 1, kCount) and then its refs
+// (ref.go), the first starting a list, the others continuing it.
+
+// SourceWriter writes the sources of consecutive positions of a final
+// blob: for each, its parents, sorted by (Blob, Index), at least one.
+type SourceWriter struct {
+	blocks blockWriter
+	bits   bitWriter
+	opts   Options
+	counts []int // refs per buffered position
+	refs   []Ref
+	ref    refEncoder
+}
+
+// NewSourceWriter returns a writer of source blocks to w.
+func NewSourceWriter(w io.Writer, o Options) (*SourceWriter, error) {
+	o, err := o.withDefault(DefaultSourceBlock)
+	if err != nil {
+		return nil, err
+	}
+	return &SourceWriter{blocks: blockWriter{w: w, kind: kindSources}, opts: o}, nil
+}
+
+// Add appends the sources of the next position.
+func (w *SourceWriter) Add(refs []Ref) error {
+	if len(refs) == 0 {
+		return fmt.Errorf("%w: a position without sources", ErrOrder)
+	}
+	if !slices.IsSortedFunc(refs, compareRefs) {
+		return fmt.Errorf("%w: sources %v", ErrOrder, refs)
+	}
+	if len(w.counts) == w.opts.BlockEntries {
+		if err := w.flush(); err != nil {
+			return err
+		}
+	}
+	w.counts = append(w.counts, len(refs))
+	w.refs = append(w.refs, refs...)
+	return nil
+}
+
+// Close writes out the sources added so far; it does not close the
+// underlying writer.
+func (w *SourceWriter) Close() error { return w.flush() }
+
+func (w *SourceWriter) flush() error {
+	if len(w.counts) == 0 {
+		return w.blocks.err
+	}
+	var hCount lenHist
+	w.ref.reset()
+	refs := w.refs
+	for _, n := range w.counts {
+		hCount.add(uint64(n - 1))
+		for j, r := range refs[:n] {
+			w.ref.observe(r, j > 0)
+		}
+		refs = refs[n:]
+	}
+	w.bits.reset()
+	kCount := hCount.best()
+	w.bits.write(uint64(kCount), 6)
+	w.ref.params(&w.bits)
+	refs = w.refs
+	for _, n := range w.counts {
+		w.bits.gamma(uint64(n-1), kCount)
+		for j, r := range refs[:n] {
+			w.ref.put(&w.bits, r, j > 0)
+		}
+		refs = refs[n:]
+	}
+	n := len(w.counts)
+	w.counts, w.refs = w.counts[:0], w.refs[:0]
+	return w.blocks.write(n, w.bits.bytes())
+}
+
+// SourceReader reads source blocks until the end of its input.
+type SourceReader struct {
+	stream
+	kCount uint
+	ref    refDecoder
+	params func(*bitReader) error
+}
+
+// NewSourceReader returns a reader of the source blocks in r.
+func NewSourceReader(r io.Reader) *SourceReader {
+	sr := &SourceReader{stream: newStream(r, kindSources)}
+	sr.params = func(b *bitReader) error {
+		sr.kCount = uint(b.read(6))
+		return sr.ref.params(b)
+	}
+	return sr
+}
+
+// Next returns the sources of the next position, appended to buf[:0].
+// It returns false at the end of the input or on the first error; Err
+// tells which.
+func (r *SourceReader) Next(buf []Ref) ([]Ref, bool) {
+	if !r.ready(0, r.params) {
+		return nil, false
+	}
+	n, ok := r.bits.gamma(r.kCount)
+	// Every ref takes at least a bit, which bounds what a corrupt count
+	// can make us append.
+	if !ok || n >= uint64(len(r.bits.buf))*8 {
+		r.fail(fmt.Errorf("%w: bad source count", ErrCorrupt))
+		return nil, false
+	}
+	buf = buf[:0]
+	for j := range n + 1 {
+		ref, err := r.ref.next(&r.bits, j > 0)
+		if err != nil {
+			r.fail(err)
+			return nil, false
+		}
+		buf = append(buf, ref)
+	}
+	if !r.done() {
+		return nil, false
+	}
+	return buf, true
+}
