@@ -15,10 +15,10 @@ package backtrack
 import (
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"math/bits"
 
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/packed"
 )
 
 // Tally accumulates the results of a parent's children.
@@ -174,20 +174,14 @@ func scoreOf(v uint16, squares int) (s Score, ok bool) {
 	return CountScore(black, white, squares), v < 1<<scoreBits && black+white <= squares
 }
 
-// ResultLen is the size of one position's entry in a results blob.
-const ResultLen = 2
+// Word packs one position's result and score into the word a results
+// blob holds (packed.EncodeResults): the result in bits 0-1 and the score
+// word in bits 2-15.
+func Word(r board.Result, s Score) uint16 { return uint16(r&3) | s.word()<<2 }
 
-// AppendResult appends one position's result and score to a results blob:
-// a little-endian uint16 with the result in bits 0-1 and the score word in
-// bits 2-15.
-func AppendResult(dst []byte, r board.Result, s Score) []byte {
-	return binary.LittleEndian.AppendUint16(dst, uint16(r&3)|s.word()<<2)
-}
-
-// DecodeResult reads the i-th entry of a results blob of a board of
-// squares squares. A score no entry encodes to reads as unknown.
-func DecodeResult(b []byte, i, squares int) (board.Result, Score) {
-	v := binary.LittleEndian.Uint16(b[i*ResultLen:])
+// FromWord reads a results word of a board of squares squares. A score no
+// word encodes to reads as unknown.
+func FromWord(v uint16, squares int) (board.Result, Score) {
 	s, _ := scoreOf(v>>2, squares)
 	return board.Result(v & 3), s
 }
@@ -215,66 +209,10 @@ func Decide(side board.Color, children int, t Tally) board.Result {
 	return board.BlackWins
 }
 
-// Ref names a parent: the index of its ply's final blob and its index there.
-type Ref struct{ Blob, Index uint32 }
-
-// AppendSources appends one child's parent refs to a source row payload.
-func AppendSources(dst []byte, refs []Ref) []byte {
-	dst = binary.AppendUvarint(dst, uint64(len(refs)))
-	for _, r := range refs {
-		dst = binary.AppendUvarint(dst, uint64(r.Blob))
-		dst = binary.AppendUvarint(dst, uint64(r.Index))
-	}
-	return dst
-}
-
-// SourceReader walks a source row payload, one child at a time.
-type SourceReader struct {
-	b   []byte
-	err error
-}
-
-// NewSourceReader reads the payload written by AppendSources.
-func NewSourceReader(b []byte) *SourceReader { return &SourceReader{b: b} }
-
-// Next returns the next child's parent refs, reusing buf.
-func (r *SourceReader) Next(buf []Ref) ([]Ref, bool) {
-	if r.err != nil || len(r.b) == 0 {
-		return nil, false
-	}
-	n, ok := r.uvarint()
-	if !ok || n > uint64(len(r.b)) {
-		r.fail("source count")
-		return nil, false
-	}
-	buf = buf[:0]
-	for i := uint64(0); i < n; i++ {
-		blob, ok1 := r.uvarint()
-		idx, ok2 := r.uvarint()
-		if !ok1 || !ok2 || blob > 0xffffffff || idx > 0xffffffff {
-			r.fail("source ref")
-			return nil, false
-		}
-		buf = append(buf, Ref{uint32(blob), uint32(idx)})
-	}
-	return buf, true
-}
-
-// Err reports a malformed payload.
-func (r *SourceReader) Err() error { return r.err }
-
-func (r *SourceReader) uvarint() (uint64, bool) {
-	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		return 0, false
-	}
-	r.b = r.b[n:]
-	return v, true
-}
-
-func (r *SourceReader) fail(what string) {
-	r.err = fmt.Errorf("backtrack: malformed %s in source row", what)
-}
+// Ref names a parent: the index of its ply's final blob and its index
+// there. A final blob's sources (each position's parents) are packed
+// source blocks (packed.SourceWriter).
+type Ref = packed.Ref
 
 // Notice is one child's result reported to a parent.
 type Notice struct {

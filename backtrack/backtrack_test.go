@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/packed"
 )
 
 func TestDecide(t *testing.T) {
@@ -101,20 +102,21 @@ func TestScores(t *testing.T) {
 }
 
 func TestResultsRoundTrip(t *testing.T) {
-	var blob []byte
+	var words []uint16
 	var want []Notice
 	for r := board.Unknown; r <= board.Draw; r++ {
 		for _, sc := range []Score{{}, CountScore(64, 0, 64), CountScore(0, 64, 64), CountScore(3, 11, 64), CountScore(33, 31, 64),
 			DiffScore(0), DiffScore(64), DiffScore(-64), DiffScore(-10)} {
-			blob = AppendResult(blob, r, sc)
+			words = append(words, Word(r, sc))
 			want = append(want, Notice{Result: r, Score: sc})
 		}
 	}
-	if len(blob) != ResultLen*len(want) {
-		t.Fatalf("%d bytes for %d results", len(blob), len(want))
+	got, err := packed.DecodeResults(nil, packed.EncodeResults(words))
+	if err != nil || len(got) != len(want) {
+		t.Fatalf("%d results back of %d: %v", len(got), len(want), err)
 	}
 	for i, w := range want {
-		if r, sc := DecodeResult(blob, i, 64); r != w.Result || sc != w.Score {
+		if r, sc := FromWord(got[i], 64); r != w.Result || sc != w.Score {
 			t.Errorf("entry %d: %v %+v, want %v %+v", i, r, sc, w.Result, w.Score)
 		}
 	}
@@ -156,29 +158,6 @@ func TestDecodeNoticesRejectsMalformed(t *testing.T) {
 	}
 }
 
-func TestSourcesRoundTrip(t *testing.T) {
-	children := [][]Ref{{{0, 0}}, {{1, 5}, {2, 0}, {0xffffffff, 0xffffffff}}, {}}
-	var payload []byte
-	for _, refs := range children {
-		payload = AppendSources(payload, refs)
-	}
-	sr := NewSourceReader(payload)
-	var buf []Ref
-	for i, want := range children {
-		var ok bool
-		buf, ok = sr.Next(buf)
-		if !ok || !slices.Equal(buf, want) {
-			t.Fatalf("child %d: %v %v, want %v", i, buf, ok, want)
-		}
-	}
-	if _, ok := sr.Next(buf); ok || sr.Err() != nil {
-		t.Errorf("after the last child: ok=%v err=%v", ok, sr.Err())
-	}
-	if _, ok := NewSourceReader([]byte{0x02, 0x01}).Next(nil); ok {
-		t.Error("a truncated source row was read")
-	}
-}
-
 // FuzzDecodeNotices: notice rows come from storage, so any bytes must give
 // an error or notices that encode back to the same payload.
 func FuzzDecodeNotices(f *testing.F) {
@@ -195,25 +174,6 @@ func FuzzDecodeNotices(f *testing.F) {
 		}
 		if !slices.Equal(ns, again) {
 			t.Fatalf("round trip changed %+v into %+v", ns, again)
-		}
-	})
-}
-
-// FuzzSourceReader: source rows come from storage too.
-func FuzzSourceReader(f *testing.F) {
-	f.Add(AppendSources(AppendSources(nil, []Ref{{1, 2}}), []Ref{{3, 4}, {5, 6}}))
-	f.Add([]byte{0xff, 0xff, 0x03})
-	f.Fuzz(func(t *testing.T, b []byte) {
-		sr := NewSourceReader(b)
-		var buf []Ref
-		for i := 0; ; i++ {
-			var ok bool
-			if buf, ok = sr.Next(buf); !ok {
-				break
-			}
-			if i > len(b) {
-				t.Fatal("more children than bytes")
-			}
 		}
 	})
 }

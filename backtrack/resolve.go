@@ -1,6 +1,7 @@
 package backtrack
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,8 +10,10 @@ import (
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/message"
+	"github.com/reversi-cloud/reversi/packed"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/solve"
+	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/task"
 )
 
@@ -89,7 +92,7 @@ func resolve(ctx context.Context, t *task.Task, m message.Message) error {
 		solver = solvers.Get().(*solve.Solver)
 		defer solvers.Put(solver)
 	}
-	results := make([]byte, 0, ResultLen*len(keys))
+	results := make([]uint16, 0, len(keys))
 	var counts [4]int64
 	kids := make([]board.Position, 0, 32)
 	for i, p := range keys {
@@ -116,10 +119,10 @@ func resolve(ctx context.Context, t *task.Task, m message.Message) error {
 			res = Decide(p.Side, len(kids), tallies[i])
 			score = tallies[i].Score(len(kids))
 		}
-		results = AppendResult(results, res, score)
+		results = append(results, Word(res, score))
 		counts[res]++
 	}
-	if err := run.Blobs.Put(ctx, runstore.ResultsBlobName(m.Ply, m.Index), results); err != nil {
+	if err := run.Blobs.Put(ctx, runstore.ResultsBlobName(m.Ply, m.Index), packed.EncodeResults(results)); err != nil {
 		return fmt.Errorf("writing results of ply %d blob %d: %w", m.Ply, m.Index, err)
 	}
 	if m.Ply > 0 {
@@ -131,7 +134,7 @@ func resolve(ctx context.Context, t *task.Task, m message.Message) error {
 		Black: counts[board.BlackWins], White: counts[board.WhiteWins], Draws: counts[board.Draw], Unknown: counts[board.Unknown]}}
 	if m.Ply == 0 {
 		// Ply 0 holds only the start position: its score is the run's.
-		if _, s := DecodeResult(results, 0, squares); s.Exact {
+		if _, s := FromWord(results[0], squares); s.Exact {
 			r.Scored, r.Score = true, int64(s.Diff)
 			r.ScoreBlack, r.ScoreWhite = int64(s.Black), int64(s.White)
 		}
@@ -168,15 +171,15 @@ func solveScore(s *solve.Solver, b *board.Board, p board.Position) (Score, error
 
 // sendNotices reports each known result of final blob j of a ply to its
 // parents: one payload per parent blob.
-func sendNotices(ctx context.Context, store *runstore.Store, ply, j int, blob string, results []byte, squares int) error {
+func sendNotices(ctx context.Context, store *runstore.Store, ply, j int, blob string, results []uint16, squares int) error {
 	payload, err := store.Sources(ctx, blob)
 	if err != nil {
 		return err
 	}
 	byParent := map[uint32][]Notice{}
-	sr := NewSourceReader(payload)
+	sr := packed.NewSourceReader(bytes.NewReader(payload))
 	var refs []Ref
-	n := len(results) / ResultLen
+	n := len(results)
 	for i := 0; i < n; i++ {
 		var ok bool
 		if refs, ok = sr.Next(refs); !ok {
@@ -185,7 +188,7 @@ func sendNotices(ctx context.Context, store *runstore.Store, ply, j int, blob st
 			}
 			return fmt.Errorf("backtracking rows of %s cover %d of %d positions", blob, i, n)
 		}
-		res, score := DecodeResult(results, i, squares)
+		res, score := FromWord(results[i], squares)
 		if res == board.Unknown {
 			continue
 		}
@@ -206,4 +209,19 @@ func sendNotices(ctx context.Context, store *runstore.Store, ply, j int, blob st
 		}
 	}
 	return nil
+}
+
+// ReadResults reads the results of final blob index of a ply: one word
+// (see FromWord) per position, in the blob's order.
+func ReadResults(ctx context.Context, blobs storage.Container, ply, index int) ([]uint16, error) {
+	name := runstore.ResultsBlobName(ply, index)
+	b, err := blobs.Get(ctx, name)
+	if err != nil {
+		return nil, fmt.Errorf("reading results of ply %d blob %d: %w", ply, index, err)
+	}
+	words, err := packed.DecodeResults(nil, b)
+	if err != nil {
+		return nil, fmt.Errorf("results blob %s: %w", name, err)
+	}
+	return words, nil
 }

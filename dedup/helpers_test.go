@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/packed"
 )
 
 // randPos returns a random position that DecodeEntry accepts.
@@ -27,9 +28,9 @@ func randEntries(rng *rand.Rand, n, pool int) []Entry {
 	es := make([]Entry, n)
 	for i := range es {
 		if pool > 0 {
-			es[i] = Entry{Pos: ps[rng.IntN(pool)], Ref: Ref{uint32(rng.IntN(3)), uint32(rng.IntN(4))}}
+			es[i] = Entry{Pos: ps[rng.IntN(pool)], Ref: Ref{Blob: uint32(rng.IntN(3)), Index: uint32(rng.IntN(4))}}
 		} else {
-			es[i] = Entry{Pos: randPos(rng), Ref: Ref{rng.Uint32(), rng.Uint32()}}
+			es[i] = Entry{Pos: randPos(rng), Ref: Ref{Blob: rng.Uint32(), Index: rng.Uint32()}}
 		}
 	}
 	return es
@@ -38,21 +39,42 @@ func randEntries(rng *rand.Rand, n, pool int) []Entry {
 // sortedCompact is the reference for SortEntries followed by Compact.
 func sortedCompact(es []Entry) []Entry {
 	out := slices.Clone(es)
-	slices.SortFunc(out, CompareEntries)
+	slices.SortFunc(out, packed.CompareEdges)
 	return slices.Compact(out)
 }
 
-// encode returns the run encoding of es.
+// encode returns the packed run of es, which must be sorted.
 func encode(es []Entry) []byte {
-	var b []byte
-	for _, e := range es {
-		b = AppendEntry(b, e)
+	var b bytes.Buffer
+	w, err := packed.NewEdgeWriter(&b, packed.Options{})
+	if err != nil {
+		panic(err)
 	}
-	return b
+	for _, e := range es {
+		if err := w.Add(e); err != nil {
+			panic(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		panic(err)
+	}
+	return b.Bytes()
 }
 
-// readerOf returns a Reader over the encoding of es.
-func readerOf(es []Entry) *Reader { return newReader(bytes.NewReader(encode(es))) }
+// readerOf returns a reader of the packed run of es.
+func readerOf(es []Entry) *packed.EdgeReader { return newReader(bytes.NewReader(encode(es))) }
+
+// readAll reads a run to its end or its first error.
+func readAll(r *packed.EdgeReader) []Entry {
+	var out []Entry
+	for {
+		e, ok := r.Next()
+		if !ok {
+			return out
+		}
+		out = append(out, e)
+	}
+}
 
 // realEntries returns the edges from ply 8 to ply 9 of 8x8 Reversi,
 // canonical, in enumeration order: what a worker sorts in practice. Real
@@ -70,7 +92,7 @@ var realEntries = sync.OnceValue(func() []Entry {
 		for i, p := range ply {
 			kids, _ = b.Children(p, kids[:0])
 			for _, c := range kids {
-				es = append(es, Entry{Pos: c, Ref: Ref{uint32(i / 1000), uint32(i % 1000)}})
+				es = append(es, Entry{Pos: c, Ref: Ref{Blob: uint32(i / 1000), Index: uint32(i % 1000)}})
 				if !seen[c] {
 					seen[c] = true
 					next = append(next, c)
@@ -82,5 +104,5 @@ var realEntries = sync.OnceValue(func() []Entry {
 	return es
 })
 
-// newReader reads a run with the default buffer.
-func newReader(r io.Reader) *Reader { return NewReaderSize(r, bufferSize) }
+// newReader reads a packed run.
+func newReader(r io.Reader) *packed.EdgeReader { return packed.NewEdgeReader(r) }

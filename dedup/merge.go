@@ -4,10 +4,11 @@ import (
 	"fmt"
 
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/packed"
 )
 
 // Merge k-way merges sorted runs, dropping exact duplicate entries, and
-// calls emit once per remaining entry in CompareEntries order. It returns the
+// calls emit once per remaining entry in packed.CompareEdges order. It returns the
 // number of entries read from all runs.
 //
 // Every run must be sorted. A run that goes backwards is reported as
@@ -18,7 +19,7 @@ import (
 //
 // The merge is a loser tree: each entry costs about log2(len(runs))
 // comparisons, against twice that for a binary heap.
-func Merge(runs []*Reader, emit func(Entry) error) (read int64, err error) {
+func Merge(runs []*packed.EdgeReader, emit func(Entry) error) (read int64, err error) {
 	k := len(runs)
 	if k == 0 {
 		return 0, nil
@@ -56,7 +57,7 @@ func Merge(runs []*Reader, emit func(Entry) error) (read int64, err error) {
 }
 
 type merger struct {
-	runs []*Reader
+	runs []*packed.EdgeReader
 	// head is the current entry of each run: the zero Entry, which sorts
 	// first, before a run's first entry is read, and a sentinel with side
 	// byte exhausted, which sorts last, once the run has ended. Decoded

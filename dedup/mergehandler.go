@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/reversi-cloud/reversi/message"
+	"github.com/reversi-cloud/reversi/packed"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/task"
 )
@@ -49,14 +50,14 @@ func merge(ctx context.Context, t *task.Task, m message.Message) error {
 	if err != nil {
 		return err
 	}
-	readers := make([]*Reader, len(inputs))
+	readers := make([]*packed.EdgeReader, len(inputs))
 	for i, in := range inputs {
 		rc, err := run.Blobs.Open(ctx, in.Blob, in.Off, in.Len)
 		if err != nil {
 			return fmt.Errorf("opening bucket %d of %s: %w", bucket, in.Blob, err)
 		}
 		defer rc.Close()
-		readers[i] = NewReaderSize(rc, in.Len)
+		readers[i] = packed.NewEdgeReader(rc)
 	}
 	out := newOutput(ctx, t, m.Ply, bucket)
 	read, err := Merge(readers, out.add)

@@ -5,9 +5,9 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/reversi-cloud/reversi/backtrack"
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/compensation"
+	"github.com/reversi-cloud/reversi/packed"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/task"
 )
@@ -17,8 +17,9 @@ import (
 const sampleKeys = 256
 
 // output receives a bucket's merged entries in order and writes them as
-// final blobs of at most BlobPositions distinct positions, each with its
-// backtracking rows: the parents of every position, folded together.
+// final blobs of at most BlobPositions distinct positions (packed keys),
+// each with its backtracking rows: the parents of every position, folded
+// together (packed sources).
 type output struct {
 	ctx    context.Context
 	t      *task.Task
@@ -28,17 +29,19 @@ type output struct {
 	runs  []*runstore.Run
 	comps []*compensation.Pending
 
-	// the current blob
-	keys        []byte
-	sources     []byte
-	count       int64
-	terminal    int64
-	first, last board.Position
+	// the current blob: its keys and sources, packed as they come
+	keys, sources bytes.Buffer
+	kw            *packed.KeyWriter
+	sw            *packed.SourceWriter
+	samples       []byte
+	count         int64
+	terminal      int64
+	first, last   board.Position
 
 	// the position being grouped, and its parents so far
 	pending bool
 	cur     board.Position
-	refs    []backtrack.Ref
+	refs    []packed.Ref
 }
 
 func newOutput(ctx context.Context, t *task.Task, ply, bucket int) *output {
@@ -46,9 +49,8 @@ func newOutput(ctx context.Context, t *task.Task, ply, bucket int) *output {
 }
 
 func (o *output) add(e Entry) error {
-	ref := backtrack.Ref{Blob: e.Ref.Blob, Index: e.Ref.Index}
 	if o.pending && e.Pos == o.cur {
-		o.refs = append(o.refs, ref)
+		o.refs = append(o.refs, e.Ref)
 		return nil
 	}
 	if o.pending {
@@ -57,7 +59,7 @@ func (o *output) add(e Entry) error {
 		}
 	}
 	o.pending, o.cur = true, e.Pos
-	o.refs = append(o.refs[:0], ref)
+	o.refs = append(o.refs[:0], e.Ref)
 	return nil
 }
 
@@ -65,9 +67,27 @@ func (o *output) add(e Entry) error {
 func (o *output) emit() error {
 	if o.count == 0 {
 		o.first = o.cur
+		o.keys.Reset()
+		o.sources.Reset()
+		o.samples = nil
+		var err error
+		if o.kw, err = packed.NewKeyWriter(&o.keys, packed.Options{}); err != nil {
+			return err
+		}
+		if o.sw, err = packed.NewSourceWriter(&o.sources, packed.Options{}); err != nil {
+			return err
+		}
 	}
-	o.keys = o.cur.AppendKey(o.keys)
-	o.sources = backtrack.AppendSources(o.sources, o.refs)
+	if err := o.kw.Add(o.cur); err != nil {
+		return fmt.Errorf("packing the keys of bucket %d: %w", o.bucket, err)
+	}
+	if err := o.sw.Add(o.refs); err != nil {
+		return fmt.Errorf("packing the sources of bucket %d: %w", o.bucket, err)
+	}
+	// Samples are evenly spaced in a full blob: sampleKeys of them.
+	if o.count%max(1, int64(o.t.Run.BlobPositions)/sampleKeys) == 0 {
+		o.samples = o.cur.AppendKey(o.samples)
+	}
 	if o.t.Run.Board.Terminal(o.cur) {
 		o.terminal++
 	}
@@ -91,10 +111,16 @@ func (o *output) flush() error {
 		return err
 	}
 	o.comps = append(o.comps, comp)
-	if err := o.t.Run.Blobs.Upload(o.ctx, name, bytes.NewReader(o.keys)); err != nil {
+	if err := o.kw.Close(); err != nil {
+		return err
+	}
+	if err := o.sw.Close(); err != nil {
+		return err
+	}
+	if err := o.t.Run.Blobs.Upload(o.ctx, name, bytes.NewReader(o.keys.Bytes())); err != nil {
 		return fmt.Errorf("writing merge output %s: %w", name, err)
 	}
-	if err := o.t.Run.Store.PutSources(task.WithCategory(o.ctx, task.CategoryBacktrack), name, o.sources); err != nil {
+	if err := o.t.Run.Store.PutSources(task.WithCategory(o.ctx, task.CategoryBacktrack), name, o.sources.Bytes()); err != nil {
 		return err
 	}
 	if err := comp.Check(); err != nil {
@@ -102,9 +128,9 @@ func (o *output) flush() error {
 	}
 	o.runs = append(o.runs, &runstore.Run{
 		Blob: name, Count: o.count, Min: o.first, Max: o.last, Terminal: o.terminal,
-		Samples: sampleOf(o.keys, sampleKeys),
+		Samples: o.samples,
 	})
-	o.keys, o.sources, o.count, o.terminal = o.keys[:0], o.sources[:0], 0, 0
+	o.count, o.terminal = 0, 0
 	return nil
 }
 
@@ -117,18 +143,4 @@ func (o *output) close() error {
 		o.pending = false
 	}
 	return o.flush()
-}
-
-// sampleOf picks up to n evenly spaced keys from a sorted key list.
-func sampleOf(keys []byte, n int) []byte {
-	total := len(keys) / board.KeyLen
-	if total <= n {
-		return append([]byte(nil), keys...)
-	}
-	out := make([]byte, 0, n*board.KeyLen)
-	for i := 0; i < n; i++ {
-		k := i * total / n
-		out = append(out, keys[k*board.KeyLen:(k+1)*board.KeyLen]...)
-	}
-	return out
 }

@@ -6,7 +6,7 @@ import (
 	"sync"
 )
 
-// SortEntries sorts es by CompareEntries.
+// SortEntries sorts es by packed.CompareEdges.
 //
 // It is an in-place MSD radix sort (American flag sort) on the bytes of the
 // encoded entry, falling back to insertion sort for small buckets. Children
@@ -34,8 +34,9 @@ const (
 	// parallelMin is the input size below which goroutines cost more than
 	// they save.
 	parallelMin = 1 << 15
-	// keyDigits is the number of radix digits: one per encoded byte.
-	keyDigits = EntryLen
+	// keyDigits is the number of radix digits: one per byte of the sort
+	// key (side, occupancy, white discs, parent blob, parent index).
+	keyDigits = 1 + 8 + 8 + 4 + 4
 )
 
 // word returns the 64-bit field that holds digit d and the shift that brings

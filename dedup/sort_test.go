@@ -8,11 +8,12 @@ import (
 	"testing"
 
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/packed"
 )
 
 func TestSortEntries(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	same := Entry{Pos: board.Position{Occ: 0x1818000000, White: 0x0800000000}, Ref: Ref{3, 4}}
+	same := Entry{Pos: board.Position{Occ: 0x1818000000, White: 0x0800000000}, Ref: Ref{Blob: 3, Index: 4}}
 	tests := []struct {
 		name string
 		in   []Entry
@@ -26,7 +27,7 @@ func TestSortEntries(t *testing.T) {
 		{"equal positions", func() []Entry {
 			es := randEntries(rng, 3000, 1)
 			for i := range es {
-				es[i].Ref = Ref{rng.Uint32N(4) << 30, rng.Uint32()}
+				es[i].Ref = Ref{Blob: rng.Uint32N(4) << 30, Index: rng.Uint32()}
 			}
 			return es
 		}()},
@@ -44,13 +45,13 @@ func TestSortEntries(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			want := slices.Clone(tt.in)
-			slices.SortFunc(want, CompareEntries)
+			slices.SortFunc(want, packed.CompareEdges)
 			got := slices.Clone(tt.in)
 			SortEntries(got)
 			if !slices.Equal(got, want) {
 				t.Fatalf("SortEntries differs from slices.SortFunc")
 			}
-			if got, want := slices.Compact(got), slices.CompactFunc(want, func(a, b Entry) bool { return CompareEntries(a, b) == 0 }); !slices.Equal(got, want) {
+			if got, want := slices.Compact(got), slices.CompactFunc(want, func(a, b Entry) bool { return packed.CompareEdges(a, b) == 0 }); !slices.Equal(got, want) {
 				t.Fatalf("Compact kept %d entries, want %d", len(got), len(want))
 			}
 		})
@@ -62,7 +63,7 @@ func TestSortEntriesSingleCore(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 8))
 	es := randEntries(rng, 2*parallelMin, 500)
 	want := slices.Clone(es)
-	slices.SortFunc(want, CompareEntries)
+	slices.SortFunc(want, packed.CompareEdges)
 	SortEntries(es)
 	if !slices.Equal(es, want) {
 		t.Fatal("SortEntries with GOMAXPROCS=1 differs from slices.SortFunc")
@@ -97,13 +98,13 @@ func BenchmarkSortEntries(b *testing.B) {
 		{"SortEntries", SortEntries},
 		{"radix1core", func(es []Entry) { radixSort(es, 0) }},
 		{"pdqsortInlined", func(es []Entry) { slices.SortFunc(es, lessCompare) }},
-		{"pdqsortCompareEntries", func(es []Entry) { slices.SortFunc(es, CompareEntries) }},
+		{"pdqsortCompareEdges", func(es []Entry) { slices.SortFunc(es, packed.CompareEdges) }},
 	}
 	for _, in := range inputs {
 		for _, s := range sorts {
 			b.Run(fmt.Sprintf("%s/%s", in.name, s.name), func(b *testing.B) {
 				es := make([]Entry, len(in.es))
-				b.SetBytes(int64(len(es) * EntryLen))
+				b.SetBytes(int64(len(es) * keyDigits))
 				for b.Loop() {
 					b.StopTimer()
 					copy(es, in.es)

@@ -14,6 +14,7 @@ import (
 	"github.com/reversi-cloud/reversi/compensation"
 	"github.com/reversi-cloud/reversi/dedup"
 	"github.com/reversi-cloud/reversi/message"
+	"github.com/reversi-cloud/reversi/packed"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/task"
@@ -95,16 +96,13 @@ func handle(ctx context.Context, t *task.Task, m message.Message) error {
 	t.Progress.Add(int64(len(positions)), st.Edges)
 
 	name := runstore.ExpansionBlobName(child, task, t.Attempt())
-	data := make([]byte, 0, len(entries)*dedup.EntryLen)
-	for _, e := range entries {
-		data = dedup.AppendEntry(data, e)
+	data, cuts, err := pack(entries, splitters)
+	if err != nil {
+		return fmt.Errorf("packing the edges of task %d of ply %d: %w", task, child, err)
 	}
 	done := runstore.Expansion{Task: task, Parents: int64(len(positions)), Terminal: st.Terminal, Edges: st.Edges, Entries: int64(len(entries))}
-	if len(data) > 0 {
-		done.Blob = name
-		for _, c := range dedup.Cuts(entries, splitters) {
-			done.Cuts = append(done.Cuts, int64(c*dedup.EntryLen))
-		}
+	if len(entries) > 0 {
+		done.Blob, done.Cuts = name, cuts
 		comp, err := compensation.Cover(ctx, t, child, name)
 		if err != nil {
 			return err
@@ -129,6 +127,35 @@ func handle(ctx context.Context, t *task.Task, m message.Message) error {
 		return err
 	}
 	return t.Flow.Expanded(ctx, t, child, task)
+}
+
+// pack writes sorted entries as packed edge blocks, one segment per
+// bucket, and returns the bytes and where each bucket starts (the cuts;
+// the last is the end).
+func pack(entries []dedup.Entry, splitters []board.Position) ([]byte, []int64, error) {
+	var buf bytes.Buffer
+	w, err := packed.NewEdgeWriter(&buf, packed.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	bounds := dedup.Cuts(entries, splitters)
+	cuts := make([]int64, 1, len(bounds))
+	for b := 0; b+1 < len(bounds); b++ {
+		for _, e := range entries[bounds[b]:bounds[b+1]] {
+			if err := w.Add(e); err != nil {
+				return nil, nil, err
+			}
+		}
+		end, err := w.EndSegment()
+		if err != nil {
+			return nil, nil, err
+		}
+		cuts = append(cuts, end)
+	}
+	if err := w.Close(); err != nil {
+		return nil, nil, err
+	}
+	return buf.Bytes(), cuts, nil
 }
 
 // Stats counts what an expansion found.

@@ -1,6 +1,7 @@
 package packed
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -147,5 +148,36 @@ func (r *KeyReader) checkEnd() {
 		r.err = fmt.Errorf("%w: key blob at offset %d ends without its index: %w", ErrCorrupt, b.off, io.ErrUnexpectedEOF)
 	case b.count != b.blocks || int(binary.LittleEndian.Uint32(b.head[8:])) != b.count*indexRecordLen:
 		r.err = fmt.Errorf("%w: key index header %x at offset %d does not fit the %d blocks read", ErrCorrupt, b.head, b.off, b.blocks)
+	}
+}
+
+// EncodeKeys is a whole key blob of ps, which must ascend strictly.
+func EncodeKeys(ps []board.Position) ([]byte, error) {
+	var buf bytes.Buffer
+	w, err := NewKeyWriter(&buf, Options{})
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range ps {
+		if err := w.Add(p); err != nil {
+			return nil, err
+		}
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// DecodeKeys reads a whole key blob.
+func DecodeKeys(b []byte) ([]board.Position, error) {
+	r := NewKeyReader(bytes.NewReader(b))
+	var out []board.Position
+	for {
+		p, ok := r.Next()
+		if !ok {
+			return out, r.Err()
+		}
+		out = append(out, p)
 	}
 }

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 
 	"github.com/reversi-cloud/reversi/backtrack"
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/message"
+	"github.com/reversi-cloud/reversi/packed"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 )
@@ -256,11 +258,12 @@ func (r *Run) auditPly(ctx context.Context, a *Audit, p *runstore.Ply, s *auditS
 	}
 	for _, f := range finals {
 		size, ok := sizes[f.Blob]
-		switch {
-		case !ok:
+		if !ok {
 			a.errorf("ply %d: final blob %d (%s) is missing", p.Ply, f.Index, f.Blob)
-		case size != f.Count*board.KeyLen:
-			a.errorf("ply %d: final blob %d (%s) holds %d bytes, not %d positions of %d bytes", p.Ply, f.Index, f.Blob, size, f.Count, board.KeyLen)
+		} else if ix, err := packed.OpenKeyIndex(blobAt{ctx, r.blobs, f.Blob}, size); err != nil {
+			a.errorf("ply %d: final blob %d (%s): %v", p.Ply, f.Index, f.Blob, err)
+		} else if ix.Positions != f.Count {
+			a.errorf("ply %d: final blob %d (%s) holds %d positions, not %d", p.Ply, f.Index, f.Blob, ix.Positions, f.Count)
 		}
 		if p.Ply == 0 || !ok {
 			continue
@@ -292,10 +295,12 @@ func (r *Run) auditPly(ctx context.Context, a *Audit, p *runstore.Ply, s *auditS
 			continue
 		}
 		name := runstore.ResultsBlobName(p.Ply, res.Index)
-		if size, ok := sizes[name]; !ok {
+		if _, ok := sizes[name]; !ok {
 			a.errorf("ply %d: final blob %d is resolved but its results blob %s is missing", p.Ply, res.Index, name)
-		} else if want := backtrack.ResultLen * finals[res.Index].Count; size != want {
-			a.errorf("ply %d: results blob %s holds %d bytes, not %d", p.Ply, name, size, want)
+		} else if words, err := backtrack.ReadResults(ctx, r.blobs, p.Ply, res.Index); err != nil {
+			a.errorf("ply %d: %v", p.Ply, err)
+		} else if want := finals[res.Index].Count; int64(len(words)) != want {
+			a.errorf("ply %d: results blob %s holds %d results, not %d", p.Ply, name, len(words), want)
 		}
 	}
 	return nil
@@ -392,4 +397,21 @@ func (r *Run) auditPoison(ctx context.Context, a *Audit) error {
 		a.errorf("poison queue: %d more messages", rest)
 	}
 	return nil
+}
+
+// blobAt reads a blob at offsets, one ranged read each, for
+// packed.OpenKeyIndex.
+type blobAt struct {
+	ctx  context.Context
+	c    storage.Container
+	name string
+}
+
+func (b blobAt) ReadAt(p []byte, off int64) (int, error) {
+	rc, err := b.c.Open(b.ctx, b.name, off, int64(len(p)))
+	if err != nil {
+		return 0, err
+	}
+	defer rc.Close()
+	return io.ReadFull(rc, p)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/dedup"
 	"github.com/reversi-cloud/reversi/message"
+	"github.com/reversi-cloud/reversi/packed"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/task"
@@ -108,11 +109,14 @@ func (r *Run) seedStart(ctx context.Context) error {
 	}
 	if p.State == runstore.Merging {
 		start := r.Board.Canonical(r.Config.Start)
-		key := start.AppendKey(nil)
-		if err := r.blobs.Put(ctx, runstore.StartBlobName(), key); err != nil {
+		blob, err := packed.EncodeKeys([]board.Position{start})
+		if err != nil {
+			return err
+		}
+		if err := r.blobs.Put(ctx, runstore.StartBlobName(), blob); err != nil {
 			return fmt.Errorf("writing the start position: %w", err)
 		}
-		run := &runstore.Run{Blob: runstore.StartBlobName(), Count: 1, Min: start, Max: start, Samples: key}
+		run := &runstore.Run{Blob: runstore.StartBlobName(), Count: 1, Min: start, Max: start, Samples: start.AppendKey(nil)}
 		if r.Board.Terminal(start) {
 			run.Terminal = 1 // a -start position may be a finished game
 		}

@@ -1,15 +1,16 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/bits"
 	"slices"
 
 	"github.com/reversi-cloud/reversi/backtrack"
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/packed"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/solve"
 	"github.com/reversi-cloud/reversi/task"
@@ -212,19 +213,14 @@ func (l *lookup) result(ctx context.Context, at location) (bool, board.Result, b
 	if !at.ply.State.AtLeast(runstore.Resolved) {
 		return false, board.Unknown, backtrack.Score{}, nil
 	}
-	rc, err := l.run.blobs.Open(ctx, runstore.ResultsBlobName(at.ply.Ply, at.final.Index), int64(at.index*backtrack.ResultLen), backtrack.ResultLen)
+	words, err := backtrack.ReadResults(ctx, l.run.blobs, at.ply.Ply, at.final.Index)
 	if err != nil {
-		return false, board.Unknown, backtrack.Score{}, fmt.Errorf("reading a result of ply %d: %w", at.ply.Ply, err)
+		return false, board.Unknown, backtrack.Score{}, err
 	}
-	b, err := io.ReadAll(rc)
-	rc.Close()
-	if err != nil {
-		return false, board.Unknown, backtrack.Score{}, fmt.Errorf("reading a result of ply %d: %w", at.ply.Ply, err)
+	if at.index >= len(words) {
+		return false, board.Unknown, backtrack.Score{}, fmt.Errorf("ply %d blob %d: %d results, none for position %d", at.ply.Ply, at.final.Index, len(words), at.index)
 	}
-	if len(b) != backtrack.ResultLen {
-		return false, board.Unknown, backtrack.Score{}, fmt.Errorf("ply %d blob %d: short result entry", at.ply.Ply, at.final.Index)
-	}
-	res, score := backtrack.DecodeResult(b, 0, l.run.Board.Size()*l.run.Board.Size())
+	res, score := backtrack.FromWord(words[at.index], l.run.Board.Size()*l.run.Board.Size())
 	return true, res, score, nil
 }
 
@@ -236,7 +232,7 @@ func (l *lookup) parents(ctx context.Context, at location) ([]board.Position, er
 	if err != nil {
 		return nil, err
 	}
-	sr := backtrack.NewSourceReader(payload)
+	sr := packed.NewSourceReader(bytes.NewReader(payload))
 	var refs []backtrack.Ref
 	for i := 0; i <= at.index; i++ {
 		var ok bool

@@ -135,15 +135,15 @@ func (r *Run) readResults(ctx context.Context, ply int, fn func(board.Position, 
 		if err != nil {
 			return err
 		}
-		res, err := r.blobs.Get(ctx, runstore.ResultsBlobName(ply, f.Index))
+		res, err := backtrack.ReadResults(ctx, r.blobs, ply, f.Index)
 		if err != nil {
-			return fmt.Errorf("reading results of ply %d blob %d: %w", ply, f.Index, err)
+			return err
 		}
-		if len(res) != backtrack.ResultLen*len(keys) {
-			return fmt.Errorf("ply %d blob %d: %d bytes of results for %d positions", ply, f.Index, len(res), len(keys))
+		if len(res) != len(keys) {
+			return fmt.Errorf("ply %d blob %d: %d results for %d positions", ply, f.Index, len(res), len(keys))
 		}
 		for i, k := range keys {
-			result, score := backtrack.DecodeResult(res, i, squares)
+			result, score := backtrack.FromWord(res[i], squares)
 			fn(k, result, score)
 		}
 	}

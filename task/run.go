@@ -7,6 +7,7 @@ import (
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/message"
+	"github.com/reversi-cloud/reversi/packed"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 )
@@ -42,22 +43,21 @@ func (r *Run) EnqueueText(ctx context.Context, text string, delay time.Duration)
 	return nil
 }
 
-// ReadKeys reads a blob of sorted position keys (a final blob).
+// ReadKeys reads a blob of sorted position keys (a final blob, packed)
+// and checks that every position fits the run's board.
 func (r *Run) ReadKeys(ctx context.Context, blob string) ([]board.Position, error) {
 	data, err := r.Blobs.Get(ctx, blob)
 	if err != nil {
 		return nil, fmt.Errorf("reading blob %s: %w", blob, err)
 	}
-	if len(data)%board.KeyLen != 0 {
-		return nil, fmt.Errorf("blob %s: %d bytes is not a whole number of %d-byte keys", blob, len(data), board.KeyLen)
+	out, err := packed.DecodeKeys(data)
+	if err != nil {
+		return nil, fmt.Errorf("blob %s: %w", blob, err)
 	}
-	out := make([]board.Position, 0, len(data)/board.KeyLen)
-	for i := 0; i < len(data); i += board.KeyLen {
-		p, err := r.Board.DecodeKey(data[i : i+board.KeyLen])
-		if err != nil {
+	for _, p := range out {
+		if err := r.Board.Valid(p); err != nil {
 			return nil, fmt.Errorf("blob %s: %w", blob, err)
 		}
-		out = append(out, p)
 	}
 	return out, nil
 }

@@ -109,7 +109,7 @@ type ThrottleStats struct {
 // Wrap every worker's backend of one account with the same Throttle.
 // It is safe for concurrent use.
 type Throttle struct {
-	cfg                                 ThrottleConfig
+	cfg                                ThrottleConfig
 	accountRate, queueRate, entityRate float64
 
 	mu      sync.Mutex

@@ -110,7 +110,7 @@ func TestThrottleScopes(t *testing.T) {
 			{call: enqueue("qone")},
 			{call: enqueue("qone"), refused: faulty.ScopeQueue},
 			{call: enqueue("qtwo")}, // another queue
-			{call: put},           // another service
+			{call: put},             // another service
 			{call: enqueue("qone"), advance: 500 * time.Millisecond},
 		}},
 		{"partition", []step{
