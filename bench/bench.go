@@ -147,6 +147,7 @@ type Row struct {
 	// blobs), other (compensation and control: queue polling, statistics).
 	TxEnum, TxDedup, TxResults, TxOther int64
 	StoredBytes                         int64
+	PeakDisk                            int64   // bytes; 0 when not measured
 	PeakRSS                             []int64 // bytes, per process
 	MergedKeys                          int64
 	Root                                string
@@ -253,7 +254,7 @@ func runOne(ctx context.Context, cfg Config, engine string, ply int) (Row, *repo
 			row.TxOther += n
 		}
 	}
-	row.StoredBytes = res.StoredBytes
+	row.StoredBytes, row.PeakDisk = res.StoredBytes, res.PeakDiskBytes
 	return row, rep, nil
 }
 
@@ -262,6 +263,9 @@ type ChildResult struct {
 	Report      *report.Report `json:"report"`
 	WallSeconds float64        `json:"wall_seconds"`
 	StoredBytes int64          `json:"stored_bytes"`
+	// PeakDiskBytes is the most disk the run's store took while it ran
+	// (embedded only).
+	PeakDiskBytes int64 `json:"peak_disk_bytes,omitempty"`
 }
 
 // runChild runs an in-process engine in a child process of its own.

@@ -57,7 +57,7 @@ func RunChild(ctx context.Context, cfg ChildConfig) error {
 		}
 		res.Report = r.Report
 	case EngineEmbedded:
-		if res.Report, res.StoredBytes, err = runEmbedded(ctx, cfg, start); err != nil {
+		if res.Report, res.StoredBytes, res.PeakDiskBytes, err = runEmbedded(ctx, cfg, start); err != nil {
 			return err
 		}
 	default:
@@ -78,29 +78,37 @@ func RunChild(ctx context.Context, cfg ChildConfig) error {
 }
 
 // runEmbedded runs the pipeline in this process on the embedded backend,
-// exactly as cmd/enumerate does.
-func runEmbedded(ctx context.Context, cfg ChildConfig, start time.Time) (*report.Report, int64, error) {
-	raw, err := embedded.Open(embedded.Config{SpillToDisk: true})
+// exactly as cmd/enumerate does, and reports what the run stored at the
+// end and the most disk its store's directory took meanwhile.
+func runEmbedded(ctx context.Context, cfg ChildConfig, start time.Time) (rep *report.Report, stored, peakDisk int64, err error) {
+	dir, err := os.MkdirTemp("", "bench-embedded-")
 	if err != nil {
-		return nil, 0, fmt.Errorf("opening embedded storage: %w", err)
+		return nil, 0, 0, err
+	}
+	defer os.RemoveAll(dir)
+	raw, err := embedded.Open(embedded.Config{Dir: dir, SpillToDisk: true})
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("opening embedded storage: %w", err)
 	}
 	defer raw.Close()
+	disk := sampleDisk(dir, 250*time.Millisecond)
 	be := storage.NewMetered(raw)
 	rc := pipeline.RunConfig{Name: fmt.Sprintf("bench%d", cfg.Ply), Board: cfg.Board, Target: cfg.Ply}
-	rep, err := pipeline.RunLocal(ctx, be, rc, cfg.Workers, pipeline.WorkerConfig{}, nil, nil)
+	rep, err = pipeline.RunLocal(ctx, be, rc, cfg.Workers, pipeline.WorkerConfig{}, nil, nil)
+	peakDisk = disk.Peak()
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	stats := be.Stats()
 	rep.WallSeconds = time.Since(start).Seconds()
 	rep.SetTransactions(stats.ByCategory())
 	run, err := pipeline.OpenRun(ctx, be, rc.Name)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	fp, err := run.Footprint(ctx)
 	if err != nil {
-		return nil, 0, fmt.Errorf("measuring what the run stored: %w", err)
+		return nil, 0, 0, fmt.Errorf("measuring what the run stored: %w", err)
 	}
-	return rep, fp.Bytes(), nil
+	return rep, fp.Bytes(), peakDisk, nil
 }

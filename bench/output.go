@@ -20,7 +20,7 @@ const (
 var CSVHeader = []string{
 	"engine", "ply", "processes", "load", "wall_s", "cpu_s", "server_cpu_s", "positions", "edges", "edges_per_s",
 	"tx_enumeration", "tx_dedup", "tx_results", "tx_other", "tx_total", "tx_per_edge",
-	"stored_bytes", "bytes_per_position", "peak_rss_bytes", "merged_keys", "merged_per_position", "root", "check",
+	"stored_bytes", "bytes_per_position", "peak_disk_bytes", "peak_rss_bytes", "merged_keys", "merged_per_position", "root", "check",
 }
 
 // WriteFiles writes the rows as results.md and results.csv in dir.
@@ -43,7 +43,7 @@ func WriteFiles(dir string, rows []Row) error {
 			r.Engine, strconv.Itoa(r.Ply), strconv.Itoa(r.Processes), ff(r.Load, 2), ff(r.Wall, 3), ff(r.CPU, 3), ff(r.ServerCPU, 3),
 			i64(r.Positions), i64(r.Edges), ff(float64(r.Edges)/r.Wall, 0),
 			i64(r.TxEnum), i64(r.TxDedup), i64(r.TxResults), i64(r.TxOther), i64(r.TxTotal()), ff(perEdge(r.TxTotal(), r), 6),
-			i64(r.StoredBytes), ff(perPosition(r.StoredBytes, r), 2), strings.Join(rss, " "),
+			i64(r.StoredBytes), ff(perPosition(r.StoredBytes, r), 2), i64(r.PeakDisk), strings.Join(rss, " "),
 			i64(r.MergedKeys), ff(perPosition(r.MergedKeys, r), 3), r.Root, r.Check,
 		})
 	}
@@ -59,8 +59,8 @@ func WriteFiles(dir string, rows []Row) error {
 // through the row's ply; "-" marks figures an engine does not have.
 func Markdown(rows []Row) string {
 	var b strings.Builder
-	b.WriteString("| engine | ply | wall s | CPU s (+Azurite) | edges/s | tx/edge enum | tx/edge dedup | tx/edge results | tx/edge total | bytes stored/position | peak RSS MiB per process | merged keys/position | load | check |\n")
-	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	b.WriteString("| engine | ply | wall s | CPU s (+Azurite) | edges/s | tx/edge enum | tx/edge dedup | tx/edge results | tx/edge total | bytes stored/position | peak disk MB | peak RSS MiB per process | merged keys/position | load | check |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
 	for _, r := range rows {
 		tx := func(n int64) string {
 			if r.TxTotal() == 0 {
@@ -68,7 +68,10 @@ func Markdown(rows []Row) string {
 			}
 			return ff(perEdge(n, r), 5)
 		}
-		stored, merged := "-", "-"
+		stored, merged, disk := "-", "-", "-"
+		if r.PeakDisk > 0 {
+			disk = ff(float64(r.PeakDisk)/1e6, 0)
+		}
 		if r.StoredBytes > 0 {
 			stored = ff(perPosition(r.StoredBytes, r), 1)
 		}
@@ -87,9 +90,9 @@ func Markdown(rows []Row) string {
 		if r.Processes > 1 {
 			engine = fmt.Sprintf("%s (%d workers)", r.Engine, r.Processes)
 		}
-		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+		fmt.Fprintf(&b, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 			engine, r.Ply, ff(r.Wall, 3), cpu, ff(float64(r.Edges)/r.Wall, 0),
-			tx(r.TxEnum), tx(r.TxDedup), tx(r.TxResults), tx(r.TxTotal()), stored,
+			tx(r.TxEnum), tx(r.TxDedup), tx(r.TxResults), tx(r.TxTotal()), stored, disk,
 			strings.Join(rss, " / "), merged, ff(r.Load, 1), r.Check)
 	}
 	return b.String()
