@@ -230,7 +230,7 @@ func (b *Backend) describe(err error) error {
 		return err
 	}
 	if errors.Is(err, syscall.ENOSPC) || strings.Contains(err.Error(), syscall.ENOSPC.Error()) {
-		return fmt.Errorf("embedded: %s: %w (free some space, then open the directory again): %v", b.root, ErrNoSpace, err)
+		return b.space.refuse(err)
 	}
 	return fmt.Errorf("embedded: store in %s: %w", b.root, err)
 }
@@ -241,7 +241,7 @@ func (b *Backend) describe(err error) error {
 // backend stops while there is still room for those.
 func (b *Backend) writable() error {
 	if !b.space.ok() {
-		return fmt.Errorf("embedded: %s: %w: less than %d MiB free", b.root, ErrNoSpace, b.space.reserve>>20)
+		return b.space.refuse(nil)
 	}
 	return nil
 }
@@ -273,6 +273,15 @@ func (g *spaceGuard) ok() bool {
 		g.checked.Store(now)
 	}
 	return g.free.Load() >= g.reserve
+}
+
+// refuse describes a write refused, or failed with cause, for lack of
+// space, with the space free now.
+func (g *spaceGuard) refuse(cause error) error {
+	if free, err := freeSpace(g.dir); err == nil {
+		g.free.Store(free)
+	}
+	return &NoSpaceError{Dir: g.dir, Free: g.free.Load(), Need: g.reserve, Err: cause}
 }
 
 // storeLogger keeps Pebble quiet and turns its fatal errors, which would
