@@ -207,20 +207,31 @@ func (b *Backend) apply(batch *pebble.Batch, unlock func(), sync bool) error {
 }
 
 // get reads one value, copied; nil if absent.
-func (b *Backend) get(key []byte) ([]byte, error) {
+func (b *Backend) get(key []byte) (v []byte, err error) {
+	err = b.read(key, func(stored []byte) error {
+		v = bytes.Clone(stored)
+		return nil
+	})
+	return v, err
+}
+
+// read calls f with one value, valid only during the call, or with nil
+// if absent (an empty value is not nil), and returns f's error. Callers
+// that decode the value into fresh memory use it rather than get: a copy
+// per read was a good part of what the store allocated.
+func (b *Backend) read(key []byte, f func(v []byte) error) error {
 	v, closer, err := b.db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, nil
+		return f(nil)
 	}
 	if err != nil {
-		return nil, b.describe(err)
+		return b.describe(err)
 	}
-	v = bytes.Clone(v)
-	closer.Close()
+	defer closer.Close()
 	if v == nil {
 		v = []byte{}
 	}
-	return v, nil
+	return f(v)
 }
 
 // describe makes a store or file error say where it happened, and turns
