@@ -311,10 +311,11 @@ type interruptedError struct{ msg string }
 func (e interruptedError) Error() string { return e.msg }
 
 // interruptible returns a context, derived from parent, that the first
-// SIGINT or SIGTERM cancels, so the command stops taking work and shuts down cleanly. A
-// second signal prints "name: " and again on one line and exits at once
-// with ExitInterrupted (where env.Exit is set); the embedded backend
-// survives that as it survives a kill. stop releases the signals.
+// SIGINT or SIGTERM cancels, so the command stops taking work and shuts
+// down cleanly. A second signal prints "name: " and again on one line and
+// exits at once with ExitInterrupted (where env.Exit is set); the
+// embedded backend survives that as it survives a kill. stop releases the
+// signals.
 func interruptible(parent context.Context, env Env, name, again string) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancel(parent)
 	sig := make(chan os.Signal, 2)
