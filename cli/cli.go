@@ -108,6 +108,10 @@ type storageFlags struct {
 	kind string
 	data string
 	def  string // the command's backend when neither flag is given
+
+	// full, when set before open, is called with the error of every
+	// storage call refused for lack of disk space (see stopWhenFull).
+	full func(error)
 }
 
 func (s *storageFlags) register(fs *flag.FlagSet, def string) {
@@ -166,7 +170,10 @@ func (s *storageFlags) open(ctx context.Context, env Env, run string) (*storage.
 		if err != nil {
 			return nil, fmt.Errorf("opening embedded storage: %w", err)
 		}
-		return storage.NewMetered(be), nil
+		if s.full == nil {
+			return storage.NewMetered(be), nil
+		}
+		return storage.NewMetered(storage.Wrap(be, s.watchSpace)), nil
 	default:
 		cfg, err := azure.ConfigFromEnv(env.Getenv)
 		if err != nil {
@@ -178,6 +185,33 @@ func (s *storageFlags) open(ctx context.Context, env Env, run string) (*storage.
 		}
 		return storage.NewMetered(be), nil
 	}
+}
+
+// stopWhenFull returns ctx cancelled by the first storage call that the
+// backend opened afterwards refuses for lack of disk space: retrying
+// would only fail again (and poison the messages), so the command stops
+// and names the directory and the space needed. full returns the
+// backend's description of the full disk (without the call that met it)
+// once ctx is done, nil if something else ended it.
+func (s *storageFlags) stopWhenFull(ctx context.Context) (_ context.Context, full func() error) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	s.full = cancel
+	return ctx, func() error {
+		var full *embedded.NoSpaceError
+		if errors.As(context.Cause(ctx), &full) {
+			return full
+		}
+		return nil
+	}
+}
+
+// watchSpace is the middleware that reports full disks to s.full.
+func (s *storageFlags) watchSpace(c *storage.Call, next func() error) error {
+	err := next()
+	if errors.Is(err, embedded.ErrNoSpace) {
+		s.full(err)
+	}
+	return err
 }
 
 // openRun opens an existing run, saying what to do when there is none.
@@ -276,13 +310,14 @@ type interruptedError struct{ msg string }
 
 func (e interruptedError) Error() string { return e.msg }
 
-// interruptible returns a context that the first SIGINT or SIGTERM
-// cancels, so the command stops taking work and shuts down cleanly. A
-// second signal prints "name: " and again on one line and exits at once
-// with ExitInterrupted (where env.Exit is set); the embedded backend
-// survives that as it survives a kill. stop releases the signals.
-func interruptible(env Env, name, again string) (ctx context.Context, stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
+// interruptible returns a context, derived from parent, that the first
+// SIGINT or SIGTERM cancels, so the command stops taking work and shuts
+// down cleanly. A second signal prints "name: " and again on one line and
+// exits at once with ExitInterrupted (where env.Exit is set); the
+// embedded backend survives that as it survives a kill. stop releases the
+// signals.
+func interruptible(parent context.Context, env Env, name, again string) (ctx context.Context, stop func()) {
+	ctx, cancel := context.WithCancel(parent)
 	sig := make(chan os.Signal, 2)
 	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	done := make(chan struct{})

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -183,7 +184,7 @@ func TestSecondInterruptExitsAtOnce(t *testing.T) {
 	var errb bytes.Buffer
 	exited := make(chan int, 1)
 	env := Env{Stderr: &errb, Exit: func(code int) { exited <- code }}
-	ctx, stop := interruptible(env, "enumerate", "interrupted again: exiting at once")
+	ctx, stop := interruptible(context.Background(), env, "enumerate", "interrupted again: exiting at once")
 	defer stop()
 	if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
 		t.Fatal(err)

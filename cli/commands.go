@@ -142,7 +142,9 @@ func worker(env Env) error {
 	if err != nil {
 		return err
 	}
-	ctx, stop := interruptible(env, "worker", "interrupted again: exiting at once; the messages it held reappear after their visibility timeout")
+	// Set before open: the backend reports a full disk to it.
+	ctx, full := sf.stopWhenFull(context.Background())
+	ctx, stop := interruptible(ctx, env, "worker", "interrupted again: exiting at once; the messages it held reappear after their visibility timeout")
 	defer stop()
 	be, err := sf.open(ctx, env, *run)
 	if err != nil {
@@ -199,6 +201,9 @@ func worker(env Env) error {
 	}
 	wg.Wait()
 	close(statsDone)
+	if err := full(); err != nil {
+		return fmt.Errorf("%w; free some space, then start the worker again", err)
+	}
 	flush()
 	log.Info("worker stopped")
 	return nil

@@ -146,6 +146,9 @@ func enumerate(env Env) error {
 		if err := wcfg.WithDefaults().Validate(); err != nil {
 			return usageError{err.Error()}
 		}
+		// Set before open: the backend reports a full disk to it.
+		var full func() error
+		ctx, full = sf.stopWhenFull(ctx)
 		be, err := sf.open(ctx, env, "")
 		if err != nil {
 			return err
@@ -158,7 +161,7 @@ func enumerate(env Env) error {
 		// the process, which has started nothing.
 		again := "interrupted again: exiting at once; " + sf.resume(cfg)
 		var stop func()
-		ctx, stop = interruptible(env, "enumerate", again)
+		ctx, stop = interruptible(ctx, env, "enumerate", again)
 		defer stop()
 		progress := &pipeline.Progress{}
 		b = board.MustNew(cfg.Board)
@@ -188,6 +191,9 @@ func enumerate(env Env) error {
 		r, stats, rerr := recordStats(be, name, fmt.Sprintf("enumerate-%d", start.UnixNano()))
 		if web != nil {
 			web.finish()
+		}
+		if err := full(); err != nil {
+			return fmt.Errorf("%w; free some space, then %s", err, sf.resume(cfg))
 		}
 		if err != nil && ctx.Err() != nil {
 			return interruptedError{interruption(r, progress) + "; " + sf.resume(cfg)}

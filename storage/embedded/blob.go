@@ -248,8 +248,10 @@ func (h *containerHandle) write(ctx context.Context, name string, onlyNew bool, 
 	}
 	if r != nil {
 		// Read as much as may stay in the store; a longer stream goes to a
-		// file, starting with what was read.
-		buf := bytes.NewBuffer(make([]byte, 0, min(h.b.maxInline+1, 32<<10)))
+		// file, starting with what was read. Both copy the data, so the
+		// buffer is free again when this returns.
+		buf := uploadBufs.Get().(*bytes.Buffer)
+		defer putUploadBuf(buf)
 		if _, err := buf.ReadFrom(io.LimitReader(r, h.b.maxInline+1)); err != nil {
 			return fmt.Errorf("write blob %s/%s: %w", h.name, name, err)
 		}
@@ -264,18 +266,38 @@ func (h *containerHandle) write(ctx context.Context, name string, onlyNew bool, 
 	return h.publish(c, name, onlyNew, blob{data: data, size: int64(len(data))})
 }
 
+// uploadBufs holds the buffers that streamed uploads are read into: a
+// buffer per upload was a quarter of the bytes a pipeline run on the
+// in-memory store allocates, and the garbage collections it caused.
+var uploadBufs = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// maxPooledUpload is the largest buffer kept for reuse: one that has held
+// a default-sized inline blob, not one grown for a store configured to
+// keep much larger blobs inline.
+const maxPooledUpload = 4 * DefaultMaxInlineBlob
+
+func putUploadBuf(buf *bytes.Buffer) {
+	if buf.Cap() <= maxPooledUpload {
+		buf.Reset()
+		uploadBufs.Put(buf)
+	}
+}
+
 // absent fails unless blob name is absent.
 func (h *containerHandle) absent(c *container, name string) error {
 	c.mu.RLock()
-	dropped := c.dropped
-	v, err := h.b.get(c.blobKey(name))
+	dropped, found := c.dropped, false
+	err := h.b.read(c.blobKey(name), func(v []byte) error {
+		found = v != nil
+		return nil
+	})
 	c.mu.RUnlock()
 	switch {
 	case dropped:
 		return h.notFound()
 	case err != nil:
 		return fmt.Errorf("write blob %s/%s: %w", h.name, name, err)
-	case v != nil:
+	case found:
 		return fmt.Errorf("write blob %s/%s: %w", h.name, name, storage.ErrExists)
 	}
 	return nil

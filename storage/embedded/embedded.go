@@ -37,11 +37,36 @@ import (
 // ErrClosed is returned by every operation on a closed Backend.
 var ErrClosed = errors.New("embedded: backend is closed")
 
-// ErrNoSpace is returned, wrapped with the directory, once the disk under
-// the backend is full. Nothing written before is damaged; the backend
-// refuses all further calls, and a later Open, once space is freed, finds
-// every write that succeeded.
+// ErrNoSpace is returned, wrapped with the directory and the space free
+// and needed, once the disk under the backend is full. Nothing written
+// before is damaged; writes keep failing while space is short (every
+// call, if the store itself met the full disk), and a later Open, once
+// space is freed, finds every write that succeeded.
 var ErrNoSpace = errors.New("out of disk space")
+
+// NoSpaceError is ErrNoSpace with what a user needs to act on it: the
+// directory, and the space free and needed there.
+type NoSpaceError struct {
+	Dir  string // the backend's directory
+	Free uint64 // bytes free when the write was refused
+	Need uint64 // bytes that must be free for writes to go on
+	Err  error  // the file system's error when the disk itself filled; nil when refused ahead
+}
+
+func (e *NoSpaceError) Error() string {
+	const mib = 1 << 20
+	msg := fmt.Sprintf("embedded: %s: %v, %d MiB free where at least %d MiB are needed to go on", e.Dir, ErrNoSpace, e.Free/mib, (e.Need+mib-1)/mib)
+	if e.Err != nil {
+		msg += " (" + e.Err.Error() + ")"
+	}
+	return msg
+}
+
+// Is makes a NoSpaceError match ErrNoSpace.
+func (e *NoSpaceError) Is(target error) bool { return target == ErrNoSpace }
+
+// Unwrap returns the file system's error, if any.
+func (e *NoSpaceError) Unwrap() error { return e.Err }
 
 // Config configures an embedded Backend. The zero value is ready to use.
 type Config struct {

@@ -47,6 +47,18 @@ func (m *message) encode() []byte {
 	return appendBytes(append(dst, leased), m.text)
 }
 
+// readMessage reads and decodes the message stored under key; found is
+// false if there is none.
+func (b *Backend) readMessage(key []byte) (m message, found bool, err error) {
+	err = b.read(key, func(v []byte) (err error) {
+		if found = v != nil; found {
+			m, err = decodeMessage(v)
+		}
+		return err
+	})
+	return m, found, err
+}
+
 func decodeMessage(v []byte) (message, error) {
 	r := reader{b: v}
 	m := message{receipt: string(r.bytes()), dequeues: r.varint(), inserted: r.varint(),
@@ -248,17 +260,13 @@ func (h *queueHandle) dequeue(q *queue, max int, visibility time.Duration) ([]st
 		q.floor = bytes.Clone(ik) // entries passed are deleted below
 		id := string(it.Value())
 		mk := q.messageKey(id)
-		v, err := h.b.get(mk)
-		var m message
-		if err == nil && v != nil {
-			m, err = decodeMessage(v)
-		}
+		m, found, err := h.b.readMessage(mk)
 		if err != nil {
 			batch.Close()
 			return nil, nil, err
 		}
 		batch.Delete(ik, nil)
-		if v == nil {
+		if !found {
 			continue // an index entry without its message (none should exist): drop it rather than fail every dequeue
 		}
 		if m.expires <= now {
@@ -295,16 +303,12 @@ func export(id string, m *message, withReceipt bool) storage.Message {
 // lookup finds the message a pop receipt refers to, with Azure's errors;
 // an expired message is deleted in batch.
 func (h *queueHandle) lookup(q *queue, now int64, id, receipt string, batch *pebble.Batch) (message, error) {
-	v, err := h.b.get(q.messageKey(id))
+	m, found, err := h.b.readMessage(q.messageKey(id))
 	if err != nil {
 		return message{}, err
 	}
-	if v == nil {
+	if !found {
 		return message{}, storage.ErrNotFound
-	}
-	m, err := decodeMessage(v)
-	if err != nil {
-		return message{}, err
 	}
 	if m.expires <= now {
 		batch.Delete(q.messageKey(id), nil)
@@ -447,16 +451,12 @@ func (h *queueHandle) Peek(ctx context.Context, max int) ([]storage.Message, err
 	var out []storage.Message
 	for it.First(); it.Valid() && len(out) < max; it.Next() {
 		id := string(it.Value())
-		v, err := h.b.get(q.messageKey(id))
+		m, found, err := h.b.readMessage(q.messageKey(id))
 		if err != nil {
 			return nil, fmt.Errorf("peek at %s: %w", h.name, err)
 		}
-		if v == nil {
+		if !found {
 			continue
-		}
-		m, err := decodeMessage(v)
-		if err != nil {
-			return nil, fmt.Errorf("peek at %s: %w", h.name, err)
 		}
 		if m.expires > now {
 			out = append(out, export(id, &m, false))

@@ -207,20 +207,31 @@ func (b *Backend) apply(batch *pebble.Batch, unlock func(), sync bool) error {
 }
 
 // get reads one value, copied; nil if absent.
-func (b *Backend) get(key []byte) ([]byte, error) {
+func (b *Backend) get(key []byte) (v []byte, err error) {
+	err = b.read(key, func(stored []byte) error {
+		v = bytes.Clone(stored)
+		return nil
+	})
+	return v, err
+}
+
+// read calls f with one value, valid only during the call, or with nil
+// if absent (an empty value is not nil), and returns f's error. Callers
+// that decode the value into fresh memory use it rather than get: a copy
+// per read was a good part of what the store allocated.
+func (b *Backend) read(key []byte, f func(v []byte) error) error {
 	v, closer, err := b.db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
-		return nil, nil
+		return f(nil)
 	}
 	if err != nil {
-		return nil, b.describe(err)
+		return b.describe(err)
 	}
-	v = bytes.Clone(v)
-	closer.Close()
+	defer closer.Close()
 	if v == nil {
 		v = []byte{}
 	}
-	return v, nil
+	return f(v)
 }
 
 // describe makes a store or file error say where it happened, and turns
@@ -230,7 +241,7 @@ func (b *Backend) describe(err error) error {
 		return err
 	}
 	if errors.Is(err, syscall.ENOSPC) || strings.Contains(err.Error(), syscall.ENOSPC.Error()) {
-		return fmt.Errorf("embedded: %s: %w (free some space, then open the directory again): %v", b.root, ErrNoSpace, err)
+		return b.space.refuse(err)
 	}
 	return fmt.Errorf("embedded: store in %s: %w", b.root, err)
 }
@@ -241,7 +252,7 @@ func (b *Backend) describe(err error) error {
 // backend stops while there is still room for those.
 func (b *Backend) writable() error {
 	if !b.space.ok() {
-		return fmt.Errorf("embedded: %s: %w: less than %d MiB free", b.root, ErrNoSpace, b.space.reserve>>20)
+		return b.space.refuse(nil)
 	}
 	return nil
 }
@@ -273,6 +284,15 @@ func (g *spaceGuard) ok() bool {
 		g.checked.Store(now)
 	}
 	return g.free.Load() >= g.reserve
+}
+
+// refuse describes a write refused, or failed with cause, for lack of
+// space, with the space free now.
+func (g *spaceGuard) refuse(cause error) error {
+	if free, err := freeSpace(g.dir); err == nil {
+		g.free.Store(free)
+	}
+	return &NoSpaceError{Dir: g.dir, Free: g.free.Load(), Need: g.reserve, Err: cause}
 }
 
 // storeLogger keeps Pebble quiet and turns its fatal errors, which would

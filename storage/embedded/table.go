@@ -196,10 +196,7 @@ func (h *tableHandle) transact(ctx context.Context, pk string, ops []storage.Op)
 		if o.Kind == storage.OpUpsert {
 			continue
 		}
-		cur, err := h.b.get(keys[i])
-		if err == nil {
-			err = checkOp(o, cur)
-		}
+		err := h.b.read(keys[i], func(cur []byte) error { return checkOp(o, cur) })
 		if err != nil {
 			mu.Unlock()
 			batch.Close()
@@ -246,14 +243,14 @@ func (h *tableHandle) Get(ctx context.Context, pk, rk string) (storage.Entity, e
 		return storage.Entity{}, err
 	}
 	defer h.b.ops.RUnlock()
-	v, err := h.b.get(t.rowKey(pk, rk))
-	if err == nil && v == nil {
-		err = storage.ErrNotFound
-	}
 	var e storage.Entity
-	if err == nil {
+	err = h.b.read(t.rowKey(pk, rk), func(v []byte) (err error) {
+		if v == nil {
+			return storage.ErrNotFound
+		}
 		e, err = exportEntity(pk, rk, v)
-	}
+		return err
+	})
 	if err != nil {
 		return storage.Entity{}, fmt.Errorf("get entity (%q, %q) in %s: %w", pk, rk, h.name, err)
 	}
