@@ -48,6 +48,9 @@ func (s *Solver) search(own, opp uint64, alpha, beta, empties int) int {
 	if empties < sortMin {
 		return s.shallow(own, opp, alpha, beta, empties)
 	}
+	if s.nodes >= s.pollAt {
+		s.poll()
+	}
 	empty, legal, score := s.expand(own, opp, alpha, beta, empties)
 	if legal == 0 {
 		return score
