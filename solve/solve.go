@@ -191,15 +191,21 @@ func (s *Solver) solve(b *board.Board, p board.Position) Result {
 		x := uint64(1) << uint(m.sq)
 		cown, copp := opp&^m.flip, own|m.flip|x
 		var v int
-		if i > 0 {
-			// Does the move reach the best score so far? A null window
-			// at score-1 says; only a move that does is searched again
-			// for its exact score, which may tie or beat the best.
-			if v = -s.search(cown, copp, -score, -score+1, empties-1); v < score {
+		if i == 0 {
+			v = -s.search(cown, copp, -g.squares-1, g.squares+1, empties-1)
+		} else {
+			// Does the move tie or beat the best so far? Scores are even
+			// (twice one side's discs minus the squares, or 0), so the
+			// window (score-1, score+1) answers both in one search: it
+			// returns score on a tie.
+			if v = -s.search(cown, copp, -score-1, -score+1, empties-1); v < score {
 				continue
 			}
+			if v > score {
+				// Better: v is a lower bound; find the exact score.
+				v = -s.search(cown, copp, -g.squares-1, -v+1, empties-1)
+			}
 		}
-		v = -s.search(cown, copp, -g.squares-1, -score+1, empties-1)
 		switch {
 		case v > score:
 			score, best = v, []int{m.sq}
