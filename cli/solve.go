@@ -91,6 +91,9 @@ func solveLines(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	if err := solvePositions(ctx, solvers, *all, fs.Args(), stdin, out); err != nil {
 		out.Flush()
 		fmt.Fprintf(stderr, "solve: %v\n", err)
+		if ctx.Err() != nil {
+			return ExitInterrupted
+		}
 		return ExitFail
 	}
 	return ExitOK
@@ -152,6 +155,10 @@ func solvePositions(ctx context.Context, solvers []*solve.Solver, all bool, file
 		if err := out.Flush(); err != nil {
 			return fmt.Errorf("writing the answer to %s: %w", j.where, err)
 		}
+	}
+	// The reader also stops, quietly, when the context is done.
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("stopped: %w", err)
 	}
 	return nil
 }

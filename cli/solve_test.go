@@ -70,6 +70,18 @@ func TestSolveCommand(t *testing.T) {
 	}
 }
 
+// TestSolveInterrupted cancels the command's context, as Ctrl-C does: it
+// stops with code 130 and names the position it was on.
+func TestSolveInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errOut bytes.Buffer
+	code := solveLines(ctx, nil, strings.NewReader("-----OX--XO----- X\n"), &out, &errOut)
+	if code != ExitInterrupted || !strings.Contains(errOut.String(), "context canceled") {
+		t.Errorf("exit %d, stderr %q; want %d and context canceled", code, errOut.String(), ExitInterrupted)
+	}
+}
+
 func TestSolveHelp(t *testing.T) {
 	var out, errOut bytes.Buffer
 	if code := solveLines(context.Background(), []string{"-h"}, strings.NewReader(""), &out, &errOut); code != 0 {
