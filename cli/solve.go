@@ -2,13 +2,18 @@ package cli
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/reversi-cloud/reversi/board"
@@ -32,16 +37,26 @@ the nodes searched and the time taken, e.g.
 
   a2 +38 nodes=23933683 time=2.31s
 
-A line that is not a position stops the run with an error naming it.`
+Positions are solved -parallel at a time (one per CPU by default), each
+solver keeping its transposition table from one position to the next;
+answers come in input order. A line that is not a position stops the run
+with an error naming it, after the answers to the lines before it.`
 
-// Solve runs the solve command: exact scores of endgame positions.
-func Solve(env Env) int { return solveLines(env.Args, env.Stdin, env.Stdout, env.Stderr) }
+// Solve runs the solve command: exact scores of endgame positions. Ctrl-C
+// stops it.
+func Solve(env Env) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return solveLines(ctx, env.Args, env.Stdin, env.Stdout, env.Stderr)
+}
 
-func solveLines(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+func solveLines(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("solve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	tableMiB := fs.Int("table-mb", solve.DefaultTableBytes>>20, "transposition table size in MiB")
+	tableMiB := fs.Int("table-mb", solve.DefaultTableBytes>>20, "transposition table size in MiB, for each of the -parallel solvers")
 	all := fs.Bool("all", false, "write every best move, comma-separated, instead of one")
+	parallel := fs.Int("parallel", runtime.GOMAXPROCS(0), "positions solved at once, each by a solver of its own (1 makes node counts reproducible)")
+	maxNodes := fs.Int64("max-nodes", 0, "give up on a position after this many nodes (0: no limit)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintf(stdout, "%s\n\nFlags:\n", solveIntro)
@@ -52,9 +67,20 @@ func solveLines(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "solve: %v (run solve -h for help)\n", err)
 		return ExitUsage
 	}
-	s, err := solve.New(solve.Options{TableBytes: *tableMiB << 20})
-	if *tableMiB < 1 {
+	var err error
+	switch {
+	case *tableMiB < 1:
 		err = fmt.Errorf("-table-mb %d: want at least 1", *tableMiB)
+	case *parallel < 1:
+		err = fmt.Errorf("-parallel %d: want at least 1", *parallel)
+	case *maxNodes < 0:
+		err = fmt.Errorf("-max-nodes %d: want 0 or more", *maxNodes)
+	}
+	solvers := make([]*solve.Solver, *parallel)
+	for i := range solvers {
+		if err == nil {
+			solvers[i], err = solve.New(solve.Options{TableBytes: *tableMiB << 20, MaxNodes: *maxNodes})
+		}
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "solve: %v (run solve -h for help)\n", err)
@@ -62,77 +88,148 @@ func solveLines(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
-	c := solveCmd{s: s, all: *all, out: out}
-	if fs.NArg() == 0 {
-		err = c.solveAll("stdin", stdin)
-	}
-	for _, name := range fs.Args() {
-		if err = c.solveFile(name); err != nil {
-			break
-		}
-	}
-	if err != nil {
+	if err := solvePositions(ctx, solvers, *all, fs.Args(), stdin, out); err != nil {
 		out.Flush()
 		fmt.Fprintf(stderr, "solve: %v\n", err)
+		if ctx.Err() != nil {
+			return ExitInterrupted
+		}
 		return ExitFail
 	}
 	return ExitOK
 }
 
-// solveCmd solves position lines with one Solver, so that later positions
-// reuse what earlier ones put in its table.
-type solveCmd struct {
-	s   *solve.Solver
-	all bool
-	out *bufio.Writer
+// solveJob is one position line on its way through solvePositions.
+type solveJob struct {
+	where   string // file:line
+	b       *board.Board
+	p       board.Position
+	res     solve.Result
+	elapsed time.Duration
+	err     error
+	done    chan struct{} // closed when res or err is set
 }
 
-func (c *solveCmd) solveFile(name string) error {
-	f, err := os.Open(name)
-	if err != nil {
-		return err
+// solvePositions solves the position lines of the files (stdin without
+// any) on the solvers at once, and writes the answers in input order, each
+// as soon as it and those before it are known. A bad line stops the run
+// once the answers before it are written.
+func solvePositions(ctx context.Context, solvers []*solve.Solver, all bool, files []string, stdin io.Reader, out *bufio.Writer) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	jobs := make(chan *solveJob)
+	// inOrder holds the jobs handed out and not yet written; its buffer
+	// lets the readers run ahead of the writer by one job per solver.
+	inOrder := make(chan *solveJob, len(solvers))
+	go func() {
+		defer close(inOrder)
+		defer close(jobs)
+		readPositions(ctx, files, stdin, jobs, inOrder)
+	}()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for _, s := range solvers {
+		wg.Go(func() {
+			// Each solver keeps its table from one position to the next.
+			for j := range jobs {
+				start := time.Now()
+				j.res, j.err = s.SolveContext(ctx, j.b, j.p)
+				if j.err != nil {
+					j.err = fmt.Errorf("%s: %w", j.where, j.err)
+				}
+				j.elapsed = time.Since(start)
+				close(j.done)
+			}
+		})
 	}
-	defer f.Close()
-	return c.solveAll(name, f)
-}
-
-// solveAll solves every position line of r, writing each answer as soon
-// as it is known.
-func (c *solveCmd) solveAll(name string, r io.Reader) error {
-	sc := bufio.NewScanner(r)
-	for n := 1; sc.Scan(); n++ {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || line[0] == '#' {
-			continue
+	for j := range inOrder {
+		select {
+		case <-j.done:
+		case <-ctx.Done():
+			return fmt.Errorf("%s: %w", j.where, ctx.Err())
 		}
-		b, p, err := solve.ParsePosition(line)
-		if err != nil {
-			return fmt.Errorf("%s:%d: %w", name, n, err)
+		if j.err != nil {
+			return j.err
 		}
-		start := time.Now()
-		res, err := c.s.Solve(b, p)
-		if err != nil {
-			return fmt.Errorf("%s:%d: %w", name, n, err)
-		}
-		fmt.Fprintf(c.out, "%s %+d nodes=%d time=%s\n", c.moves(b, p, res), res.Score, res.Nodes, roundDuration(time.Since(start)))
-		if err := c.out.Flush(); err != nil {
-			return fmt.Errorf("writing the answer to %s:%d: %w", name, n, err)
+		fmt.Fprintf(out, "%s %+d nodes=%d time=%s\n", bestMoves(j.b, j.p, j.res, all), j.res.Score, j.res.Nodes, roundDuration(j.elapsed))
+		if err := out.Flush(); err != nil {
+			return fmt.Errorf("writing the answer to %s: %w", j.where, err)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("reading %s: %w", name, err)
+	// The reader also stops, quietly, when the context is done.
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("stopped: %w", err)
 	}
 	return nil
 }
 
-// moves names the best move, or all of them with -all.
-func (c *solveCmd) moves(b *board.Board, p board.Position, res solve.Result) string {
+// readPositions parses the position lines of the files (stdin without
+// any) into jobs, each sent to inOrder and then to the solvers; a line or
+// file it cannot read becomes a job that is already done with the error,
+// and the last one.
+func readPositions(ctx context.Context, files []string, stdin io.Reader, jobs, inOrder chan<- *solveJob) {
+	send := func(j *solveJob, ch chan<- *solveJob) bool {
+		select {
+		case ch <- j:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	fail := func(err error) {
+		j := &solveJob{err: err, done: make(chan struct{})}
+		close(j.done)
+		send(j, inOrder)
+	}
+	read := func(name string, r io.Reader) bool {
+		sc := bufio.NewScanner(r)
+		for n := 1; sc.Scan(); n++ {
+			line := strings.TrimSpace(sc.Text())
+			if line == "" || line[0] == '#' {
+				continue
+			}
+			j := &solveJob{where: fmt.Sprintf("%s:%d", name, n), done: make(chan struct{})}
+			var err error
+			if j.b, j.p, err = solve.ParsePosition(line); err != nil {
+				fail(fmt.Errorf("%s: %w", j.where, err))
+				return false
+			}
+			if !send(j, inOrder) || !send(j, jobs) {
+				return false
+			}
+		}
+		if err := sc.Err(); err != nil {
+			fail(fmt.Errorf("reading %s: %w", name, err))
+			return false
+		}
+		return true
+	}
+	if len(files) == 0 {
+		read("stdin", stdin)
+		return
+	}
+	for _, name := range files {
+		f, err := os.Open(name)
+		if err != nil {
+			fail(err)
+			return
+		}
+		ok := read(name, f)
+		f.Close()
+		if !ok {
+			return
+		}
+	}
+}
+
+// bestMoves names the best move, or all of them with all.
+func bestMoves(b *board.Board, p board.Position, res solve.Result, all bool) string {
 	switch {
 	case len(res.BestMoves) == 0 && b.Terminal(p):
 		return "--"
 	case len(res.BestMoves) == 0:
 		return "pa"
-	case !c.all:
+	case !all:
 		return b.SquareName(res.BestMoves[0])
 	}
 	names := make([]string, len(res.BestMoves))

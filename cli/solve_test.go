@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -35,15 +36,21 @@ func TestSolveCommand(t *testing.T) {
 		{name: "6x6 and 8x8",
 			stdin: strings.Repeat("X", 35) + "O X\n" + strings.Repeat("X", 63) + "- O\n",
 			want:  []string{"-- +34", "-- -64"}},
+		{name: "parallel, answers in input order", args: []string{"-parallel", "3"},
+			stdin: "-----OX--XO----- X\nXO-------------- O\n" + strings.Repeat("X", 35) + "O X\n-----OX--XO----- X\n",
+			want:  []string{"b1 -10", "pa -16", "-- +34", "b1 -10"}},
+		{name: "node limit", args: []string{"-max-nodes", "1"}, stdin: "-----OX--XO----- X\n", code: 1, stderr: "stdin:1: solve: node limit reached"},
 		{name: "bad line", stdin: "-----OX--XO----- X\n----\n", want: []string{"b1 -10"}, code: 1, stderr: "solve: stdin:2: "},
 		{name: "bad side", stdin: "-----OX--XO----- Z\n", code: 1, stderr: "stdin:1: solve: bad position line: side to move"},
 		{name: "missing file", args: []string{filepath.Join(dir, "none")}, code: 1, stderr: "none"},
 		{name: "bad flag", args: []string{"-table-mb", "-3"}, code: 2, stderr: "-table-mb"},
+		{name: "bad parallel", args: []string{"-parallel", "0"}, code: 2, stderr: "-parallel"},
+		{name: "bad node limit", args: []string{"-max-nodes", "-1"}, code: 2, stderr: "-max-nodes"},
 		{name: "unknown flag", args: []string{"-x"}, code: 2, stderr: "run solve -h"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var out, errOut bytes.Buffer
-			code := solveLines(tc.args, strings.NewReader(tc.stdin), &out, &errOut)
+			code := solveLines(context.Background(), tc.args, strings.NewReader(tc.stdin), &out, &errOut)
 			if code != tc.code {
 				t.Fatalf("exit %d, want %d; stderr %q", code, tc.code, errOut.String())
 			}
@@ -63,12 +70,24 @@ func TestSolveCommand(t *testing.T) {
 	}
 }
 
+// TestSolveInterrupted cancels the command's context, as Ctrl-C does: it
+// stops with code 130 and names the position it was on.
+func TestSolveInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var out, errOut bytes.Buffer
+	code := solveLines(ctx, nil, strings.NewReader("-----OX--XO----- X\n"), &out, &errOut)
+	if code != ExitInterrupted || !strings.Contains(errOut.String(), "context canceled") {
+		t.Errorf("exit %d, stderr %q; want %d and context canceled", code, errOut.String(), ExitInterrupted)
+	}
+}
+
 func TestSolveHelp(t *testing.T) {
 	var out, errOut bytes.Buffer
-	if code := solveLines([]string{"-h"}, strings.NewReader(""), &out, &errOut); code != 0 {
+	if code := solveLines(context.Background(), []string{"-h"}, strings.NewReader(""), &out, &errOut); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	for _, want := range []string{"usage: solve", "-table-mb", "-all", "empty squares going to the winner"} {
+	for _, want := range []string{"usage: solve", "-table-mb", "-all", "-parallel", "-max-nodes", "empty squares going to the winner"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("help lacks %q", want)
 		}

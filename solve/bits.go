@@ -14,20 +14,20 @@ const notEdgeCols uint64 = 0x7e7e7e7e7e7e7e7e
 
 // shiftBoth returns the squares reached by stepping s bits up and down from
 // own through runs of opp, one step past the run: candidate moves along one
-// line. Six steps cover the longest run an 8x8 line can hold.
+// line. The runs are grown by doubling: after two single steps, each step
+// through pairs of opp discs (pair) adds two squares, so four steps cover
+// the longest run an 8x8 line can hold (six).
 func shiftBoth(own, opp uint64, s uint) uint64 {
+	pair := opp & (opp << s)
 	t := opp & (own << s)
 	t |= opp & (t << s)
-	t |= opp & (t << s)
-	t |= opp & (t << s)
-	t |= opp & (t << s)
-	t |= opp & (t << s)
+	t |= pair & (t << (2 * s))
+	t |= pair & (t << (2 * s))
+	pair = opp & (opp >> s)
 	u := opp & (own >> s)
 	u |= opp & (u >> s)
-	u |= opp & (u >> s)
-	u |= opp & (u >> s)
-	u |= opp & (u >> s)
-	u |= opp & (u >> s)
+	u |= pair & (u >> (2 * s))
+	u |= pair & (u >> (2 * s))
 	return t<<s | u>>s
 }
 

@@ -99,6 +99,9 @@ func TestStable(t *testing.T) {
 }
 
 func TestOptions(t *testing.T) {
+	if _, err := New(Options{MaxNodes: -1}); err == nil {
+		t.Error("MaxNodes -1 accepted")
+	}
 	for _, bad := range []int{-1, maxTableBytes + 1} {
 		if _, err := New(Options{TableBytes: bad}); err == nil {
 			t.Errorf("TableBytes %d accepted", bad)

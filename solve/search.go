@@ -48,6 +48,9 @@ func (s *Solver) search(own, opp uint64, alpha, beta, empties int) int {
 	if empties < sortMin {
 		return s.shallow(own, opp, alpha, beta, empties)
 	}
+	if s.nodes >= s.pollAt {
+		s.poll()
+	}
 	empty, legal, score := s.expand(own, opp, alpha, beta, empties)
 	if legal == 0 {
 		return score
@@ -151,10 +154,11 @@ func (s *Solver) expand(own, opp uint64, alpha, beta, empties int) (empty, legal
 }
 
 // order fills ml with the legal moves, best candidates first: the table's
-// move, then, high in the tree, by a one-ply probe (the opponent's best
-// reply by a mobility heuristic), lower down fastest first (fewest replies
-// for the opponent, corner replies counted twice), ties broken towards
-// odd quadrants.
+// move, then by what the move leaves the opponent. High in the tree that
+// is its weighted mobility (replies, corner replies counted twice) plus
+// its best reply by a one-ply probe with a mobility heuristic; lower down
+// the weighted mobility alone (fastest first), ties broken towards odd
+// quadrants.
 func (s *Solver) order(ml *moveList, own, opp, legal, empty uint64, hint, empties int) {
 	g := s.g
 	odd := s.oddQuadrants(empty)
@@ -163,18 +167,19 @@ func (s *Solver) order(ml *moveList, own, opp, legal, empty uint64, hint, emptie
 		sq := bits.TrailingZeros64(m)
 		x := uint64(1) << uint(sq)
 		f := flips(sq, own, opp)
-		var key int
-		if empties >= probeMin {
-			key = s.probe(opp&^f, own|f|x, empty&^x, -probeInf, probeInf, 1)
-		} else {
-			replies := moves(opp&^f, own|f|x, empty&^x)
-			key = 4 * (bits.OnesCount64(replies) + bits.OnesCount64(replies&g.corners))
-			if odd&x == 0 {
-				key++
-			}
+		cown, copp, cempty := opp&^f, own|f|x, empty&^x
+		replies := moves(cown, copp, cempty)
+		key := 4 * (bits.OnesCount64(replies) + bits.OnesCount64(replies&g.corners))
+		switch {
+		case cown == 0:
+			key = -probeInf - 1 // a wipe-out wins outright
+		case empties >= probeMin:
+			key = 4*key + s.probe(cown, copp, cempty, -probeInf, probeInf, 1)
+		case odd&x == 0:
+			key++
 		}
 		if sq == hint {
-			key = -probeInf
+			key = -probeInf - 2
 		}
 		// Insertion sort: a position has a few dozen moves at most.
 		i := ml.n
@@ -184,6 +189,11 @@ func (s *Solver) order(ml *moveList, own, opp, legal, empty uint64, hint, emptie
 		ml.mv[i] = move{sq: sq, flip: f, key: key}
 		ml.n++
 	}
+}
+
+// adjacent returns the squares next to any square of x in the frame.
+func adjacent(x uint64) uint64 {
+	return x<<8 | x>>8 | (x<<1|x>>7|x<<9)&^colA | (x>>1|x<<7|x>>9)&^colH
 }
 
 // oddQuadrants returns the empty squares in quadrants with an odd number
@@ -319,7 +329,8 @@ func (s *Solver) last1(own, opp uint64, sq int) int {
 const probeInf = 1 << 20
 
 // probe is a shallow alpha-beta search for move ordering: depth plies,
-// then a heuristic that favours mobility, corner moves and corners.
+// then a heuristic that favours mobility, corner moves, corners and
+// potential mobility (empty squares next to the opponent's discs).
 func (s *Solver) probe(own, opp, empty uint64, alpha, beta, depth int) int {
 	g := s.g
 	legal := moves(own, opp, empty)
@@ -330,7 +341,8 @@ func (s *Solver) probe(own, opp, empty uint64, alpha, beta, depth int) int {
 		}
 		return 16*(bits.OnesCount64(legal)-bits.OnesCount64(replies)) +
 			8*(bits.OnesCount64(legal&g.corners)-bits.OnesCount64(replies&g.corners)) +
-			32*(bits.OnesCount64(own&g.corners)-bits.OnesCount64(opp&g.corners))
+			32*(bits.OnesCount64(own&g.corners)-bits.OnesCount64(opp&g.corners)) +
+			4*(bits.OnesCount64(adjacent(opp)&empty)-bits.OnesCount64(adjacent(own)&empty))
 	}
 	best := -probeInf
 	for m := legal; m != 0; m &= m - 1 {

@@ -15,6 +15,7 @@
 package solve
 
 import (
+	"context"
 	"errors"
 	"fmt"
 
@@ -35,13 +36,25 @@ type Options struct {
 	// down to a power of two buckets of two 24-byte entries). 0 means
 	// DefaultTableBytes.
 	TableBytes int
+	// MaxNodes stops a solve that has searched this many nodes (it may
+	// overshoot by a few thousand) with ErrNodeLimit. 0 means no limit.
+	MaxNodes int64
 }
 
 // ErrOptions reports invalid Options.
 var ErrOptions = errors.New("solve: invalid options")
 
+// ErrNodeLimit reports a solve stopped by Options.MaxNodes.
+var ErrNodeLimit = errors.New("solve: node limit reached")
+
+// pollNodes is how often, in nodes, a search looks at its context and its
+// node budget: about a millisecond of search.
+const pollNodes = 1 << 13
+
 func (o Options) withDefaults() (Options, error) {
 	switch {
+	case o.MaxNodes < 0:
+		return o, fmt.Errorf("%w: MaxNodes %d is negative", ErrOptions, o.MaxNodes)
 	case o.TableBytes < 0:
 		return o, fmt.Errorf("%w: TableBytes %d is negative", ErrOptions, o.TableBytes)
 	case o.TableBytes > maxTableBytes:
@@ -62,7 +75,7 @@ type Result struct {
 	// the side to move has no legal move: it must pass, or the game is
 	// over (board.Terminal tells which).
 	BestMoves []int
-	// Nodes counts the positions searched.
+	// Nodes counts the positions searched (also when a solve is stopped).
 	Nodes int64
 }
 
@@ -72,9 +85,14 @@ type Result struct {
 // changes. A Solver is not safe for concurrent use: give each goroutine its
 // own, or call the package-level Solve.
 type Solver struct {
-	tt    *table
-	g     *geometry
-	nodes int64
+	tt       *table
+	g        *geometry
+	nodes    int64
+	maxNodes int64
+	// ctx is the context of the running solve; at pollAt nodes the search
+	// looks at it and at the node budget.
+	ctx    context.Context
+	pollAt int64
 	// lists[e] is the move list of the position being searched with e
 	// empties: one per depth, reused rather than zeroed on every call.
 	lists [65]moveList
@@ -86,7 +104,7 @@ func New(opts Options) (*Solver, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Solver{tt: newTable(opts.TableBytes)}, nil
+	return &Solver{tt: newTable(opts.TableBytes), maxNodes: opts.MaxNodes}, nil
 }
 
 // Solve solves p on b with a Solver of its own: safe for concurrent use,
@@ -102,23 +120,66 @@ func Solve(b *board.Board, p board.Position, opts Options) (Result, error) {
 
 // Solve returns p's exact score and best moves on b.
 func (s *Solver) Solve(b *board.Board, p board.Position) (Result, error) {
+	return s.SolveContext(context.Background(), b, p)
+}
+
+// stopped unwinds a search that must stop: the search panics with it at a
+// poll and SolveContext recovers it, so the hot recursion carries no
+// error results. Whatever the table learnt before stays true.
+type stopped struct{ err error }
+
+// SolveContext is Solve, stopped with ctx's error when ctx is done and with
+// ErrNodeLimit when the node budget is spent; the Result then holds only
+// Nodes. The Solver remains usable.
+func (s *Solver) SolveContext(ctx context.Context, b *board.Board, p board.Position) (res Result, err error) {
 	if err := b.Valid(p); err != nil {
 		return Result{}, fmt.Errorf("solve: %w", err)
 	}
+	s.ctx, s.pollAt, s.nodes = ctx, 0, 0
+	defer func() {
+		s.ctx = nil
+		if r := recover(); r != nil {
+			st, ok := r.(stopped)
+			if !ok {
+				panic(r)
+			}
+			res, err = Result{Nodes: s.nodes}, st.err
+		}
+	}()
+	s.poll()
+	return s.solve(b, p), nil
+}
+
+// poll stops the search when its context is done or its node budget spent,
+// and sets when to look again.
+func (s *Solver) poll() {
+	if err := s.ctx.Err(); err != nil {
+		panic(stopped{fmt.Errorf("solve: %w", err)})
+	}
+	s.pollAt = s.nodes + pollNodes
+	if s.maxNodes > 0 {
+		if s.nodes >= s.maxNodes {
+			panic(stopped{ErrNodeLimit})
+		}
+		s.pollAt = min(s.pollAt, s.maxNodes)
+	}
+}
+
+// solve is SolveContext's search, for a valid position.
+func (s *Solver) solve(b *board.Board, p board.Position) Result {
 	g := geometries[b.Size()]
 	if s.g != g {
 		s.g = g
 		s.tt.clear()
 	}
 	s.tt.newSearch()
-	s.nodes = 0
 	own, opp := p.Mover(), p.Opponent()
 	empties := g.squares - p.Discs()
 	empty := g.mask &^ p.Occ
 	legal := moves(own, opp, empty)
 	if legal == 0 {
 		score := s.search(own, opp, -g.squares, g.squares, empties)
-		return Result{Score: score, Nodes: s.nodes}, nil
+		return Result{Score: score, Nodes: s.nodes}
 	}
 	s.nodes++
 	ml := &s.lists[empties]
@@ -130,15 +191,21 @@ func (s *Solver) Solve(b *board.Board, p board.Position) (Result, error) {
 		x := uint64(1) << uint(m.sq)
 		cown, copp := opp&^m.flip, own|m.flip|x
 		var v int
-		if i > 0 {
-			// Does the move reach the best score so far? A null window
-			// at score-1 says; only a move that does is searched again
-			// for its exact score, which may tie or beat the best.
-			if v = -s.search(cown, copp, -score, -score+1, empties-1); v < score {
+		if i == 0 {
+			v = -s.search(cown, copp, -g.squares-1, g.squares+1, empties-1)
+		} else {
+			// Does the move tie or beat the best so far? Scores are even
+			// (twice one side's discs minus the squares, or 0), so the
+			// window (score-1, score+1) answers both in one search: it
+			// returns score on a tie.
+			if v = -s.search(cown, copp, -score-1, -score+1, empties-1); v < score {
 				continue
 			}
+			if v > score {
+				// Better: v is a lower bound; find the exact score.
+				v = -s.search(cown, copp, -g.squares-1, -v+1, empties-1)
+			}
 		}
-		v = -s.search(cown, copp, -g.squares-1, -score+1, empties-1)
 		switch {
 		case v > score:
 			score, best = v, []int{m.sq}
@@ -147,7 +214,7 @@ func (s *Solver) Solve(b *board.Board, p board.Position) (Result, error) {
 		}
 	}
 	sortInts(best)
-	return Result{Score: score, BestMoves: best, Nodes: s.nodes}, nil
+	return Result{Score: score, BestMoves: best, Nodes: s.nodes}
 }
 
 // sortInts sorts a handful of squares in place.
