@@ -1,10 +1,10 @@
 package bench
 
 import (
-	"io/fs"
-	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/reversi-cloud/reversi/internal/du"
 )
 
 // diskSampler follows the bytes under a directory while a run uses it,
@@ -26,7 +26,7 @@ func sampleDisk(dir string, interval time.Duration) *diskSampler {
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
-			s.peak = max(s.peak, dirBytes(s.dir))
+			s.peak = max(s.peak, du.Bytes(s.dir))
 			select {
 			case <-s.stop:
 				return
@@ -42,23 +42,5 @@ func sampleDisk(dir string, interval time.Duration) *diskSampler {
 func (s *diskSampler) Peak() int64 {
 	close(s.stop)
 	s.done.Wait()
-	return max(s.peak, dirBytes(s.dir))
-}
-
-// dirBytes is the size of the regular files under dir; files that vanish
-// while it walks are skipped.
-func dirBytes(dir string) int64 {
-	var n int64
-	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		if d.Type().IsRegular() {
-			if info, err := d.Info(); err == nil {
-				n += info.Size()
-			}
-		}
-		return nil
-	})
-	return n
+	return max(s.peak, du.Bytes(s.dir))
 }

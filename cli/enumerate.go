@@ -157,6 +157,9 @@ func enumerate(env Env) error {
 		if cfg, err = resumeConfig(ctx, fs, be, &sf, cfg); err != nil {
 			return err
 		}
+		if err := checkDisk(sf, cfg); err != nil {
+			return err
+		}
 		// From here on a signal stops the run cleanly; before, it ends
 		// the process, which has started nothing.
 		again := "interrupted again: exiting at once; " + sf.resume(cfg)

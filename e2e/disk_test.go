@@ -128,3 +128,25 @@ func sameEnumerated(t *testing.T, got, want []report.Ply) {
 		}
 	}
 }
+
+// TestEnumerateRefusesTooLittleDisk asks for 8x8 ply 13 in a directory on
+// a 64 MiB file system: enumerate must refuse before it starts, in one
+// line with its estimate and the space free.
+func TestEnumerateRefusesTooLittleDisk(t *testing.T) {
+	mnt, _ := mountTmpfs(t, 64)
+	bin := binaries(t)
+	data := filepath.Join(mnt, "data")
+	p := startEnumerate(t, bin, "-data", data, "-run", "deep", "-plies", "13")
+	code, lines, err := p.wait()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code != 1 || len(lines) != 1 {
+		t.Fatalf("exit %d with %d lines on stderr, want 1 and one line:\n%s", code, len(lines), strings.Join(lines, "\n"))
+	}
+	for _, want := range []string{"8x8 to ply 13 needs about", "GB of disk", data + " has 0.1 GB free"} {
+		if !strings.Contains(lines[0], want) {
+			t.Errorf("the line lacks %q:\n%s", want, lines[0])
+		}
+	}
+}

@@ -4,6 +4,6 @@ package embedded
 
 import "errors"
 
-// freeSpace is unknown where statfs is not available; writes then fail
+// FreeSpace is unknown where statfs is not available; writes then fail
 // only when the disk does.
-func freeSpace(string) (uint64, error) { return 0, errors.New("free space unknown") }
+func FreeSpace(string) (uint64, error) { return 0, errors.New("free space unknown") }

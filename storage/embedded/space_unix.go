@@ -4,9 +4,9 @@ package embedded
 
 import "syscall"
 
-// freeSpace returns the bytes an unprivileged writer may still use on the
+// FreeSpace returns the bytes an unprivileged writer may still use on the
 // file system holding dir.
-func freeSpace(dir string) (uint64, error) {
+func FreeSpace(dir string) (uint64, error) {
 	var st syscall.Statfs_t
 	if err := syscall.Statfs(dir, &st); err != nil {
 		return 0, err

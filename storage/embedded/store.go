@@ -279,7 +279,7 @@ func (g *spaceGuard) ok() bool {
 	if g.free.Load() > 4*g.reserve && now-g.checked.Load() < int64(10*time.Millisecond) {
 		return true
 	}
-	if free, err := freeSpace(g.dir); err == nil {
+	if free, err := FreeSpace(g.dir); err == nil {
 		g.free.Store(free)
 		g.checked.Store(now)
 	}
@@ -289,7 +289,7 @@ func (g *spaceGuard) ok() bool {
 // refuse describes a write refused, or failed with cause, for lack of
 // space, with the space free now.
 func (g *spaceGuard) refuse(cause error) error {
-	if free, err := freeSpace(g.dir); err == nil {
+	if free, err := FreeSpace(g.dir); err == nil {
 		g.free.Store(free)
 	}
 	return &NoSpaceError{Dir: g.dir, Free: g.free.Load(), Need: g.reserve, Err: cause}

@@ -1,0 +1,45 @@
+package pipeline
+
+import (
+	"testing"
+
+	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/internal/testkit"
+)
+
+// TestEstimatePositions checks the table against the published counts it
+// restates, and that past it the estimate grows by the model's factor.
+func TestEstimatePositions(t *testing.T) {
+	cfg := RunConfig{Board: 8}
+	for ply, want := range testkit.Ref8x8Positions {
+		if got, ok := EstimatePositions(cfg, ply); !ok || got != want {
+			t.Errorf("ply %d: %d (%v), want %d", ply, got, ok, want)
+		}
+	}
+	p12, _ := EstimatePositions(cfg, 12)
+	p13, ok := EstimatePositions(cfg, 13)
+	if !ok || p13 != int64(float64(p12)*growth8x8) {
+		t.Errorf("ply 13: %d, want %d x %.1f", p13, p12, growth8x8)
+	}
+	for _, c := range []RunConfig{{Board: 6}, {Board: 4}, {Board: 8, Start: board.Position{Occ: 0x0000001818000000 | 1, White: 0x0000000810000000}}} {
+		if _, ok := EstimatePositions(c, 5); ok {
+			t.Errorf("%+v: an estimate where the model has none", c)
+		}
+	}
+}
+
+// TestEstimateDiskAgainstMeasured checks the disk model against the peak
+// disk that the benchmark harness measured (README, Performance): the
+// estimate must not fall short of it by more than a tenth, nor exceed it
+// by more than a half.
+func TestEstimateDiskAgainstMeasured(t *testing.T) {
+	for _, m := range []struct {
+		ply      int
+		measured int64
+	}{{11, 193170360}, {12, 1424252222}} {
+		est, ok := EstimateDisk(RunConfig{Board: 8, Target: m.ply})
+		if !ok || float64(est) < 0.9*float64(m.measured) || float64(est) > 1.5*float64(m.measured) {
+			t.Errorf("ply %d: estimate %d bytes, measured %d", m.ply, est, m.measured)
+		}
+	}
+}
