@@ -14,13 +14,13 @@ import (
 var decoders = map[string]func([]byte) error{
 	"edges": func(b []byte) error { _, err := decodeEdges(b); return err },
 	"keys": func(b []byte) error {
-		if _, err := decodeKeys(b); err != nil {
+		if _, err := DecodeKeys(b); err != nil {
 			return err
 		}
 		_, err := OpenKeyIndex(bytes.NewReader(b), int64(len(b)))
 		return err
 	},
-	"key stream": func(b []byte) error { _, err := decodeKeys(b); return err },
+	"key stream": func(b []byte) error { _, err := DecodeKeys(b); return err },
 	"sources":    func(b []byte) error { _, err := decodeSources(b); return err },
 	"results":    func(b []byte) error { _, err := DecodeResults(nil, b); return err },
 }

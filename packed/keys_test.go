@@ -12,18 +12,6 @@ func encodeKeys(t testing.TB, ps []board.Position, o Options) []byte {
 	return encode(t, NewKeyWriter, ps, o)
 }
 
-func decodeKeys(b []byte) ([]board.Position, error) {
-	r := NewKeyReader(bytes.NewReader(b))
-	var out []board.Position
-	for {
-		p, ok := r.Next()
-		if !ok {
-			return out, r.Err()
-		}
-		out = append(out, p)
-	}
-}
-
 func keyCases(t *testing.T) []struct {
 	name  string
 	keys  []board.Position
@@ -51,7 +39,7 @@ func TestKeysRoundTrip(t *testing.T) {
 	for _, tc := range keyCases(t) {
 		t.Run(tc.name, func(t *testing.T) {
 			b := encodeKeys(t, tc.keys, Options{BlockEntries: tc.block})
-			got, err := decodeKeys(b)
+			got, err := DecodeKeys(b)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -403,3 +403,20 @@ func jsonStringLen(s string) int {
 	}
 	return n
 }
+
+// Sleep waits for d, or until ctx is done: then it returns ctx's error.
+// Retry loops wait with it, so that a stopping worker does not sit out a
+// backoff.
+func Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -78,7 +78,7 @@ func Open(ctx context.Context, cfg Config) (*Backend, error) {
 		return nil, err
 	}
 	b := &Backend{cfg: r, httpc: newHTTPClient(r.retry.TryTimeout)}
-	b.retry = &retrier{cfg: r.retry, redact: r.redact, sleep: sleepCtx}
+	b.retry = &retrier{cfg: r.retry, redact: r.redact, sleep: storage.Sleep}
 
 	clientOpts := func() azcore.ClientOptions {
 		return azcore.ClientOptions{

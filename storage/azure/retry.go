@@ -93,20 +93,6 @@ func (r *retrier) backoff(attempt int, retryAfter time.Duration) time.Duration {
 	return min(d, r.cfg.MaxDelay)
 }
 
-func sleepCtx(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}
-
 // invalid builds an ErrInvalid error for a request refused client-side.
 func invalid(what, format string, args ...any) error {
 	return fmt.Errorf("%w: azure: %s: %s", storage.ErrInvalid, what, fmt.Sprintf(format, args...))

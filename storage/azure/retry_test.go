@@ -67,7 +67,7 @@ func TestRetrierGivesUp(t *testing.T) {
 
 	// A cancelled context stops the retries and says so.
 	ctx, cancel := context.WithCancel(context.Background())
-	r.sleep = sleepCtx
+	r.sleep = storage.Sleep
 	r.cfg.BaseDelay, r.cfg.MaxDelay, r.cfg.MaxAttempts = time.Hour, time.Hour, 5
 	tries = 0
 	go func() { time.Sleep(20 * time.Millisecond); cancel() }()

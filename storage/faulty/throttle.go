@@ -61,20 +61,9 @@ func (c ThrottleConfig) withDefaults() ThrottleConfig {
 		c.Now = time.Now
 	}
 	if c.Sleep == nil {
-		c.Sleep = sleep
+		c.Sleep = storage.Sleep
 	}
 	return c
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // Scope kinds: what a rate limit applies to, as ThrottleStats names them.
