@@ -16,10 +16,10 @@ func TestEstimatePositions(t *testing.T) {
 			t.Errorf("ply %d: %d (%v), want %d", ply, got, ok, want)
 		}
 	}
-	p12, _ := EstimatePositions(cfg, 12)
-	p13, ok := EstimatePositions(cfg, 13)
-	if !ok || p13 != int64(float64(p12)*growth8x8) {
-		t.Errorf("ply 13: %d, want %d x %.1f", p13, p12, growth8x8)
+	p13, _ := EstimatePositions(cfg, 13)
+	p14, ok := EstimatePositions(cfg, 14)
+	if !ok || p14 != int64(float64(p13)*growth8x8) {
+		t.Errorf("ply 14: %d, want %d x %.1f", p14, p13, growth8x8)
 	}
 	for _, c := range []RunConfig{{Board: 6}, {Board: 4}, {Board: 8, Start: board.Position{Occ: 0x0000001818000000 | 1, White: 0x0000000810000000}}} {
 		if _, ok := EstimatePositions(c, 5); ok {
@@ -36,7 +36,7 @@ func TestEstimateDiskAgainstMeasured(t *testing.T) {
 	for _, m := range []struct {
 		ply      int
 		measured int64
-	}{{11, 193170360}, {12, 1424252222}} {
+	}{{11, 193170360}, {12, 1424252222}, {13, 10323170442}} {
 		est, ok := EstimateDisk(RunConfig{Board: 8, Target: m.ply})
 		if !ok || float64(est) < 0.9*float64(m.measured) || float64(est) > 1.5*float64(m.measured) {
 			t.Errorf("ply %d: estimate %d bytes, measured %d", m.ply, est, m.measured)
