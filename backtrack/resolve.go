@@ -105,7 +105,7 @@ func resolve(ctx context.Context, t *task.Task, m message.Message) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			if score, err = solveScore(solver, run.Board, p); err != nil {
+			if score, err = solveScore(ctx, solver, run.Board, p); err != nil {
 				return fmt.Errorf("solving position %d of ply %d blob %d: %w", i, m.Ply, m.Index, err)
 			}
 			res = score.Result()
@@ -157,9 +157,10 @@ var solvers = sync.Pool{New: func() any {
 	return s
 }}
 
-// solveScore solves p exactly: its score, black minus white.
-func solveScore(s *solve.Solver, b *board.Board, p board.Position) (Score, error) {
-	r, err := s.Solve(b, p)
+// solveScore solves p exactly: its score, black minus white. It stops
+// when ctx is done (a lost lease, a stopping worker).
+func solveScore(ctx context.Context, s *solve.Solver, b *board.Board, p board.Position) (Score, error) {
+	r, err := s.SolveContext(ctx, b, p)
 	if err != nil {
 		return Score{}, err
 	}

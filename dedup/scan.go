@@ -21,7 +21,8 @@ import (
 // Crash points: the first scan writes the ply's merge inputs (see
 // EncodeInputs) before any merge is enqueued; their content depends only
 // on the frozen expansion markers, so a redelivery that finds them keeps
-// them. Enqueuing is idempotent in effect (a merge of a merged bucket
+// them, and a late one that writes them after the ply's sweep deletes
+// them again. Enqueuing is idempotent in effect (a merge of a merged bucket
 // only repeats its follow-up), so a redelivery simply enqueues again.
 var ScanHandler task.Handler = task.HandlerFunc(scan)
 
@@ -63,9 +64,22 @@ func scan(ctx context.Context, t *task.Task, m message.Message) error {
 		if err != nil {
 			return err
 		}
-		err = t.Run.Blobs.PutNew(ctx, runstore.InputsBlobName(m.Ply), EncodeInputs(exps, p.Buckets))
-		if err != nil && !errors.Is(err, storage.ErrExists) {
+		name := runstore.InputsBlobName(m.Ply)
+		err = t.Run.Blobs.PutNew(ctx, name, EncodeInputs(exps, p.Buckets))
+		switch {
+		case errors.Is(err, storage.ErrExists):
+		case err != nil:
 			return fmt.Errorf("writing the merge inputs of ply %d: %w", m.Ply, err)
+		default:
+			// A scan that read the ply before another one's merges
+			// completed it may write after the ply's sweep: then the
+			// inputs are no longer in use, and it deletes them itself.
+			if q, err := store.Ply(ctx, m.Ply); err == nil && q.State.AtLeast(runstore.Final) {
+				if err := t.Run.Blobs.Delete(ctx, name); err != nil && !errors.Is(err, storage.ErrNotFound) {
+					return err
+				}
+				return nil
+			}
 		}
 	}
 	for b, done := range merged {
