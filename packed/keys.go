@@ -173,6 +173,12 @@ func EncodeKeys(ps []board.Position) ([]byte, error) {
 func DecodeKeys(b []byte) ([]board.Position, error) {
 	r := NewKeyReader(bytes.NewReader(b))
 	var out []board.Position
+	// The index says how many positions follow: allocate once. A corrupt
+	// count only sizes the slice (each position takes at least a bit);
+	// the reader still checks every block.
+	if ix, err := OpenKeyIndex(bytes.NewReader(b), int64(len(b))); err == nil {
+		out = make([]board.Position, 0, min(ix.Positions, 8*int64(len(b))))
+	}
 	for {
 		p, ok := r.Next()
 		if !ok {
