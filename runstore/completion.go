@@ -44,7 +44,7 @@ func (s *Store) itemDone(ctx context.Context, m stageMarkers, i, n int) (bool, e
 	if err != nil || len(es) < hi-lo {
 		return false, err
 	}
-	if err := addOnce(ctx, s.state, storage.Entity{PartitionKey: m.pk, RowKey: markerKey(m.group, g), Props: map[string]any{}}); err != nil {
+	if _, err := addOnce(ctx, s.state, storage.Entity{PartitionKey: m.pk, RowKey: markerKey(m.group, g), Props: map[string]any{}}); err != nil {
 		return false, fmt.Errorf("marking group %d of %s complete: %w", g, m.pk, err)
 	}
 	return s.allDone(ctx, m, n)

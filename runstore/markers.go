@@ -75,13 +75,11 @@ func (s *Store) AddExpansion(ctx context.Context, ply int, e Expansion) (committ
 		"Blob": e.Blob, "Cuts": encodeCuts(e.Cuts),
 		"Parents": e.Parents, "Terminal": e.Terminal, "Edges": e.Edges, "Entries": e.Entries,
 	}}
-	if _, err := s.state.Add(ctx, row); err != nil {
-		if errors.Is(err, storage.ErrExists) {
-			return false, nil
-		}
+	committed, err = addOnce(ctx, s.state, row)
+	if err != nil {
 		return false, fmt.Errorf("recording expansion task %d of ply %d: %w", e.Task, ply, err)
 	}
-	return true, nil
+	return committed, nil
 }
 
 // ExpansionDone reports whether expansion task task of a ply is done.

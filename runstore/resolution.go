@@ -26,7 +26,7 @@ func (s *Store) AddResolution(ctx context.Context, ply int, r Resolution) error 
 		"Black": r.Black, "White": r.White, "Draws": r.Draws, "Unknown": r.Unknown,
 		"ScoreBlack": r.ScoreBlack, "ScoreWhite": r.ScoreWhite, "Scored": r.Scored, "Score": r.Score,
 	}}
-	if err := addOnce(ctx, s.state, e); err != nil {
+	if _, err := addOnce(ctx, s.state, e); err != nil {
 		return fmt.Errorf("recording the resolution of ply %d blob %d: %w", ply, r.Index, err)
 	}
 	return nil

@@ -2,7 +2,6 @@ package runstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/reversi-cloud/reversi/board"
@@ -78,13 +77,11 @@ func (s *Store) CommitBucket(ctx context.Context, ply int, m BucketMerge, output
 	marker := storage.Entity{PartitionKey: pk, RowKey: rkBucketDone(m.Bucket), Props: map[string]any{
 		"Attempt": m.Attempt, "Segments": m.Segments, "Entries": m.Entries, "Outputs": m.Outputs,
 	}}
-	if _, err := s.state.Add(ctx, marker); err != nil {
-		if errors.Is(err, storage.ErrExists) {
-			return false, nil
-		}
+	won, err = addOnce(ctx, s.state, marker)
+	if err != nil {
 		return false, fmt.Errorf("committing bucket %d of ply %d: %w", m.Bucket, ply, err)
 	}
-	return true, nil
+	return won, nil
 }
 
 // DropRuns deletes the output rows of an attempt that lost its bucket's

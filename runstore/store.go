@@ -51,12 +51,17 @@ func exists(ctx context.Context, t storage.Table, pk, rk string) (bool, error) {
 	return true, nil
 }
 
-// addOnce adds a row that may already exist from an earlier attempt.
-func addOnce(ctx context.Context, t storage.Table, e storage.Entity) error {
-	if _, err := t.Add(ctx, e); err != nil && !errors.Is(err, storage.ErrExists) {
-		return err
+// addOnce adds a row that may already exist from an earlier attempt;
+// added is false when it did.
+func addOnce(ctx context.Context, t storage.Table, e storage.Entity) (added bool, err error) {
+	_, err = t.Add(ctx, e)
+	switch {
+	case errors.Is(err, storage.ErrExists):
+		return false, nil
+	case err != nil:
+		return false, err
 	}
-	return nil
+	return true, nil
 }
 
 // conflict turns a lost ETag race into ErrConflict.
