@@ -72,13 +72,9 @@ func scan(ctx context.Context, t *task.Task, m message.Message) error {
 			return fmt.Errorf("writing the merge inputs of ply %d: %w", m.Ply, err)
 		default:
 			// A scan that read the ply before another one's merges
-			// completed it may write after the ply's sweep: then the
-			// inputs are no longer in use, and it deletes them itself.
-			if q, err := store.Ply(ctx, m.Ply); err == nil && q.State.AtLeast(runstore.Final) {
-				if err := t.Run.Blobs.Delete(ctx, name); err != nil && !errors.Is(err, storage.ErrNotFound) {
-					return err
-				}
-				return nil
+			// completed it may write after the ply's sweep.
+			if swept, err := t.Run.DropIfSwept(ctx, m.Ply, name); err != nil || swept {
+				return err
 			}
 		}
 	}

@@ -254,12 +254,10 @@ func (r *Run) finish(ctx context.Context, p *runstore.Ply, runs []*runstore.Run,
 	err = r.store.Finish(ctx, p, owner, t, next)
 	if errors.Is(err, runstore.ErrConflict) && next != nil {
 		// Another scan finished the ply first, and wrote the same
-		// splitters. If the next ply is already Final, its sweep may have
-		// run before our write: delete them, as that sweep would have.
-		if q, qerr := r.store.Ply(ctx, next.Ply); qerr == nil && q.State.AtLeast(runstore.Final) {
-			if derr := r.blobs.Delete(ctx, runstore.SplittersBlobName(next.Ply)); derr != nil && !errors.Is(derr, storage.ErrNotFound) {
-				return derr
-			}
+		// splitters, which the next ply's sweep may have deleted before
+		// our write.
+		if _, derr := r.shared.DropIfSwept(ctx, next.Ply, runstore.SplittersBlobName(next.Ply)); derr != nil {
+			return derr
 		}
 	}
 	return err

@@ -35,7 +35,7 @@ func newRun(be storage.Backend, cfg RunConfig) (*Run, error) {
 		blobs:  be.Container(Container(cfg.Name)),
 	}
 	r.store = runstore.New(b, be.Table(StateTable(cfg.Name)), be.Table(BackTable(cfg.Name)))
-	r.shared = &task.Run{Name: cfg.Name, Origin: cfg.origin(b), Target: cfg.Target, BlobPositions: cfg.BlobPositions, BucketBlobs: cfg.BucketBlobs,
+	r.shared = &task.Run{Name: cfg.Name, Origin: cfg.origin(b), Target: cfg.Target, BlobPositions: cfg.BlobPositions,
 		Solve: cfg.Solve, Store: r.store, Blobs: r.blobs, Work: r.work}
 	return r, nil
 }

@@ -2,6 +2,7 @@ package task
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -21,7 +22,6 @@ type Run struct {
 	message.Origin
 	Target        int // target ply
 	BlobPositions int // positions per final blob, at most
-	BucketBlobs   int // final blobs per bucket, about
 	// Solve says the target ply's positions are solved exactly.
 	Solve bool
 
@@ -60,4 +60,21 @@ func (r *Run) ReadKeys(ctx context.Context, blob string) ([]board.Position, erro
 		}
 	}
 	return out, nil
+}
+
+// DropIfSwept deletes blob name of a ply that is already Final. A task
+// that read the ply while it was open may write one of its working blobs
+// (splitters, merge inputs) after the ply's sweep; the blob is then in
+// use by nothing, and its writer deletes it as the sweep would have. If
+// the ply is still open, the sweep comes later and finds it. swept
+// reports a deletion.
+func (r *Run) DropIfSwept(ctx context.Context, ply int, name string) (swept bool, err error) {
+	p, err := r.Store.Ply(ctx, ply)
+	if err != nil || !p.State.AtLeast(runstore.Final) {
+		return false, err
+	}
+	if err := r.Blobs.Delete(ctx, name); err != nil && !errors.Is(err, storage.ErrNotFound) {
+		return false, fmt.Errorf("deleting %s, written after its ply was swept: %w", name, err)
+	}
+	return true, nil
 }
