@@ -101,10 +101,10 @@ func handle(ctx context.Context, t *task.Task, m message.Message) error {
 		return fmt.Errorf("packing the edges of task %d of ply %d: %w", task, child, err)
 	}
 	done := runstore.Expansion{Task: task, Parents: int64(len(positions)), Terminal: st.Terminal, Edges: st.Edges, Entries: int64(len(entries))}
+	var comp *compensation.Pending // covers the blob; a task without edges writes none
 	if len(entries) > 0 {
 		done.Blob, done.Cuts = name, cuts
-		comp, err := compensation.Cover(ctx, t, child, name)
-		if err != nil {
+		if comp, err = compensation.Cover(ctx, t, child, name); err != nil {
 			return err
 		}
 		if err := run.Blobs.Upload(ctx, name, bytes.NewReader(data)); err != nil {
@@ -113,18 +113,16 @@ func handle(ctx context.Context, t *task.Task, m message.Message) error {
 		if err := comp.Check(); err != nil {
 			return err
 		}
-		committed, err := store.AddExpansion(ctx, child, done)
-		if err != nil {
-			return err
-		}
-		// If another attempt committed first, no record names this blob
-		// (it carries our attempt's tag): keep the compensation message,
-		// which deletes it.
-		if committed {
-			_ = comp.Done(ctx)
-		}
-	} else if _, err := store.AddExpansion(ctx, child, done); err != nil {
+	}
+	committed, err := store.AddExpansion(ctx, child, done)
+	if err != nil {
 		return err
+	}
+	// If another attempt committed first, no record names our blob (it
+	// carries our attempt's tag): keep the compensation message, which
+	// deletes it.
+	if committed && comp != nil {
+		_ = comp.Done(ctx)
 	}
 	return t.Flow.Expanded(ctx, t, child, task)
 }

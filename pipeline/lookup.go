@@ -53,7 +53,7 @@ func (r *Run) Lookup(ctx context.Context, p board.Position) (*PositionInfo, erro
 	if err := r.Board.Valid(p); err != nil {
 		return nil, err
 	}
-	l := &lookup{run: r, plies: map[int]*runstore.Ply{}, finals: map[int][]runstore.FinalBlob{}, keys: map[string][]board.Position{}}
+	l := &lookup{run: r, plies: map[int]*runstore.Ply{}, finals: map[int][]runstore.FinalBlob{}, keys: map[string][]board.Position{}, results: map[string][]uint16{}}
 	info := &PositionInfo{Position: p, Canonical: r.Board.Canonical(p), Ply: r.Ply(p)}
 	at, err := l.find(ctx, info.Canonical)
 	if err != nil {
@@ -135,10 +135,11 @@ func (info *PositionInfo) BestMoves() []string {
 
 // lookup caches what one Lookup reads.
 type lookup struct {
-	run    *Run
-	plies  map[int]*runstore.Ply
-	finals map[int][]runstore.FinalBlob
-	keys   map[string][]board.Position
+	run     *Run
+	plies   map[int]*runstore.Ply
+	finals  map[int][]runstore.FinalBlob
+	keys    map[string][]board.Position
+	results map[string][]uint16 // by results blob name
 }
 
 // location is where a canonical position sits: ply, final blob, index.
@@ -213,9 +214,14 @@ func (l *lookup) result(ctx context.Context, at location) (bool, board.Result, b
 	if !at.ply.State.AtLeast(runstore.Resolved) {
 		return false, board.Unknown, backtrack.Score{}, nil
 	}
-	words, err := backtrack.ReadResults(ctx, l.run.blobs, at.ply.Ply, at.final.Index)
-	if err != nil {
-		return false, board.Unknown, backtrack.Score{}, err
+	name := runstore.ResultsBlobName(at.ply.Ply, at.final.Index)
+	words, ok := l.results[name]
+	if !ok {
+		var err error
+		if words, err = backtrack.ReadResults(ctx, l.run.blobs, at.ply.Ply, at.final.Index); err != nil {
+			return false, board.Unknown, backtrack.Score{}, err
+		}
+		l.results[name] = words
 	}
 	if at.index >= len(words) {
 		return false, board.Unknown, backtrack.Score{}, fmt.Errorf("ply %d blob %d: %d results, none for position %d", at.ply.Ply, at.final.Index, len(words), at.index)
