@@ -7,6 +7,7 @@ import (
 	"io"
 
 	"github.com/reversi-cloud/reversi/runstore"
+	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/task"
 )
 
@@ -35,6 +36,12 @@ type Input struct {
 // the ply is Merging, so writing it again writes the same bytes.
 
 func inputsHeaderLen(buckets int) int64 { return 8 + 8*int64(buckets+1) }
+
+// maxInputsSection bounds the names section and a bucket's list, which
+// are read whole: a million expansion blobs take about 50 MiB of names
+// and 15 MiB of one bucket's list, and a corrupt offset must not make a
+// reader allocate more.
+const maxInputsSection = 1 << 26
 
 // EncodeInputs builds a ply's inputs blob from its expansion markers.
 func EncodeInputs(exps []runstore.Expansion, buckets int) []byte {
@@ -70,26 +77,20 @@ func EncodeInputs(exps []runstore.Expansion, buckets int) []byte {
 // the ply into buckets: three small ranged reads (header, names, list).
 func ReadInputs(ctx context.Context, run *task.Run, ply, bucket, buckets int) ([]Input, error) {
 	name := runstore.InputsBlobName(ply)
-	read := func(off, n int64) ([]byte, error) {
-		rc, err := run.Blobs.Open(ctx, name, off, n)
-		if err != nil {
-			return nil, err
-		}
-		defer rc.Close()
-		buf := make([]byte, n)
-		_, err = io.ReadFull(rc, buf)
-		return buf, err
-	}
-	in, err := readInputs(read, bucket, buckets)
+	in, err := readInputs(storage.BlobReaderAt(ctx, run.Blobs, name), bucket, buckets)
 	if err != nil {
 		return nil, fmt.Errorf("reading the inputs of bucket %d of ply %d from %s: %w", bucket, ply, name, err)
 	}
 	return in, nil
 }
 
-// readInputs decodes bucket's list through read, which returns n bytes
-// from off.
-func readInputs(read func(off, n int64) ([]byte, error), bucket, buckets int) ([]Input, error) {
+// readInputs decodes bucket's list from an inputs blob.
+func readInputs(r io.ReaderAt, bucket, buckets int) ([]Input, error) {
+	read := func(off, n int64) ([]byte, error) {
+		buf := make([]byte, n)
+		_, err := r.ReadAt(buf, off)
+		return buf, err
+	}
 	hl := inputsHeaderLen(buckets)
 	head, err := read(0, hl)
 	if err != nil {
@@ -101,7 +102,7 @@ func readInputs(read func(off, n int64) ([]byte, error), bucket, buckets int) ([
 	blobs := int(binary.BigEndian.Uint32(head[4:]))
 	offsetAt := func(b int) int64 { return int64(binary.BigEndian.Uint64(head[8+8*b:])) }
 	first, lo, hi := offsetAt(0), offsetAt(bucket), offsetAt(bucket+1)
-	if first < hl || lo < first || hi < lo || hi-lo > 1<<40 || first-hl > 1<<30 {
+	if first < hl || lo < first || hi < lo || hi-lo > maxInputsSection || first-hl > maxInputsSection {
 		return nil, fmt.Errorf("%w: inputs offsets %d, %d, %d", ErrCorrupt, first, lo, hi)
 	}
 	var names []string

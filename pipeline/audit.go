@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 
 	"github.com/reversi-cloud/reversi/backtrack"
@@ -260,7 +259,7 @@ func (r *Run) auditPly(ctx context.Context, a *Audit, p *runstore.Ply, s *auditS
 		size, ok := sizes[f.Blob]
 		if !ok {
 			a.errorf("ply %d: final blob %d (%s) is missing", p.Ply, f.Index, f.Blob)
-		} else if ix, err := packed.OpenKeyIndex(blobAt{ctx, r.blobs, f.Blob}, size); err != nil {
+		} else if ix, err := packed.OpenKeyIndex(storage.BlobReaderAt(ctx, r.blobs, f.Blob), size); err != nil {
 			a.errorf("ply %d: final blob %d (%s): %v", p.Ply, f.Index, f.Blob, err)
 		} else if ix.Positions != f.Count {
 			a.errorf("ply %d: final blob %d (%s) holds %d positions, not %d", p.Ply, f.Index, f.Blob, ix.Positions, f.Count)
@@ -397,21 +396,4 @@ func (r *Run) auditPoison(ctx context.Context, a *Audit) error {
 		a.errorf("poison queue: %d more messages", rest)
 	}
 	return nil
-}
-
-// blobAt reads a blob at offsets, one ranged read each, for
-// packed.OpenKeyIndex.
-type blobAt struct {
-	ctx  context.Context
-	c    storage.Container
-	name string
-}
-
-func (b blobAt) ReadAt(p []byte, off int64) (int, error) {
-	rc, err := b.c.Open(b.ctx, b.name, off, int64(len(p)))
-	if err != nil {
-		return 0, err
-	}
-	defer rc.Close()
-	return io.ReadFull(rc, p)
 }

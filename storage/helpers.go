@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -419,4 +420,26 @@ func Sleep(ctx context.Context, d time.Duration) error {
 	case <-t.C:
 		return nil
 	}
+}
+
+// BlobReaderAt reads blob name of c at any offset, one ranged read per
+// ReadAt: for formats that keep an index at the end of a blob, or a
+// table of offsets at its start.
+func BlobReaderAt(ctx context.Context, c Container, name string) io.ReaderAt {
+	return blobAt{ctx: ctx, c: c, name: name}
+}
+
+type blobAt struct {
+	ctx  context.Context
+	c    Container
+	name string
+}
+
+func (b blobAt) ReadAt(p []byte, off int64) (int, error) {
+	rc, err := b.c.Open(b.ctx, b.name, off, int64(len(p)))
+	if err != nil {
+		return 0, err
+	}
+	defer rc.Close()
+	return io.ReadFull(rc, p)
 }
