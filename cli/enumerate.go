@@ -328,6 +328,7 @@ func resumeConfig(ctx context.Context, fs *flag.FlagSet, be storage.Backend, sf 
 		{"plies", have.Target, cfg.Target},
 		{"blob-positions", have.BlobPositions, cfg.BlobPositions},
 		{"bucket-blobs", have.BucketBlobs, cfg.BucketBlobs},
+		{"solve-positions", have.SolvePositions, cfg.SolvePositions},
 	} {
 		if given(fs, f.name) && f.got != f.have {
 			return cfg, usagef("-%s %d would change run %s %s, started with %s; leave -%s out to continue it, or pick another -run",

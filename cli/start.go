@@ -8,21 +8,32 @@ import (
 )
 
 // startFlags are the run settings that seed and enumerate share beyond
-// the board and the plies: -start and -solve.
+// the board and the plies: -start, -solve and -solve-positions.
 type startFlags struct {
-	start string
-	solve bool
+	start          string
+	solve          bool
+	solvePositions int
 }
 
 func (f *startFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.start, "start", "", `start from this position instead of the usual one: "SQUARES SIDE", the 16, 36 or 64 squares a1 b1 ... row by row (X black, O white, - empty), then X or O to move, as cmd/solve reads them; the board follows from it and -plies counts from it`)
 	fs.BoolVar(&f.solve, "solve", false, "solve every position of the target ply exactly, so that exact scores (black minus white, empty squares to the winner) flow back to the start")
+	fs.IntVar(&f.solvePositions, "solve-positions", pipeline.DefaultSolvePositions, "with -solve: positions per final blob of the target ply; each such blob is one task that solves its positions in turn, so smaller blobs spread the solving over more workers")
 }
 
 // apply sets cfg's start position and board from -start, and its solve
 // setting. A -board given as well must agree with the start's squares.
 func (f *startFlags) apply(fs *flag.FlagSet, cfg *pipeline.RunConfig) error {
 	cfg.Solve = f.solve
+	if given(fs, "solve-positions") {
+		if !f.solve {
+			return usagef("-solve-positions sizes the tasks of -solve; give -solve too, or leave it out")
+		}
+		if f.solvePositions < 1 {
+			return usagef("-solve-positions %d: must be at least 1", f.solvePositions)
+		}
+		cfg.SolvePositions = f.solvePositions
+	}
 	if f.start == "" {
 		return nil
 	}

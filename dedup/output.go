@@ -85,7 +85,7 @@ func (o *output) emit() error {
 		return fmt.Errorf("packing the sources of bucket %d: %w", o.bucket, err)
 	}
 	// Samples are evenly spaced in a full blob: sampleKeys of them.
-	if o.count%max(1, int64(o.t.Run.BlobPositions)/sampleKeys) == 0 {
+	if o.count%max(1, int64(o.t.Run.FinalPositions(o.ply))/sampleKeys) == 0 {
 		o.samples = o.cur.AppendKey(o.samples)
 	}
 	if o.t.Run.Board.Terminal(o.cur) {
@@ -93,7 +93,7 @@ func (o *output) emit() error {
 	}
 	o.last = o.cur
 	o.count++
-	if o.count >= int64(o.t.Run.BlobPositions) {
+	if o.count >= int64(o.t.Run.FinalPositions(o.ply)) {
 		return o.flush()
 	}
 	return nil

@@ -29,6 +29,12 @@ const (
 	DefaultBucketBlobs = 16
 	// MaxBucketBlobs bounds the bucket size.
 	MaxBucketBlobs = 1024
+	// DefaultSolvePositions caps positions per final blob of the target
+	// ply of a run that solves. Each of those blobs is one resolve task
+	// that solves its positions one after another, and solving takes
+	// milliseconds to minutes a position where merging takes
+	// microseconds: small blobs spread the solving over every worker.
+	DefaultSolvePositions = 64
 )
 
 // RunConfig is what a run records about itself, so workers need only its name.
@@ -45,6 +51,10 @@ type RunConfig struct {
 	// Solve solves every non-terminal position of the target ply exactly
 	// (package solve), so that exact scores flow back to the start.
 	Solve bool
+	// SolvePositions caps positions per final blob at the target ply of
+	// a run that solves, so that the solving is many small tasks. Zero
+	// without Solve.
+	SolvePositions int
 }
 
 // DefaultTarget is the target ply when none is given: the end of the game
@@ -82,6 +92,9 @@ func (c RunConfig) WithDefaults() RunConfig {
 	if c.BucketBlobs == 0 {
 		c.BucketBlobs = DefaultBucketBlobs
 	}
+	if c.Solve && c.SolvePositions == 0 {
+		c.SolvePositions = min(DefaultSolvePositions, c.BlobPositions)
+	}
 	return c
 }
 
@@ -108,6 +121,12 @@ func (c RunConfig) Validate() error {
 	}
 	if c.BucketBlobs < 1 || c.BucketBlobs > MaxBucketBlobs {
 		return fmt.Errorf("bucket blobs %d: must be 1 to %d", c.BucketBlobs, MaxBucketBlobs)
+	}
+	switch {
+	case !c.Solve && c.SolvePositions != 0:
+		return fmt.Errorf("solve positions %d: only a run that solves has them", c.SolvePositions)
+	case c.Solve && (c.SolvePositions < 1 || c.SolvePositions > c.BlobPositions):
+		return fmt.Errorf("solve positions %d: must be 1 to the blob positions, %d", c.SolvePositions, c.BlobPositions)
 	}
 	return nil
 }

@@ -63,7 +63,7 @@ func Seed(ctx context.Context, be storage.Backend, cfg RunConfig) (*Run, error) 
 		}
 	}
 	want := runstore.Config{Board: cfg.Board, Target: cfg.Target, BlobPositions: cfg.BlobPositions, BucketBlobs: cfg.BucketBlobs,
-		Start: cfg.startText(r.Board), Solve: cfg.Solve, Created: time.Now().UnixNano()}
+		Start: cfg.startText(r.Board), Solve: cfg.Solve, SolvePositions: cfg.SolvePositions, Created: time.Now().UnixNano()}
 	have, err := runstore.AddConfig(ctx, be.Table(StateTable(cfg.Name)), want)
 	if errors.Is(err, storage.ErrExists) {
 		have.Created = want.Created
@@ -85,8 +85,12 @@ func settings(c runstore.Config) string {
 	if c.Start != "" {
 		start = "start " + c.Start
 	}
-	return fmt.Sprintf("board %d, target ply %d, blob positions %d, bucket blobs %d, %s, solve %t",
-		c.Board, c.Target, c.BlobPositions, c.BucketBlobs, start, c.Solve)
+	solve := "no solving"
+	if c.Solve {
+		solve = fmt.Sprintf("solving in blobs of %d positions", c.SolvePositions)
+	}
+	return fmt.Sprintf("board %d, target ply %d, blob positions %d, bucket blobs %d, %s, %s",
+		c.Board, c.Target, c.BlobPositions, c.BucketBlobs, start, solve)
 }
 
 // seedStart makes ply 0: one run holding the start position, merged at
@@ -245,7 +249,7 @@ func (r *Run) finish(ctx context.Context, p *runstore.Ply, runs []*runstore.Run,
 	}
 	var next *runstore.Ply
 	if p.Ply < r.Config.Target && t.Positions > 0 {
-		splitters := dedup.ChooseSplitters(r.Board, samples, t.Positions, r.Config.BlobPositions, r.Config.BucketBlobs)
+		splitters := dedup.ChooseSplitters(r.Board, samples, t.Positions, r.shared.FinalPositions(p.Ply+1), r.Config.BucketBlobs)
 		if err := r.blobs.Put(ctx, runstore.SplittersBlobName(p.Ply+1), dedup.EncodeSplitters(splitters)); err != nil {
 			return fmt.Errorf("writing the splitters of ply %d: %w", p.Ply+1, err)
 		}

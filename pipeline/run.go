@@ -36,7 +36,7 @@ func newRun(be storage.Backend, cfg RunConfig) (*Run, error) {
 	}
 	r.store = runstore.New(b, be.Table(StateTable(cfg.Name)), be.Table(BackTable(cfg.Name)))
 	r.shared = &task.Run{Name: cfg.Name, Origin: cfg.origin(b), Target: cfg.Target, BlobPositions: cfg.BlobPositions,
-		Solve: cfg.Solve, Store: r.store, Blobs: r.blobs, Work: r.work}
+		Solve: cfg.Solve, SolvePositions: cfg.SolvePositions, Store: r.store, Blobs: r.blobs, Work: r.work}
 	return r, nil
 }
 
@@ -59,7 +59,8 @@ func OpenRun(ctx context.Context, be storage.Backend, name string) (*Run, error)
 	if err != nil {
 		return nil, fmt.Errorf("reading run %q configuration: %w", name, err)
 	}
-	cfg := RunConfig{Name: name, Board: c.Board, Target: c.Target, BlobPositions: c.BlobPositions, BucketBlobs: c.BucketBlobs, Solve: c.Solve}
+	cfg := RunConfig{Name: name, Board: c.Board, Target: c.Target, BlobPositions: c.BlobPositions, BucketBlobs: c.BucketBlobs,
+		Solve: c.Solve, SolvePositions: c.SolvePositions}
 	if b, err := board.New(c.Board); err == nil {
 		cfg.Start = b.Start()
 		if c.Start != "" {

@@ -71,9 +71,19 @@ func checkScores(t *testing.T, r *Run, last int) {
 
 // TestSolveAtTheTargetPly: 4x4 solved at ply 4 ends with the score of the
 // whole game, -10 (docs/reference.md), and every position of plies 0 to 4
-// has the solver's score.
+// has the solver's score. The target ply is cut into final blobs of
+// SolvePositions, the others of BlobPositions.
 func TestSolveAtTheTargetPly(t *testing.T) {
-	rep, r := solveRun(t, RunConfig{Name: "solvefour", Board: 4, Target: 4, BlobPositions: 20, BucketBlobs: 4, Solve: true})
+	rep, r := solveRun(t, RunConfig{Name: "solvefour", Board: 4, Target: 4, BlobPositions: 20, BucketBlobs: 4, Solve: true, SolvePositions: 3})
+	for _, p := range rep.Plies {
+		size := 20
+		if p.Ply == 4 {
+			size = 3
+		}
+		if least := (p.Positions + int64(size) - 1) / int64(size); int64(p.Blobs) < least {
+			t.Errorf("ply %d: %d positions in %d final blobs; want blobs of at most %d", p.Ply, p.Positions, p.Blobs, size)
+		}
+	}
 	if rep.Root != "white" || rep.RootScore == nil || *rep.RootScore != -10 {
 		t.Errorf("root %s, root score %v; want white, -10", rep.Root, rep.RootScore)
 	}

@@ -19,15 +19,18 @@ type Config struct {
 	// for the board's usual start.
 	Start string
 	// Solve says the target ply's positions are solved exactly.
-	Solve   bool
-	Created int64
+	Solve bool
+	// SolvePositions caps positions per final blob at the target ply of
+	// a run that solves; 0 without Solve.
+	SolvePositions int
+	Created        int64
 }
 
 func (c Config) entity() storage.Entity {
 	return storage.Entity{PartitionKey: pkRun, RowKey: rkConfig, Props: map[string]any{
 		"Board": int64(c.Board), "Target": int64(c.Target),
 		"BlobPositions": int64(c.BlobPositions), "BucketBlobs": int64(c.BucketBlobs),
-		"Start": c.Start, "Solve": c.Solve, "Created": c.Created,
+		"Start": c.Start, "Solve": c.Solve, "SolvePositions": int64(c.SolvePositions), "Created": c.Created,
 	}}
 }
 
@@ -45,6 +48,13 @@ func ReadConfig(ctx context.Context, state storage.Table) (Config, error) {
 	// Runs seeded before -start and -solve existed lack them.
 	if d.optional("Start") {
 		c.Start, c.Solve = d.str("Start"), d.bool("Solve")
+	}
+	// Runs seeded before SolvePositions existed cut every blob at
+	// BlobPositions.
+	if d.optional("SolvePositions") {
+		c.SolvePositions = d.count("SolvePositions")
+	} else if c.Solve {
+		c.SolvePositions = c.BlobPositions
 	}
 	return c, d.done("the run's settings")
 }

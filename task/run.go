@@ -24,6 +24,9 @@ type Run struct {
 	BlobPositions int // positions per final blob, at most
 	// Solve says the target ply's positions are solved exactly.
 	Solve bool
+	// SolvePositions caps positions per final blob at the target ply of a
+	// run that solves.
+	SolvePositions int
 
 	Store *runstore.Store
 	Blobs storage.Container
@@ -41,6 +44,16 @@ func (r *Run) EnqueueText(ctx context.Context, text string, delay time.Duration)
 		return fmt.Errorf("enqueuing %s: %w", message.Clip(text), err)
 	}
 	return nil
+}
+
+// FinalPositions caps the positions of one final blob of ply: smaller at
+// the target ply of a run that solves, where each final blob is one
+// resolve task that solves its positions one after another.
+func (r *Run) FinalPositions(ply int) int {
+	if r.Solve && ply == r.Target {
+		return r.SolvePositions
+	}
+	return r.BlobPositions
 }
 
 // ReadKeys reads a blob of sorted position keys (a final blob, packed)
