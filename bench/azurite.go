@@ -98,14 +98,11 @@ func runAzurite(ctx context.Context, cfg Config, ply int, row *Row) (*ChildResul
 	return &ChildResult{Report: rep, WallSeconds: wall, StoredBytes: fp.Bytes()}, nil
 }
 
-// dropRun deletes a run's queues, container and tables.
+// dropRun deletes a run's queues, container and tables, best effort: a
+// leftover only costs Azurite memory.
 func dropRun(ctx context.Context, be storage.Backend, name string) {
-	for _, r := range []interface{ Drop(context.Context) error }{
-		be.Queue(pipeline.WorkQueue(name)), be.Queue(pipeline.PoisonQueue(name)),
-		be.Container(pipeline.Container(name)),
-		be.Table(pipeline.StateTable(name)), be.Table(pipeline.BackTable(name)),
-	} {
-		_ = r.Drop(ctx) // best effort: a leftover only costs Azurite memory
+	if r, err := pipeline.OpenRun(ctx, be, name); err == nil {
+		_ = r.Drop(ctx)
 	}
 }
 

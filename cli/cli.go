@@ -389,9 +389,9 @@ func runConfig(fs *flag.FlagSet, cfg pipeline.RunConfig) (pipeline.RunConfig, er
 	}
 	// Defaults fill the start and the target only: a zero typed on the
 	// command line is refused, never replaced.
-	blobs, bucketBlobs := cfg.BlobPositions, cfg.BucketBlobs
+	blobs, bucketBlobs, shards := cfg.BlobPositions, cfg.BucketBlobs, cfg.QueueShards
 	cfg = cfg.WithDefaults()
-	cfg.BlobPositions, cfg.BucketBlobs = blobs, bucketBlobs
+	cfg.BlobPositions, cfg.BucketBlobs, cfg.QueueShards = blobs, bucketBlobs, shards
 	if max := (message.Origin{Board: b, Start: cfg.Start}).LastPly(); given(fs, "plies") && (plies < 0 || plies > max) {
 		return pipeline.RunConfig{}, usagef("-plies %d: must be 0 to %d (a %dx%d game from the start ends at ply %d)", plies, max, cfg.Board, cfg.Board, max)
 	}
@@ -406,6 +406,9 @@ func runFlags(c pipeline.RunConfig) string {
 	s := fmt.Sprintf("-run %s -board %d -plies %d -blob-positions %d -bucket-blobs %d", c.Name, c.Board, c.Target, c.BlobPositions, c.BucketBlobs)
 	if c.Solve {
 		s += fmt.Sprintf(" -solve -solve-positions %d", c.SolvePositions)
+	}
+	if c.QueueShards > 1 {
+		s += fmt.Sprintf(" -queue-shards %d", c.QueueShards)
 	}
 	return s
 }

@@ -211,7 +211,7 @@ func enumerate(env Env) error {
 			return err
 		}
 		if sf.kind == "azure" || sf.data != "" {
-			leftovers(ctx, env, be, &sf, name, wcfg.WithDefaults().CompensationDelay)
+			leftovers(ctx, env, r, &sf, wcfg.WithDefaults().CompensationDelay)
 		}
 		if pf.set() {
 			showPosition = func() error {
@@ -329,6 +329,7 @@ func resumeConfig(ctx context.Context, fs *flag.FlagSet, be storage.Backend, sf 
 		{"blob-positions", have.BlobPositions, cfg.BlobPositions},
 		{"bucket-blobs", have.BucketBlobs, cfg.BucketBlobs},
 		{"solve-positions", have.SolvePositions, cfg.SolvePositions},
+		{"queue-shards", have.QueueShards, cfg.QueueShards},
 	} {
 		if given(fs, f.name) && f.got != f.have {
 			return cfg, usagef("-%s %d would change run %s %s, started with %s; leave -%s out to continue it, or pick another -run",
@@ -369,8 +370,8 @@ func interruption(r *pipeline.Run, p *pipeline.Progress) string {
 // (killed or interrupted) left unfinished. They surface within delay and
 // delete the blobs those tasks orphaned; until then inspect -check
 // reports them, so the user learns what to run.
-func leftovers(ctx context.Context, env Env, be storage.Backend, sf *storageFlags, run string, delay time.Duration) {
-	n, err := be.Queue(pipeline.WorkQueue(run)).ApproximateLength(ctx)
+func leftovers(ctx context.Context, env Env, r *pipeline.Run, sf *storageFlags, delay time.Duration) {
+	n, err := r.Queued(ctx)
 	if err != nil || n == 0 {
 		return
 	}
@@ -379,5 +380,5 @@ func leftovers(ctx context.Context, env Env, be storage.Backend, sf *storageFlag
 		where = "-data " + shellQuote(sf.data)
 	}
 	fmt.Fprintf(env.Stderr, "enumerate: %d delayed compensation messages of unfinished tasks are left; within %s they remove the blobs those tasks orphaned, which inspect -check reports until then: worker %s -run %s -exit-when-done waits for them and handles them, or run this command again after that\n",
-		n, delay, where, run)
+		n, delay, where, r.Config.Name)
 }

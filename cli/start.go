@@ -2,29 +2,33 @@ package cli
 
 import (
 	"flag"
+	"fmt"
 
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/solve"
 )
 
 // startFlags are the run settings that seed and enumerate share beyond
-// the board and the plies: -start, -solve and -solve-positions.
+// the board, the plies and the blob sizes: -start, -solve,
+// -solve-positions and -queue-shards.
 type startFlags struct {
 	start          string
 	solve          bool
 	solvePositions int
+	queueShards    int
 }
 
 func (f *startFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.start, "start", "", `start from this position instead of the usual one: "SQUARES SIDE", the 16, 36 or 64 squares a1 b1 ... row by row (X black, O white, - empty), then X or O to move, as cmd/solve reads them; the board follows from it and -plies counts from it`)
 	fs.BoolVar(&f.solve, "solve", false, "solve every position of the target ply exactly, so that exact scores (black minus white, empty squares to the winner) flow back to the start")
 	fs.IntVar(&f.solvePositions, "solve-positions", pipeline.DefaultSolvePositions, "with -solve: positions per final blob of the target ply; each such blob is one task that solves its positions in turn, so smaller blobs spread the solving over more workers")
+	fs.IntVar(&f.queueShards, "queue-shards", 1, fmt.Sprintf("spread the work queue over this many queues (1 to %d): Azure serves about 2,000 messages a second a queue, so a fleet that would exceed that needs more", pipeline.MaxQueueShards))
 }
 
 // apply sets cfg's start position and board from -start, and its solve
 // setting. A -board given as well must agree with the start's squares.
 func (f *startFlags) apply(fs *flag.FlagSet, cfg *pipeline.RunConfig) error {
-	cfg.Solve = f.solve
+	cfg.Solve, cfg.QueueShards = f.solve, f.queueShards
 	if given(fs, "solve-positions") {
 		if !f.solve {
 			return usagef("-solve-positions sizes the tasks of -solve; give -solve too, or leave it out")

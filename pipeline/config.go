@@ -35,6 +35,10 @@ const (
 	// milliseconds to minutes a position where merging takes
 	// microseconds: small blobs spread the solving over every worker.
 	DefaultSolvePositions = 64
+	// MaxQueueShards bounds the work queue's shards: 64 queues take
+	// 128,000 messages a second at Azure's target of 2,000 a queue, more
+	// than one storage account serves (20,000 requests a second).
+	MaxQueueShards = 64
 )
 
 // RunConfig is what a run records about itself, so workers need only its name.
@@ -55,6 +59,10 @@ type RunConfig struct {
 	// a run that solves, so that the solving is many small tasks. Zero
 	// without Solve.
 	SolvePositions int
+	// QueueShards is how many queues the work queue is spread over (see
+	// WorkQueues), for runs whose workers together would exceed what one
+	// queue serves. Zero means one.
+	QueueShards int
 }
 
 // DefaultTarget is the target ply when none is given: the end of the game
@@ -92,6 +100,9 @@ func (c RunConfig) WithDefaults() RunConfig {
 	if c.BucketBlobs == 0 {
 		c.BucketBlobs = DefaultBucketBlobs
 	}
+	if c.QueueShards == 0 {
+		c.QueueShards = 1
+	}
 	if c.Solve && c.SolvePositions == 0 {
 		c.SolvePositions = min(DefaultSolvePositions, c.BlobPositions)
 	}
@@ -121,6 +132,9 @@ func (c RunConfig) Validate() error {
 	}
 	if c.BucketBlobs < 1 || c.BucketBlobs > MaxBucketBlobs {
 		return fmt.Errorf("bucket blobs %d: must be 1 to %d", c.BucketBlobs, MaxBucketBlobs)
+	}
+	if c.QueueShards < 1 || c.QueueShards > MaxQueueShards {
+		return fmt.Errorf("queue shards %d: must be 1 to %d", c.QueueShards, MaxQueueShards)
 	}
 	switch {
 	case !c.Solve && c.SolvePositions != 0:
@@ -167,6 +181,17 @@ func PoisonQueue(run string) string { return run + "-work-poison" }
 func Container(run string) string   { return run }
 func StateTable(run string) string  { return run + "state" }
 func BackTable(run string) string   { return run + "backtrack" }
+
+// WorkQueues names the shards of a run's work queue: WorkQueue, then
+// WorkQueue-1, WorkQueue-2 and so on, so a run of one shard has the one
+// queue WorkQueue.
+func WorkQueues(run string, shards int) []string {
+	names := []string{WorkQueue(run)}
+	for i := 1; i < shards; i++ {
+		names = append(names, fmt.Sprintf("%s-%d", WorkQueue(run), i))
+	}
+	return names
+}
 
 // WorkerConfig tunes one worker loop.
 type WorkerConfig struct {

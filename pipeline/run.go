@@ -8,6 +8,7 @@ import (
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
+	"github.com/reversi-cloud/reversi/storage/shardedqueue"
 	"github.com/reversi-cloud/reversi/task"
 )
 
@@ -28,9 +29,17 @@ func newRun(be storage.Backend, cfg RunConfig) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	var shards []storage.Queue
+	for _, name := range WorkQueues(cfg.Name, cfg.QueueShards) {
+		shards = append(shards, be.Queue(name))
+	}
+	work, err := shardedqueue.New(WorkQueue(cfg.Name), shards)
+	if err != nil {
+		return nil, err
+	}
 	r := &Run{
 		Config: cfg, Board: b,
-		work:   be.Queue(WorkQueue(cfg.Name)),
+		work:   work,
 		poison: be.Queue(PoisonQueue(cfg.Name)),
 		blobs:  be.Container(Container(cfg.Name)),
 	}
@@ -38,6 +47,25 @@ func newRun(be storage.Backend, cfg RunConfig) (*Run, error) {
 	r.shared = &task.Run{Name: cfg.Name, Origin: cfg.origin(b), Target: cfg.Target, BlobPositions: cfg.BlobPositions,
 		Solve: cfg.Solve, SolvePositions: cfg.SolvePositions, Store: r.store, Blobs: r.blobs, Work: r.work}
 	return r, nil
+}
+
+// Queued counts the messages on the run's work queue, visible or not.
+func (r *Run) Queued(ctx context.Context) (int, error) { return r.work.ApproximateLength(ctx) }
+
+// Drop deletes the run's queues, container and tables, as far as it can:
+// it returns the first error and goes on past it.
+func (r *Run) Drop(ctx context.Context) error {
+	droppers := []interface{ Drop(context.Context) error }{r.work, r.poison, r.blobs}
+	for _, t := range r.store.Tables() {
+		droppers = append(droppers, t)
+	}
+	var first error
+	for _, d := range droppers {
+		if err := d.Drop(ctx); err != nil && first == nil && !errors.Is(err, storage.ErrNotFound) {
+			first = fmt.Errorf("dropping run %s: %w", r.Config.Name, err)
+		}
+	}
+	return first
 }
 
 // Ply is the run's ply of a position: discs placed since its start.
@@ -60,7 +88,7 @@ func OpenRun(ctx context.Context, be storage.Backend, name string) (*Run, error)
 		return nil, fmt.Errorf("reading run %q configuration: %w", name, err)
 	}
 	cfg := RunConfig{Name: name, Board: c.Board, Target: c.Target, BlobPositions: c.BlobPositions, BucketBlobs: c.BucketBlobs,
-		Solve: c.Solve, SolvePositions: c.SolvePositions}
+		Solve: c.Solve, SolvePositions: c.SolvePositions, QueueShards: c.QueueShards}
 	if b, err := board.New(c.Board); err == nil {
 		cfg.Start = b.Start()
 		if c.Start != "" {

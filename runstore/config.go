@@ -23,14 +23,17 @@ type Config struct {
 	// SolvePositions caps positions per final blob at the target ply of
 	// a run that solves; 0 without Solve.
 	SolvePositions int
-	Created        int64
+	// QueueShards is how many queues the work queue is spread over.
+	QueueShards int
+	Created     int64
 }
 
 func (c Config) entity() storage.Entity {
 	return storage.Entity{PartitionKey: pkRun, RowKey: rkConfig, Props: map[string]any{
 		"Board": int64(c.Board), "Target": int64(c.Target),
 		"BlobPositions": int64(c.BlobPositions), "BucketBlobs": int64(c.BucketBlobs),
-		"Start": c.Start, "Solve": c.Solve, "SolvePositions": int64(c.SolvePositions), "Created": c.Created,
+		"Start": c.Start, "Solve": c.Solve, "SolvePositions": int64(c.SolvePositions),
+		"QueueShards": int64(c.QueueShards), "Created": c.Created,
 	}}
 }
 
@@ -55,6 +58,11 @@ func ReadConfig(ctx context.Context, state storage.Table) (Config, error) {
 		c.SolvePositions = d.count("SolvePositions")
 	} else if c.Solve {
 		c.SolvePositions = c.BlobPositions
+	}
+	// Runs seeded before queues were sharded have one queue.
+	c.QueueShards = 1
+	if d.optional("QueueShards") {
+		c.QueueShards = d.count("QueueShards")
 	}
 	return c, d.done("the run's settings")
 }

@@ -1,0 +1,201 @@
+// Package shardedqueue is one logical queue over several storage queues,
+// its shards, so that a queue's traffic can exceed what Azure allows one
+// queue (about 2,000 messages a second). It is a storage.Queue itself:
+// whoever enqueues, leases or deletes messages needs no change.
+//
+// Invariants:
+//   - A message lives in exactly one shard, chosen when it is enqueued
+//     from a hash of its text, so repeated sends of one text go to one
+//     shard and different texts spread evenly.
+//   - Every message ID (and so every Receipt.ID) this queue hands out is
+//     the shard's number, a dot, and the shard's own ID; UpdateVisibility
+//     and Delete route by that number. An ID without a valid shard number
+//     cannot name one of this queue's messages: ErrNotFound.
+//   - Dequeue asks the shards in turn, starting at the one after where
+//     this queue's previous Dequeue started, until it has max messages or
+//     has asked every shard: a consumer that takes one message at a time
+//     makes one call per shard only when the queue is (nearly) empty, and
+//     consumers sharing a queue value start at different shards.
+package shardedqueue
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math/rand/v2"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/reversi-cloud/reversi/storage"
+)
+
+// Queue is a storage.Queue over shards.
+type Queue struct {
+	name   string
+	shards []storage.Queue
+	next   atomic.Uint64 // where the next Dequeue starts
+}
+
+// New returns one queue named name over shards. With a single shard it
+// returns that shard itself, so a one-shard run names its messages as
+// before.
+func New(name string, shards []storage.Queue) (storage.Queue, error) {
+	switch len(shards) {
+	case 0:
+		return nil, fmt.Errorf("%w: queue %s has no shards", storage.ErrInvalid, name)
+	case 1:
+		return shards[0], nil
+	}
+	q := &Queue{name: name, shards: shards}
+	// Processes sharing the shards should not all start at shard 0.
+	q.next.Store(rand.Uint64())
+	return q, nil
+}
+
+// Name is the logical queue's name.
+func (q *Queue) Name() string { return q.name }
+
+// Shards is the number of shards.
+func (q *Queue) Shards() int { return len(q.shards) }
+
+// Create creates every shard.
+func (q *Queue) Create(ctx context.Context) error {
+	for _, s := range q.shards {
+		if err := s.Create(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Drop drops every shard; ErrNotFound only if none existed.
+func (q *Queue) Drop(ctx context.Context) error {
+	found := false
+	for _, s := range q.shards {
+		switch err := s.Drop(ctx); {
+		case err == nil:
+			found = true
+		case !errors.Is(err, storage.ErrNotFound):
+			return err
+		}
+	}
+	if !found {
+		return fmt.Errorf("%w: queue %s", storage.ErrNotFound, q.name)
+	}
+	return nil
+}
+
+// shardOf is the shard a text is enqueued to: FNV-1a of the text.
+func (q *Queue) shardOf(text string) int {
+	h := fnv.New64a()
+	h.Write([]byte(text))
+	return int(h.Sum64() % uint64(len(q.shards)))
+}
+
+func wrapID(shard int, id string) string { return strconv.Itoa(shard) + "." + id }
+
+// route splits an ID of this queue into its shard and the shard's ID.
+func (q *Queue) route(id, popReceipt string) (storage.Queue, string, error) {
+	if err := storage.ValidReceipt(id, popReceipt); err != nil {
+		return nil, "", err
+	}
+	num, rest, ok := strings.Cut(id, ".")
+	i, err := strconv.Atoi(num)
+	if !ok || err != nil || i < 0 || i >= len(q.shards) || num != strconv.Itoa(i) {
+		return nil, "", fmt.Errorf("%w: message %q is not one of queue %s's", storage.ErrNotFound, id, q.name)
+	}
+	return q.shards[i], rest, nil
+}
+
+// Enqueue adds text to its shard.
+func (q *Queue) Enqueue(ctx context.Context, text string, opts storage.EnqueueOptions) (storage.Receipt, error) {
+	i := q.shardOf(text)
+	r, err := q.shards[i].Enqueue(ctx, text, opts)
+	if err != nil {
+		return r, err
+	}
+	r.ID = wrapID(i, r.ID)
+	return r, nil
+}
+
+// Dequeue takes up to max messages from the shards in turn.
+func (q *Queue) Dequeue(ctx context.Context, max int, visibility time.Duration) ([]storage.Message, error) {
+	if err := storage.ValidDequeue(max, visibility); err != nil {
+		return nil, err
+	}
+	n := uint64(len(q.shards))
+	start := q.next.Add(1) % n
+	var out []storage.Message
+	for k := uint64(0); k < n && len(out) < max; k++ {
+		i := int((start + k) % n)
+		msgs, err := q.shards[i].Dequeue(ctx, max-len(out), visibility)
+		if err != nil {
+			// Messages already taken come back when their visibility ends.
+			return nil, err
+		}
+		for _, m := range msgs {
+			m.ID = wrapID(i, m.ID)
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// UpdateVisibility re-times a message in its shard.
+func (q *Queue) UpdateVisibility(ctx context.Context, id, popReceipt string, visibility time.Duration) (string, error) {
+	if err := storage.ValidVisibility(visibility); err != nil {
+		return "", err
+	}
+	s, sid, err := q.route(id, popReceipt)
+	if err != nil {
+		return "", err
+	}
+	return s.UpdateVisibility(ctx, sid, popReceipt, visibility)
+}
+
+// Delete removes a message from its shard.
+func (q *Queue) Delete(ctx context.Context, id, popReceipt string) error {
+	s, sid, err := q.route(id, popReceipt)
+	if err != nil {
+		return err
+	}
+	return s.Delete(ctx, sid, popReceipt)
+}
+
+// ApproximateLength sums the shards' lengths.
+func (q *Queue) ApproximateLength(ctx context.Context) (int, error) {
+	total := 0
+	for _, s := range q.shards {
+		n, err := s.ApproximateLength(ctx)
+		if err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// Peek returns up to max visible messages, taken from the shards in order.
+func (q *Queue) Peek(ctx context.Context, max int) ([]storage.Message, error) {
+	if err := storage.ValidPeek(max); err != nil {
+		return nil, err
+	}
+	var out []storage.Message
+	for i, s := range q.shards {
+		msgs, err := s.Peek(ctx, max-len(out))
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range msgs {
+			m.ID = wrapID(i, m.ID)
+			out = append(out, m)
+		}
+		if len(out) == max {
+			break
+		}
+	}
+	return out, nil
+}
