@@ -389,9 +389,9 @@ func runConfig(fs *flag.FlagSet, cfg pipeline.RunConfig) (pipeline.RunConfig, er
 	}
 	// Defaults fill the start and the target only: a zero typed on the
 	// command line is refused, never replaced.
-	blobs, bucketBlobs, shards := cfg.BlobPositions, cfg.BucketBlobs, cfg.QueueShards
+	blobs, bucketBlobs, queues, partitions := cfg.BlobPositions, cfg.BucketBlobs, cfg.QueueShards, cfg.PartitionShards
 	cfg = cfg.WithDefaults()
-	cfg.BlobPositions, cfg.BucketBlobs, cfg.QueueShards = blobs, bucketBlobs, shards
+	cfg.BlobPositions, cfg.BucketBlobs, cfg.QueueShards, cfg.PartitionShards = blobs, bucketBlobs, queues, partitions
 	if max := (message.Origin{Board: b, Start: cfg.Start}).LastPly(); given(fs, "plies") && (plies < 0 || plies > max) {
 		return pipeline.RunConfig{}, usagef("-plies %d: must be 0 to %d (a %dx%d game from the start ends at ply %d)", plies, max, cfg.Board, cfg.Board, max)
 	}
@@ -409,6 +409,9 @@ func runFlags(c pipeline.RunConfig) string {
 	}
 	if c.QueueShards > 1 {
 		s += fmt.Sprintf(" -queue-shards %d", c.QueueShards)
+	}
+	if c.PartitionShards > 1 {
+		s += fmt.Sprintf(" -partition-shards %d", c.PartitionShards)
 	}
 	return s
 }

@@ -53,6 +53,7 @@ func TestBadFlagsGiveOneLineAndExit2(t *testing.T) {
 		{"solve positions 0", Enumerate, []string{"-board", "4", "-solve", "-solve-positions", "0"}, "-solve-positions 0"},
 		{"solve positions above blob positions", Enumerate, []string{"-board", "4", "-solve", "-blob-positions", "10", "-solve-positions", "11"}, "solve positions 11: must be 1 to the blob positions, 10"},
 		{"queue shards 0", Enumerate, []string{"-queue-shards", "0"}, "queue shards 0: must be 1 to 64"},
+		{"partition shards 0", Enumerate, []string{"-partition-shards", "0"}, "partition shards 0: must be 1 to 64"},
 		{"seed queue shards 65", Seed, []string{"-run", "abc", "-queue-shards", "65"}, "queue shards 65: must be 1 to 64"},
 		{"seed solve positions without solve", Seed, []string{"-run", "abc", "-solve-positions", "8"}, "give -solve too"},
 		{"start verify", Enumerate, []string{"-verify", "-start", "-----XO--OX----- X"}, "-verify compares"},

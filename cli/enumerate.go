@@ -330,6 +330,7 @@ func resumeConfig(ctx context.Context, fs *flag.FlagSet, be storage.Backend, sf 
 		{"bucket-blobs", have.BucketBlobs, cfg.BucketBlobs},
 		{"solve-positions", have.SolvePositions, cfg.SolvePositions},
 		{"queue-shards", have.QueueShards, cfg.QueueShards},
+		{"partition-shards", have.PartitionShards, cfg.PartitionShards},
 	} {
 		if given(fs, f.name) && f.got != f.have {
 			return cfg, usagef("-%s %d would change run %s %s, started with %s; leave -%s out to continue it, or pick another -run",

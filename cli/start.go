@@ -10,12 +10,13 @@ import (
 
 // startFlags are the run settings that seed and enumerate share beyond
 // the board, the plies and the blob sizes: -start, -solve,
-// -solve-positions and -queue-shards.
+// -solve-positions, -queue-shards and -partition-shards.
 type startFlags struct {
-	start          string
-	solve          bool
-	solvePositions int
-	queueShards    int
+	start           string
+	solve           bool
+	solvePositions  int
+	queueShards     int
+	partitionShards int
 }
 
 func (f *startFlags) register(fs *flag.FlagSet) {
@@ -23,12 +24,13 @@ func (f *startFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.solve, "solve", false, "solve every position of the target ply exactly, so that exact scores (black minus white, empty squares to the winner) flow back to the start")
 	fs.IntVar(&f.solvePositions, "solve-positions", pipeline.DefaultSolvePositions, "with -solve: positions per final blob of the target ply; each such blob is one task that solves its positions in turn, so smaller blobs spread the solving over more workers")
 	fs.IntVar(&f.queueShards, "queue-shards", 1, fmt.Sprintf("spread the work queue over this many queues (1 to %d): Azure serves about 2,000 messages a second a queue, so a fleet that would exceed that needs more", pipeline.MaxQueueShards))
+	fs.IntVar(&f.partitionShards, "partition-shards", 1, fmt.Sprintf("spread each ply's task markers, final blob rows and resolutions over this many table partitions (1 to %d): Azure serves about 2,000 entities a second a partition", pipeline.MaxPartitionShards))
 }
 
 // apply sets cfg's start position and board from -start, and its solve
 // setting. A -board given as well must agree with the start's squares.
 func (f *startFlags) apply(fs *flag.FlagSet, cfg *pipeline.RunConfig) error {
-	cfg.Solve, cfg.QueueShards = f.solve, f.queueShards
+	cfg.Solve, cfg.QueueShards, cfg.PartitionShards = f.solve, f.queueShards, f.partitionShards
 	if given(fs, "solve-positions") {
 		if !f.solve {
 			return usagef("-solve-positions sizes the tasks of -solve; give -solve too, or leave it out")

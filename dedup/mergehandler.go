@@ -83,7 +83,7 @@ func merge(ctx context.Context, t *task.Task, m message.Message) error {
 	} else {
 		// Another attempt committed first: our blobs are no record's, and
 		// their compensation messages delete them.
-		_ = store.DropRuns(ctx, m.Ply, out.runs)
+		_ = store.DropRuns(ctx, m.Ply, out.bucket, out.runs)
 	}
 	return afterMerge(ctx, t, p, bucket)
 }

@@ -39,6 +39,9 @@ const (
 	// 128,000 messages a second at Azure's target of 2,000 a queue, more
 	// than one storage account serves (20,000 requests a second).
 	MaxQueueShards = 64
+	// MaxPartitionShards bounds the partitions a ply's numbered rows are
+	// spread over (runstore.New).
+	MaxPartitionShards = 64
 )
 
 // RunConfig is what a run records about itself, so workers need only its name.
@@ -63,6 +66,11 @@ type RunConfig struct {
 	// WorkQueues), for runs whose workers together would exceed what one
 	// queue serves. Zero means one.
 	QueueShards int
+	// PartitionShards is how many table partitions each kind of a ply's
+	// numbered rows (task and bucket markers, final blobs, resolutions)
+	// is spread over, for runs whose workers together would exceed what
+	// one partition serves. Zero means one.
+	PartitionShards int
 }
 
 // DefaultTarget is the target ply when none is given: the end of the game
@@ -103,6 +111,9 @@ func (c RunConfig) WithDefaults() RunConfig {
 	if c.QueueShards == 0 {
 		c.QueueShards = 1
 	}
+	if c.PartitionShards == 0 {
+		c.PartitionShards = 1
+	}
 	if c.Solve && c.SolvePositions == 0 {
 		c.SolvePositions = min(DefaultSolvePositions, c.BlobPositions)
 	}
@@ -135,6 +146,9 @@ func (c RunConfig) Validate() error {
 	}
 	if c.QueueShards < 1 || c.QueueShards > MaxQueueShards {
 		return fmt.Errorf("queue shards %d: must be 1 to %d", c.QueueShards, MaxQueueShards)
+	}
+	if c.PartitionShards < 1 || c.PartitionShards > MaxPartitionShards {
+		return fmt.Errorf("partition shards %d: must be 1 to %d", c.PartitionShards, MaxPartitionShards)
 	}
 	switch {
 	case !c.Solve && c.SolvePositions != 0:

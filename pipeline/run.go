@@ -43,7 +43,7 @@ func newRun(be storage.Backend, cfg RunConfig) (*Run, error) {
 		poison: be.Queue(PoisonQueue(cfg.Name)),
 		blobs:  be.Container(Container(cfg.Name)),
 	}
-	r.store = runstore.New(b, be.Table(StateTable(cfg.Name)), be.Table(BackTable(cfg.Name)))
+	r.store = runstore.New(b, be.Table(StateTable(cfg.Name)), be.Table(BackTable(cfg.Name)), cfg.PartitionShards)
 	r.shared = &task.Run{Name: cfg.Name, Origin: cfg.origin(b), Target: cfg.Target, BlobPositions: cfg.BlobPositions,
 		Solve: cfg.Solve, SolvePositions: cfg.SolvePositions, Store: r.store, Blobs: r.blobs, Work: r.work}
 	return r, nil
@@ -88,7 +88,7 @@ func OpenRun(ctx context.Context, be storage.Backend, name string) (*Run, error)
 		return nil, fmt.Errorf("reading run %q configuration: %w", name, err)
 	}
 	cfg := RunConfig{Name: name, Board: c.Board, Target: c.Target, BlobPositions: c.BlobPositions, BucketBlobs: c.BucketBlobs,
-		Solve: c.Solve, SolvePositions: c.SolvePositions, QueueShards: c.QueueShards}
+		Solve: c.Solve, SolvePositions: c.SolvePositions, QueueShards: c.QueueShards, PartitionShards: c.PartitionShards}
 	if b, err := board.New(c.Board); err == nil {
 		cfg.Start = b.Start()
 		if c.Start != "" {

@@ -10,14 +10,15 @@ import (
 	"github.com/reversi-cloud/reversi/storage"
 )
 
-// TestShardedWorkQueue: a run whose work queue has three shards is exact,
-// every shard carries work both ways, and the run's queue count and drop
-// cover every shard.
-func TestShardedWorkQueue(t *testing.T) {
+// TestShardedRun: a run whose work queue has three shards, and whose
+// numbered rows are spread over three partitions of each kind, is exact;
+// every queue shard carries work both ways, every partition shard gets
+// rows, and the run's queue count and drop cover every shard.
+func TestShardedRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var mu sync.Mutex
-	enqueued, dequeued := map[string]int{}, map[string]int{}
+	enqueued, dequeued, written := map[string]int{}, map[string]int{}, map[string]int{}
 	be := storage.Wrap(openEmbedded(t), func(c *storage.Call, next func() error) error {
 		err := next()
 		mu.Lock()
@@ -28,10 +29,14 @@ func TestShardedWorkQueue(t *testing.T) {
 			enqueued[c.Resource]++
 		case c.Op == storage.QueueDequeue:
 			dequeued[c.Resource] += len(c.Messages)
+		case c.Op == storage.TableAdd || c.Op == storage.TableTransact:
+			written[c.Partition]++
 		}
 		return err
 	})
-	cfg := RunConfig{Name: "sharded", Board: 4, Target: 12, BlobPositions: 20, BucketBlobs: 2, QueueShards: 3}
+	// Blobs of 4 positions make more than 64 tasks, buckets and final
+	// blobs a ply, so their completion groups fall in every shard.
+	cfg := RunConfig{Name: "sharded", Board: 4, Target: 12, BlobPositions: 4, BucketBlobs: 2, QueueShards: 3, PartitionShards: 3}
 	rep, err := RunLocal(ctx, be, cfg, 4, WorkerConfig{Visibility: 5 * time.Second, PollMax: 50 * time.Millisecond}, testLogger(t), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -51,12 +56,21 @@ func TestShardedWorkQueue(t *testing.T) {
 			t.Errorf("shard %s: %d messages enqueued, %d dequeued; want some of each", q, enqueued[q], dequeued[q])
 		}
 	}
+	// Ply 7 of 4x4 has 666 positions (docs/reference.md): 167 final
+	// blobs, three completion groups, and as many resolutions and
+	// expansion tasks of ply 8. The base partitions hold the group
+	// markers.
+	for _, pk := range []string{"f07-00", "f07-01", "f07-02", "v07-00", "v07-01", "v07-02", "r08-00", "r08-01", "r08-02", "r08", "v07"} {
+		if written[pk] == 0 {
+			t.Errorf("no rows written to partition %s", pk)
+		}
+	}
 	r, err := OpenRun(ctx, be, cfg.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Config.QueueShards != 3 {
-		t.Errorf("reopened with %d queue shards, want 3", r.Config.QueueShards)
+	if r.Config.QueueShards != 3 || r.Config.PartitionShards != 3 {
+		t.Errorf("reopened with %d queue shards and %d partition shards, want 3 and 3", r.Config.QueueShards, r.Config.PartitionShards)
 	}
 	if n, err := r.Queued(ctx); err != nil || n != 0 {
 		t.Errorf("%d messages left, %v", n, err)

@@ -21,10 +21,11 @@ import (
 // Markers are only ever added, so a redelivery repeats the count safely.
 const completionFan = 64
 
-// stageMarkers names a stage's marker rows in one partition: item i's
-// marker is item+%07d(i), group g's is group+%07d(g).
+// stageMarkers names a stage's marker rows: item i's marker is
+// item+%07d(i) in partition spread.pk(i), group g's is group+%07d(g) in
+// the base partition, where the last item counts them all.
 type stageMarkers struct {
-	pk          string
+	spread
 	item, group byte
 }
 
@@ -33,6 +34,12 @@ func markerKey(prefix byte, i int) string { return fmt.Sprintf("%c%07d", prefix,
 // allItems is the key range of every item marker.
 func (m stageMarkers) allItems() (from, to string) { return string(m.item), string(m.item + 1) }
 
+// items reads the item markers in [from, to) of every partition, in
+// key order.
+func (s *Store) items(ctx context.Context, m stageMarkers, from, to string) ([]storage.Entity, error) {
+	return queryPartitions(ctx, s.state, m.pks(), from, to)
+}
+
 func groups(n int) int { return (n + completionFan - 1) / completionFan }
 
 // itemDone reports whether all n items are done, given that item i's
@@ -40,12 +47,12 @@ func groups(n int) int { return (n + completionFan - 1) / completionFan }
 func (s *Store) itemDone(ctx context.Context, m stageMarkers, i, n int) (bool, error) {
 	g := i / completionFan
 	lo, hi := g*completionFan, min(n, (g+1)*completionFan)
-	es, err := queryAll(ctx, s.state, m.pk, markerKey(m.item, lo), markerKey(m.item, hi))
+	es, err := queryAll(ctx, s.state, m.pk(i), markerKey(m.item, lo), markerKey(m.item, hi))
 	if err != nil || len(es) < hi-lo {
 		return false, err
 	}
-	if _, err := addOnce(ctx, s.state, storage.Entity{PartitionKey: m.pk, RowKey: markerKey(m.group, g), Props: map[string]any{}}); err != nil {
-		return false, fmt.Errorf("marking group %d of %s complete: %w", g, m.pk, err)
+	if _, err := addOnce(ctx, s.state, storage.Entity{PartitionKey: m.base, RowKey: markerKey(m.group, g), Props: map[string]any{}}); err != nil {
+		return false, fmt.Errorf("marking group %d of %s complete: %w", g, m.base, err)
 	}
 	return s.allDone(ctx, m, n)
 }
@@ -55,6 +62,6 @@ func (s *Store) allDone(ctx context.Context, m stageMarkers, n int) (bool, error
 	if n == 0 {
 		return true, nil
 	}
-	es, err := queryAll(ctx, s.state, m.pk, markerKey(m.group, 0), markerKey(m.group, groups(n)))
+	es, err := queryAll(ctx, s.state, m.base, markerKey(m.group, 0), markerKey(m.group, groups(n)))
 	return err == nil && len(es) >= groups(n), err
 }

@@ -10,19 +10,21 @@ import (
 )
 
 // TestCompletionConcurrent finishes n items from many goroutines at once:
-// at least one must see the stage complete, none before every item is.
+// at least one must see the stage complete, none before every item is;
+// with the markers in one partition and spread over three.
 func TestCompletionConcurrent(t *testing.T) {
 	ctx := context.Background()
-	for _, n := range []int{1, 63, 64, 65, 200} {
+	for _, c := range []struct{ n, shards int }{{1, 1}, {63, 1}, {64, 1}, {65, 1}, {200, 1}, {1, 3}, {65, 3}, {200, 3}, {300, 3}} {
+		n := c.n
 		s, state := openStore(t)
-		m := stageMarkers{pk: "v01", item: 'd', group: 'e'}
+		m := stageMarkers{spread: spread{"v01", c.shards}, item: 'd', group: 'e'}
 		var finished atomic.Int64
 		var wg sync.WaitGroup
 		for i := 0; i < n; i++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if _, err := state.Add(ctx, storage.Entity{PartitionKey: m.pk, RowKey: markerKey(m.item, i), Props: map[string]any{}}); err != nil {
+				if _, err := state.Add(ctx, storage.Entity{PartitionKey: m.pk(i), RowKey: markerKey(m.item, i), Props: map[string]any{}}); err != nil {
 					t.Error(err)
 					return
 				}
@@ -32,7 +34,7 @@ func TestCompletionConcurrent(t *testing.T) {
 				}
 				if all {
 					// Markers are only added: every one must be there now.
-					es, err := queryAll(ctx, state, m.pk, markerKey(m.item, 0), markerKey(m.item, n))
+					es, err := queryPartitions(ctx, state, m.pks(), markerKey(m.item, 0), markerKey(m.item, n))
 					if err != nil || len(es) != n {
 						t.Errorf("n=%d: complete with %d of the markers (%v)", n, len(es), err)
 					}

@@ -25,7 +25,10 @@ type Config struct {
 	SolvePositions int
 	// QueueShards is how many queues the work queue is spread over.
 	QueueShards int
-	Created     int64
+	// PartitionShards is how many partitions each kind of a ply's
+	// numbered rows is spread over (New).
+	PartitionShards int
+	Created         int64
 }
 
 func (c Config) entity() storage.Entity {
@@ -33,7 +36,7 @@ func (c Config) entity() storage.Entity {
 		"Board": int64(c.Board), "Target": int64(c.Target),
 		"BlobPositions": int64(c.BlobPositions), "BucketBlobs": int64(c.BucketBlobs),
 		"Start": c.Start, "Solve": c.Solve, "SolvePositions": int64(c.SolvePositions),
-		"QueueShards": int64(c.QueueShards), "Created": c.Created,
+		"QueueShards": int64(c.QueueShards), "PartitionShards": int64(c.PartitionShards), "Created": c.Created,
 	}}
 }
 
@@ -59,10 +62,11 @@ func ReadConfig(ctx context.Context, state storage.Table) (Config, error) {
 	} else if c.Solve {
 		c.SolvePositions = c.BlobPositions
 	}
-	// Runs seeded before queues were sharded have one queue.
-	c.QueueShards = 1
+	// Runs seeded before sharding have one queue and one partition of
+	// each kind.
+	c.QueueShards, c.PartitionShards = 1, 1
 	if d.optional("QueueShards") {
-		c.QueueShards = d.count("QueueShards")
+		c.QueueShards, c.PartitionShards = d.count("QueueShards"), d.count("PartitionShards")
 	}
 	return c, d.done("the run's settings")
 }

@@ -19,8 +19,8 @@ type FinalBlob struct {
 	Min, Max board.Position
 }
 
-func (f FinalBlob) entity(ply int) storage.Entity {
-	return storage.Entity{PartitionKey: pkFinals(ply), RowKey: rkFinal(f.Index), Props: map[string]any{
+func (f FinalBlob) entity(pk string) storage.Entity {
+	return storage.Entity{PartitionKey: pk, RowKey: rkFinal(f.Index), Props: map[string]any{
 		"Blob": f.Blob, "Count": f.Count, "Terminal": f.Terminal,
 		"Min": f.Min.AppendKey(nil), "Max": f.Max.AppendKey(nil),
 	}}
@@ -37,12 +37,16 @@ func (s *Store) decodeFinal(e storage.Entity) (FinalBlob, error) {
 // The rows are upserts whose content depends only on the ply's frozen
 // runs, so concurrent or repeated calls write the same rows.
 func (s *Store) PutFinals(ctx context.Context, ply int, finals []FinalBlob) error {
-	ops := make([]storage.Op, len(finals))
-	for i, f := range finals {
-		ops[i] = storage.Op{Kind: storage.OpUpsert, Entity: f.entity(ply)}
+	rows := s.finalRows(ply)
+	ops := map[string][]storage.Op{}
+	for _, f := range finals {
+		pk := rows.pk(f.Index)
+		ops[pk] = append(ops[pk], storage.Op{Kind: storage.OpUpsert, Entity: f.entity(pk)})
 	}
-	if err := transactAll(ctx, s.state, pkFinals(ply), ops); err != nil {
-		return fmt.Errorf("recording the final blobs of ply %d: %w", ply, err)
+	for pk, ops := range ops {
+		if err := transactAll(ctx, s.state, pk, ops); err != nil {
+			return fmt.Errorf("recording the final blobs of ply %d: %w", ply, err)
+		}
 	}
 	return nil
 }
@@ -50,7 +54,7 @@ func (s *Store) PutFinals(ctx context.Context, ply int, finals []FinalBlob) erro
 // Final reads final blob index of a ply; storage.ErrNotFound if the ply
 // has no such blob.
 func (s *Store) Final(ctx context.Context, ply, index int) (FinalBlob, error) {
-	e, err := s.state.Get(ctx, pkFinals(ply), rkFinal(index))
+	e, err := s.state.Get(ctx, s.finalRows(ply).pk(index), rkFinal(index))
 	if err != nil {
 		return FinalBlob{}, fmt.Errorf("reading final blob %d of ply %d: %w", index, ply, err)
 	}
@@ -59,7 +63,7 @@ func (s *Store) Final(ctx context.Context, ply, index int) (FinalBlob, error) {
 
 // Finals reads every final blob of a ply, in index order.
 func (s *Store) Finals(ctx context.Context, ply int) ([]FinalBlob, error) {
-	es, err := queryAll(ctx, s.state, pkFinals(ply), "", "")
+	es, err := queryPartitions(ctx, s.state, s.finalRows(ply).pks(), "", "")
 	if err != nil {
 		return nil, fmt.Errorf("listing the final blobs of ply %d: %w", ply, err)
 	}

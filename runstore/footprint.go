@@ -32,9 +32,11 @@ func (s *Store) Footprint(ctx context.Context, target int) (RowFootprint, error)
 		}
 	}
 	for ply := 0; ply <= target; ply++ {
-		for _, pk := range []string{pkRuns(ply), pkFinals(ply), pkResolutions(ply)} {
-			if err := count(s.state, pk); err != nil {
-				return f, err
+		for _, rows := range []spread{s.runRows(ply), s.finalRows(ply), s.resolutionMarkers(ply).spread} {
+			for _, pk := range rows.all() {
+				if err := count(s.state, pk); err != nil {
+					return f, err
+				}
 			}
 		}
 		finals, err := s.Finals(ctx, ply)

@@ -41,10 +41,55 @@ func pkSources(blob string) string    { return "s" + strings.ReplaceAll(blob, "/
 
 func rkExpansion(task int) string { return markerKey('d', task) }
 
-func expansionMarkers(ply int) stageMarkers {
-	return stageMarkers{pk: pkRuns(ply), item: 'd', group: 'e'}
+// spread is a ply's rows of one kind that are numbered (expansion tasks,
+// buckets, final blobs) and spread over the run's partition shards by
+// completion group: item i's rows lie in shard (i/completionFan) mod
+// shards, so a group's markers, which its last item counts, share a
+// partition. One shard is the base partition itself, as runs seeded
+// before sharding have it; more are the base, a hyphen and two digits.
+type spread struct {
+	base   string
+	shards int
 }
-func bucketMarkers(ply int) stageMarkers { return stageMarkers{pk: pkRuns(ply), item: 'c', group: 'k'} }
-func resolutionMarkers(ply int) stageMarkers {
-	return stageMarkers{pk: pkResolutions(ply), item: 'd', group: 'e'}
+
+// pk is the partition of item i's rows.
+func (s spread) pk(i int) string {
+	if s.shards <= 1 {
+		return s.base
+	}
+	return fmt.Sprintf("%s-%02d", s.base, (i/completionFan)%s.shards)
+}
+
+// pks are every partition of the rows.
+func (s spread) pks() []string {
+	if s.shards <= 1 {
+		return []string{s.base}
+	}
+	out := make([]string, s.shards)
+	for g := range out {
+		out[g] = s.pk(g * completionFan)
+	}
+	return out
+}
+
+// all are pks and, with shards, the base partition, which then holds
+// only the group markers.
+func (s spread) all() []string {
+	if s.shards <= 1 {
+		return []string{s.base}
+	}
+	return append(s.pks(), s.base)
+}
+
+func (s *Store) runRows(ply int) spread   { return spread{pkRuns(ply), s.shards} }
+func (s *Store) finalRows(ply int) spread { return spread{pkFinals(ply), s.shards} }
+
+func (s *Store) expansionMarkers(ply int) stageMarkers {
+	return stageMarkers{spread: s.runRows(ply), item: 'd', group: 'e'}
+}
+func (s *Store) bucketMarkers(ply int) stageMarkers {
+	return stageMarkers{spread: s.runRows(ply), item: 'c', group: 'k'}
+}
+func (s *Store) resolutionMarkers(ply int) stageMarkers {
+	return stageMarkers{spread: spread{pkResolutions(ply), s.shards}, item: 'd', group: 'e'}
 }

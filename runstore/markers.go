@@ -71,7 +71,7 @@ func (s *Store) AddExpansion(ctx context.Context, ply int, e Expansion) (committ
 	if len(e.Cuts) > MaxBuckets+1 {
 		return false, fmt.Errorf("expansion task %d of ply %d: %d buckets, at most %d", e.Task, ply, len(e.Cuts)-1, MaxBuckets)
 	}
-	row := storage.Entity{PartitionKey: pkRuns(ply), RowKey: rkExpansion(e.Task), Props: map[string]any{
+	row := storage.Entity{PartitionKey: s.expansionMarkers(ply).pk(e.Task), RowKey: rkExpansion(e.Task), Props: map[string]any{
 		"Blob": e.Blob, "Cuts": encodeCuts(e.Cuts),
 		"Parents": e.Parents, "Terminal": e.Terminal, "Edges": e.Edges, "Entries": e.Entries,
 	}}
@@ -84,20 +84,20 @@ func (s *Store) AddExpansion(ctx context.Context, ply int, e Expansion) (committ
 
 // ExpansionDone reports whether expansion task task of a ply is done.
 func (s *Store) ExpansionDone(ctx context.Context, ply, task int) (bool, error) {
-	return exists(ctx, s.state, pkRuns(ply), rkExpansion(task))
+	return exists(ctx, s.state, s.expansionMarkers(ply).pk(task), rkExpansion(task))
 }
 
 // AllExpanded reports whether all tasks of a ply's expansion are done,
 // given that task is (see completion.go).
 func (s *Store) AllExpanded(ctx context.Context, ply, task, tasks int) (bool, error) {
-	return s.itemDone(ctx, expansionMarkers(ply), task, tasks)
+	return s.itemDone(ctx, s.expansionMarkers(ply), task, tasks)
 }
 
 // Expansions reads the markers of a ply's expansion tasks.
 func (s *Store) Expansions(ctx context.Context, ply int) ([]Expansion, error) {
-	m := expansionMarkers(ply)
+	m := s.expansionMarkers(ply)
 	from, to := m.allItems()
-	es, err := queryAll(ctx, s.state, m.pk, from, to)
+	es, err := s.items(ctx, m, from, to)
 	if err != nil {
 		return nil, fmt.Errorf("reading the expansion markers of ply %d: %w", ply, err)
 	}

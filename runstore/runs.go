@@ -26,7 +26,7 @@ type Run struct {
 	Samples  []byte // sample keys for the next ply's splitters
 }
 
-func (r *Run) entity(ply int) storage.Entity {
+func (r *Run) entity(pk string) storage.Entity {
 	props := map[string]any{
 		"Bucket": int64(r.Bucket), "Attempt": r.Attempt, "Blob": r.Blob, "Count": r.Count,
 		"Min": r.Min.AppendKey(nil), "Max": r.Max.AppendKey(nil), "Terminal": r.Terminal,
@@ -34,7 +34,7 @@ func (r *Run) entity(ply int) storage.Entity {
 	if len(r.Samples) > 0 {
 		props["Samples"] = r.Samples
 	}
-	return storage.Entity{PartitionKey: pkRuns(ply), RowKey: r.Key, Props: props}
+	return storage.Entity{PartitionKey: pk, RowKey: r.Key, Props: props}
 }
 
 func (s *Store) decodeRun(e storage.Entity) (*Run, error) {
@@ -65,11 +65,11 @@ type BucketMerge struct {
 // outputs (Runs filters them), so a crash between batches leaves only
 // rows that a later attempt's commit makes irrelevant.
 func (s *Store) CommitBucket(ctx context.Context, ply int, m BucketMerge, outputs []*Run) (won bool, err error) {
-	pk := pkRuns(ply)
+	pk := s.bucketMarkers(ply).pk(m.Bucket)
 	ops := make([]storage.Op, len(outputs))
 	for k, o := range outputs {
 		o.Bucket, o.Attempt, o.Key = m.Bucket, m.Attempt, rkOutput(m.Bucket, m.Attempt, k)
-		ops[k] = storage.Op{Kind: storage.OpUpsert, Entity: o.entity(ply)}
+		ops[k] = storage.Op{Kind: storage.OpUpsert, Entity: o.entity(pk)}
 	}
 	if err := transactAll(ctx, s.state, pk, ops); err != nil {
 		return false, fmt.Errorf("writing the outputs of bucket %d of ply %d: %w", m.Bucket, ply, err)
@@ -84,10 +84,10 @@ func (s *Store) CommitBucket(ctx context.Context, ply int, m BucketMerge, output
 	return won, nil
 }
 
-// DropRuns deletes the output rows of an attempt that lost its bucket's
+// DropRuns deletes the output rows of an attempt that lost bucket's
 // commit. Leftovers are harmless: Runs never reads them.
-func (s *Store) DropRuns(ctx context.Context, ply int, runs []*Run) error {
-	pk := pkRuns(ply)
+func (s *Store) DropRuns(ctx context.Context, ply, bucket int, runs []*Run) error {
+	pk := s.bucketMarkers(ply).pk(bucket)
 	ops := make([]storage.Op, len(runs))
 	for i, r := range runs {
 		ops[i] = storage.Op{Kind: storage.OpDelete, Entity: storage.Entity{PartitionKey: pk, RowKey: r.Key}, ETag: storage.AnyETag}
@@ -97,7 +97,7 @@ func (s *Store) DropRuns(ctx context.Context, ply int, runs []*Run) error {
 
 // BucketMerged reads a bucket's marker; ok is false while it is unmerged.
 func (s *Store) BucketMerged(ctx context.Context, ply, bucket int) (m BucketMerge, ok bool, err error) {
-	bm := bucketMarkers(ply)
+	bm := s.bucketMarkers(ply)
 	ms, err := s.bucketMerges(ctx, ply, markerKey(bm.item, bucket), markerKey(bm.item, bucket+1))
 	if err != nil || len(ms) == 0 {
 		return BucketMerge{}, false, err
@@ -107,13 +107,13 @@ func (s *Store) BucketMerged(ctx context.Context, ply, bucket int) (m BucketMerg
 
 // BucketMerges reads the marker of every merged bucket of a ply.
 func (s *Store) BucketMerges(ctx context.Context, ply int) ([]BucketMerge, error) {
-	from, to := bucketMarkers(ply).allItems()
+	from, to := s.bucketMarkers(ply).allItems()
 	return s.bucketMerges(ctx, ply, from, to)
 }
 
 func (s *Store) bucketMerges(ctx context.Context, ply int, from, to string) ([]BucketMerge, error) {
-	m := bucketMarkers(ply)
-	es, err := queryAll(ctx, s.state, m.pk, from, to)
+	m := s.bucketMarkers(ply)
+	es, err := s.items(ctx, m, from, to)
 	if err != nil {
 		return nil, fmt.Errorf("reading the merged buckets of ply %d: %w", ply, err)
 	}
@@ -132,7 +132,7 @@ func (s *Store) bucketMerges(ctx context.Context, ply int, from, to string) ([]B
 // AllMerged reports whether every bucket of a ply is merged, given that
 // bucket is (see completion.go).
 func (s *Store) AllMerged(ctx context.Context, p *Ply, bucket int) (bool, error) {
-	return s.itemDone(ctx, bucketMarkers(p.Ply), bucket, p.Buckets)
+	return s.itemDone(ctx, s.bucketMarkers(p.Ply), bucket, p.Buckets)
 }
 
 // Runs lists the committed merge outputs of a ply, in key order: the rows
@@ -146,7 +146,7 @@ func (s *Store) Runs(ctx context.Context, ply int) ([]*Run, error) {
 	for _, m := range merges {
 		winner[m.Bucket] = m.Attempt
 	}
-	es, err := queryAll(ctx, s.state, pkRuns(ply), runsFrom, runsTo)
+	es, err := queryPartitions(ctx, s.state, s.runRows(ply).pks(), runsFrom, runsTo)
 	if err != nil {
 		return nil, fmt.Errorf("listing runs of ply %d: %w", ply, err)
 	}

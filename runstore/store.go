@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/storage"
@@ -20,15 +22,20 @@ var (
 
 // Store reads and writes the rows of one run.
 type Store struct {
-	board *board.Board
-	state storage.Table
-	back  storage.Table
+	board  *board.Board
+	state  storage.Table
+	back   storage.Table
+	shards int // partitions a ply's numbered rows are spread over
 }
 
 // New is the store of a run whose control rows live in state and whose
-// backtracking rows live in back.
-func New(b *board.Board, state, back storage.Table) *Store {
-	return &Store{board: b, state: state, back: back}
+// backtracking rows live in back. A ply's numbered rows (expansion and
+// bucket markers, merge outputs, final blobs, resolutions) are spread
+// over shards partitions (keys.go), so that no partition takes more than
+// Azure's target of about 2,000 entities a second; 1 keeps each kind in
+// one partition.
+func New(b *board.Board, state, back storage.Table, shards int) *Store {
+	return &Store{board: b, state: state, back: back, shards: max(1, shards)}
 }
 
 // Tables are the tables the store keeps its rows in, for creating them.
@@ -37,6 +44,23 @@ func (s *Store) Tables() []storage.Table { return []storage.Table{s.state, s.bac
 // queryAll reads a whole row-key range of one partition.
 func queryAll(ctx context.Context, t storage.Table, pk, from, to string) ([]storage.Entity, error) {
 	return storage.QueryAll(ctx, t, pk, storage.QueryOptions{From: from, To: to})
+}
+
+// queryPartitions reads a row-key range of several partitions, merged
+// in row-key order.
+func queryPartitions(ctx context.Context, t storage.Table, pks []string, from, to string) ([]storage.Entity, error) {
+	var out []storage.Entity
+	for _, pk := range pks {
+		es, err := queryAll(ctx, t, pk, from, to)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, es...)
+	}
+	if len(pks) > 1 {
+		slices.SortFunc(out, func(a, b storage.Entity) int { return strings.Compare(a.RowKey, b.RowKey) })
+	}
+	return out, nil
 }
 
 // exists reports whether a row exists.
