@@ -251,3 +251,37 @@ func TestEnvName(t *testing.T) {
 		}
 	}
 }
+
+// FuzzConfigsFromEnv: whatever the variables hold, the result is either
+// accounts that validate, each named once, or a one-line ErrConfig that
+// does not repeat the key.
+func FuzzConfigsFromEnv(f *testing.F) {
+	good := cs("AccountName=acct", "AccountKey="+testKey)
+	f.Add(good, "", "", "", "")
+	f.Add(good, "", good, "", "")
+	f.Add("", "acct1", "", "acct2", "x")
+	f.Add(good, "acct1", "", "", "")
+	f.Add(";;=", "Bad", good+";BlobEndpoint=http://h:1/a", "", good)
+	f.Fuzz(func(t *testing.T, cs1, acct1, cs2, acct2, cs3 string) {
+		env := map[string]string{EnvConnectionString: cs1, EnvAccount: acct1,
+			EnvName(EnvConnectionString, 2): cs2, EnvName(EnvAccount, 2): acct2, EnvName(EnvConnectionString, 3): cs3}
+		cfgs, err := ConfigsFromEnv(func(k string) string { return env[k] })
+		if err != nil {
+			if !errors.Is(err, ErrConfig) || strings.Contains(err.Error(), "\n") || strings.Contains(err.Error(), testKey) {
+				t.Fatalf("error %q: want one line of ErrConfig without the key", err)
+			}
+			return
+		}
+		if len(cfgs) == 0 || len(cfgs) > 3 {
+			t.Fatalf("%d accounts", len(cfgs))
+		}
+		seen := map[string]bool{}
+		for _, cfg := range cfgs {
+			r, err := cfg.resolve()
+			if err != nil || seen[r.blobURL] {
+				t.Fatalf("account %+v: %v, named before %v", cfg, err, seen[r.blobURL])
+			}
+			seen[r.blobURL] = true
+		}
+	})
+}
