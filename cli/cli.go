@@ -22,7 +22,6 @@ import (
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/storage"
-	"github.com/reversi-cloud/reversi/storage/azure"
 	"github.com/reversi-cloud/reversi/storage/embedded"
 )
 
@@ -175,13 +174,9 @@ func (s *storageFlags) open(ctx context.Context, env Env, run string) (*storage.
 		}
 		return storage.NewMetered(storage.Wrap(be, s.watchSpace)), nil
 	default:
-		cfg, err := azure.ConfigFromEnv(env.Getenv)
+		be, err := openAzure(ctx, env)
 		if err != nil {
 			return nil, err
-		}
-		be, err := azure.Open(ctx, cfg)
-		if err != nil {
-			return nil, fmt.Errorf("opening Azure storage: %w", err)
 		}
 		return storage.NewMetered(be), nil
 	}

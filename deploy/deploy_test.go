@@ -64,7 +64,8 @@ type container struct {
 			Name string `yaml:"name"`
 		} `yaml:"configMapRef"`
 		SecretRef *struct {
-			Name string `yaml:"name"`
+			Name     string `yaml:"name"`
+			Optional bool   `yaml:"optional"`
 		} `yaml:"secretRef"`
 	} `yaml:"envFrom"`
 	Ports     []containerPort `yaml:"ports"`
@@ -317,6 +318,9 @@ func TestManifestsMatchTheCode(t *testing.T) {
 	secrets := map[string]bool{} // secrets the pods read their environment from
 	var accounts []string
 	var envNames []string
+	// Each pod's envFrom, spelled out: every pod must see the same storage
+	// accounts in the same order, or they place a run's blobs differently.
+	storageFrom := map[string]string{}
 	for _, o := range append(byKind(objs, "Deployment"), byKind(objs, "Job")...) {
 		where := o.file + ": " + o.Kind + " " + o.Metadata.Name
 		var w workload
@@ -372,6 +376,7 @@ func TestManifestsMatchTheCode(t *testing.T) {
 		for _, ef := range c.EnvFrom {
 			switch {
 			case ef.ConfigMapRef != nil:
+				storageFrom[where] += " configmap " + ef.ConfigMapRef.Name
 				data, ok := configMaps[ef.ConfigMapRef.Name]
 				if !ok {
 					t.Errorf("%s: config map %q is not defined in deploy/", where, ef.ConfigMapRef.Name)
@@ -382,10 +387,23 @@ func TestManifestsMatchTheCode(t *testing.T) {
 				if a := data[azure.EnvAccount]; a != "" {
 					accounts = append(accounts, a)
 				}
+				// The accounts are numbered without gaps, each a valid name.
+				if _, err := azure.ConfigsFromEnv(func(k string) string { return data[k] }); err != nil {
+					t.Errorf("%s: config map %s: %v", where, ef.ConfigMapRef.Name, err)
+				}
 			case ef.SecretRef != nil:
+				storageFrom[where] += " secret " + ef.SecretRef.Name
 				secrets[ef.SecretRef.Name] = true
+				// Its keys (the numbered connection strings included) are
+				// optional: without the secret, the pods use the ConfigMap.
+				if !ef.SecretRef.Optional {
+					t.Errorf("%s: secret %s: want optional: true", where, ef.SecretRef.Name)
+				}
 			}
 		}
+	}
+	if froms := slices.Compact(slices.Sorted(maps.Values(storageFrom))); len(froms) != 1 {
+		t.Errorf("the pods read their storage settings from different places: %v", storageFrom)
 	}
 	checkEnvNames(t, "deploy/", envNames)
 	if len(runs) != 1 {
@@ -496,7 +514,7 @@ func checkEnvNames(t *testing.T, where string, names []string) {
 	t.Helper()
 	var src string
 	for _, n := range slices.Compact(slices.Sorted(slices.Values(names))) {
-		if n == azure.EnvConnectionString || n == azure.EnvAccount {
+		if storageVariable(n) {
 			continue
 		}
 		if src == "" {
@@ -507,6 +525,17 @@ func checkEnvNames(t *testing.T, where string, names []string) {
 				where, n, azure.EnvConnectionString, azure.EnvAccount)
 		}
 	}
+}
+
+// storageVariable reports whether storage/azure reads name: one of the
+// accounts' numbered variables (azure.ConfigsFromEnv).
+func storageVariable(name string) bool {
+	for n := 1; n <= azure.MaxAccounts; n++ {
+		if name == azure.EnvName(azure.EnvConnectionString, n) || name == azure.EnvName(azure.EnvAccount, n) {
+			return true
+		}
+	}
+	return false
 }
 
 // compose is the part of docker-compose.yml the tests look at.
@@ -643,6 +672,24 @@ func TestComposeMatchesTheCode(t *testing.T) {
 		}
 	}
 	checkEnvNames(t, "docker-compose.yml", envNames)
+	// Every service sees the same accounts in the same order; by default
+	// one, the azurite service.
+	env := c.Services["worker"].Environment
+	for _, name := range []string{"seed", "inspect"} {
+		if !maps.Equal(c.Services[name].Environment, env) {
+			t.Errorf("docker-compose.yml: %s's environment differs from the worker's: the storage accounts must be the same", name)
+		}
+	}
+	if cfgs, err := azure.ConfigsFromEnv(func(k string) string { return env[k] }); err != nil || len(cfgs) != 1 {
+		t.Errorf("docker-compose.yml: the default environment gives %d storage accounts (%v), want the one azurite", len(cfgs), err)
+	}
+	for n := 2; n <= 3; n++ {
+		for _, base := range []string{azure.EnvConnectionString, azure.EnvAccount} {
+			if _, ok := env[azure.EnvName(base, n)]; !ok {
+				t.Errorf("docker-compose.yml: the worker does not pass %s on", azure.EnvName(base, n))
+			}
+		}
+	}
 	if len(runs) != 1 {
 		t.Errorf("seed, worker and inspect name runs %v by default: want one", slices.Sorted(maps.Keys(runs)))
 	}

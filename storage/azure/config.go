@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -111,25 +112,109 @@ func (c Config) Validate() error {
 // (which reads its own AZURE_* variables and managed identity). getenv is
 // os.Getenv in a command and a map lookup in tests.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
-	if cs := strings.TrimSpace(getenv(EnvConnectionString)); cs != "" {
+	cs, acct := strings.TrimSpace(getenv(EnvConnectionString)), strings.TrimSpace(getenv(EnvAccount))
+	if cs == "" && acct == "" {
+		return Config{}, fmt.Errorf("%w: set %s or %s", ErrConfig, EnvConnectionString, EnvAccount)
+	}
+	if cs != "" {
+		acct = ""
+	}
+	return configFromValues(cs, acct, 1)
+}
+
+// configFromValues builds the Config of account n (counted from 1) from
+// the values of its connection string and account variables, exactly one
+// of them set.
+func configFromValues(cs, acct string, n int) (Config, error) {
+	if cs != "" {
 		cfg := Config{ConnectionString: cs}
 		if err := cfg.Validate(); err != nil {
-			return Config{}, err
+			return Config{}, fmt.Errorf("%s: %w", EnvName(EnvConnectionString, n), err)
 		}
 		return cfg, nil
 	}
-	if acct := strings.TrimSpace(getenv(EnvAccount)); acct != "" {
-		if err := validAccountName(acct); err != nil {
-			return Config{}, err
-		}
-		cred, err := azidentity.NewDefaultAzureCredential(nil)
-		if err != nil {
-			// azidentity's message names missing settings, never secrets.
-			return Config{}, fmt.Errorf("%w: %s: default Azure credential: %v", ErrConfig, EnvAccount, err)
-		}
-		return Config{Account: acct, Credential: cred}, nil
+	name := EnvName(EnvAccount, n)
+	if err := validAccountName(acct); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", name, err)
 	}
-	return Config{}, fmt.Errorf("%w: set %s or %s", ErrConfig, EnvConnectionString, EnvAccount)
+	cred, err := azidentity.NewDefaultAzureCredential(nil)
+	if err != nil {
+		// azidentity's message names missing settings, never secrets.
+		return Config{}, fmt.Errorf("%w: %s: default Azure credential: %v", ErrConfig, name, err)
+	}
+	return Config{Account: acct, Credential: cred}, nil
+}
+
+// MaxAccounts bounds the numbered variables ConfigsFromEnv reads:
+// AZURE_STORAGE_CONNECTION_STRING_2 to _64 (or AZURE_STORAGE_ACCOUNT_2
+// to _64) besides the unnumbered first.
+const MaxAccounts = 64
+
+// EnvName is the name of variable base (EnvConnectionString or
+// EnvAccount) for account n, counted from 1: base itself for the first,
+// base_2, base_3 and so on for the others.
+func EnvName(base string, n int) string {
+	if n == 1 {
+		return base
+	}
+	return base + "_" + strconv.Itoa(n)
+}
+
+// ConfigsFromEnv builds one Config per storage account: the first from
+// AZURE_STORAGE_CONNECTION_STRING or AZURE_STORAGE_ACCOUNT, as
+// ConfigFromEnv does, then account n from AZURE_STORAGE_CONNECTION_STRING_n
+// or AZURE_STORAGE_ACCOUNT_n, for n = 2, 3 and so on while either is set.
+// Each account may use either style, but not both; the numbers must be
+// contiguous (no gap, no _1), and no account may be named twice (the same
+// blob endpoint, or the same account name). The accounts of the same
+// emulator on different ports are different accounts.
+func ConfigsFromEnv(getenv func(string) string) ([]Config, error) {
+	value := func(base string, n int) string { return strings.TrimSpace(getenv(EnvName(base, n))) }
+	for _, base := range []string{EnvConnectionString, EnvAccount} {
+		if strings.TrimSpace(getenv(base+"_1")) != "" {
+			return nil, fmt.Errorf("%w: %s_1 is not read: the first account is %s", ErrConfig, base, base)
+		}
+	}
+	var cfgs []Config
+	seen := map[string]int{} // blob endpoint -> account number
+	for n := 1; n <= MaxAccounts; n++ {
+		cs, acct := value(EnvConnectionString, n), value(EnvAccount, n)
+		if cs == "" && acct == "" {
+			if n == 1 {
+				return nil, fmt.Errorf("%w: set %s or %s", ErrConfig, EnvConnectionString, EnvAccount)
+			}
+			if err := noneAfter(value, n); err != nil {
+				return nil, err
+			}
+			break
+		}
+		if cs != "" && acct != "" {
+			return nil, fmt.Errorf("%w: account %d: set %s or %s, not both", ErrConfig, n, EnvName(EnvConnectionString, n), EnvName(EnvAccount, n))
+		}
+		cfg, err := configFromValues(cs, acct, n)
+		if err != nil {
+			return nil, err
+		}
+		r, _ := cfg.resolve() // configFromValues validated it
+		if m, ok := seen[r.blobURL]; ok {
+			return nil, fmt.Errorf("%w: accounts %d and %d are the same account (%s)", ErrConfig, m, n, r.blobURL)
+		}
+		seen[r.blobURL] = n
+		cfgs = append(cfgs, cfg)
+	}
+	return cfgs, nil
+}
+
+// noneAfter refuses a numbered variable beyond the gap at account n.
+func noneAfter(value func(base string, n int) string, n int) error {
+	for m := n + 1; m <= MaxAccounts; m++ {
+		for _, base := range []string{EnvConnectionString, EnvAccount} {
+			if value(base, m) != "" {
+				return fmt.Errorf("%w: %s is set but account %d is not: number the accounts without gaps", ErrConfig, EnvName(base, m), n)
+			}
+		}
+	}
+	return nil
 }
 
 // resolved is a validated Config: endpoints without a trailing slash, and

@@ -3,8 +3,10 @@ package azure
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -179,4 +181,107 @@ func TestErrorsAreOurs(t *testing.T) {
 			t.Errorf("call %d: error chain holds a response error: %#v", i, err)
 		}
 	}
+}
+
+func TestConfigsFromEnv(t *testing.T) {
+	azurite := func(port int) string {
+		ep := func(p int) string { return fmt.Sprintf("http://127.0.0.1:%d/devstoreaccount1", p) }
+		return cs("DefaultEndpointsProtocol=http", "AccountName=devstoreaccount1", "AccountKey="+testKey,
+			"BlobEndpoint="+ep(port), "QueueEndpoint="+ep(port+1), "TableEndpoint="+ep(port+2))
+	}
+	a, b, c := azurite(10000), azurite(20000), azurite(30000)
+	const (
+		cs2, cs3   = EnvConnectionString + "_2", EnvConnectionString + "_3"
+		acc2, acc3 = EnvAccount + "_2", EnvAccount + "_3"
+	)
+	for _, tc := range []struct {
+		what string
+		env  map[string]string
+		want []string // each account's connection string or account name
+		err  string   // part of the error; "" for none
+	}{
+		{"one connection string", map[string]string{EnvConnectionString: a}, []string{a}, ""},
+		{"one account", map[string]string{EnvAccount: "acct1"}, []string{"acct1"}, ""},
+		{"three connection strings", map[string]string{EnvConnectionString: a, cs2: b, cs3: c}, []string{a, b, c}, ""},
+		{"styles mixed across accounts", map[string]string{EnvConnectionString: a, acc2: "acct2", cs3: c}, []string{a, "acct2", c}, ""},
+		{"empty values are unset", map[string]string{EnvConnectionString: a, cs2: " ", acc2: ""}, []string{a}, ""},
+		{"nothing", nil, nil, "set " + EnvConnectionString},
+		{"only a second", map[string]string{cs2: b}, nil, "set " + EnvConnectionString},
+		{"gap", map[string]string{EnvConnectionString: a, cs3: c}, nil, cs3 + " is set but account 2 is not"},
+		{"gap far away", map[string]string{EnvConnectionString: a, EnvName(EnvAccount, MaxAccounts): "acct9"}, nil, "is set but account 2 is not"},
+		{"underscore one", map[string]string{EnvConnectionString: a, EnvConnectionString + "_1": b}, nil, EnvConnectionString + "_1 is not read"},
+		{"both styles in one number", map[string]string{EnvConnectionString: a, cs2: b, acc2: "acct2"}, nil, "account 2: set " + cs2 + " or " + acc2 + ", not both"},
+		{"both styles in the first", map[string]string{EnvConnectionString: a, EnvAccount: "acct1"}, nil, "account 1: set"},
+		{"same connection string twice", map[string]string{EnvConnectionString: a, cs2: b, cs3: a}, nil, "accounts 1 and 3 are the same account"},
+		{"same account twice", map[string]string{EnvAccount: "acct1", acc2: "acct1"}, nil, "accounts 1 and 2 are the same account"},
+		{"account and its connection string", map[string]string{EnvAccount: "acct", cs2: cs("AccountName=acct", "AccountKey="+testKey)}, nil, "same account"},
+		{"bad second connection string", map[string]string{EnvConnectionString: a, cs2: cs("AccountName=acct", "AccountKey=%%"+testKey)}, nil, cs2 + ": "},
+		{"bad second account", map[string]string{EnvConnectionString: a, acc2: "Not_An_Account"}, nil, acc2 + ": "},
+	} {
+		cfgs, err := ConfigsFromEnv(func(k string) string { return tc.env[k] })
+		if tc.err != "" {
+			if !errors.Is(err, ErrConfig) || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("%s: error %v, want ErrConfig with %q", tc.what, err, tc.err)
+			} else if strings.Contains(err.Error(), testKey) || strings.Contains(err.Error(), "\n") {
+				t.Errorf("%s: error is not one line without the key: %v", tc.what, err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%s: %v", tc.what, err)
+			continue
+		}
+		var got []string
+		for _, cfg := range cfgs {
+			if err := cfg.Validate(); err != nil {
+				t.Errorf("%s: config does not validate: %v", tc.what, err)
+			}
+			got = append(got, cfg.ConnectionString+cfg.Account)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: accounts %q, want %q", tc.what, got, tc.want)
+		}
+	}
+}
+
+func TestEnvName(t *testing.T) {
+	for n, want := range map[int]string{1: EnvAccount, 2: EnvAccount + "_2", 12: EnvAccount + "_12"} {
+		if got := EnvName(EnvAccount, n); got != want {
+			t.Errorf("EnvName(%d) = %s, want %s", n, got, want)
+		}
+	}
+}
+
+// FuzzConfigsFromEnv: whatever the variables hold, the result is either
+// accounts that validate, each named once, or a one-line ErrConfig that
+// does not repeat the key.
+func FuzzConfigsFromEnv(f *testing.F) {
+	good := cs("AccountName=acct", "AccountKey="+testKey)
+	f.Add(good, "", "", "", "")
+	f.Add(good, "", good, "", "")
+	f.Add("", "acct1", "", "acct2", "x")
+	f.Add(good, "acct1", "", "", "")
+	f.Add(";;=", "Bad", good+";BlobEndpoint=http://h:1/a", "", good)
+	f.Fuzz(func(t *testing.T, cs1, acct1, cs2, acct2, cs3 string) {
+		env := map[string]string{EnvConnectionString: cs1, EnvAccount: acct1,
+			EnvName(EnvConnectionString, 2): cs2, EnvName(EnvAccount, 2): acct2, EnvName(EnvConnectionString, 3): cs3}
+		cfgs, err := ConfigsFromEnv(func(k string) string { return env[k] })
+		if err != nil {
+			if !errors.Is(err, ErrConfig) || strings.Contains(err.Error(), "\n") || strings.Contains(err.Error(), testKey) {
+				t.Fatalf("error %q: want one line of ErrConfig without the key", err)
+			}
+			return
+		}
+		if len(cfgs) == 0 || len(cfgs) > 3 {
+			t.Fatalf("%d accounts", len(cfgs))
+		}
+		seen := map[string]bool{}
+		for _, cfg := range cfgs {
+			r, err := cfg.resolve()
+			if err != nil || seen[r.blobURL] {
+				t.Fatalf("account %+v: %v, named before %v", cfg, err, seen[r.blobURL])
+			}
+			seen[r.blobURL] = true
+		}
+	})
 }

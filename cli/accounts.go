@@ -1,0 +1,32 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/reversi-cloud/reversi/runstore"
+	"github.com/reversi-cloud/reversi/storage"
+	"github.com/reversi-cloud/reversi/storage/azure"
+	"github.com/reversi-cloud/reversi/storage/spread"
+)
+
+// openAzure opens the storage accounts that env names (see
+// azure.ConfigsFromEnv): one account as it is, several as one backend
+// that spreads each run's blob data over them by runstore.Placement.
+func openAzure(ctx context.Context, env Env) (storage.Backend, error) {
+	cfgs, err := azure.ConfigsFromEnv(env.Getenv)
+	if err != nil {
+		return nil, err
+	}
+	accts := make([]storage.Backend, len(cfgs))
+	for i, cfg := range cfgs {
+		if accts[i], err = azure.Open(ctx, cfg); err != nil {
+			return nil, fmt.Errorf("opening Azure storage account %d: %w", i+1, err)
+		}
+	}
+	if len(accts) == 1 {
+		return accts[0], nil
+	}
+	place := runstore.Placement{Accounts: len(accts)}
+	return spread.New(spread.Config{Accounts: accts, Blob: place.Blob, Queue: place.Queue})
+}

@@ -1,0 +1,112 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/pipeline"
+	"github.com/reversi-cloud/reversi/runstore"
+	"github.com/reversi-cloud/reversi/storage/azure"
+)
+
+// TestAzuriteTwoAccounts runs 8x8 through ply 10 with three worker
+// processes over two storage accounts: the shared Azurite and one of the
+// test's own, on other ports (both devstoreaccount1, which is fine: the
+// endpoints differ). Every command reads the second account from
+// AZURE_STORAGE_CONNECTION_STRING_2. The counts must be exactly the
+// reference engine's (and docs/reference.md's through ply 8), the run
+// must check clean, every blob must lie on the account runstore.Placement
+// gives it, and the second account must hold at least a quarter of the
+// bytes of the blobs the finished run keeps (every ply's final blobs and
+// results; the sweeps delete the rest as the run goes, so this is what
+// the run holds, not what it wrote).
+func TestAzuriteTwoAccounts(t *testing.T) {
+	if testing.Short() {
+		t.Skip("enumerates 8x8 through ply 10")
+	}
+	first := azurite(t)
+	bin := binaries(t)
+	second := startPrivateAzurite(t)
+	t.Setenv(azure.EnvName(azure.EnvConnectionString, 2), second.cs)
+
+	run := runName("a")
+	const target = 10
+	// Small blobs and buckets, so ply 10 has some ten buckets to spread.
+	if out, err := command(bin, "seed", "-run", run, "-board", "8", "-plies", fmt.Sprint(target), "-blob-positions", "20000", "-bucket-blobs", "4").CombinedOutput(); err != nil {
+		t.Fatalf("seed: %v\n%s", err, out)
+	}
+	f := newFleet(t, bin, run, "-exit-when-done", "-visibility", "30s")
+	for range 3 {
+		f.start()
+	}
+	// A guard against a hung run, far beyond its time on a slow machine;
+	// nothing is measured against it.
+	timeout := time.After(30 * time.Minute)
+	for range 3 {
+		select {
+		case p := <-f.exited:
+			delete(f.live, p.id)
+			if p.err != nil {
+				f.dumpLogs()
+				t.Fatalf("worker %s: %v", p.id, p.err)
+			}
+		case <-timeout:
+			f.dumpLogs()
+			t.Fatal("the workers did not finish the run")
+		}
+	}
+
+	rep, out := inspectReport(t, bin, run)
+	t.Logf("inspect:\n%s", out)
+	checkClean(t, bin, run)
+	refPath := filepath.Join(t.TempDir(), "reference.json")
+	if out, err := command(bin, "enumerate", "-engine", "reference", "-board", "8", "-plies", fmt.Sprint(target), "-quiet", "-json", refPath).CombinedOutput(); err != nil {
+		t.Fatalf("enumerate -engine reference: %v\n%s", err, out)
+	}
+	ref := readReport(t, refPath)
+	if len(rep.Plies) != target+1 || len(ref.Plies) != target+1 {
+		t.Fatalf("%d plies, reference %d; want %d", len(rep.Plies), len(ref.Plies), target+1)
+	}
+	for i, p := range rep.Plies {
+		r := ref.Plies[i]
+		got := [7]int64{p.Positions, p.Terminal, p.Edges, p.BlackWins, p.WhiteWins, p.Draws, p.Unknown}
+		want := [7]int64{r.Positions, r.Terminal, r.Edges, r.BlackWins, r.WhiteWins, r.Draws, r.Unknown}
+		if got != want {
+			t.Errorf("ply %d: %v, reference engine %v", i, got, want)
+		}
+		if i < len(testkit.Ref8x8Positions) && (p.Positions != testkit.Ref8x8Positions[i] || p.Edges != testkit.Ref8x8Edges[i]) {
+			t.Errorf("ply %d: %d positions, %d edges; docs/reference.md %d, %d", i, p.Positions, p.Edges, testkit.Ref8x8Positions[i], testkit.Ref8x8Edges[i])
+		}
+	}
+
+	// What each account holds, listed on the account itself.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	place := runstore.Placement{Accounts: 2}
+	var bytes [2]int64
+	for i, cs := range []string{first, second.cs} {
+		be, err := azure.Open(ctx, azure.Config{ConnectionString: cs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		list, err := be.Container(pipeline.Container(run)).List(ctx, "")
+		if err != nil {
+			t.Fatalf("listing account %d: %v", i+1, err)
+		}
+		for _, b := range list {
+			bytes[i] += b.Size
+			if a := place.Blob(b.Name); a != i {
+				t.Errorf("blob %s is on account %d; its placement is account %d", b.Name, i+1, a+1)
+			}
+		}
+		t.Logf("account %d holds %d blobs, %d bytes", i+1, len(list), bytes[i])
+		be.Close()
+	}
+	if total := bytes[0] + bytes[1]; 4*bytes[1] < total {
+		t.Errorf("the second account holds %d of the run's %d blob bytes: less than a quarter", bytes[1], total)
+	}
+}

@@ -1,0 +1,56 @@
+package runstore
+
+import "strconv"
+
+// Placement spreads a run over Accounts storage accounts (see
+// storage/spread): the run's blob data by a stable function of the key
+// range each blob covers, so that every account holds a fair share of
+// every ply; control blobs, the control rows and the work queue on
+// account 0. Every process of a run must use the same Placement. Accounts
+// of 1 or less put everything on account 0.
+type Placement struct{ Accounts int }
+
+// Blob returns the account of the run's blob name: a final blob by its
+// bucket, a results blob by its final blob's index, an expansion blob by
+// its task, each shifted by the ply so that plies of one bucket do not
+// all start on account 0. The start, the splitters, the merge inputs and
+// any name outside the run's layout go to account 0.
+func (p Placement) Blob(name string) int {
+	if p.Accounts <= 1 {
+		return 0
+	}
+	b, ok := ParseBlobName(name)
+	if !ok {
+		return 0
+	}
+	var slot int
+	switch b.Kind {
+	case FinalRunBlob:
+		slot, ok = number(name, "f-", 6) // FinalRunBlobName's bucket
+	case ExpansionBlob:
+		slot, ok = number(name, "e-", 7) // ExpansionBlobName's task
+	case ResultsBlob:
+		slot = b.Index
+	default:
+		return 0
+	}
+	if !ok {
+		return 0
+	}
+	return (b.Ply + slot) % p.Accounts
+}
+
+// Queue returns the account of queue name: account 0 for every queue
+// until the work queue is sharded.
+func (p Placement) Queue(name string) int { return 0 }
+
+// number reads the width decimal digits after kind in the ply folder of
+// name, as the blob name functions write them.
+func number(name, kind string, width int) (int, bool) {
+	rest := name[len(PlyFolder(0)):]
+	if len(rest) < len(kind)+width || !digits(rest[len(kind):len(kind)+width]) {
+		return 0, false
+	}
+	n, err := strconv.Atoi(rest[len(kind) : len(kind)+width])
+	return n, err == nil
+}
