@@ -36,21 +36,36 @@ const (
 	numKinds
 )
 
-// line is q(d) = max(0, Fixed + Slope*d): one quantity against a driver.
-type line struct{ fixed, slope float64 }
+// line is q(d) = max(0, fixed + slope*d^exp): one quantity against a
+// driver; exp is 1 but for merging (see powerThrough).
+type line struct{ fixed, slope, exp float64 }
 
-// through is the line through (d0, q0) and (d1, q1), d1 > d0; a fixed
-// part below zero is clamped, which keeps (d1, q1) exact.
+// through is the straight line through (d0, q0) and (d1, q1), d1 > d0;
+// a fixed part below zero is clamped, which keeps (d1, q1) exact.
 func through(d0, q0, d1, q1 float64) line {
 	s := (q1 - q0) / (d1 - d0)
 	f := q0 - s*d0
 	if f < 0 {
 		f, s = 0, q1/d1
 	}
-	return line{f, s}
+	return line{f, s, 1}
 }
 
-func (l line) at(d float64) float64 { return max(0, l.fixed+l.slope*d) }
+// powerThrough is the curve with fixed part f through (d1, q1) and
+// (d2, q2), d2 > d1, its exponent kept within 1 to 2: a merge reads one
+// segment per expansion blob of the previous ply that has children in
+// its bucket, so the reads grow faster than the edges (ply 11 to 12:
+// 27 times the reads for 7 times the edges), but no faster than blobs
+// times buckets.
+func powerThrough(f, d1, q1, d2, q2 float64) line {
+	if q1 <= f || q2 <= f {
+		return through(d1, q1, d2, q2)
+	}
+	e := min(2, max(1, math.Log((q2-f)/(q1-f))/math.Log(d2/d1)))
+	return line{f, (q2 - f) / math.Pow(d2, e), e}
+}
+
+func (l line) at(d float64) float64 { return max(0, l.fixed+l.slope*math.Pow(d, l.exp)) }
 
 // usageLine predicts a Usage: one line per operation and per figure.
 type usageLine struct {
@@ -58,15 +73,28 @@ type usageLine struct {
 	written, read, entities line
 }
 
-func fitUsage(d0 float64, u0 Usage, d1 float64, u1 Usage) usageLine {
+// fitUsage fits every figure of a Usage with fit, given the figure at
+// each point.
+func fitUsage(us []Usage, fit func(q []float64) line) usageLine {
+	figure := func(get func(Usage) int64) line {
+		q := make([]float64, len(us))
+		for i, u := range us {
+			q[i] = float64(get(u))
+		}
+		return fit(q)
+	}
 	ul := usageLine{
 		ops:      map[string]line{},
-		written:  through(d0, float64(u0.BytesWritten), d1, float64(u1.BytesWritten)),
-		read:     through(d0, float64(u0.BytesRead), d1, float64(u1.BytesRead)),
-		entities: through(d0, float64(u0.Entities), d1, float64(u1.Entities)),
+		written:  figure(func(u Usage) int64 { return u.BytesWritten }),
+		read:     figure(func(u Usage) int64 { return u.BytesRead }),
+		entities: figure(func(u Usage) int64 { return u.Entities }),
 	}
-	for op := range u0.Add(u1).Ops {
-		ul.ops[op] = through(d0, float64(u0.Ops[op]), d1, float64(u1.Ops[op]))
+	var all Usage
+	for _, u := range us {
+		all = all.Add(u)
+	}
+	for op := range all.Ops {
+		ul.ops[op] = figure(func(u Usage) int64 { return u.Ops[op] })
 	}
 	return ul
 }
@@ -124,8 +152,12 @@ func Fit(small, large Measurement) (*Model, error) {
 		m.edges = append(m.edges, p.Edges)
 	}
 	T := large.Target
+	edges := large.edgesAt
 	// Interior: ply 1 (the smallest with edges) and ply T-1 of large.
-	// Target: small's target and large's.
+	// Target: small's target and large's. Merging (dedup) costs the same
+	// whether the ply is the target or not (a ply's dedup work was the
+	// same, operation by operation, in the runs to 11 and to 12), so its
+	// curve, for both kinds, goes from ply 1 through plies T-1 and T.
 	for k, pts := range [numKinds][2]struct {
 		run Measurement
 		ply int
@@ -136,12 +168,19 @@ func Fit(small, large Measurement) (*Model, error) {
 		m.lines[k] = map[string]usageLine{}
 		a, b := pts[0].run.Plies[pts[0].ply], pts[1].run.Plies[pts[1].ply]
 		for _, cat := range task.Categories {
+			if cat == task.CategoryDedup {
+				d := [3]float64{float64(edges(1)), float64(edges(T - 1)), float64(edges(T))}
+				m.lines[k][cat] = fitUsage([]Usage{large.Plies[1].Categories[cat], large.Plies[T-1].Categories[cat], large.Plies[T].Categories[cat]},
+					func(q []float64) line { return powerThrough(through(d[0], q[0], d[1], q[1]).at(0), d[1], q[1], d[2], q[2]) })
+				continue
+			}
 			d0 := float64(driverOf(pts[0].run.edgesAt, kind(k), cat, a.Ply))
 			d1 := float64(driverOf(pts[1].run.edgesAt, kind(k), cat, b.Ply))
 			if d1 <= d0 {
 				return nil, fmt.Errorf("fitting the plan: %s work of ply %d has no more edges than ply %d's", cat, b.Ply, a.Ply)
 			}
-			m.lines[k][cat] = fitUsage(d0, a.Categories[cat], d1, b.Categories[cat])
+			m.lines[k][cat] = fitUsage([]Usage{a.Categories[cat], b.Categories[cat]},
+				func(q []float64) line { return through(d0, q[0], d1, q[1]) })
 		}
 	}
 	p1, pT := large.Plies[1], large.Plies[T]

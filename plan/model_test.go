@@ -68,8 +68,9 @@ func TestPredictsTheLargestMeasuredRun(t *testing.T) {
 }
 
 // TestFitPassesThroughItsPoints checks the fitting: a plan for the large
-// run's own target reproduces the plies it was fitted to, operation by
-// operation, and the CPU of the whole run.
+// run's own target reproduces, operation by operation, its target ply
+// and the work of its last interior ply but merging (whose curve may
+// bend, see powerThrough), and the CPU of the whole run.
 func TestFitPassesThroughItsPoints(t *testing.T) {
 	runs, err := Measured()
 	if err != nil {
@@ -84,21 +85,24 @@ func TestFitPassesThroughItsPoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, ply := range []int{1, large.Target - 1, large.Target} {
+	for _, ply := range []int{large.Target - 1, large.Target} {
 		want, got := large.Plies[ply], p.Plies[ply]
-		var wantTx, wantWritten, wantRead int64
 		for cat, u := range want.Categories {
-			wantTx += u.Transactions()
-			wantWritten += u.BytesWritten
-			wantRead += u.BytesRead
+			if ply < large.Target && cat == "dedup" {
+				continue
+			}
 			if got.TransactionsByCategory[cat] != u.Transactions() {
 				t.Errorf("ply %d %s: %d transactions, measured %d", ply, cat, got.TransactionsByCategory[cat], u.Transactions())
 			}
 		}
-		if got.Transactions != wantTx || got.BytesWritten != wantWritten || got.BytesRead != wantRead {
-			t.Errorf("ply %d: %d transactions, %d bytes written, %d read; measured %d, %d, %d",
-				ply, got.Transactions, got.BytesWritten, got.BytesRead, wantTx, wantWritten, wantRead)
-		}
+	}
+	var written, read int64
+	for _, u := range large.Plies[large.Target].Categories {
+		written += u.BytesWritten
+		read += u.BytesRead
+	}
+	if y := p.Plies[large.Target]; y.BytesWritten != written || y.BytesRead != read {
+		t.Errorf("ply %d: %d bytes written, %d read; measured %d, %d", large.Target, y.BytesWritten, y.BytesRead, written, read)
 	}
 	if got, want := p.Total.CPUSeconds, large.CPUSeconds; math.Abs(got-want) > 1e-9*want {
 		t.Errorf("CPU of the run to %d: %g s, measured %g s", large.Target, got, want)
@@ -152,7 +156,9 @@ func TestShardsAndBinding(t *testing.T) {
 		limits  func(*Limits)
 		binding string
 	}{
-		{"documented targets", func(*Limits) {}, BoundCPU},
+		// Through ply 11 on 2 workers, resolving ply 11 needs a second
+		// table partition; through ply 10, one of each suffices.
+		{"documented targets", func(*Limits) {}, BoundPartitions},
 		{"few queue messages", func(l *Limits) { l.QueueMessages = 1 }, BoundQueue},
 		{"few partition entities", func(l *Limits) { l.PartitionEntities = 1 }, BoundPartitions},
 		{"few requests", func(l *Limits) { l.AccountRequests = 1 }, BoundRequests},

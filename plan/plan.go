@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/report"
 	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/task"
@@ -97,7 +98,10 @@ type Plan struct {
 	EdgeGrowth float64       `json:"edges_per_position_growth"`
 	Limits     Limits        `json:"limits"`
 	Prices     report.Prices `json:"prices"`
-	Plies      []Ply         `json:"plies"`
+	// EmbeddedDiskBytes is the most disk the run takes on the embedded
+	// backend (pipeline.EstimateDisk), when it is run on one machine.
+	EmbeddedDiskBytes int64 `json:"embedded_peak_disk_bytes"`
+	Plies             []Ply `json:"plies"`
 	// Total sums the plies; its shard counts and binding limit are the
 	// largest any ply needs.
 	Total Ply `json:"total"`
@@ -149,6 +153,7 @@ func (m *Model) Make(cfg Config) (*Plan, error) {
 		return nil, fmt.Errorf("planning: %w", err)
 	}
 	pl := &Plan{Board: 8, TargetPly: cfg.Target, Fitted: m.Fitted, CPUPerEdge: m.CPUPerEdge, EdgeGrowth: m.EdgeGrowth, Limits: cfg.Limits, Prices: cfg.Prices}
+	pl.EmbeddedDiskBytes, _ = pipeline.EstimateDisk(pipeline.RunConfig{Board: 8, Target: cfg.Target})
 	edges := make([]int64, cfg.Target+2)
 	positions := make([]int64, cfg.Target+2)
 	for p := range edges {
