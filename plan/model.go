@@ -171,7 +171,9 @@ func Fit(small, large Measurement) (*Model, error) {
 			if cat == task.CategoryDedup {
 				d := [3]float64{float64(edges(1)), float64(edges(T - 1)), float64(edges(T))}
 				m.lines[k][cat] = fitUsage([]Usage{large.Plies[1].Categories[cat], large.Plies[T-1].Categories[cat], large.Plies[T].Categories[cat]},
-					func(q []float64) line { return powerThrough(through(d[0], q[0], d[1], q[1]).at(0), d[1], q[1], d[2], q[2]) })
+					func(q []float64) line {
+						return powerThrough(through(d[0], q[0], d[1], q[1]).at(0), d[1], q[1], d[2], q[2])
+					})
 				continue
 			}
 			d0 := float64(driverOf(pts[0].run.edgesAt, kind(k), cat, a.Ply))
