@@ -40,6 +40,11 @@ squares to the winner). For example, FFO endgame #45, solved 3 plies in:
 
   go run ./cmd/enumerate -plies 3 -solve -start "---XXXX-X-XXXO--XXOXOO--XXXOXO--XXOXXO---OXXXOO-O-OOOO------OO-- X"
 
+-plan runs nothing: it prints what a run through -plies would take, ply
+by ply (storage transactions, bytes, cost, CPU, and the accounts, queue
+shards and table partitions it needs), from a model fitted to measured
+runs; -deadline D plans the workers that finish within D.
+
 -http ADDR serves the run to a web browser while it goes on (live
 progress, the per-ply table and charts, a board viewer), and after it
 ends until Ctrl-C; inspect -http explains the page.
@@ -75,6 +80,8 @@ func enumerate(env Env) error {
 	cf.register(fs)
 	var hf httpFlag
 	hf.register(fs, "during the run and after it until Ctrl-C (pipeline engine)")
+	var plf planFlags
+	plf.register(fs)
 	if help, err := parse(fs, env, enumerateIntro); help || err != nil {
 		return err
 	}
@@ -82,6 +89,9 @@ func enumerate(env Env) error {
 		return err
 	}
 	if err := cf.validate(fs); err != nil {
+		return err
+	}
+	if err := plf.validate(fs); err != nil {
 		return err
 	}
 	name := *run
@@ -95,6 +105,9 @@ func enumerate(env Env) error {
 	cfg, err := runConfig(fs, cfg)
 	if err != nil {
 		return err
+	}
+	if plf.on {
+		return plf.plan(env, cfg, *workers, *jsonOut, &cf)
 	}
 	if err := pf.validate(); err != nil {
 		return err

@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/reversi-cloud/reversi/pipeline"
+	"github.com/reversi-cloud/reversi/plan"
+	"github.com/reversi-cloud/reversi/task"
+)
+
+// planFlags are enumerate's -plan and -deadline: a capacity plan instead
+// of a run.
+type planFlags struct {
+	on       bool
+	deadline time.Duration
+}
+
+func (f *planFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&f.on, "plan", false, "run nothing: print a capacity plan for 8x8 through -plies, per ply: positions, edges, storage transactions by category, bytes stored and moved, cost at list prices (the -price flags), CPU and wall time, and the storage accounts, work-queue shards and table partitions that keep it within Azure's scalability targets, naming the binding limit; -json writes it")
+	fs.DurationVar(&f.deadline, "deadline", 0, "with -plan: the wall time the run must take; the plan gives the workers (one CPU each) it needs, instead of planning for -workers")
+}
+
+// runFlagsUnplanned are enumerate's flags that only a run uses.
+var runFlagsUnplanned = []string{"engine", "storage", "data", "run", "verify", "http", "start", "solve", "position", "moves", "visibility"}
+
+// validate refuses combinations that make no sense with or without -plan.
+func (f *planFlags) validate(fs *flag.FlagSet) error {
+	if !f.on {
+		if given(fs, "deadline") {
+			return usagef("-deadline is for -plan; a run takes the time it takes")
+		}
+		return nil
+	}
+	for _, name := range runFlagsUnplanned {
+		if given(fs, name) {
+			return usagef("-plan runs nothing; leave out -%s", name)
+		}
+	}
+	if given(fs, "deadline") && given(fs, "workers") {
+		return usagef("-plan takes -workers (and gives the time) or -deadline (and gives the workers), not both")
+	}
+	return positive(fs, "deadline")
+}
+
+// plan prints the capacity plan of cfg and writes it to jsonOut if set.
+func (f *planFlags) plan(env Env, cfg pipeline.RunConfig, workers int, jsonOut string, cf *costFlags) error {
+	if cfg.Board != 8 {
+		return usagef("-plan -board %d: the plan's model is measured on 8x8 only", cfg.Board)
+	}
+	m, err := plan.Default()
+	if err != nil {
+		return err
+	}
+	if cfg.BlobPositions != m.BlobPositions || cfg.BucketBlobs != m.BucketBlobs {
+		return usagef("-plan: the model was measured with -blob-positions %d -bucket-blobs %d; leave them out", m.BlobPositions, m.BucketBlobs)
+	}
+	if workers < 1 || workers > 1<<20 {
+		return usagef("-workers %d: must be 1 or more", workers)
+	}
+	p, err := m.Make(plan.Config{Target: cfg.Target, Workers: workers, Deadline: f.deadline, Limits: plan.StandardV2, Prices: cf.p})
+	if err != nil {
+		return err
+	}
+	if err := writePlan(env.Stdout, p); err != nil {
+		return err
+	}
+	if jsonOut == "" {
+		return nil
+	}
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding the plan: %w", err)
+	}
+	if err := os.WriteFile(jsonOut, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("writing the plan: %w", err)
+	}
+	return nil
+}
+
+// writePlan prints a plan as a table, then what it assumed.
+func writePlan(w io.Writer, p *plan.Plan) error {
+	how := fmt.Sprintf("%d workers (one CPU each)", p.Workers)
+	if p.DeadlineSeconds > 0 {
+		how = fmt.Sprintf("a deadline of %s: %s", time.Duration(p.DeadlineSeconds*float64(time.Second)), how)
+	}
+	fmt.Fprintf(w, "capacity plan (nothing was run): %dx%d through ply %d, %s\n", p.Board, p.Board, p.TargetPly, how)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "ply\tpositions\tedges\ttx enum\ttx dedup\ttx backtrack\ttx control\ttx total\tstored\tmoved\tUSD\tCPU s\twall s\taccounts\tqueues\tpartitions\tbinding\t\n")
+	row := func(name string, y plan.Ply) {
+		mark := ""
+		if y.Extrapolated {
+			mark = "*"
+		}
+		c := y.TransactionsByCategory
+		fmt.Fprintf(tw, "%s\t%d%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%.4f\t%.0f\t%.0f\t%d\t%d\t%d\t%s\t\n",
+			name, y.Positions, mark, y.Edges, c[task.CategoryEnumeration], c[task.CategoryDedup], c[task.CategoryBacktrack], c[task.CategoryControl],
+			y.Transactions, bytesText(y.StoredBytes), bytesText(y.BytesWritten+y.BytesRead), y.CostUSD, y.CPUSeconds, y.Seconds,
+			y.Accounts, y.QueueShards, y.Partitions, y.Binding)
+	}
+	for _, y := range p.Plies {
+		row(fmt.Sprint(y.Ply), y)
+	}
+	row("total", p.Total)
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	l := p.Limits
+	_, err := fmt.Fprintf(w, `* positions past ply 13 (the last counted) grow by a constant factor: extrapolated, not known.
+tx: storage transactions of the ply's messages by category (polling an empty queue is left out); stored: blob data kept after the run; moved: bytes written and read; USD: the transactions at %s; keeping the blobs adds $%.4f a month. On one machine's embedded backend the run peaks at about %s of disk.
+CPU: %.3g s per edge handled, measured on the embedded backend (its storage's CPU included); wall: CPU over the workers, all busy. Edges per position grow %.3f a ply past the measured plies.
+accounts, queues, partitions: units = ceil(rate / (target x %.0f%%)), the rate being the ply's over its wall time (at least 1 s), for a standard general-purpose v2 account's targets: %.0f requests/s, %.0f Gbps in, %.0f Gbps out per account; %.0f messages/s per queue; %.0f entities/s per table partition. binding: the limit the ply needs the most units of; CPU when one of each suffices.
+model fitted to: %s; and %s
+`, p.Prices.Source, p.Total.StorageUSDPerMonth, bytesText(p.EmbeddedDiskBytes), p.CPUPerEdge, p.EdgeGrowth, 100*l.Headroom, l.AccountRequests, l.AccountIngress*8/1e9, l.AccountEgress*8/1e9, l.QueueMessages, l.PartitionEntities, p.Fitted[0], p.Fitted[1])
+	return err
+}
+
+// bytesText is n in decimal units, for people.
+func bytesText(n int64) string {
+	switch {
+	case n >= 1e12:
+		return fmt.Sprintf("%.2f TB", float64(n)/1e12)
+	case n >= 1e9:
+		return fmt.Sprintf("%.2f GB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%d B", n)
+}

@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestPlanWritesEveryPly(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "plan.json")
+	code, stdout, stderr := runCmd(t, Enumerate, "-plan", "-plies", "14", "-workers", "4", "-json", out)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"capacity plan (nothing was run): 8x8 through ply 14, 4 workers", "912004167", "6110427918*", "binding"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("the table lacks %q:\n%s", want, stdout)
+		}
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p struct {
+		Workers int                          `json:"workers"`
+		Plies   []map[string]json.RawMessage `json:"plies"`
+		Total   map[string]json.RawMessage   `json:"total"`
+	}
+	if err := json.Unmarshal(data, &p); err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Plies) != 15 || p.Workers != 4 {
+		t.Fatalf("%d plies for %d workers, want plies 0 to 14 for 4", len(p.Plies), p.Workers)
+	}
+	for i, y := range p.Plies {
+		var ply, positions int64
+		if json.Unmarshal(y["ply"], &ply) != nil || json.Unmarshal(y["positions"], &positions) != nil || ply != int64(i) || positions <= 0 {
+			t.Errorf("entry %d: ply %s, positions %s", i, y["ply"], y["positions"])
+		}
+		for _, k := range []string{"edges", "transactions", "transactions_by_category", "stored_bytes", "bytes_written", "bytes_read", "cost_usd", "accounts", "queue_shards", "table_partitions", "binding_limit"} {
+			if _, ok := y[k]; !ok {
+				t.Errorf("entry %d lacks %q", i, k)
+			}
+		}
+	}
+	if _, ok := p.Total["binding_limit"]; !ok {
+		t.Errorf("the total lacks binding_limit: %v", p.Total)
+	}
+}
+
+func TestPlanDeadlineGivesWorkers(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "plan.json")
+	code, stdout, stderr := runCmd(t, Enumerate, "-plan", "-plies", "13", "-deadline", "10m", "-json", out)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var p struct {
+		Workers  int     `json:"workers"`
+		Deadline float64 `json:"deadline_seconds"`
+		Total    struct {
+			Seconds float64 `json:"seconds"`
+		} `json:"total"`
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(data, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Deadline != 600 || p.Workers < 2 || p.Total.Seconds > 600 || !strings.Contains(stdout, "a deadline of 10m0s") {
+		t.Errorf("deadline %g s: %d workers taking %g s; table:\n%s", p.Deadline, p.Workers, p.Total.Seconds, stdout)
+	}
+}
+
+func TestPlanBadFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-plan", "-board", "6"}, "-plan -board 6: the plan's model is measured on 8x8 only"},
+		{[]string{"-plan", "-board", "4", "-plies", "5"}, "-plan -board 4"},
+		{[]string{"-plan", "-deadline", "1h", "-workers", "3"}, "not both"},
+		{[]string{"-deadline", "1h"}, "-deadline is for -plan"},
+		{[]string{"-plan", "-deadline", "0s"}, "-deadline 0s: must be more than zero"},
+		{[]string{"-plan", "-engine", "reference"}, "-plan runs nothing; leave out -engine"},
+		{[]string{"-plan", "-data", "d"}, "leave out -data"},
+		{[]string{"-plan", "-verify"}, "leave out -verify"},
+		{[]string{"-plan", "-blob-positions", "1000"}, "measured with -blob-positions 65536 -bucket-blobs 16"},
+		{[]string{"-plan", "-plies", "61"}, "-plies 61"},
+		{[]string{"-plan", "-workers", "0"}, "-workers 0"},
+	} {
+		code, _, stderr := runCmd(t, Enumerate, tc.args...)
+		if code != ExitUsage || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%v: exit %d, %q; want exit %d and one line with %q", tc.args, code, stderr, ExitUsage, tc.want)
+		}
+	}
+}
+
+func TestPlanHelp(t *testing.T) {
+	code, stdout, _ := runCmd(t, Enumerate, "-h")
+	if code != ExitOK || !strings.Contains(stdout, "-plan") || !strings.Contains(stdout, "-deadline") {
+		t.Errorf("exit %d; -h does not explain -plan and -deadline:\n%s", code, stdout)
+	}
+}

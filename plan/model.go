@@ -1,0 +1,303 @@
+// Package plan predicts, without running anything, what enumerating 8x8
+// through a target ply takes: positions and edges, storage transactions
+// by category, bytes stored and moved, their cost at list prices, CPU,
+// and the storage accounts, work-queue shards and table partitions that
+// keep every ply within Azure's scalability targets.
+//
+// The model is fitted to measured runs (Measurement, written by
+// plan/internal/measure; the ones fitted by default are in testdata/):
+// every quantity of a ply's storage work is a straight line in the edges
+// the ply's messages handle, through one small ply and the largest one
+// measured of the same kind, and CPU is a constant per edge handled.
+// Positions come from pipeline.EstimatePositions; edges per position
+// grow by a measured factor per ply past the measured plies.
+package plan
+
+import (
+	"embed"
+	"fmt"
+	"math"
+	"path"
+	"sort"
+	"strings"
+
+	"github.com/reversi-cloud/reversi/pipeline"
+	"github.com/reversi-cloud/reversi/task"
+)
+
+// kind is what a run does with a ply's positions: an interior ply is
+// expanded into the next; the target ply is only resolved. The two cost
+// differently, so each has its own lines.
+type kind int
+
+const (
+	interior kind = iota
+	target
+	numKinds
+)
+
+// line is q(d) = max(0, fixed + slope*d^exp): one quantity against a
+// driver; exp is 1 but for merging (see powerThrough).
+type line struct{ fixed, slope, exp float64 }
+
+// through is the straight line through (d0, q0) and (d1, q1), d1 > d0;
+// a fixed part below zero is clamped, which keeps (d1, q1) exact.
+func through(d0, q0, d1, q1 float64) line {
+	s := (q1 - q0) / (d1 - d0)
+	f := q0 - s*d0
+	if f < 0 {
+		f, s = 0, q1/d1
+	}
+	return line{f, s, 1}
+}
+
+// powerThrough is the curve with fixed part f through (d1, q1) and
+// (d2, q2), d2 > d1, its exponent kept within 1 to 2: a merge reads one
+// segment per expansion blob of the previous ply that has children in
+// its bucket, so the reads grow faster than the edges (ply 11 to 12:
+// 27 times the reads for 7 times the edges), but no faster than blobs
+// times buckets.
+func powerThrough(f, d1, q1, d2, q2 float64) line {
+	if q1 <= f || q2 <= f {
+		return through(d1, q1, d2, q2)
+	}
+	e := min(2, max(1, math.Log((q2-f)/(q1-f))/math.Log(d2/d1)))
+	return line{f, (q2 - f) / math.Pow(d2, e), e}
+}
+
+func (l line) at(d float64) float64 { return max(0, l.fixed+l.slope*math.Pow(d, l.exp)) }
+
+// usageLine predicts a Usage: one line per operation and per figure.
+type usageLine struct {
+	ops                     map[string]line
+	written, read, entities line
+}
+
+// fitUsage fits every figure of a Usage with fit, given the figure at
+// each point.
+func fitUsage(us []Usage, fit func(q []float64) line) usageLine {
+	figure := func(get func(Usage) int64) line {
+		q := make([]float64, len(us))
+		for i, u := range us {
+			q[i] = float64(get(u))
+		}
+		return fit(q)
+	}
+	ul := usageLine{
+		ops:      map[string]line{},
+		written:  figure(func(u Usage) int64 { return u.BytesWritten }),
+		read:     figure(func(u Usage) int64 { return u.BytesRead }),
+		entities: figure(func(u Usage) int64 { return u.Entities }),
+	}
+	var all Usage
+	for _, u := range us {
+		all = all.Add(u)
+	}
+	for op := range all.Ops {
+		ul.ops[op] = figure(func(u Usage) int64 { return u.Ops[op] })
+	}
+	return ul
+}
+
+func (ul usageLine) at(d float64) Usage {
+	u := Usage{Ops: map[string]int64{}, BytesWritten: round(ul.written.at(d)), BytesRead: round(ul.read.at(d)), Entities: round(ul.entities.at(d))}
+	for op, l := range ul.ops {
+		if n := round(l.at(d)); n > 0 {
+			u.Ops[op] = n
+		}
+	}
+	return u
+}
+
+func round(x float64) int64 { return int64(math.Round(x)) }
+
+// Model predicts a run's plies; Fit makes one from measurements.
+type Model struct {
+	// Fitted names the measurements it was fitted to.
+	Fitted []string
+	// lines[kind][category] predicts a ply's storage work in a category
+	// from its driver (see driver).
+	lines [numKinds]map[string]usageLine
+	// stored predicts the blob bytes a ply keeps from its positions.
+	stored line
+	// CPUPerEdge is CPU seconds per edge handled (see handled).
+	CPUPerEdge float64
+	// edges are the measured plies' edges; EdgeGrowth is the factor by
+	// which edges per position grow from one ply to the next past them.
+	edges      []int64
+	EdgeGrowth float64
+	// BlobPositions and BucketBlobs are the run settings measured.
+	BlobPositions, BucketBlobs int
+}
+
+// Fit fits a model to two measured runs of 8x8 with the same settings:
+// small, whose target ply gives the fixed cost of a target ply, and
+// large, whose target ply gives the cost of a target ply per edge and
+// whose last interior ply (target-1) that of an interior ply, its ply 1
+// their fixed cost. large must reach ply 3 or more, past small's target.
+func Fit(small, large Measurement) (*Model, error) {
+	switch {
+	case small.Board != 8 || large.Board != 8:
+		return nil, fmt.Errorf("fitting the plan: measurements of %dx%d and %dx%d, want 8x8", small.Board, small.Board, large.Board, large.Board)
+	case large.Target < 3 || small.Target >= large.Target:
+		return nil, fmt.Errorf("fitting the plan: target plies %d and %d, want the small below the large and the large 3 or more", small.Target, large.Target)
+	case small.BlobPositions != large.BlobPositions || small.BucketBlobs != large.BucketBlobs:
+		return nil, fmt.Errorf("fitting the plan: the measurements' run settings differ")
+	}
+	m := &Model{
+		Fitted:        []string{describe(small), describe(large)},
+		BlobPositions: large.BlobPositions, BucketBlobs: large.BucketBlobs,
+	}
+	for _, p := range large.Plies {
+		m.edges = append(m.edges, p.Edges)
+	}
+	T := large.Target
+	edges := large.edgesAt
+	// Interior: ply 1 (the smallest with edges) and ply T-1 of large.
+	// Target: small's target and large's. Merging (dedup) costs the same
+	// whether the ply is the target or not (a ply's dedup work was the
+	// same, operation by operation, in the runs to 11 and to 12), so its
+	// curve, for both kinds, goes from ply 1 through plies T-1 and T.
+	for k, pts := range [numKinds][2]struct {
+		run Measurement
+		ply int
+	}{
+		interior: {{large, 1}, {large, T - 1}},
+		target:   {{small, small.Target}, {large, T}},
+	} {
+		m.lines[k] = map[string]usageLine{}
+		a, b := pts[0].run.Plies[pts[0].ply], pts[1].run.Plies[pts[1].ply]
+		for _, cat := range task.Categories {
+			if cat == task.CategoryDedup {
+				d := [3]float64{float64(edges(1)), float64(edges(T - 1)), float64(edges(T))}
+				m.lines[k][cat] = fitUsage([]Usage{large.Plies[1].Categories[cat], large.Plies[T-1].Categories[cat], large.Plies[T].Categories[cat]},
+					func(q []float64) line {
+						return powerThrough(through(d[0], q[0], d[1], q[1]).at(0), d[1], q[1], d[2], q[2])
+					})
+				continue
+			}
+			d0 := float64(driverOf(pts[0].run.edgesAt, kind(k), cat, a.Ply))
+			d1 := float64(driverOf(pts[1].run.edgesAt, kind(k), cat, b.Ply))
+			if d1 <= d0 {
+				return nil, fmt.Errorf("fitting the plan: %s work of ply %d has no more edges than ply %d's", cat, b.Ply, a.Ply)
+			}
+			m.lines[k][cat] = fitUsage([]Usage{a.Categories[cat], b.Categories[cat]},
+				func(q []float64) line { return through(d0, q[0], d1, q[1]) })
+		}
+	}
+	p1, pT := large.Plies[1], large.Plies[T]
+	m.stored = through(float64(p1.Positions), float64(p1.StoredBytes), float64(pT.Positions), float64(pT.StoredBytes))
+	var handled int64
+	for p := range large.Plies {
+		handled += handledBy(large.edgesAt, T, p)
+	}
+	m.CPUPerEdge = large.CPUSeconds / float64(handled)
+	// Edges per position grow irregularly from ply to ply (1.19, 1.20,
+	// 1.29 at plies 9 to 11); the factor is the mean over two plies.
+	r := func(p int) float64 { return float64(large.Plies[p].Edges) / float64(large.Plies[p].Positions) }
+	m.EdgeGrowth = math.Sqrt(r(T) / r(T-2))
+	return m, nil
+}
+
+func describe(m Measurement) string {
+	return fmt.Sprintf("target ply %d, measured %s on %s (%.1f s wall, %.1f s CPU)", m.Target, m.Date, m.Machine, m.WallSeconds, m.CPUSeconds)
+}
+
+// edgesAt is a measured ply's edges, or 0 past the target.
+func (m Measurement) edgesAt(p int) int64 {
+	if p < len(m.Plies) {
+		return m.Plies[p].Edges
+	}
+	return 0
+}
+
+// driverOf is the edges a ply's work in a category handles: an interior
+// ply's expansion writes the edges into the next ply; everything else
+// (merging, resolving, their messages) handles the ply's own edges.
+func driverOf(edges func(int) int64, k kind, cat string, p int) int64 {
+	if k == interior && cat == task.CategoryEnumeration {
+		return edges(p + 1)
+	}
+	return edges(p)
+}
+
+// handledBy is the edges a ply's messages handle in a run to target: its
+// own (merged, resolved) and, below the target, the next ply's (written
+// by its expansion). CPU is a constant per edge handled.
+func handledBy(edges func(int) int64, target, p int) int64 {
+	n := edges(p)
+	if p < target {
+		n += edges(p + 1)
+	}
+	return n
+}
+
+// Positions is the model's positions of a ply: pipeline.EstimatePositions,
+// exact through ply 13 and extrapolated past it (extrapolated is true).
+func (m *Model) Positions(ply int) (n int64, extrapolated bool, err error) {
+	n, ok := pipeline.EstimatePositions(pipeline.RunConfig{Board: 8}, ply)
+	if !ok {
+		return 0, false, fmt.Errorf("no estimate of the positions of ply %d", ply)
+	}
+	return n, ply >= knownPlies, nil
+}
+
+// knownPlies is how many plies of 8x8 have counted positions (0 to 13,
+// docs/reference.md and the README): pipeline.EstimatePositions
+// extrapolates past them.
+const knownPlies = 14
+
+// Edges is the model's edges of a ply: measured through the measured
+// target; past it, the positions times the last measured ply's edges per
+// position, grown by EdgeGrowth a ply.
+func (m *Model) Edges(ply int, positions int64) int64 {
+	if ply < len(m.edges) {
+		return m.edges[ply]
+	}
+	last := len(m.edges) - 1
+	lp, _, _ := m.Positions(last)
+	ratio := float64(m.edges[last]) / float64(lp) * math.Pow(m.EdgeGrowth, float64(ply-last))
+	return round(float64(positions) * ratio)
+}
+
+//go:embed testdata/measured-*.json
+var measured embed.FS
+
+// Default is the model fitted to the measurements in testdata: the
+// smallest and largest target plies below the largest measured one,
+// so that the largest stays a check of the model (see model_test.go).
+func Default() (*Model, error) {
+	runs, err := Measured()
+	if err != nil {
+		return nil, err
+	}
+	if len(runs) < 3 {
+		return nil, fmt.Errorf("fitting the plan: %d measurements, want 3 or more", len(runs))
+	}
+	return Fit(runs[0], runs[len(runs)-2])
+}
+
+// Measured returns the measurements in testdata, by target ply.
+func Measured() ([]Measurement, error) {
+	names, err := measured.ReadDir("testdata")
+	if err != nil {
+		return nil, err
+	}
+	var out []Measurement
+	for _, e := range names {
+		if !strings.HasPrefix(e.Name(), "measured-") {
+			continue
+		}
+		data, err := measured.ReadFile(path.Join("testdata", e.Name()))
+		if err != nil {
+			return nil, err
+		}
+		m, err := ParseMeasurement(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", e.Name(), err)
+		}
+		out = append(out, m)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Target < out[j].Target })
+	return out, nil
+}

@@ -1,0 +1,266 @@
+package plan
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reversi-cloud/reversi/report"
+)
+
+func defaultConfig(targetPly int) Config {
+	return Config{Target: targetPly, Workers: 2, Limits: StandardV2, Prices: report.DefaultPrices}
+}
+
+// TestPredictsTheLargestMeasuredRun checks the default model, fitted to
+// the measured runs below the largest (targets 2 and 11), against the
+// largest (target 12), which it never saw: plies 10 and 11 are interior
+// plies of that run, 12 its target. Ply 10 of the run to 11 is one of
+// the fitted points, so ply 10 checks only that a ply costs the same in
+// another run; 11 and 12 are predictions. Positions come from
+// pipeline.EstimatePositions, which counts them exactly to ply 13.
+func TestPredictsTheLargestMeasuredRun(t *testing.T) {
+	runs, err := Measured()
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := runs[len(runs)-1]
+	if check.Target != 12 {
+		t.Fatalf("largest measurement has target ply %d, want 12", check.Target)
+	}
+	m, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range m.Fitted {
+		if strings.Contains(f, "target ply 12") {
+			t.Fatalf("the default model was fitted to the run it is checked against: %s", f)
+		}
+	}
+	p, err := m.Make(defaultConfig(check.Target))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const tolerance = 0.15
+	for _, ply := range []int{10, 11, 12} {
+		got, want := p.Plies[ply], check.Plies[ply]
+		var wantTx int64
+		for _, u := range want.Categories {
+			wantTx += u.Transactions()
+		}
+		for _, q := range []struct {
+			name      string
+			got, want int64
+		}{
+			{"positions", got.Positions, want.Positions},
+			{"edges", got.Edges, want.Edges},
+			{"transactions", got.Transactions, wantTx},
+			{"bytes stored", got.StoredBytes, want.StoredBytes},
+		} {
+			off := float64(q.got)/float64(q.want) - 1
+			t.Logf("ply %d %s: predicted %d, measured %d (%+.1f%%)", ply, q.name, q.got, q.want, 100*off)
+			if math.Abs(off) > tolerance {
+				t.Errorf("ply %d %s: predicted %d, measured %d: %+.1f%%, more than %.0f%% off", ply, q.name, q.got, q.want, 100*off, 100*tolerance)
+			}
+		}
+	}
+}
+
+// TestFitPassesThroughItsPoints checks the fitting: a plan for the large
+// run's own target reproduces, operation by operation, its target ply
+// and the work of its last interior ply but merging (whose curve may
+// bend, see powerThrough), and the CPU of the whole run.
+func TestFitPassesThroughItsPoints(t *testing.T) {
+	runs, err := Measured()
+	if err != nil {
+		t.Fatal(err)
+	}
+	small, large := runs[0], runs[len(runs)-2]
+	m, err := Fit(small, large)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.Make(defaultConfig(large.Target))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ply := range []int{large.Target - 1, large.Target} {
+		want, got := large.Plies[ply], p.Plies[ply]
+		for cat, u := range want.Categories {
+			if ply < large.Target && cat == "dedup" {
+				continue
+			}
+			if got.TransactionsByCategory[cat] != u.Transactions() {
+				t.Errorf("ply %d %s: %d transactions, measured %d", ply, cat, got.TransactionsByCategory[cat], u.Transactions())
+			}
+		}
+	}
+	var written, read int64
+	for _, u := range large.Plies[large.Target].Categories {
+		written += u.BytesWritten
+		read += u.BytesRead
+	}
+	if y := p.Plies[large.Target]; y.BytesWritten != written || y.BytesRead != read {
+		t.Errorf("ply %d: %d bytes written, %d read; measured %d, %d", large.Target, y.BytesWritten, y.BytesRead, written, read)
+	}
+	if got, want := p.Total.CPUSeconds, large.CPUSeconds; math.Abs(got-want) > 1e-9*want {
+		t.Errorf("CPU of the run to %d: %g s, measured %g s", large.Target, got, want)
+	}
+	if got, want := p.Plies[large.Target].StoredBytes, large.Plies[large.Target].StoredBytes; got != want {
+		t.Errorf("bytes stored at ply %d: %d, measured %d", large.Target, got, want)
+	}
+}
+
+func TestPlanCoversEveryPly(t *testing.T) {
+	m, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.Make(defaultConfig(14))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Plies) != 15 {
+		t.Fatalf("%d plies, want 0 to 14", len(p.Plies))
+	}
+	var tx int64
+	for i, y := range p.Plies {
+		if y.Ply != i || y.Positions <= 0 || y.Extrapolated != (i > 13) {
+			t.Errorf("ply entry %d: ply %d, %d positions, extrapolated %v", i, y.Ply, y.Positions, y.Extrapolated)
+		}
+		if y.Transactions <= 0 || y.CostUSD <= 0 || y.StoredBytes <= 0 {
+			t.Errorf("ply %d: %d transactions, $%g, %d bytes stored", i, y.Transactions, y.CostUSD, y.StoredBytes)
+		}
+		tx += y.Transactions
+	}
+	// 912,004,167 positions at ply 13, as counted (README).
+	if p.Plies[13].Positions != 912004167 || p.Total.Transactions != tx {
+		t.Errorf("ply 13: %d positions; total transactions %d, plies' sum %d", p.Plies[13].Positions, p.Total.Transactions, tx)
+	}
+	// The target ply is only resolved: no expansion.
+	if n := p.Plies[14].TransactionsByCategory["enumeration"]; n != 0 {
+		t.Errorf("target ply 14: %d enumeration transactions, want 0", n)
+	}
+}
+
+// TestShardsAndBinding checks the shard formula and the binding limit
+// against the plan's own rates, with limits small enough to bind.
+func TestShardsAndBinding(t *testing.T) {
+	m, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		limits  func(*Limits)
+		binding string
+	}{
+		// Through ply 11 on 2 workers, resolving ply 11 needs a second
+		// table partition; through ply 10, one of each suffices.
+		{"documented targets", func(*Limits) {}, BoundPartitions},
+		{"few queue messages", func(l *Limits) { l.QueueMessages = 1 }, BoundQueue},
+		{"few partition entities", func(l *Limits) { l.PartitionEntities = 1 }, BoundPartitions},
+		{"few requests", func(l *Limits) { l.AccountRequests = 1 }, BoundRequests},
+		{"little ingress", func(l *Limits) { l.AccountIngress = 1 }, BoundIngress},
+		{"little egress", func(l *Limits) { l.AccountEgress = 1 }, BoundEgress},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := defaultConfig(11)
+			tc.limits(&cfg.Limits)
+			p, err := m.Make(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := cfg.Limits
+			units := func(rate, target float64) int { return max(1, int(math.Ceil(rate/(target*l.Headroom)))) }
+			for _, y := range p.Plies {
+				q, parts := p.Shards(y.Ply)
+				if q != units(y.MessagesPerSecond, l.QueueMessages) || parts != units(y.EntitiesPerSecond, l.PartitionEntities) {
+					t.Errorf("ply %d: %d queues, %d partitions for %g messages/s, %g entities/s", y.Ply, q, parts, y.MessagesPerSecond, y.EntitiesPerSecond)
+				}
+				accounts := max(units(y.RequestsPerSecond, l.AccountRequests), units(y.IngressPerSecond, l.AccountIngress), units(y.EgressPerSecond, l.AccountEgress))
+				if y.Accounts != accounts {
+					t.Errorf("ply %d: %d accounts, want %d", y.Ply, y.Accounts, accounts)
+				}
+			}
+			if p.Total.Binding != tc.binding {
+				t.Errorf("binding limit %q, want %q", p.Total.Binding, tc.binding)
+			}
+			if q, parts := p.Shards(99); q != p.Total.QueueShards || parts != p.Total.Partitions {
+				t.Errorf("a ply outside the plan: %d queues, %d partitions; want the peak %d, %d", q, parts, p.Total.QueueShards, p.Total.Partitions)
+			}
+		})
+	}
+}
+
+func TestDeadlineGivesWorkers(t *testing.T) {
+	m, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, err := m.Make(defaultConfig(13))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []time.Duration{time.Hour, 10 * time.Minute, time.Minute} {
+		cfg := defaultConfig(13)
+		cfg.Deadline = d
+		p, err := m.Make(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := int(math.Ceil(base.Total.CPUSeconds / d.Seconds()))
+		if p.Workers != want || p.Total.Seconds > d.Seconds() {
+			t.Errorf("deadline %s: %d workers taking %g s, want %d workers within the deadline", d, p.Workers, p.Total.Seconds, want)
+		}
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(*Config)
+		want string
+	}{
+		{"negative target", func(c *Config) { c.Target = -1 }, "target ply -1"},
+		{"no workers", func(c *Config) { c.Workers = 0 }, "0 workers"},
+		{"negative deadline", func(c *Config) { c.Deadline = -time.Second }, "deadline -1s"},
+		{"no headroom", func(c *Config) { c.Limits.Headroom = 0 }, "headroom"},
+		{"zero target", func(c *Config) { c.Limits.QueueMessages = 0 }, "every target"},
+	} {
+		cfg := defaultConfig(11)
+		tc.edit(&cfg)
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an error with %q", tc.name, err, tc.want)
+		}
+	}
+	if err := defaultConfig(11).Validate(); err != nil {
+		t.Error(err)
+	}
+}
+
+func FuzzParseMeasurement(f *testing.F) {
+	files, err := measured.ReadDir("testdata")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, e := range files {
+		data, err := measured.ReadFile("testdata/" + e.Name())
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte(`{"target_ply":0,"plies":[{"ply":0}]}`))
+	f.Add([]byte(`{`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := ParseMeasurement(data)
+		if err != nil {
+			return
+		}
+		if len(m.Plies) != m.Target+1 || m.CPUSeconds <= 0 {
+			t.Fatalf("accepted a measurement of target %d with %d plies and %g CPU seconds", m.Target, len(m.Plies), m.CPUSeconds)
+		}
+	})
+}

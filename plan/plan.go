@@ -1,0 +1,294 @@
+package plan
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/reversi-cloud/reversi/pipeline"
+	"github.com/reversi-cloud/reversi/report"
+	"github.com/reversi-cloud/reversi/storage"
+	"github.com/reversi-cloud/reversi/task"
+)
+
+// Limits are the storage scalability targets a plan keeps within.
+type Limits struct {
+	AccountRequests   float64 `json:"account_requests_per_second"`
+	AccountIngress    float64 `json:"account_ingress_bytes_per_second"`
+	AccountEgress     float64 `json:"account_egress_bytes_per_second"`
+	QueueMessages     float64 `json:"queue_messages_per_second"`
+	PartitionEntities float64 `json:"partition_entities_per_second"`
+	// Headroom is the share of each target a plan uses: the targets are
+	// "high-end targets, but achievable", and a ply's load is not even.
+	Headroom float64 `json:"headroom"`
+}
+
+// StandardV2 are Azure's documented scalability targets for a standard
+// general-purpose v2 storage account (read 2026-11-23):
+//   - 20,000 requests/s per account, 25 Gbps ingress and 50 Gbps egress:
+//     the defaults for regions not in Azure's list of larger accounts
+//     (that list, East US among them, has 40,000 requests/s, 60 Gbps and
+//     200 Gbps); https://learn.microsoft.com/azure/storage/common/scalability-targets-standard-account
+//   - 2,000 messages/s for a single queue (1 KiB messages);
+//     https://learn.microsoft.com/azure/storage/queues/scalability-targets
+//   - 2,000 entities/s for a single table partition (1 KiB entities);
+//     https://learn.microsoft.com/azure/storage/tables/scalability-targets
+var StandardV2 = Limits{
+	AccountRequests:   20000,
+	AccountIngress:    25e9 / 8,
+	AccountEgress:     50e9 / 8,
+	QueueMessages:     2000,
+	PartitionEntities: 2000,
+	Headroom:          0.8,
+}
+
+// Names of the limits a ply can be bound by.
+const (
+	BoundCPU        = "CPU"
+	BoundRequests   = "account requests/s"
+	BoundIngress    = "account ingress"
+	BoundEgress     = "account egress"
+	BoundQueue      = "queue messages/s"
+	BoundPartitions = "partition entities/s"
+)
+
+// Config is what to plan.
+type Config struct {
+	// Target is the run's target ply.
+	Target int
+	// Workers is the number of worker loops, each one CPU, when there is
+	// no Deadline; with one, the workers are those the deadline needs.
+	Workers  int
+	Deadline time.Duration
+	Limits   Limits
+	Prices   report.Prices
+}
+
+// Validate checks a configuration.
+func (c Config) Validate() error {
+	switch {
+	case c.Target < 0 || c.Target > 60:
+		return fmt.Errorf("target ply %d: must be 0 to 60", c.Target)
+	case c.Deadline < 0:
+		return fmt.Errorf("deadline %s: must be zero (none) or more", c.Deadline)
+	case c.Deadline == 0 && c.Workers < 1:
+		return fmt.Errorf("%d workers: must be 1 or more", c.Workers)
+	}
+	l := c.Limits
+	if min(l.AccountRequests, l.AccountIngress, l.AccountEgress, l.QueueMessages, l.PartitionEntities) <= 0 || l.Headroom <= 0 || l.Headroom > 1 {
+		return fmt.Errorf("limits %+v: every target must be more than zero and the headroom 0 to 1", l)
+	}
+	return nil
+}
+
+// Plan is the prediction for a run, ply by ply.
+type Plan struct {
+	Board     int      `json:"board"`
+	TargetPly int      `json:"target_ply"`
+	Fitted    []string `json:"fitted_to"`
+	// Workers is the worker loops planned for (one CPU each): given, or
+	// what the deadline needs.
+	Workers         int     `json:"workers"`
+	DeadlineSeconds float64 `json:"deadline_seconds,omitempty"`
+	// CPUPerEdge (seconds per edge handled) and EdgeGrowth are the
+	// model's; Limits and Prices what the plan was made with.
+	CPUPerEdge float64       `json:"cpu_seconds_per_edge"`
+	EdgeGrowth float64       `json:"edges_per_position_growth"`
+	Limits     Limits        `json:"limits"`
+	Prices     report.Prices `json:"prices"`
+	// EmbeddedDiskBytes is the most disk the run takes on the embedded
+	// backend (pipeline.EstimateDisk), when it is run on one machine.
+	EmbeddedDiskBytes int64 `json:"embedded_peak_disk_bytes"`
+	Plies             []Ply `json:"plies"`
+	// Total sums the plies; its shard counts and binding limit are the
+	// largest any ply needs.
+	Total Ply `json:"total"`
+}
+
+// Ply is the prediction for one ply: the work of its messages, as the
+// run report counts it (report.Ply.Transactions), and what it needs.
+type Ply struct {
+	Ply       int   `json:"ply"`
+	Positions int64 `json:"positions"`
+	Edges     int64 `json:"edges"`
+	// Extrapolated says the positions are past the counted plies (0 to
+	// 13): grown by a constant factor, not known.
+	Extrapolated           bool             `json:"extrapolated,omitempty"`
+	Transactions           int64            `json:"transactions"`
+	TransactionsByCategory map[string]int64 `json:"transactions_by_category"`
+	// StoredBytes is the blob data the ply keeps after the run; written
+	// and read are the bytes its work sends to and gets from storage.
+	StoredBytes  int64 `json:"stored_bytes"`
+	BytesWritten int64 `json:"bytes_written"`
+	BytesRead    int64 `json:"bytes_read"`
+	// CostUSD prices the transactions; StorageUSDPerMonth keeping the
+	// stored bytes.
+	CostUSD            float64 `json:"cost_usd"`
+	StorageUSDPerMonth float64 `json:"storage_usd_per_month"`
+	CPUSeconds         float64 `json:"cpu_seconds"`
+	// Seconds is the ply's wall time with the plan's workers, all busy.
+	Seconds float64 `json:"seconds"`
+	// Rates over the ply (at least a second, the unit of the targets).
+	RequestsPerSecond float64 `json:"requests_per_second"`
+	MessagesPerSecond float64 `json:"queue_messages_per_second"`
+	EntitiesPerSecond float64 `json:"table_entities_per_second"`
+	IngressPerSecond  float64 `json:"ingress_bytes_per_second"`
+	EgressPerSecond   float64 `json:"egress_bytes_per_second"`
+	// Accounts, QueueShards and Partitions keep the rates within the
+	// limits; Binding names the limit that needs the most of its unit
+	// (CPU when one of each suffices: then the workers set the pace).
+	Accounts    int    `json:"accounts"`
+	QueueShards int    `json:"queue_shards"`
+	Partitions  int    `json:"table_partitions"`
+	Binding     string `json:"binding_limit"`
+	// load is the binding limit's rate over what one unit takes.
+	load float64
+}
+
+// Make plans a run of 8x8 from the usual start to cfg.Target.
+func (m *Model) Make(cfg Config) (*Plan, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("planning: %w", err)
+	}
+	pl := &Plan{Board: 8, TargetPly: cfg.Target, Fitted: m.Fitted, CPUPerEdge: m.CPUPerEdge, EdgeGrowth: m.EdgeGrowth, Limits: cfg.Limits, Prices: cfg.Prices}
+	pl.EmbeddedDiskBytes, _ = pipeline.EstimateDisk(pipeline.RunConfig{Board: 8, Target: cfg.Target})
+	edges := make([]int64, cfg.Target+2)
+	positions := make([]int64, cfg.Target+2)
+	for p := range edges {
+		n, extra, err := m.Positions(p)
+		if err != nil {
+			return nil, err
+		}
+		positions[p], edges[p] = n, m.Edges(p, n)
+		if p <= cfg.Target {
+			pl.Plies = append(pl.Plies, Ply{Ply: p, Positions: n, Edges: edges[p], Extrapolated: extra})
+		}
+	}
+	edgesAt := func(p int) int64 { return edges[p] }
+	var usages []Usage
+	var cpu float64
+	for i := range pl.Plies {
+		y := &pl.Plies[i]
+		k := interior
+		if y.Ply == cfg.Target {
+			k = target
+		}
+		var u Usage
+		y.TransactionsByCategory = map[string]int64{}
+		var stats storage.Stats
+		for _, cat := range task.Categories {
+			cu := m.lines[k][cat].at(float64(driverOf(edgesAt, k, cat, y.Ply)))
+			if n := cu.Transactions(); n > 0 || cat != task.CategoryCompensation {
+				y.TransactionsByCategory[cat] = n
+			}
+			u = u.Add(cu)
+			for op, n := range cu.Ops {
+				svc, name, _ := strings.Cut(op, ".")
+				stats.Ops = append(stats.Ops, storage.OpStat{Service: svc, Operation: name, Category: cat, Count: n})
+			}
+		}
+		usages = append(usages, u)
+		y.Transactions, y.BytesWritten, y.BytesRead = u.Transactions(), u.BytesWritten, u.BytesRead
+		y.StoredBytes = round(m.stored.at(float64(y.Positions)))
+		c := report.EstimateCost(stats, y.StoredBytes, cfg.Prices)
+		y.CostUSD, y.StorageUSDPerMonth = c.TransactionsUSD, c.StorageUSDPerMonth
+		y.CPUSeconds = m.CPUPerEdge * float64(handledBy(edgesAt, cfg.Target, y.Ply))
+		cpu += y.CPUSeconds
+	}
+	pl.Workers = cfg.Workers
+	if cfg.Deadline > 0 {
+		pl.DeadlineSeconds = cfg.Deadline.Seconds()
+		pl.Workers = max(1, int(math.Ceil(cpu/pl.DeadlineSeconds)))
+	}
+	t := &pl.Total
+	t.Ply, t.Binding, t.TransactionsByCategory = cfg.Target, BoundCPU, map[string]int64{}
+	t.Accounts, t.QueueShards, t.Partitions = 1, 1, 1
+	for i := range pl.Plies {
+		y := &pl.Plies[i]
+		y.Seconds = y.CPUSeconds / float64(pl.Workers)
+		y.need(usages[i], cfg.Limits)
+		t.Positions += y.Positions
+		t.Edges += y.Edges
+		t.Extrapolated = t.Extrapolated || y.Extrapolated
+		t.Transactions += y.Transactions
+		for c, n := range y.TransactionsByCategory {
+			t.TransactionsByCategory[c] += n
+		}
+		t.StoredBytes += y.StoredBytes
+		t.BytesWritten += y.BytesWritten
+		t.BytesRead += y.BytesRead
+		t.CostUSD += y.CostUSD
+		t.StorageUSDPerMonth += y.StorageUSDPerMonth
+		t.CPUSeconds += y.CPUSeconds
+		t.Seconds += y.Seconds
+		t.RequestsPerSecond = max(t.RequestsPerSecond, y.RequestsPerSecond)
+		t.MessagesPerSecond = max(t.MessagesPerSecond, y.MessagesPerSecond)
+		t.EntitiesPerSecond = max(t.EntitiesPerSecond, y.EntitiesPerSecond)
+		t.IngressPerSecond = max(t.IngressPerSecond, y.IngressPerSecond)
+		t.EgressPerSecond = max(t.EgressPerSecond, y.EgressPerSecond)
+		t.Accounts, t.QueueShards, t.Partitions = max(t.Accounts, y.Accounts), max(t.QueueShards, y.QueueShards), max(t.Partitions, y.Partitions)
+		if y.load > t.load {
+			t.load, t.Binding = y.load, y.Binding
+		}
+	}
+	return pl, nil
+}
+
+// need works out a ply's rates and the shards they need. Each count is
+//
+//	units = ceil(rate / (target * headroom)), at least 1,
+//
+// where rate is the ply's demand (requests, queue operations, table
+// entities, bytes) over the ply's wall time, or over one second if the
+// ply is shorter: the targets are per second, so a ply that makes fewer
+// requests than a target in all cannot exceed it. Accounts cover the
+// largest of requests, ingress and egress; every queue operation
+// (enqueue, dequeue, delete, visibility update) counts as a message.
+// Rates are the ply's average: the headroom absorbs its unevenness.
+func (y *Ply) need(u Usage, l Limits) {
+	window := max(y.Seconds, 1)
+	var queueOps int64
+	for op, n := range u.Ops {
+		if strings.HasPrefix(op, storage.ServiceQueue+".") {
+			queueOps += n
+		}
+	}
+	y.RequestsPerSecond = float64(u.Transactions()) / window
+	y.MessagesPerSecond = float64(queueOps) / window
+	y.EntitiesPerSecond = float64(u.Entities) / window
+	y.IngressPerSecond = float64(u.BytesWritten) / window
+	y.EgressPerSecond = float64(u.BytesRead) / window
+	loads := []struct {
+		name string
+		load float64
+	}{
+		{BoundRequests, y.RequestsPerSecond / (l.AccountRequests * l.Headroom)},
+		{BoundIngress, y.IngressPerSecond / (l.AccountIngress * l.Headroom)},
+		{BoundEgress, y.EgressPerSecond / (l.AccountEgress * l.Headroom)},
+		{BoundQueue, y.MessagesPerSecond / (l.QueueMessages * l.Headroom)},
+		{BoundPartitions, y.EntitiesPerSecond / (l.PartitionEntities * l.Headroom)},
+	}
+	units := func(load float64) int { return max(1, int(math.Ceil(load))) }
+	y.Accounts = units(max(loads[0].load, loads[1].load, loads[2].load))
+	y.QueueShards = units(loads[3].load)
+	y.Partitions = units(loads[4].load)
+	y.Binding, y.load = BoundCPU, 1
+	for _, x := range loads {
+		if x.load > y.load {
+			y.Binding, y.load = x.name, x.load
+		}
+	}
+}
+
+// Shards is what the pipeline needs at a ply to stay within the limits:
+// the work-queue shards and the table partitions to spread the ply's
+// queue operations and table entities over (see need for the formula).
+// A ply outside the plan gets the most any ply needs.
+func (p *Plan) Shards(ply int) (queues, partitions int) {
+	if i := slices.IndexFunc(p.Plies, func(y Ply) bool { return y.Ply == ply }); i >= 0 {
+		return p.Plies[i].QueueShards, p.Plies[i].Partitions
+	}
+	return p.Total.QueueShards, p.Total.Partitions
+}
