@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/storage/azure"
@@ -12,21 +13,26 @@ import (
 
 // openAzure opens the storage accounts that env names (see
 // azure.ConfigsFromEnv): one account as it is, several as one backend
-// that spreads each run's blob data over them by runstore.Placement.
-func openAzure(ctx context.Context, env Env) (storage.Backend, error) {
+// that spreads each run's blob data over them by runstore.Placement and
+// the shards of its work queue round the accounts; n is how many.
+func openAzure(ctx context.Context, env Env) (be storage.Backend, n int, err error) {
 	cfgs, err := azure.ConfigsFromEnv(env.Getenv)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	accts := make([]storage.Backend, len(cfgs))
 	for i, cfg := range cfgs {
 		if accts[i], err = azure.Open(ctx, cfg); err != nil {
-			return nil, fmt.Errorf("opening Azure storage account %d: %w", i+1, err)
+			return nil, 0, fmt.Errorf("opening Azure storage account %d: %w", i+1, err)
 		}
 	}
 	if len(accts) == 1 {
-		return accts[0], nil
+		return accts[0], 1, nil
 	}
 	place := runstore.Placement{Accounts: len(accts)}
-	return spread.New(spread.Config{Accounts: accts, Blob: place.Blob, Queue: place.Queue})
+	be, err = spread.New(spread.Config{Accounts: accts, Blob: place.Blob, Queue: func(name string) int {
+		shard, _ := pipeline.WorkQueueShard(name)
+		return shard % len(accts)
+	}})
+	return be, len(accts), err
 }

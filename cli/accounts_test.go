@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage/azure"
 	"github.com/reversi-cloud/reversi/storage/spread"
@@ -44,8 +45,20 @@ func TestPlacement(t *testing.T) {
 			t.Errorf("%s on one account: %d", tc.name, got)
 		}
 	}
-	if got := three.Queue("run1-work"); got != 0 {
-		t.Errorf("work queue on account %d, want 0", got)
+}
+
+// TestWorkQueueShardNames: the queue placement reads shard numbers back
+// from exactly the names pipeline.WorkQueues makes.
+func TestWorkQueueShardNames(t *testing.T) {
+	for i, name := range pipeline.WorkQueues("run1", 12) {
+		if got, ok := pipeline.WorkQueueShard(name); !ok || got != i {
+			t.Errorf("%s: shard %d, %v; want %d", name, got, ok, i)
+		}
+	}
+	for _, name := range []string{"run1-work-poison", "run1-work-0", "run1-work-01", "run1-work-64", "run1", "-work", "run1-work-1-work-2x", "Run-work"} {
+		if got, ok := pipeline.WorkQueueShard(name); ok {
+			t.Errorf("%s: shard %d, want none", name, got)
+		}
 	}
 }
 
@@ -85,7 +98,7 @@ func TestOpenAzureAccounts(t *testing.T) {
 		{"two accounts", map[string]string{azure.EnvConnectionString: conn(10000), azure.EnvConnectionString + "_2": conn(20000)}, true, ""},
 		{"a gap", map[string]string{azure.EnvConnectionString: conn(10000), azure.EnvConnectionString + "_3": conn(20000)}, false, "account 2 is not"},
 	} {
-		be, err := openAzure(context.Background(), Env{Getenv: func(k string) string { return tc.env[k] }})
+		be, n, err := openAzure(context.Background(), Env{Getenv: func(k string) string { return tc.env[k] }})
 		if tc.err != "" {
 			if err == nil || !strings.Contains(err.Error(), tc.err) {
 				t.Errorf("%s: %v, want %q", tc.what, err, tc.err)
@@ -96,8 +109,8 @@ func TestOpenAzureAccounts(t *testing.T) {
 			t.Errorf("%s: %v", tc.what, err)
 			continue
 		}
-		if _, ok := be.(*spread.Backend); ok != tc.spread {
-			t.Errorf("%s: backend %T", tc.what, be)
+		if _, ok := be.(*spread.Backend); ok != tc.spread || ok != (n == 2) {
+			t.Errorf("%s: backend %T of %d accounts", tc.what, be, n)
 		}
 		be.Close()
 	}

@@ -22,6 +22,7 @@ import (
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/storage"
+	"github.com/reversi-cloud/reversi/storage/azure"
 	"github.com/reversi-cloud/reversi/storage/embedded"
 )
 
@@ -111,6 +112,8 @@ type storageFlags struct {
 	// full, when set before open, is called with the error of every
 	// storage call refused for lack of disk space (see stopWhenFull).
 	full func(error)
+	// accounts is how many storage accounts open opened.
+	accounts int
 }
 
 func (s *storageFlags) register(fs *flag.FlagSet, def string) {
@@ -119,7 +122,7 @@ func (s *storageFlags) register(fs *flag.FlagSet, def string) {
 	if def != "embedded" {
 		dflt = fmt.Sprintf("(default %s, or embedded with -data)", def)
 	}
-	fs.StringVar(&s.kind, "storage", "", "storage backend: embedded (in this process, no setup) or azure (AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT with DefaultAzureCredential; Azurite works too) "+dflt)
+	fs.StringVar(&s.kind, "storage", "", "storage backend: embedded (in this process, no setup) or azure (AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT with DefaultAzureCredential; Azurite works too; more accounts as AZURE_STORAGE_CONNECTION_STRING_2, _3 ... or AZURE_STORAGE_ACCOUNT_2, _3 ...) "+dflt)
 	fs.StringVar(&s.data, "data", "", "keep the run in embedded storage in this directory (implies -storage embedded), so that a later inspect, enumerate or worker with the same -data can read or continue it; one process at a time")
 }
 
@@ -169,15 +172,17 @@ func (s *storageFlags) open(ctx context.Context, env Env, run string) (*storage.
 		if err != nil {
 			return nil, fmt.Errorf("opening embedded storage: %w", err)
 		}
+		s.accounts = 1
 		if s.full == nil {
 			return storage.NewMetered(be), nil
 		}
 		return storage.NewMetered(storage.Wrap(be, s.watchSpace)), nil
 	default:
-		be, err := openAzure(ctx, env)
+		be, n, err := openAzure(ctx, env)
 		if err != nil {
 			return nil, err
 		}
+		s.accounts = n
 		return storage.NewMetered(be), nil
 	}
 }
@@ -229,7 +234,21 @@ func (s *storageFlags) findRun(ctx context.Context, be storage.Backend, run stri
 	if errors.Is(err, pipeline.ErrNoRun) {
 		return nil, s.noRun(run)
 	}
-	return r, err
+	if err != nil {
+		return nil, err
+	}
+	return r, s.sameAccounts(r.Config)
+}
+
+// sameAccounts refuses a run spread over another number of storage
+// accounts than this process opened: it would look for blobs on the
+// wrong accounts.
+func (s *storageFlags) sameAccounts(c pipeline.RunConfig) error {
+	if c.Accounts == s.accounts {
+		return nil
+	}
+	return fmt.Errorf("run %s is spread over %d storage accounts, but this process has %d (%s, then %s_2 and so on); give every process of a run the same accounts in the same order",
+		c.Name, c.Accounts, s.accounts, azure.EnvConnectionString, azure.EnvConnectionString)
 }
 
 // noRun names what to do about a run that does not exist.

@@ -35,6 +35,7 @@ func seed(env Env) error {
 	plies := fs.Int("plies", 0, "target ply (default: the end of the game on 4x4, 9 on 6x6 and 8x8)")
 	blobPositions := fs.Int("blob-positions", pipeline.DefaultBlobPositions, "positions per final blob")
 	bucketBlobs := fs.Int("bucket-blobs", pipeline.DefaultBucketBlobs, "final blobs per bucket: each bucket is merged by one task")
+	fleet := fs.Int("fleet", 1, "the most worker loops that will work on the run at once (processes times -concurrency): the capacity plan (enumerate -plan) sizes the queue and partition shards for them when -queue-shards and -partition-shards are left out")
 	var stf startFlags
 	stf.register(fs)
 	var sf storageFlags
@@ -53,6 +54,12 @@ func seed(env Env) error {
 	if err != nil {
 		return err
 	}
+	if *fleet < 1 {
+		return usagef("-fleet %d: must be 1 or more", *fleet)
+	}
+	if err := planShards(fs, &cfg, *fleet); err != nil {
+		return err
+	}
 	if err := sf.validate(true); err != nil {
 		return err
 	}
@@ -62,6 +69,7 @@ func seed(env Env) error {
 		return err
 	}
 	defer be.Close()
+	cfg.Accounts = sf.accounts
 	if _, err := pipeline.Seed(ctx, be, cfg); err != nil {
 		return err
 	}

@@ -127,6 +127,9 @@ func enumerate(env Env) error {
 	if *workers < 1 || *workers > 1024 {
 		return usagef("-workers %d: must be 1 to 1024", *workers)
 	}
+	if err := planShards(fs, &cfg, *workers); err != nil {
+		return err
+	}
 	if err := positive(fs, "visibility"); err != nil {
 		return err
 	}
@@ -327,12 +330,16 @@ func showProgress(env Env, p *pipeline.Progress, start time.Time) func() {
 func resumeConfig(ctx context.Context, fs *flag.FlagSet, be storage.Backend, sf *storageFlags, cfg pipeline.RunConfig) (pipeline.RunConfig, error) {
 	r, err := pipeline.OpenRun(ctx, be, cfg.Name)
 	if errors.Is(err, pipeline.ErrNoRun) {
+		cfg.Accounts = sf.accounts
 		return cfg, nil
 	}
 	if err != nil {
 		return cfg, err
 	}
 	have := r.Config
+	if err := sf.sameAccounts(have); err != nil {
+		return cfg, err
+	}
 	for _, f := range []struct {
 		name      string
 		have, got int

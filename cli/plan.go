@@ -9,8 +9,10 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/plan"
+	"github.com/reversi-cloud/reversi/report"
 	"github.com/reversi-cloud/reversi/task"
 )
 
@@ -83,6 +85,32 @@ func (f *planFlags) plan(env Env, cfg pipeline.RunConfig, workers int, jsonOut s
 	return nil
 }
 
+// planShards sets what -queue-shards and -partition-shards leave out from
+// the capacity plan of cfg's run for workers worker loops, so a run is
+// sized for its fleet. Runs the model does not cover (boards other than
+// 8x8, other start positions) keep one of each.
+func planShards(fs *flag.FlagSet, cfg *pipeline.RunConfig, workers int) error {
+	if given(fs, "queue-shards") && given(fs, "partition-shards") || cfg.Board != 8 || cfg.Start != board.MustNew(8).Start() {
+		return nil
+	}
+	m, err := plan.Default()
+	if err != nil {
+		return err
+	}
+	p, err := m.Make(plan.Config{Target: cfg.Target, Workers: workers, Limits: plan.StandardV2, Prices: report.DefaultPrices})
+	if err != nil {
+		return err
+	}
+	queues, partitions := p.Shards()
+	if !given(fs, "queue-shards") {
+		cfg.QueueShards = queues
+	}
+	if !given(fs, "partition-shards") {
+		cfg.PartitionShards = partitions
+	}
+	return nil
+}
+
 // writePlan prints a plan as a table, then what it assumed.
 func writePlan(w io.Writer, p *plan.Plan) error {
 	how := fmt.Sprintf("%d workers (one CPU each)", p.Workers)
@@ -91,17 +119,17 @@ func writePlan(w io.Writer, p *plan.Plan) error {
 	}
 	fmt.Fprintf(w, "capacity plan (nothing was run): %dx%d through ply %d, %s\n", p.Board, p.Board, p.TargetPly, how)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "ply\tpositions\tedges\ttx enum\ttx dedup\ttx backtrack\ttx control\ttx total\tstored\tmoved\tUSD\tCPU s\twall s\taccounts\tqueues\tpartitions\tbinding\t\n")
+	fmt.Fprint(tw, "ply\tpositions\tedges\ttx enum\ttx dedup\ttx backtrack\ttx control\ttx total\tstored\tmoved\tUSD\tCPU s\twall s\taccounts\tqueues\tpartitions\tpart. shards\tbinding\t\n")
 	row := func(name string, y plan.Ply) {
 		mark := ""
 		if y.Extrapolated {
 			mark = "*"
 		}
 		c := y.TransactionsByCategory
-		fmt.Fprintf(tw, "%s\t%d%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%.4f\t%.0f\t%.0f\t%d\t%d\t%d\t%s\t\n",
+		fmt.Fprintf(tw, "%s\t%d%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%.4f\t%.0f\t%.0f\t%d\t%d\t%d\t%d\t%s\t\n",
 			name, y.Positions, mark, y.Edges, c[task.CategoryEnumeration], c[task.CategoryDedup], c[task.CategoryBacktrack], c[task.CategoryControl],
 			y.Transactions, bytesText(y.StoredBytes), bytesText(y.BytesWritten+y.BytesRead), y.CostUSD, y.CPUSeconds, y.Seconds,
-			y.Accounts, y.QueueShards, y.Partitions, y.Binding)
+			y.Accounts, y.QueueShards, y.Partitions, y.PartitionShards, y.Binding)
 	}
 	for _, y := range p.Plies {
 		row(fmt.Sprint(y.Ply), y)
@@ -111,12 +139,14 @@ func writePlan(w io.Writer, p *plan.Plan) error {
 		return err
 	}
 	l := p.Limits
+	queues, partitions := p.Shards()
 	_, err := fmt.Fprintf(w, `* positions past ply 13 (the last counted) grow by a constant factor: extrapolated, not known.
 tx: storage transactions of the ply's messages by category (polling an empty queue is left out); stored: blob data kept after the run; moved: bytes written and read; USD: the transactions at %s; keeping the blobs adds $%.4f a month. On one machine's embedded backend the run peaks at about %s of disk.
 CPU: %.3g s per edge handled, measured on the embedded backend (its storage's CPU included); wall: CPU over the workers, all busy. Edges per position grow %.3f a ply past the measured plies.
-accounts, queues, partitions: units = ceil(rate / (target x %.0f%%)), the rate being the ply's over its wall time (at least 1 s), for a standard general-purpose v2 account's targets: %.0f requests/s, %.0f Gbps in, %.0f Gbps out per account; %.0f messages/s per queue; %.0f entities/s per table partition. binding: the limit the ply needs the most units of; CPU when one of each suffices.
+accounts, queues, partitions: units = ceil(rate / (target x %.0f%%)), the rate being the ply's over its wall time (at least 1 s), for a standard general-purpose v2 account's targets: %.0f requests/s, %.0f Gbps in, %.0f Gbps out per account; %.0f messages/s per queue; %.0f entities/s per table partition. part. shards: the same for the busiest partition alone, whose rows a run spreads over -partition-shards partitions. binding: the limit the ply needs the most units of; CPU when one of each suffices.
+run settings: -queue-shards %d -partition-shards %d (the most any ply needs; seed and enumerate choose them from this plan when they are left out).
 model fitted to: %s; and %s
-`, p.Prices.Source, p.Total.StorageUSDPerMonth, bytesText(p.EmbeddedDiskBytes), p.CPUPerEdge, p.EdgeGrowth, 100*l.Headroom, l.AccountRequests, l.AccountIngress*8/1e9, l.AccountEgress*8/1e9, l.QueueMessages, l.PartitionEntities, p.Fitted[0], p.Fitted[1])
+`, p.Prices.Source, p.Total.StorageUSDPerMonth, bytesText(p.EmbeddedDiskBytes), p.CPUPerEdge, p.EdgeGrowth, 100*l.Headroom, l.AccountRequests, l.AccountIngress*8/1e9, l.AccountEgress*8/1e9, l.QueueMessages, l.PartitionEntities, queues, partitions, p.Fitted[0], p.Fitted[1])
 	return err
 }
 

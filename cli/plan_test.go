@@ -1,11 +1,17 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/reversi-cloud/reversi/pipeline"
+	"github.com/reversi-cloud/reversi/plan"
+	"github.com/reversi-cloud/reversi/report"
+	"github.com/reversi-cloud/reversi/storage/embedded"
 )
 
 func TestPlanWritesEveryPly(t *testing.T) {
@@ -103,5 +109,53 @@ func TestPlanHelp(t *testing.T) {
 	code, stdout, _ := runCmd(t, Enumerate, "-h")
 	if code != ExitOK || !strings.Contains(stdout, "-plan") || !strings.Contains(stdout, "-deadline") {
 		t.Errorf("exit %d; -h does not explain -plan and -deadline:\n%s", code, stdout)
+	}
+}
+
+// TestSeedTakesShardsFromThePlan: seed sizes a run's shards for its
+// -fleet by the plan, unless they are given; runs the model does not
+// cover keep one of each.
+func TestSeedTakesShardsFromThePlan(t *testing.T) {
+	m, err := plan.Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.Make(plan.Config{Target: 13, Workers: 400, Limits: plan.StandardV2, Prices: report.DefaultPrices})
+	if err != nil {
+		t.Fatal(err)
+	}
+	queues, partitions := p.Shards()
+	if queues < 2 || partitions < 2 {
+		t.Fatalf("the plan gives %d queue shards and %d partition shards for 400 workers to ply 13; want a fleet that needs several", queues, partitions)
+	}
+	for _, tc := range []struct {
+		name              string
+		args              []string
+		queues, partition int
+	}{
+		{"planned", []string{"-plies", "13", "-fleet", "400"}, queues, partitions},
+		{"given", []string{"-plies", "13", "-fleet", "400", "-queue-shards", "3"}, 3, partitions},
+		{"one worker", []string{"-plies", "13"}, 1, 1},
+		{"other board", []string{"-board", "6", "-plies", "13", "-fleet", "400"}, 1, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			args := append([]string{"-run", "planned", "-storage", "embedded", "-data", dir}, tc.args...)
+			if code, _, stderr := runCmd(t, Seed, args...); code != ExitOK {
+				t.Fatalf("seed: exit %d: %s", code, stderr)
+			}
+			be, err := embedded.Open(embedded.Config{Dir: dir, Persist: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer be.Close()
+			r, err := pipeline.OpenRun(context.Background(), be, "planned")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Config.QueueShards != tc.queues || r.Config.PartitionShards != tc.partition {
+				t.Errorf("run has %d queue shards and %d partition shards, want %d and %d", r.Config.QueueShards, r.Config.PartitionShards, tc.queues, tc.partition)
+			}
+		})
 	}
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -35,8 +37,10 @@ func TestAzuriteTwoAccounts(t *testing.T) {
 
 	run := runName("a")
 	const target = 10
-	// Small blobs and buckets, so ply 10 has some ten buckets to spread.
-	if out, err := command(bin, "seed", "-run", run, "-board", "8", "-plies", fmt.Sprint(target), "-blob-positions", "20000", "-bucket-blobs", "4").CombinedOutput(); err != nil {
+	// Small blobs and buckets, so ply 10 has some ten buckets to spread;
+	// two queue shards, one on each account, and two partition shards.
+	if out, err := command(bin, "seed", "-run", run, "-board", "8", "-plies", fmt.Sprint(target), "-blob-positions", "20000", "-bucket-blobs", "4",
+		"-queue-shards", "2", "-partition-shards", "2").CombinedOutput(); err != nil {
 		t.Fatalf("seed: %v\n%s", err, out)
 	}
 	f := newFleet(t, bin, run, "-exit-when-done", "-visibility", "30s")
@@ -62,6 +66,14 @@ func TestAzuriteTwoAccounts(t *testing.T) {
 
 	rep, out := inspectReport(t, bin, run)
 	t.Logf("inspect:\n%s", out)
+	// A process given only the first account is refused in one line.
+	one := command(bin, "inspect", "-run", run)
+	one.Env = slices.DeleteFunc(one.Env, func(kv string) bool {
+		return strings.HasPrefix(kv, azure.EnvName(azure.EnvConnectionString, 2)+"=")
+	})
+	if out, err := one.CombinedOutput(); err == nil || !strings.Contains(string(out), "spread over 2 storage accounts, but this process has 1") || strings.Count(string(out), "\n") != 1 {
+		t.Errorf("inspect with one of the two accounts: %v\n%s", err, out)
+	}
 	checkClean(t, bin, run)
 	refPath := filepath.Join(t.TempDir(), "reference.json")
 	if out, err := command(bin, "enumerate", "-engine", "reference", "-board", "8", "-plies", fmt.Sprint(target), "-quiet", "-json", refPath).CombinedOutput(); err != nil {
@@ -96,6 +108,10 @@ func TestAzuriteTwoAccounts(t *testing.T) {
 		list, err := be.Container(pipeline.Container(run)).List(ctx, "")
 		if err != nil {
 			t.Fatalf("listing account %d: %v", i+1, err)
+		}
+		// Each account holds its shard of the work queue, empty now.
+		if n, err := be.Queue(pipeline.WorkQueues(run, 2)[i]).ApproximateLength(ctx); err != nil || n != 0 {
+			t.Errorf("queue shard %d on account %d: %d messages, %v", i, i+1, n, err)
 		}
 		for _, b := range list {
 			bytes[i] += b.Size

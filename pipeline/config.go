@@ -7,6 +7,8 @@ package pipeline
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/reversi-cloud/reversi/board"
@@ -42,6 +44,9 @@ const (
 	// MaxPartitionShards bounds the partitions a ply's numbered rows are
 	// spread over (runstore.New).
 	MaxPartitionShards = 64
+	// MaxAccounts bounds the storage accounts of a run, as
+	// storage/azure.ConfigsFromEnv does.
+	MaxAccounts = 64
 )
 
 // RunConfig is what a run records about itself, so workers need only its name.
@@ -71,6 +76,10 @@ type RunConfig struct {
 	// is spread over, for runs whose workers together would exceed what
 	// one partition serves. Zero means one.
 	PartitionShards int
+	// Accounts is how many storage accounts the run's data is spread
+	// over (storage/spread); every process of the run must open as
+	// many. Zero means one.
+	Accounts int
 }
 
 // DefaultTarget is the target ply when none is given: the end of the game
@@ -114,6 +123,9 @@ func (c RunConfig) WithDefaults() RunConfig {
 	if c.PartitionShards == 0 {
 		c.PartitionShards = 1
 	}
+	if c.Accounts == 0 {
+		c.Accounts = 1
+	}
 	if c.Solve && c.SolvePositions == 0 {
 		c.SolvePositions = min(DefaultSolvePositions, c.BlobPositions)
 	}
@@ -149,6 +161,9 @@ func (c RunConfig) Validate() error {
 	}
 	if c.PartitionShards < 1 || c.PartitionShards > MaxPartitionShards {
 		return fmt.Errorf("partition shards %d: must be 1 to %d", c.PartitionShards, MaxPartitionShards)
+	}
+	if c.Accounts < 1 || c.Accounts > MaxAccounts {
+		return fmt.Errorf("storage accounts %d: must be 1 to %d", c.Accounts, MaxAccounts)
 	}
 	switch {
 	case !c.Solve && c.SolvePositions != 0:
@@ -195,6 +210,23 @@ func PoisonQueue(run string) string { return run + "-work-poison" }
 func Container(run string) string   { return run }
 func StateTable(run string) string  { return run + "state" }
 func BackTable(run string) string   { return run + "backtrack" }
+
+// WorkQueueShard is the shard number of a work queue shard's name (see
+// WorkQueues); ok is false for any other name.
+func WorkQueueShard(name string) (shard int, ok bool) {
+	if strings.HasSuffix(name, "-work") {
+		return 0, ValidRunName(strings.TrimSuffix(name, "-work")) == nil
+	}
+	i := strings.LastIndex(name, "-work-")
+	if i < 0 || ValidRunName(name[:i]) != nil {
+		return 0, false
+	}
+	n, err := strconv.Atoi(name[i+len("-work-"):])
+	if err != nil || n < 1 || n >= MaxQueueShards || name != fmt.Sprintf("%s-%d", WorkQueue(name[:i]), n) {
+		return 0, false
+	}
+	return n, true
+}
 
 // WorkQueues names the shards of a run's work queue: WorkQueue, then
 // WorkQueue-1, WorkQueue-2 and so on, so a run of one shard has the one

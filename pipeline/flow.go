@@ -64,7 +64,8 @@ func Seed(ctx context.Context, be storage.Backend, cfg RunConfig) (*Run, error) 
 	}
 	want := runstore.Config{Board: cfg.Board, Target: cfg.Target, BlobPositions: cfg.BlobPositions, BucketBlobs: cfg.BucketBlobs,
 		Start: cfg.startText(r.Board), Solve: cfg.Solve, SolvePositions: cfg.SolvePositions,
-		QueueShards: cfg.QueueShards, PartitionShards: cfg.PartitionShards, Created: time.Now().UnixNano()}
+		QueueShards: cfg.QueueShards, PartitionShards: cfg.PartitionShards,
+		Accounts: cfg.Accounts, Created: time.Now().UnixNano()}
 	have, err := runstore.AddConfig(ctx, be.Table(StateTable(cfg.Name)), want)
 	if errors.Is(err, storage.ErrExists) {
 		have.Created = want.Created
@@ -90,8 +91,8 @@ func settings(c runstore.Config) string {
 	if c.Solve {
 		solve = fmt.Sprintf("solving in blobs of %d positions", c.SolvePositions)
 	}
-	return fmt.Sprintf("board %d, target ply %d, blob positions %d, bucket blobs %d, %s, %s, %d queue shards, %d partition shards",
-		c.Board, c.Target, c.BlobPositions, c.BucketBlobs, start, solve, c.QueueShards, c.PartitionShards)
+	return fmt.Sprintf("board %d, target ply %d, blob positions %d, bucket blobs %d, %s, %s, %d queue shards, %d partition shards, %d storage accounts",
+		c.Board, c.Target, c.BlobPositions, c.BucketBlobs, start, solve, c.QueueShards, c.PartitionShards, c.Accounts)
 }
 
 // seedStart makes ply 0: one run holding the start position, merged at

@@ -88,7 +88,7 @@ func OpenRun(ctx context.Context, be storage.Backend, name string) (*Run, error)
 		return nil, fmt.Errorf("reading run %q configuration: %w", name, err)
 	}
 	cfg := RunConfig{Name: name, Board: c.Board, Target: c.Target, BlobPositions: c.BlobPositions, BucketBlobs: c.BucketBlobs,
-		Solve: c.Solve, SolvePositions: c.SolvePositions, QueueShards: c.QueueShards, PartitionShards: c.PartitionShards}
+		Solve: c.Solve, SolvePositions: c.SolvePositions, QueueShards: c.QueueShards, PartitionShards: c.PartitionShards, Accounts: c.Accounts}
 	if b, err := board.New(c.Board); err == nil {
 		cfg.Start = b.Start()
 		if c.Start != "" {

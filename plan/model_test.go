@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/report"
 )
 
@@ -175,9 +176,13 @@ func TestShardsAndBinding(t *testing.T) {
 			l := cfg.Limits
 			units := func(rate, target float64) int { return max(1, int(math.Ceil(rate/(target*l.Headroom)))) }
 			for _, y := range p.Plies {
-				q, parts := p.Shards(y.Ply)
-				if q != units(y.MessagesPerSecond, l.QueueMessages) || parts != units(y.EntitiesPerSecond, l.PartitionEntities) {
-					t.Errorf("ply %d: %d queues, %d partitions for %g messages/s, %g entities/s", y.Ply, q, parts, y.MessagesPerSecond, y.EntitiesPerSecond)
+				if y.QueueShards != units(y.MessagesPerSecond, l.QueueMessages) || y.Partitions != units(y.EntitiesPerSecond, l.PartitionEntities) ||
+					y.PartitionShards != units(y.HotEntitiesPerSecond, l.PartitionEntities) {
+					t.Errorf("ply %d: %d queues, %d partitions, %d partition shards for %g messages/s, %g entities/s, %g in the busiest partition",
+						y.Ply, y.QueueShards, y.Partitions, y.PartitionShards, y.MessagesPerSecond, y.EntitiesPerSecond, y.HotEntitiesPerSecond)
+				}
+				if y.HotEntitiesPerSecond <= 0 || y.HotEntitiesPerSecond > y.EntitiesPerSecond {
+					t.Errorf("ply %d: %g entities/s in the busiest partition of %g", y.Ply, y.HotEntitiesPerSecond, y.EntitiesPerSecond)
 				}
 				accounts := max(units(y.RequestsPerSecond, l.AccountRequests), units(y.IngressPerSecond, l.AccountIngress), units(y.EgressPerSecond, l.AccountEgress))
 				if y.Accounts != accounts {
@@ -187,8 +192,8 @@ func TestShardsAndBinding(t *testing.T) {
 			if p.Total.Binding != tc.binding {
 				t.Errorf("binding limit %q, want %q", p.Total.Binding, tc.binding)
 			}
-			if q, parts := p.Shards(99); q != p.Total.QueueShards || parts != p.Total.Partitions {
-				t.Errorf("a ply outside the plan: %d queues, %d partitions; want the peak %d, %d", q, parts, p.Total.QueueShards, p.Total.Partitions)
+			if q, parts := p.Shards(); q != min(p.Total.QueueShards, pipeline.MaxQueueShards) || parts != min(p.Total.PartitionShards, pipeline.MaxPartitionShards) {
+				t.Errorf("run settings %d queue shards, %d partition shards; want the peaks %d, %d", q, parts, p.Total.QueueShards, p.Total.PartitionShards)
 			}
 		})
 	}

@@ -3,7 +3,6 @@ package plan
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 	"time"
 
@@ -136,13 +135,20 @@ type Ply struct {
 	EntitiesPerSecond float64 `json:"table_entities_per_second"`
 	IngressPerSecond  float64 `json:"ingress_bytes_per_second"`
 	EgressPerSecond   float64 `json:"egress_bytes_per_second"`
+	// HotEntitiesPerSecond is what the busiest partition would serve
+	// with each kind of row in one partition.
+	HotEntitiesPerSecond float64 `json:"hot_partition_entities_per_second"`
 	// Accounts, QueueShards and Partitions keep the rates within the
-	// limits; Binding names the limit that needs the most of its unit
+	// limits, Partitions counting every partition the ply's entities
+	// are spread over; PartitionShards is the run's setting of that name
+	// (pipeline.RunConfig) that keeps the busiest partition within its
+	// target. Binding names the limit that needs the most of its unit
 	// (CPU when one of each suffices: then the workers set the pace).
-	Accounts    int    `json:"accounts"`
-	QueueShards int    `json:"queue_shards"`
-	Partitions  int    `json:"table_partitions"`
-	Binding     string `json:"binding_limit"`
+	Accounts        int    `json:"accounts"`
+	QueueShards     int    `json:"queue_shards"`
+	Partitions      int    `json:"table_partitions"`
+	PartitionShards int    `json:"partition_shards"`
+	Binding         string `json:"binding_limit"`
 	// load is the binding limit's rate over what one unit takes.
 	load float64
 }
@@ -204,11 +210,15 @@ func (m *Model) Make(cfg Config) (*Plan, error) {
 	}
 	t := &pl.Total
 	t.Ply, t.Binding, t.TransactionsByCategory = cfg.Target, BoundCPU, map[string]int64{}
-	t.Accounts, t.QueueShards, t.Partitions = 1, 1, 1
+	t.Accounts, t.QueueShards, t.Partitions, t.PartitionShards = 1, 1, 1, 1
 	for i := range pl.Plies {
 		y := &pl.Plies[i]
 		y.Seconds = y.CPUSeconds / float64(pl.Workers)
-		y.need(usages[i], cfg.Limits)
+		k := interior
+		if y.Ply == cfg.Target {
+			k = target
+		}
+		y.need(usages[i], m.hot[k], cfg.Limits)
 		t.Positions += y.Positions
 		t.Edges += y.Edges
 		t.Extrapolated = t.Extrapolated || y.Extrapolated
@@ -229,6 +239,8 @@ func (m *Model) Make(cfg Config) (*Plan, error) {
 		t.IngressPerSecond = max(t.IngressPerSecond, y.IngressPerSecond)
 		t.EgressPerSecond = max(t.EgressPerSecond, y.EgressPerSecond)
 		t.Accounts, t.QueueShards, t.Partitions = max(t.Accounts, y.Accounts), max(t.QueueShards, y.QueueShards), max(t.Partitions, y.Partitions)
+		t.PartitionShards = max(t.PartitionShards, y.PartitionShards)
+		t.HotEntitiesPerSecond = max(t.HotEntitiesPerSecond, y.HotEntitiesPerSecond)
 		if y.load > t.load {
 			t.load, t.Binding = y.load, y.Binding
 		}
@@ -246,8 +258,11 @@ func (m *Model) Make(cfg Config) (*Plan, error) {
 // requests than a target in all cannot exceed it. Accounts cover the
 // largest of requests, ingress and egress; every queue operation
 // (enqueue, dequeue, delete, visibility update) counts as a message.
-// Rates are the ply's average: the headroom absorbs its unevenness.
-func (y *Ply) need(u Usage, l Limits) {
+// Rates are the ply's average: the headroom absorbs its unevenness. The
+// partition shards cover the busiest partition's rate, hot times the
+// ply's entity rate: spreading each kind of row over that many
+// partitions divides it among them.
+func (y *Ply) need(u Usage, hot float64, l Limits) {
 	window := max(y.Seconds, 1)
 	var queueOps int64
 	for op, n := range u.Ops {
@@ -260,6 +275,7 @@ func (y *Ply) need(u Usage, l Limits) {
 	y.EntitiesPerSecond = float64(u.Entities) / window
 	y.IngressPerSecond = float64(u.BytesWritten) / window
 	y.EgressPerSecond = float64(u.BytesRead) / window
+	y.HotEntitiesPerSecond = hot * y.EntitiesPerSecond
 	loads := []struct {
 		name string
 		load float64
@@ -274,6 +290,7 @@ func (y *Ply) need(u Usage, l Limits) {
 	y.Accounts = units(max(loads[0].load, loads[1].load, loads[2].load))
 	y.QueueShards = units(loads[3].load)
 	y.Partitions = units(loads[4].load)
+	y.PartitionShards = units(y.HotEntitiesPerSecond / (l.PartitionEntities * l.Headroom))
 	y.Binding, y.load = BoundCPU, 1
 	for _, x := range loads {
 		if x.load > y.load {
@@ -282,13 +299,9 @@ func (y *Ply) need(u Usage, l Limits) {
 	}
 }
 
-// Shards is what the pipeline needs at a ply to stay within the limits:
-// the work-queue shards and the table partitions to spread the ply's
-// queue operations and table entities over (see need for the formula).
-// A ply outside the plan gets the most any ply needs.
-func (p *Plan) Shards(ply int) (queues, partitions int) {
-	if i := slices.IndexFunc(p.Plies, func(y Ply) bool { return y.Ply == ply }); i >= 0 {
-		return p.Plies[i].QueueShards, p.Plies[i].Partitions
-	}
-	return p.Total.QueueShards, p.Total.Partitions
+// Shards is the run settings that keep the whole run within the limits:
+// the most work-queue shards and partition shards any ply needs (see
+// need for the formula), within the pipeline's bounds.
+func (p *Plan) Shards() (queues, partitions int) {
+	return min(p.Total.QueueShards, pipeline.MaxQueueShards), min(p.Total.PartitionShards, pipeline.MaxPartitionShards)
 }

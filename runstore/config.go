@@ -28,7 +28,10 @@ type Config struct {
 	// PartitionShards is how many partitions each kind of a ply's
 	// numbered rows is spread over (New).
 	PartitionShards int
-	Created         int64
+	// Accounts is how many storage accounts the run's data is spread
+	// over.
+	Accounts int
+	Created  int64
 }
 
 func (c Config) entity() storage.Entity {
@@ -36,7 +39,8 @@ func (c Config) entity() storage.Entity {
 		"Board": int64(c.Board), "Target": int64(c.Target),
 		"BlobPositions": int64(c.BlobPositions), "BucketBlobs": int64(c.BucketBlobs),
 		"Start": c.Start, "Solve": c.Solve, "SolvePositions": int64(c.SolvePositions),
-		"QueueShards": int64(c.QueueShards), "PartitionShards": int64(c.PartitionShards), "Created": c.Created,
+		"QueueShards": int64(c.QueueShards), "PartitionShards": int64(c.PartitionShards),
+		"Accounts": int64(c.Accounts), "Created": c.Created,
 	}}
 }
 
@@ -62,11 +66,11 @@ func ReadConfig(ctx context.Context, state storage.Table) (Config, error) {
 	} else if c.Solve {
 		c.SolvePositions = c.BlobPositions
 	}
-	// Runs seeded before sharding have one queue and one partition of
-	// each kind.
-	c.QueueShards, c.PartitionShards = 1, 1
+	// Runs seeded before sharding have one queue, one partition of each
+	// kind and one account.
+	c.QueueShards, c.PartitionShards, c.Accounts = 1, 1, 1
 	if d.optional("QueueShards") {
-		c.QueueShards, c.PartitionShards = d.count("QueueShards"), d.count("PartitionShards")
+		c.QueueShards, c.PartitionShards, c.Accounts = d.count("QueueShards"), d.count("PartitionShards"), d.count("Accounts")
 	}
 	return c, d.done("the run's settings")
 }

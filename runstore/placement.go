@@ -5,8 +5,7 @@ import "strconv"
 // Placement spreads a run over Accounts storage accounts (see
 // storage/spread): the run's blob data by a stable function of the key
 // range each blob covers, so that every account holds a fair share of
-// every ply; control blobs, the control rows and the work queue on
-// account 0. Every process of a run must use the same Placement. Accounts
+// every ply; control blobs on account 0. Every process of a run must use the same Placement. Accounts
 // of 1 or less put everything on account 0.
 type Placement struct{ Accounts int }
 
@@ -39,10 +38,6 @@ func (p Placement) Blob(name string) int {
 	}
 	return (b.Ply + slot) % p.Accounts
 }
-
-// Queue returns the account of queue name: account 0 for every queue
-// until the work queue is sharded.
-func (p Placement) Queue(name string) int { return 0 }
 
 // number reads the width decimal digits after kind in the ply folder of
 // name, as the blob name functions write them.
