@@ -54,7 +54,7 @@ func New(src Sources) *Metrics {
 		handled: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Namespace: Namespace,
 			Name:      "messages_handled_total",
-			Help:      "Work messages handled, by message kind and outcome (ok, failed, poison, lease_lost, cancelled).",
+			Help:      "Work messages handled, by message kind and outcome (ok, failed, poison, lease_lost, cancelled, throttled).",
 		}, []string{"kind", "outcome"}),
 		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Namespace: Namespace,

@@ -257,6 +257,12 @@ type WorkerConfig struct {
 	// compensation messages of tasks that crashed or ran late surface only
 	// after their delay, and must be handled for their blobs to go.
 	Drain bool
+	// ThrottleRetries is how many times a task that storage throttled
+	// (storage.ErrThrottled) is run again, under its lease, before it
+	// fails as any other; ThrottleDelay is the first wait before a rerun,
+	// doubled for each later one (see retryThrottled).
+	ThrottleRetries int
+	ThrottleDelay   time.Duration
 	// Observer, if set, is told about every message handled (metrics).
 	Observer Observer
 }
@@ -278,6 +284,12 @@ func (c WorkerConfig) WithDefaults() WorkerConfig {
 	if c.PollMax == 0 {
 		c.PollMax = time.Second
 	}
+	if c.ThrottleRetries == 0 {
+		c.ThrottleRetries = 6
+	}
+	if c.ThrottleDelay == 0 {
+		c.ThrottleDelay = time.Second
+	}
 	return c
 }
 
@@ -295,6 +307,12 @@ func (c WorkerConfig) Validate() error {
 	}
 	if c.MaxDequeue < 1 {
 		return fmt.Errorf("max dequeue %d: must be at least 1", c.MaxDequeue)
+	}
+	if c.ThrottleRetries < 0 || c.ThrottleRetries > 20 {
+		return fmt.Errorf("throttle retries %d: must be 0 to 20", c.ThrottleRetries)
+	}
+	if c.ThrottleDelay < 0 || c.ThrottleDelay > time.Minute {
+		return fmt.Errorf("throttle delay %s: must be 0 to 1m", c.ThrottleDelay)
 	}
 	return nil
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"runtime/debug"
+	"time"
 
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/runstore"
@@ -39,6 +41,36 @@ func recoverPanics(next task.Handler) task.Handler {
 		}()
 		return next.Handle(ctx, t, m)
 	})
+}
+
+// retryThrottled runs a handler again, up to retries times, when storage
+// throttled it (storage.ErrThrottled: the account, a queue or a partition
+// over its rate, through the backend's own retries). Each rerun waits
+// first, delay for the first and twice as long for each later one, drawn
+// from [d/2, 3d/2) so that workers throttled together spread out. The
+// message stays leased meanwhile (HoldLease renews it), so neither its
+// dequeue count, which MaxDequeue bounds for tasks that fail on their
+// own, nor its ownership of follow-ups (task.Owner) changes, and a
+// throttled fleet slows down instead of poisoning its messages. Handlers
+// are idempotent, so a rerun from the start is safe.
+func retryThrottled(retries int, delay time.Duration) Middleware {
+	return func(next task.Handler) task.Handler {
+		return task.HandlerFunc(func(ctx context.Context, t *task.Task, m message.Message) error {
+			d := delay
+			for try := 0; ; try++ {
+				err := next.Handle(ctx, t, m)
+				if try == retries || !errors.Is(err, storage.ErrThrottled) {
+					return err
+				}
+				wait := d/2 + rand.N(d+1)
+				t.Log.Info("storage throttled the task; running it again", "wait", wait, "try", try+1, "err", err)
+				if serr := storage.Sleep(ctx, wait); serr != nil {
+					return err
+				}
+				d *= 2
+			}
+		})
+	}
 }
 
 // billByKind bills a task's storage calls to the category of its kind

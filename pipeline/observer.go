@@ -9,6 +9,7 @@ const (
 	OutcomePoison    = "poison"     // moved to the poison queue
 	OutcomeLeaseLost = "lease_lost" // another delivery took the message over; the task was abandoned
 	OutcomeCancelled = "cancelled"  // the worker is stopping; the message reappears after its timeout
+	OutcomeThrottled = "throttled"  // storage refused the task for load through every retry; the message will be retried
 )
 
 // Observer is told about every message a worker loop handles, for

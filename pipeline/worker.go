@@ -42,7 +42,7 @@ func NewWorker(r *Run, cfg WorkerConfig, log *slog.Logger, progress *Progress) (
 		progress = &Progress{}
 	}
 	w := &Worker{run: r, cfg: cfg, log: log.With("run", r.Config.Name), progress: progress, clock: systemClock{}}
-	w.handler = chain(task.HandlerFunc(route), recoverPanics, billByKind, checkPly)
+	w.handler = chain(task.HandlerFunc(route), recoverPanics, retryThrottled(cfg.ThrottleRetries, cfg.ThrottleDelay), billByKind, checkPly)
 	return w, nil
 }
 
@@ -148,6 +148,9 @@ func (w *Worker) settle(ctx context.Context, log *slog.Logger, msg storage.Messa
 	case ctx.Err() != nil:
 		w.giveBack(log, msg)
 		return OutcomeCancelled
+	case errors.Is(err, storage.ErrThrottled):
+		log.Warn("storage throttled the task through its retries; the message will be retried", "err", err)
+		return OutcomeThrottled
 	default:
 		log.Warn("task failed; the message will be retried", "err", err)
 		return OutcomeFailed

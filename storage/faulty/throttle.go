@@ -82,6 +82,11 @@ type ThrottleStats struct {
 	// RefusedBy counts the refusals by the kind of scope whose bucket
 	// would have made the call wait longest: the binding limit.
 	RefusedBy map[string]int64
+	// Busiest is, by kind of scope, the most that one scope of that kind
+	// took: requests of the account, messages of the busiest queue,
+	// entities of the busiest partition. Over the time taken, it is the
+	// throughput to set against the scope's rate.
+	Busiest map[string]float64
 }
 
 // Throttle stands for one storage account under Azure's rate limits,
@@ -142,6 +147,12 @@ func (t *Throttle) Stats() ThrottleStats {
 	for k, v := range t.stats.RefusedBy {
 		s.RefusedBy[k] = v
 	}
+	s.Busiest = map[string]float64{}
+	for sc, b := range t.buckets {
+		if b.taken > 0 {
+			s.Busiest[sc.kind] = max(s.Busiest[sc.kind], b.taken)
+		}
+	}
 	return s
 }
 
@@ -150,6 +161,7 @@ func (t *Throttle) Stats() ThrottleStats {
 type bucket struct {
 	rate, capacity float64 // tokens per second; the most it holds
 	tokens         float64
+	taken          float64 // tokens taken in all
 	last           time.Time
 }
 
@@ -226,6 +238,7 @@ func (t *Throttle) admit(c *storage.Call) (wait time.Duration, binding string, o
 	}
 	for i, ch := range chs {
 		bs[i].tokens -= ch.cost
+		bs[i].taken += ch.cost
 	}
 	t.stats.Calls++
 	if wait > 0 {
@@ -254,7 +267,9 @@ func (t *Throttle) settle(c *storage.Call) {
 	now := t.cfg.Now()
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.bucket(s, rate, now).tokens -= float64(c.Items - 1)
+	b := t.bucket(s, rate, now)
+	b.tokens -= float64(c.Items - 1)
+	b.taken += float64(c.Items - 1)
 }
 
 func (t *Throttle) intercept(c *storage.Call, next func() error) error {

@@ -96,15 +96,16 @@ func TestThrottleScopes(t *testing.T) {
 		return out
 	}
 	for _, tc := range []struct {
-		name  string
-		steps []step
+		name    string
+		steps   []step
+		busiest map[string]float64 // what the busiest scope of each kind took
 	}{
 		{"account", append(repeat(20, step{call: put}),
 			step{call: put, refused: faulty.ScopeAccount},
 			step{call: put, advance: 50 * time.Millisecond}, // one request's worth
 			step{call: put, refused: faulty.ScopeAccount},
 			step{call: enqueue("qone"), refused: faulty.ScopeAccount}, // every service counts
-		)},
+		), map[string]float64{faulty.ScopeAccount: 21}},
 		{"queue", []step{
 			{call: enqueue("qone")},
 			{call: enqueue("qone")},
@@ -112,7 +113,7 @@ func TestThrottleScopes(t *testing.T) {
 			{call: enqueue("qtwo")}, // another queue
 			{call: put},             // another service
 			{call: enqueue("qone"), advance: 500 * time.Millisecond},
-		}},
+		}, map[string]float64{faulty.ScopeAccount: 5, faulty.ScopeQueue: 3}},
 		{"partition", []step{
 			{call: upsert("a")},
 			{call: upsert("a")},
@@ -121,7 +122,7 @@ func TestThrottleScopes(t *testing.T) {
 			{call: func(b storage.Backend) error { // creating a table takes from no partition
 				return b.Table("other").Create(ctx)
 			}},
-		}},
+		}, map[string]float64{faulty.ScopeAccount: 4, faulty.ScopePartition: 2}},
 		{"transaction", []step{
 			// Three entities from a bucket of two: served when full, the
 			// third entity a debt of half a second.
@@ -133,7 +134,7 @@ func TestThrottleScopes(t *testing.T) {
 			}},
 			{call: upsert("a"), advance: 999 * time.Millisecond, refused: faulty.ScopePartition},
 			{call: upsert("a"), advance: time.Millisecond},
-		}},
+		}, map[string]float64{faulty.ScopeAccount: 2, faulty.ScopePartition: 4}},
 		{"dequeue", []step{
 			{call: enqueue("qone")},
 			{call: enqueue("qone"), advance: time.Second},
@@ -148,7 +149,7 @@ func TestThrottleScopes(t *testing.T) {
 			}, advance: time.Second},
 			{call: enqueue("qone"), advance: 999 * time.Millisecond, refused: faulty.ScopeQueue},
 			{call: enqueue("qone"), advance: time.Millisecond},
-		}},
+		}, map[string]float64{faulty.ScopeAccount: 5, faulty.ScopeQueue: 7}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, th, clock := throttled(t, 0)
@@ -175,6 +176,9 @@ func TestThrottleScopes(t *testing.T) {
 			}
 			if want := int64(len(tc.steps)) - st.Refused; st.Calls != want {
 				t.Errorf("%d calls admitted, want %d", st.Calls, want)
+			}
+			if fmt.Sprint(st.Busiest) != fmt.Sprint(tc.busiest) {
+				t.Errorf("busiest scopes took %v, want %v", st.Busiest, tc.busiest)
 			}
 		})
 	}
