@@ -115,12 +115,21 @@ func (d *posDecoder) first(r *bitReader) {
 // next reads a later position; same reports that it equals the previous
 // one (only when strict is 0).
 func (d *posDecoder) next(r *bitReader) (same bool, err error) {
-	dr, ok := r.gamma(d.kOcc)
+	// r.gamma, inlined by hand.
+	dr, used := gammaBits(r.peek(), d.kOcc)
+	ok := r.skip(used)
+	if !ok {
+		dr, ok = r.gammaLong(d.kOcc)
+	}
 	if !ok {
 		return false, fmt.Errorf("%w: bad occupancy delta", ErrCorrupt)
 	}
 	if dr == 0 {
-		dw, ok := r.gamma(d.kWhite)
+		dw, used := gammaBits(r.peek(), d.kWhite)
+		ok := r.skip(used)
+		if !ok {
+			dw, ok = r.gammaLong(d.kWhite)
+		}
 		w := d.white + dw + d.strict
 		// The sum must neither wrap nor reach a bit beyond the k squares.
 		if !ok || w < d.white || d.k < 64 && w>>d.k != 0 {
@@ -129,10 +138,7 @@ func (d *posDecoder) next(r *bitReader) (same bool, err error) {
 		if w == d.white {
 			return true, nil
 		}
-		// Adding in the white-bits space: with the empty squares set,
-		// carries run across them to the next occupied square.
-		occ := d.pos.Occ
-		d.pos.White = ((d.pos.White | ^occ) + pdep(w-d.white, occ)) & occ
+		d.pos.White = pdep(w, d.pos.Occ)
 		d.white = w
 		return false, nil
 	}

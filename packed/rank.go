@@ -81,14 +81,38 @@ func pext(x, mask uint64) uint64 {
 }
 
 // pdep inverts pext: it scatters the low bits of x to the set bits of
-// mask, so the result is always a subset of mask. It stops at the top
-// bit of x, so depositing a small delta is cheap.
+// mask, so the result is always a subset of mask. It works a byte of
+// mask at a time through depositByte. The bytes are independent, each
+// knowing from a running sum of the bytes' popcounts where its bits of
+// x start, so they proceed in parallel, where a loop over the bits of x
+// is a chain of dependent steps (and was a sixth of the decoding time).
 func pdep(x, mask uint64) uint64 {
+	const ones = 0x0101010101010101
+	c := mask - mask>>1&(0x55*ones)
+	c = c&(0x33*ones) + c>>2&(0x33*ones)
+	c = (c + c>>4) & (0x0f * ones) // byte i: the popcount of byte i of mask
+	below := c * ones << 8         // byte i: that of the bytes below it
 	var r uint64
-	for ; x != 0 && mask != 0; x >>= 1 {
-		low := mask & -mask
-		r |= low & -(x & 1)
-		mask &= mask - 1
+	for i := uint(0); i < 64; i += 8 {
+		r |= uint64(depositByte[byte(mask>>i)][byte(x>>(below>>i&63))]) << i
 	}
 	return r
 }
+
+// depositByte[m][x] scatters the low bits of x to the set bits of m.
+var depositByte = func() (t *[256][256]byte) {
+	t = new([256][256]byte)
+	for m := range 256 {
+		for x := range 256 {
+			var r, xi byte
+			for b := range 8 {
+				if m>>b&1 != 0 {
+					r |= byte(x>>xi&1) << b
+					xi++
+				}
+			}
+			t[m][x] = r
+		}
+	}
+	return t
+}()

@@ -115,7 +115,12 @@ func (d *refDecoder) next(r *bitReader, cont bool) (Ref, error) {
 		d.prev.Index = uint32(r.read(d.wIndex))
 		return d.prev, nil
 	}
-	db, ok := r.gamma(d.kBlob)
+	// r.gamma, inlined by hand as in posDecoder.next.
+	db, used := gammaBits(r.peek(), d.kBlob)
+	ok := r.skip(used)
+	if !ok {
+		db, ok = r.gammaLong(d.kBlob)
+	}
 	if !ok || db > uint64(^d.prev.Blob) {
 		return Ref{}, fmt.Errorf("%w: blob delta out of range", ErrCorrupt)
 	}
@@ -123,7 +128,10 @@ func (d *refDecoder) next(r *bitReader, cont bool) (Ref, error) {
 		d.prev = Ref{Blob: d.prev.Blob + uint32(db), Index: uint32(r.read(d.wIndex))}
 		return d.prev, nil
 	}
-	di, ok := r.gamma(d.kIndex)
+	di, used := gammaBits(r.peek(), d.kIndex)
+	if ok = r.skip(used); !ok {
+		di, ok = r.gammaLong(d.kIndex)
+	}
 	if !ok || di > uint64(^d.prev.Index) {
 		return Ref{}, fmt.Errorf("%w: index delta out of range", ErrCorrupt)
 	}
