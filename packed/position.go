@@ -95,6 +95,7 @@ type posDecoder struct {
 	rank   uint64
 	white  uint64 // pext(White, Occ)
 	pos    board.Position
+	dep    depositor // of pos.Occ
 }
 
 func (d *posDecoder) params(r *bitReader) {
@@ -109,7 +110,8 @@ func (d *posDecoder) first(r *bitReader) {
 	d.limit = binom[d.k][64]
 	d.rank = rank(occ)
 	d.white = r.read64(d.k)
-	d.pos = board.Position{Side: side, Occ: occ, White: pdep(d.white, occ)}
+	d.dep = newDepositor(occ)
+	d.pos = board.Position{Side: side, Occ: occ, White: d.dep.deposit(d.white)}
 }
 
 // next reads a later position; same reports that it equals the previous
@@ -138,7 +140,7 @@ func (d *posDecoder) next(r *bitReader) (same bool, err error) {
 		if w == d.white {
 			return true, nil
 		}
-		d.pos.White = pdep(w, d.pos.Occ)
+		d.pos.White = d.dep.deposit(w)
 		d.white = w
 		return false, nil
 	}
@@ -149,7 +151,8 @@ func (d *posDecoder) next(r *bitReader) (same bool, err error) {
 	d.rank = nr
 	d.pos.Occ = nextOcc(d.pos.Occ, int(d.k), dr)
 	d.white = r.read64(d.k)
-	d.pos.White = pdep(d.white, d.pos.Occ)
+	d.dep = newDepositor(d.pos.Occ)
+	d.pos.White = d.dep.deposit(d.white)
 	return false, nil
 }
 

@@ -81,20 +81,33 @@ func pext(x, mask uint64) uint64 {
 }
 
 // pdep inverts pext: it scatters the low bits of x to the set bits of
-// mask, so the result is always a subset of mask. It works a byte of
-// mask at a time through depositByte. The bytes are independent, each
-// knowing from a running sum of the bytes' popcounts where its bits of
-// x start, so they proceed in parallel, where a loop over the bits of x
-// is a chain of dependent steps (and was a sixth of the decoding time).
-func pdep(x, mask uint64) uint64 {
+// mask, so the result is always a subset of mask.
+func pdep(x, mask uint64) uint64 { return newDepositor(mask).deposit(x) }
+
+// A depositor is pdep for one mask, which decoders reuse while the
+// occupancy stays the same (most entries). It works a byte of the mask at
+// a time through depositByte. The bytes are independent, each knowing
+// from the popcounts of the bytes below it where its bits of x start, so
+// they proceed in parallel, where a loop over the bits of x is a chain of
+// dependent steps (and was a sixth of the decoding time).
+type depositor struct {
+	mask  uint64
+	below uint64 // byte i: the number of set bits of mask below byte i
+}
+
+func newDepositor(mask uint64) depositor {
 	const ones = 0x0101010101010101
 	c := mask - mask>>1&(0x55*ones)
 	c = c&(0x33*ones) + c>>2&(0x33*ones)
 	c = (c + c>>4) & (0x0f * ones) // byte i: the popcount of byte i of mask
-	below := c * ones << 8         // byte i: that of the bytes below it
+	return depositor{mask: mask, below: c * ones << 8}
+}
+
+// deposit returns pdep(x, d.mask).
+func (d depositor) deposit(x uint64) uint64 {
 	var r uint64
 	for i := uint(0); i < 64; i += 8 {
-		r |= uint64(depositByte[byte(mask>>i)][byte(x>>(below>>i&63))]) << i
+		r |= uint64(depositByte[byte(d.mask>>i)][byte(x>>(d.below>>i&63))]) << i
 	}
 	return r
 }
