@@ -103,13 +103,18 @@ func newDepositor(mask uint64) depositor {
 	return depositor{mask: mask, below: c * ones << 8}
 }
 
-// deposit returns pdep(x, d.mask).
+// deposit returns pdep(x, d.mask). The loop over the bytes is unrolled
+// by hand, as the compiler does not.
 func (d depositor) deposit(x uint64) uint64 {
-	var r uint64
-	for i := uint(0); i < 64; i += 8 {
-		r |= uint64(depositByte[byte(d.mask>>i)][byte(x>>(d.below>>i&63))]) << i
-	}
-	return r
+	m, b, t := d.mask, d.below, depositByte
+	return uint64(t[byte(m)][byte(x)]) |
+		uint64(t[byte(m>>8)][byte(x>>(b>>8&63))])<<8 |
+		uint64(t[byte(m>>16)][byte(x>>(b>>16&63))])<<16 |
+		uint64(t[byte(m>>24)][byte(x>>(b>>24&63))])<<24 |
+		uint64(t[byte(m>>32)][byte(x>>(b>>32&63))])<<32 |
+		uint64(t[byte(m>>40)][byte(x>>(b>>40&63))])<<40 |
+		uint64(t[byte(m>>48)][byte(x>>(b>>48&63))])<<48 |
+		uint64(t[byte(m>>56)][byte(x>>(b>>56&63))])<<56
 }
 
 // depositByte[m][x] scatters the low bits of x to the set bits of m.
