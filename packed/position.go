@@ -118,7 +118,8 @@ func (d *posDecoder) first(r *bitReader) {
 // one (only when strict is 0).
 func (d *posDecoder) next(r *bitReader) (same bool, err error) {
 	// r.gamma, inlined by hand.
-	dr, used := gammaBits(r.peek(), d.kOcc)
+	x := r.peek()
+	dr, used := gammaBits(x, d.kOcc)
 	ok := r.skip(used)
 	if !ok {
 		dr, ok = r.gammaLong(d.kOcc)
@@ -127,10 +128,14 @@ func (d *posDecoder) next(r *bitReader) (same bool, err error) {
 		return false, fmt.Errorf("%w: bad occupancy delta", ErrCorrupt)
 	}
 	if dr == 0 {
-		dw, used := gammaBits(r.peek(), d.kWhite)
-		ok := r.skip(used)
-		if !ok {
-			dw, ok = r.gammaLong(d.kWhite)
+		// The white delta mostly fits in the same peek: the bit reader
+		// keeps its position in memory, so each peek waits for the
+		// last code's store and load.
+		dw, more := gammaBits(x>>(used&63), d.kWhite)
+		if used+more <= 57 {
+			r.pos += int(more)
+		} else {
+			dw, ok = r.gamma(d.kWhite)
 		}
 		w := d.white + dw + d.strict
 		// The sum must neither wrap nor reach a bit beyond the k squares.

@@ -58,7 +58,7 @@ func nextOcc(prev uint64, k int, d uint64) uint64 {
 func unrankBelow(r uint64, j, top int) uint64 {
 	var x uint64
 	c := top - 1
-	for i := j; i >= 1; i-- {
+	for i := j; i >= 2; i-- {
 		for binom[i][c] > r {
 			c--
 		}
@@ -66,7 +66,9 @@ func unrankBelow(r uint64, j, top int) uint64 {
 		x |= 1 << uint(c)
 		c--
 	}
-	return x
+	// The last bit is at r itself, binom[1][c] being c: no scan, which
+	// for the lowest bit was the longest.
+	return x | 1<<(r&63)
 }
 
 // pext gathers the bits of x at the set bits of mask into the low bits of

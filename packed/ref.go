@@ -109,10 +109,20 @@ func (d *refDecoder) params(r *bitReader) error {
 // next reads one ref; cont as given to put.
 func (d *refDecoder) next(r *bitReader, cont bool) (Ref, error) {
 	if !cont {
-		if r.read(1) == 0 {
-			d.prev.Blob = uint32(r.read(d.wBlob))
+		// One peek for the flag and both fields, as they fit in one.
+		x := r.peek()
+		if x&1 == 0 {
+			if d.wBlob+d.wIndex > 56 {
+				r.pos++
+				d.prev = Ref{Blob: uint32(r.read(d.wBlob)), Index: uint32(r.read(d.wIndex))}
+				return d.prev, nil
+			}
+			d.prev.Blob = uint32(x >> 1 & (1<<d.wBlob - 1))
+			x >>= d.wBlob
+			r.pos += int(d.wBlob)
 		}
-		d.prev.Index = uint32(r.read(d.wIndex))
+		d.prev.Index = uint32(x >> 1 & (1<<d.wIndex - 1))
+		r.pos += 1 + int(d.wIndex)
 		return d.prev, nil
 	}
 	// r.gamma, inlined by hand as in posDecoder.next.
