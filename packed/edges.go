@@ -112,7 +112,7 @@ type EdgeReader struct {
 	stream
 	dec   edgeDecoder
 	block []Edge // the current block, decoded
-	at    int    // next edge of block to return
+	rest  []Edge // the edges of block not returned yet
 	ahead *readAhead
 	cur   *aheadBlock // the block being returned, when reading ahead
 }
@@ -125,12 +125,13 @@ func NewEdgeReader(r io.Reader) *EdgeReader {
 
 // Next returns the next edge. It returns false at the end of the input or
 // on the first error; Err tells which.
-func (r *EdgeReader) Next() (Edge, bool) {
-	if r.at == len(r.block) && !r.decode() {
-		return Edge{}, false
+func (r *EdgeReader) Next() (e Edge, ok bool) {
+	// Small enough to be inlined into the merge's loop.
+	if len(r.rest) == 0 && !r.decode() {
+		return e, false
 	}
-	r.at++
-	return r.block[r.at-1], true
+	e, r.rest = r.rest[0], r.rest[1:]
+	return e, true
 }
 
 // decode makes the next block current. A block is checked whole before
@@ -144,7 +145,7 @@ func (r *EdgeReader) decode() bool {
 	if started {
 		last = r.block[len(r.block)-1]
 	}
-	r.block, r.at = r.block[:0], 0
+	r.block, r.rest = r.block[:0], nil
 	var off int64 // of the block, for errors
 	var err error
 	if r.ahead != nil {
@@ -171,6 +172,7 @@ func (r *EdgeReader) decode() bool {
 		return false
 	}
 	r.n += int64(len(r.block))
+	r.rest = r.block
 	return true
 }
 
