@@ -3,6 +3,7 @@ package packed
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/reversi-cloud/reversi/board"
 )
@@ -188,10 +189,11 @@ type edgeDecoder struct {
 func (d *edgeDecoder) decode(payload []byte, count int, out []Edge) ([]Edge, error) {
 	out = out[:0]
 	// Every edge takes at least two bits, which bounds the buffer a
-	// corrupt count could make us fill.
+	// corrupt count could make us fill, and allocate at once.
 	if count > len(payload)*4+1 {
 		return out, fmt.Errorf("%w: %d edges in %d bytes", ErrCorrupt, count, len(payload))
 	}
+	out = slices.Grow(out, count)
 	b := &d.bits
 	b.init(payload)
 	d.pos.params(b)
