@@ -127,7 +127,6 @@ func NewEdgeReader(r io.Reader) *EdgeReader {
 // Next returns the next edge. It returns false at the end of the input or
 // on the first error; Err tells which.
 func (r *EdgeReader) Next() (e Edge, ok bool) {
-	// Small enough to be inlined into the merge's loop.
 	if len(r.rest) == 0 && !r.decode() {
 		return e, false
 	}
@@ -151,11 +150,11 @@ func (r *EdgeReader) decode() bool {
 	var err error
 	if r.ahead != nil {
 		r.cur = r.ahead.next(r.cur)
-		r.block, off, err = r.cur.edges, r.cur.off, r.cur.err
-		if err == nil && r.cur.readErr != nil {
+		if r.cur.readErr != nil {
 			r.err = r.cur.readErr
 			return false
 		}
+		r.block, off, err = r.cur.edges, r.cur.off, r.cur.err
 	} else {
 		if err := r.blocks.next(0); err != nil {
 			r.err = err
