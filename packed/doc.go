@@ -61,11 +61,11 @@
 // vCPUs at about 2 GHz, shared with other work at a load average of 3 to
 // 8, so rates are given per CPU second of the process, where they moved
 // by a fifth between runs, and wall-clock where noted). Decoding, one
-// goroutine ("serial"): edges at 16 to 21 million a CPU second, 58 to
-// 76 MB of packed bytes (was 10 to 15 million, 36 to 54 MB); keys at 16
+// goroutine ("serial"): edges at 16 to 22 million a CPU second, 58 to
+// 78 MB of packed bytes (was 10 to 15 million, 36 to 54 MB); keys at 16
 // to 20 million, 27 to 34 MB (was 15 million); sources at 35 million
 // positions, 80 MB (was 29 million); results at 100 to 120 million
-// words. perf stat counts 105 to 138 cycles and 395 instructions an edge
+// words. perf stat counts 105 to 138 cycles and 390 instructions an edge
 // (was 172 to 187 and 487) and 108 cycles a key (was 177); the rest is
 // mostly the entries' own work (gamma codes, unranking, depositing the
 // white discs) and mispredicted branches on which kind of delta comes
@@ -77,8 +77,9 @@
 // (21 million a second) and two goroutines on two blobs ("parallel", as
 // the merge's many readers are) at 88 to 131 MB/s. A single stream read
 // with NewEdgeReaderAhead costs the same per CPU second as without, but
-// gained wall time only when the other core was free, which on this
-// shared VM it mostly was not.
+// gained no wall time in these runs: the goroutine woken to decode each
+// block (0.4 ms of work) did not get the other core from the other
+// sessions, where two goroutines that never wait did.
 //
 // Against storage: a sequential read of a 1 GiB file that is not in the
 // page cache (dd iflag=direct, same VM) runs at 550 to 740 MB/s, so the
