@@ -57,7 +57,11 @@ func merge(ctx context.Context, t *task.Task, m message.Message) error {
 			return fmt.Errorf("opening bucket %d of %s: %w", bucket, in.Blob, err)
 		}
 		defer rc.Close()
-		readers[i] = packed.NewEdgeReader(rc)
+		// Each reader decodes its segment's next block on another
+		// goroutine while the merge works, so decoding uses the other
+		// cores. Its Close, deferred after rc's, runs before it.
+		readers[i] = packed.NewEdgeReaderAhead(rc, packed.AheadFor(in.Len))
+		defer readers[i].Close()
 	}
 	out := newOutput(ctx, t, m.Ply, bucket)
 	read, err := Merge(readers, out.add)

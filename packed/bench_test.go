@@ -3,6 +3,7 @@ package packed
 import (
 	"bytes"
 	"io"
+	"runtime"
 	"syscall"
 	"testing"
 	"time"
@@ -12,7 +13,11 @@ import (
 // SetBytes, MB/s of encoded bytes: the rate to compare with a disk or a
 // network link carrying the same blob. On a machine shared with other
 // work, wall-clock rates understate the code; entries/cpu-s divides by
-// the CPU time the process was given instead.
+// the CPU time the process was given instead. Each has a serial variant,
+// one goroutine on one blob, and a parallel one, a blob per goroutine on
+// every core (b.RunParallel) as a merge's many readers or a worker's
+// concurrent tasks use them; edge decoding also has ahead, one blob read
+// ahead on every core (NewEdgeReaderAhead).
 
 // rate reports entries/s and entries/cpu-s for n entries per op; start
 // is cpuTime() taken before the loop.
@@ -32,30 +37,55 @@ func cpuTime() time.Duration {
 
 // benchEncode measures writing items with writers made by newWriter.
 func benchEncode[T any, W writer[T]](b *testing.B, newWriter func(io.Writer, Options) (W, error), items []T) {
-	b.SetBytes(int64(len(encode(b, newWriter, items, Options{}))))
-	var buf bytes.Buffer
-	start := cpuTime()
-	for b.Loop() {
+	size := int64(len(encode(b, newWriter, items, Options{})))
+	write := func(buf *bytes.Buffer) {
 		buf.Reset()
-		w, _ := newWriter(&buf, Options{})
+		w, _ := newWriter(buf, Options{})
 		for _, it := range items {
 			_ = w.Add(it)
 		}
 		_ = w.Close()
 	}
-	rate(b, len(items), start)
+	benchBoth(b, size, len(items), func() func() {
+		var buf bytes.Buffer
+		return func() { write(&buf) }
+	})
 }
 
 // benchDecode measures reading the n entries of data with read.
 func benchDecode(b *testing.B, data []byte, n int, read func(io.Reader) error) {
-	b.SetBytes(int64(len(data)))
-	start := cpuTime()
-	for b.Loop() {
-		if err := read(bytes.NewReader(data)); err != nil {
-			b.Fatal(err)
+	benchBoth(b, int64(len(data)), n, func() func() {
+		return func() {
+			if err := read(bytes.NewReader(data)); err != nil {
+				b.Error(err)
+			}
 		}
-	}
-	rate(b, n, start)
+	})
+}
+
+// benchBoth runs the serial and parallel variants of a benchmark whose
+// op, made by newOp for each goroutine, handles n entries in size bytes.
+func benchBoth(b *testing.B, size int64, n int, newOp func() func()) {
+	b.Run("serial", func(b *testing.B) {
+		b.SetBytes(size)
+		op := newOp()
+		start := cpuTime()
+		for b.Loop() {
+			op()
+		}
+		rate(b, n, start)
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.SetBytes(size)
+		start := cpuTime()
+		b.RunParallel(func(pb *testing.PB) {
+			op := newOp()
+			for pb.Next() {
+				op()
+			}
+		})
+		rate(b, n, start)
+	})
 }
 
 // reader is what the readers of single values offer.
@@ -77,8 +107,21 @@ func BenchmarkEdgeEncode(b *testing.B) { benchEncode(b, NewEdgeWriter, expansion
 
 func BenchmarkEdgeDecode(b *testing.B) {
 	es := expansion(b, 8, 0)
-	benchDecode(b, encodeEdges(b, es, Options{}), len(es), func(r io.Reader) error {
+	data := encodeEdges(b, es, Options{})
+	benchDecode(b, data, len(es), func(r io.Reader) error {
 		return drain(NewEdgeReader(r))
+	})
+	b.Run("ahead", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		start := cpuTime()
+		for b.Loop() {
+			r := NewEdgeReaderAhead(bytes.NewReader(data), runtime.GOMAXPROCS(0))
+			if err := drain(r); err != nil {
+				b.Fatal(err)
+			}
+			r.Close()
+		}
+		rate(b, len(es), start)
 	})
 }
 

@@ -111,12 +111,11 @@ func (r *bitReader) init(b []byte) {
 	clear(r.buf[len(b):])
 }
 
-// peek returns the next 57 or more bits, in the low bits.
+// peek returns the next 57 or more bits, in the low bits. Past the end
+// of the payload it reads the zero padding: a clamp, cheaper than a
+// branch on every code.
 func (r *bitReader) peek() uint64 {
-	i := r.pos >> 3
-	if i+8 > len(r.buf) {
-		return 0 // only an overrun gets here: the padding covers the rest
-	}
+	i := min(r.pos>>3, len(r.buf)-padding)
 	return binary.LittleEndian.Uint64(r.buf[i:]) >> uint(r.pos&7)
 }
 
@@ -137,26 +136,43 @@ func (r *bitReader) read64(n uint) uint64 {
 }
 
 // gamma reads a value written by bitWriter.gamma with the same k; ok is
-// false for a code of a value that does not fit in 64 bits. Codes that
-// fit in one peek, nearly all, take the straight path.
+// false for a code of a value that does not fit in 64 bits. It is too
+// big for the compiler to inline, so the decoders' inner loops spell it
+// out (see posDecoder.next), which saved a tenth of the instructions an
+// edge takes.
 func (r *bitReader) gamma(k uint) (v uint64, ok bool) {
-	x := r.peek()
-	n := uint(bits.TrailingZeros64(x)) // 64 if x is 0
-	used := 1 + k
-	if n > 0 {
-		used = 2*n + k
-	}
-	if n >= 28 || used > 57 {
+	v, used := gammaBits(r.peek(), k)
+	if !r.skip(used) {
 		return r.gammaLong(k)
 	}
-	x >>= n + 1
-	var q uint64
-	if n > 0 {
-		q = x&(1<<(n-1)-1) | 1<<(n-1)
-		x >>= n - 1
+	return v, true
+}
+
+// skip advances past a code of gammaBits that fit in its peek, and
+// reports whether it did.
+func (r *bitReader) skip(used uint) bool {
+	if used > 57 {
+		return false
 	}
 	r.pos += int(used)
-	return q<<k | x&(1<<k-1), true
+	return true
+}
+
+// gammaBits decodes the gamma code of order k at the bottom of x and
+// returns its value and length, or a length above 57 for a code that may
+// not fit in x. It has no branches on the code's length, which varies
+// from one value to the next and so would be mispredicted.
+func gammaBits(x uint64, k uint) (v uint64, used uint) {
+	n := uint(bits.TrailingZeros64(x)) // 64 if x is 0
+	// s bits come before the k low bits: n zeros, a one, then the n-1
+	// bits of v>>k below its top bit (none when n is 0). Where the result
+	// counts, n < 29 and s and k are below 58; the masks of the shift
+	// counts save the compiler its checks for counts of 64 and more.
+	s := n + max(n, 1)
+	n &= 63
+	// The one and the n-1 bits after it, with the one moved up to bit n-1.
+	q := x>>n&(1<<n-1)>>1 | 1<<n>>1
+	return q<<(k&63) | x>>(s&63)&(1<<(k&63)-1), s + k
 }
 
 // gammaLong is gamma for codes longer than one peek.

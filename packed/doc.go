@@ -57,16 +57,38 @@
 // 30 KiB), 16384 keys (28 KiB), the sources of 8192 positions (21 KiB)
 // or 65536 results (21 bytes when all are unknown).
 //
-// Speeds (go test -bench . ./packed/, same VM, its load average 10 to
-// 16 at the time, so reported per CPU second of the process; wall-clock
-// rates were a fifth to a half of these, and even CPU rates moved by a
-// third between runs): edges decode at 8 to 12 million a CPU second and
-// encode at 4.5 to 7 million; keys decode at 8 to 12 million and encode
-// at 4.6 to 6.8 million; sources decode at 15 to 28 million positions and
-// encode at 10 to 14 million; results at 50 to 120 million words. An edge
-// decode at 10 million a second reads only about 36 MB/s of packed bytes,
-// but delivers the edges of 250 MB/s of today's 25-byte records: a single
-// core decodes faster than one blob stream downloads today's format, not
-// faster than a local disk reads the packed one. Blocks are independent,
-// so decoding several at once is the way to more.
+// Speeds (go test -bench . ./packed/; 2026-11-23, a VM of 2 AMD EPYC
+// vCPUs at about 2 GHz, shared with other work at a load average of 3 to
+// 8, so rates are given per CPU second of the process, where they moved
+// by a fifth between runs, and wall-clock where noted). Decoding, one
+// goroutine ("serial"): edges at 16 to 22 million a CPU second, 58 to
+// 78 MB of packed bytes (was 10 to 15 million, 36 to 54 MB); keys at 16
+// to 20 million, 27 to 34 MB (was 15 million); sources at 35 million
+// positions, 80 MB (was 29 million); results at 100 to 120 million
+// words. perf stat counts 105 to 138 cycles and 390 instructions an edge
+// (was 172 to 187 and 487) and 108 cycles a key (was 177); the rest is
+// mostly the entries' own work (gamma codes, unranking, depositing the
+// white discs) and mispredicted branches on which kind of delta comes
+// next. Building with GOAMD64=v3 saves another sixth. Encoding is
+// unchanged: edges at 7 to 8 million a CPU second, keys at 7 to 8
+// million, sources at 16 to 19 million, results at 120 to 135 million.
+//
+// At a load of 3 to 4, one goroutine decoded edges at 74 to 76 MB/s wall
+// (21 million a second) and two goroutines on two blobs ("parallel", as
+// the merge's many readers are) at 88 to 131 MB/s. A single stream read
+// with NewEdgeReaderAhead costs the same per CPU second as without, but
+// gained no wall time in these runs: the goroutine woken to decode each
+// block (0.4 ms of work) did not get the other core from the other
+// sessions, where two goroutines that never wait did.
+//
+// Against storage: a sequential read of a 1 GiB file that is not in the
+// page cache (dd iflag=direct, same VM) runs at 550 to 740 MB/s, so the
+// local disk still outruns decoding, by 7 to 10 times for one core and
+// 4 to 6 for both. Azure documents no per-stream rate for a block blob:
+// its target throughput for one blob is "up to the storage account
+// ingress/egress limits", reached with concurrent requests, and 60 MiB/s
+// (63 MB/s) for a page blob (learn.microsoft.com, Scalability and
+// performance targets for Blob storage). One core decodes edges a little
+// faster than that 60 MiB/s, and delivers the edges of 400 to 525 MB/s
+// of 25-byte records.
 package packed

@@ -3,6 +3,7 @@ package packed
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/reversi-cloud/reversi/board"
 )
@@ -106,73 +107,110 @@ func (w *EdgeWriter) flush() error {
 // EdgeReader reads edge blocks until the end of its input, checking that
 // the edges are sorted. It decodes a block at a time into a buffer (up to
 // BlockEntries edges of 32 bytes), so that Next, the merge's inner loop,
-// is a slice read.
+// is a slice read; NewEdgeReaderAhead makes one that reads and decodes
+// the next blocks on other goroutines while its consumer works.
 type EdgeReader struct {
 	stream
-	pos    posDecoder
-	ref    refDecoder
-	params func(*bitReader) error
-	block  []Edge // the current block, decoded
-	at     int    // next edge of block to return
+	dec   edgeDecoder
+	block []Edge // the current block, decoded
+	rest  []Edge // the edges of block not returned yet
+	ahead *readAhead
+	cur   *aheadBlock // the block being returned, when reading ahead
 }
 
 // NewEdgeReader returns a reader of the edge blocks in r: a whole run, or
 // one segment of it.
 func NewEdgeReader(r io.Reader) *EdgeReader {
-	er := &EdgeReader{stream: newStream(r, kindEdges)}
-	er.params = func(b *bitReader) error {
-		er.pos.params(b)
-		return er.ref.params(b)
-	}
-	return er
+	return &EdgeReader{stream: newStream(r, kindEdges)}
 }
 
 // Next returns the next edge. It returns false at the end of the input or
 // on the first error; Err tells which.
-func (r *EdgeReader) Next() (Edge, bool) {
-	if r.at == len(r.block) && !r.decode() {
-		return Edge{}, false
+func (r *EdgeReader) Next() (e Edge, ok bool) {
+	if len(r.rest) == 0 && !r.decode() {
+		return e, false
 	}
-	r.at++
-	return r.block[r.at-1], true
+	e, r.rest = r.rest[0], r.rest[1:]
+	return e, true
 }
 
-// decode reads and decodes the next block. A block is checked whole
-// before any of its edges is returned.
+// decode makes the next block current. A block is checked whole before
+// any of its edges is returned.
 func (r *EdgeReader) decode() bool {
+	if r.err != nil {
+		return false
+	}
 	var last Edge
 	started := len(r.block) > 0
 	if started {
 		last = r.block[len(r.block)-1]
 	}
-	r.block, r.at = r.block[:0], 0
-	if !r.ready(0, r.params) {
+	r.block, r.rest = r.block[:0], nil
+	var off int64 // of the block, for errors
+	var err error
+	if r.ahead != nil {
+		r.cur = r.ahead.next(r.cur)
+		if r.cur.readErr != nil {
+			r.err = r.cur.readErr
+			return false
+		}
+		r.block, off, err = r.cur.edges, r.cur.off, r.cur.err
+	} else {
+		if err := r.blocks.next(0); err != nil {
+			r.err = err
+			return false
+		}
+		off = r.blocks.off
+		r.block, err = r.dec.decode(r.blocks.data, r.blocks.count, r.block)
+	}
+	if err == nil && started && CompareEdges(r.block[0], last) < 0 {
+		err = fmt.Errorf("%w: block starts with edge %v %v after %v %v", ErrCorrupt, r.block[0].Pos, r.block[0].Ref, last.Pos, last.Ref)
+	}
+	if err != nil {
+		r.failAt(err, off)
+		r.block = r.block[:0]
 		return false
 	}
+	r.n += int64(len(r.block))
+	r.rest = r.block
+	return true
+}
+
+// edgeDecoder decodes edge blocks, one at a time.
+type edgeDecoder struct {
+	bits bitReader
+	pos  posDecoder
+	ref  refDecoder
+}
+
+// decode decodes the count edges of an edge block's payload into
+// out[:0], checking that they fill the payload exactly.
+func (d *edgeDecoder) decode(payload []byte, count int, out []Edge) ([]Edge, error) {
+	out = out[:0]
 	// Every edge takes at least two bits, which bounds the buffer a
-	// corrupt count could make us fill.
-	if r.left > len(r.blocks.data)*4+1 {
-		r.fail(fmt.Errorf("%w: %d edges in %d bytes", ErrCorrupt, r.left, len(r.blocks.data)))
-		return false
+	// corrupt count could make us fill, and allocate at once.
+	if count > len(payload)*4+1 {
+		return out, fmt.Errorf("%w: %d edges in %d bytes", ErrCorrupt, count, len(payload))
 	}
-	r.pos.first(&r.bits)
-	ref, err := r.ref.next(&r.bits, false)
-	r.block = append(r.block, Edge{Pos: r.pos.pos, Ref: ref})
-	for i := 1; i < r.left && err == nil; i++ {
+	out = slices.Grow(out, count)
+	b := &d.bits
+	b.init(payload)
+	d.pos.params(b)
+	if err := d.ref.params(b); err != nil {
+		return out, err
+	}
+	d.pos.first(b)
+	ref, err := d.ref.next(b, false)
+	out = append(out, Edge{Pos: d.pos.pos, Ref: ref})
+	for i := 1; i < count && err == nil; i++ {
 		var same bool
-		if same, err = r.pos.next(&r.bits); err == nil {
-			ref, err = r.ref.next(&r.bits, same)
-			r.block = append(r.block, Edge{Pos: r.pos.pos, Ref: ref})
+		if same, err = d.pos.next(b); err == nil {
+			ref, err = d.ref.next(b, same)
+			out = append(out, Edge{Pos: d.pos.pos, Ref: ref})
 		}
 	}
-	switch {
-	case err != nil:
-	case started && CompareEdges(r.block[0], last) < 0:
-		err = fmt.Errorf("%w: block starts with edge %v %v after %v %v", ErrCorrupt, r.block[0].Pos, r.block[0].Ref, last.Pos, last.Ref)
-	default:
-		return r.doneBlock()
+	if err == nil && (b.overrun() || !b.exhausted()) {
+		err = fmt.Errorf("%w: block entries do not fill its payload exactly", ErrCorrupt)
 	}
-	r.fail(err)
-	r.block = r.block[:0]
-	return false
+	return out, err
 }

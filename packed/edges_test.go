@@ -3,6 +3,8 @@ package packed
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/reversi-cloud/reversi/board"
@@ -12,8 +14,22 @@ func encodeEdges(t testing.TB, es []Edge, o Options) []byte {
 	return encode(t, NewEdgeWriter, es, o)
 }
 
+// decodeEdges decodes b with an EdgeReader, both without and with
+// reading ahead, and fails unless both give the same edges and error.
 func decodeEdges(b []byte) ([]Edge, error) {
-	r := NewEdgeReader(bytes.NewReader(b))
+	seq, err := readEdges(NewEdgeReader(bytes.NewReader(b)))
+	for _, ahead := range []int{1, 3} {
+		got, aerr := readEdges(NewEdgeReaderAhead(bytes.NewReader(b), ahead))
+		if fmt.Sprint(aerr) != fmt.Sprint(err) || !slices.Equal(got, seq) {
+			return nil, fmt.Errorf("reading %d blocks ahead: %d edges and error %v, without: %d edges and error %v", ahead, len(got), aerr, len(seq), err)
+		}
+	}
+	return seq, err
+}
+
+// readEdges reads r to its end and closes it.
+func readEdges(r *EdgeReader) ([]Edge, error) {
+	defer r.Close()
 	var out []Edge
 	for {
 		e, ok := r.Next()
@@ -73,5 +89,32 @@ func TestEdgeWriterRefusesDisorder(t *testing.T) {
 	}
 	if err := w.Add(Edge{Pos: pos, Ref: Ref{2, 1}}); !errors.Is(err, ErrOrder) {
 		t.Fatalf("Add out of order: %v, want ErrOrder", err)
+	}
+}
+
+// TestEdgeReaderAheadClose stops readers that read ahead at every point
+// of a run of many blocks: Close must end the reading goroutine (which
+// may be waiting for a free buffer) and later reads must fail.
+func TestEdgeReaderAheadClose(t *testing.T) {
+	es := expansion(t, 5, 0)
+	b := encodeEdges(t, es, Options{BlockEntries: 10})
+	for _, stop := range []int{0, 1, 9, 10, 11, 55, len(es)} {
+		r := NewEdgeReaderAhead(bytes.NewReader(b), 2)
+		for i := range stop {
+			e, ok := r.Next()
+			if !ok || e != es[i] {
+				t.Fatalf("edge %d: %v %v, want %v", i, e, ok, es[i])
+			}
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		<-r.ahead.done
+		if _, ok := r.Next(); ok || r.Err() == nil && stop < len(es) {
+			t.Fatalf("stopped after %d edges: Next after Close gave %v, error %v", stop, ok, r.Err())
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -95,6 +95,7 @@ type posDecoder struct {
 	rank   uint64
 	white  uint64 // pext(White, Occ)
 	pos    board.Position
+	dep    depositor // of pos.Occ
 }
 
 func (d *posDecoder) params(r *bitReader) {
@@ -109,18 +110,33 @@ func (d *posDecoder) first(r *bitReader) {
 	d.limit = binom[d.k][64]
 	d.rank = rank(occ)
 	d.white = r.read64(d.k)
-	d.pos = board.Position{Side: side, Occ: occ, White: pdep(d.white, occ)}
+	d.dep = newDepositor(occ)
+	d.pos = board.Position{Side: side, Occ: occ, White: d.dep.deposit(d.white)}
 }
 
 // next reads a later position; same reports that it equals the previous
 // one (only when strict is 0).
 func (d *posDecoder) next(r *bitReader) (same bool, err error) {
-	dr, ok := r.gamma(d.kOcc)
+	// r.gamma, inlined by hand.
+	x := r.peek()
+	dr, used := gammaBits(x, d.kOcc)
+	ok := r.skip(used)
+	if !ok {
+		dr, ok = r.gammaLong(d.kOcc)
+	}
 	if !ok {
 		return false, fmt.Errorf("%w: bad occupancy delta", ErrCorrupt)
 	}
 	if dr == 0 {
-		dw, ok := r.gamma(d.kWhite)
+		// The white delta mostly fits in the same peek: the bit reader
+		// keeps its position in memory, so each peek waits for the
+		// last code's store and load.
+		dw, more := gammaBits(x>>(used&63), d.kWhite)
+		if used+more <= 57 {
+			r.pos += int(more)
+		} else {
+			dw, ok = r.gamma(d.kWhite)
+		}
 		w := d.white + dw + d.strict
 		// The sum must neither wrap nor reach a bit beyond the k squares.
 		if !ok || w < d.white || d.k < 64 && w>>d.k != 0 {
@@ -129,10 +145,7 @@ func (d *posDecoder) next(r *bitReader) (same bool, err error) {
 		if w == d.white {
 			return true, nil
 		}
-		// Adding in the white-bits space: with the empty squares set,
-		// carries run across them to the next occupied square.
-		occ := d.pos.Occ
-		d.pos.White = ((d.pos.White | ^occ) + pdep(w-d.white, occ)) & occ
+		d.pos.White = d.dep.deposit(w)
 		d.white = w
 		return false, nil
 	}
@@ -143,7 +156,8 @@ func (d *posDecoder) next(r *bitReader) (same bool, err error) {
 	d.rank = nr
 	d.pos.Occ = nextOcc(d.pos.Occ, int(d.k), dr)
 	d.white = r.read64(d.k)
-	d.pos.White = pdep(d.white, d.pos.Occ)
+	d.dep = newDepositor(d.pos.Occ)
+	d.pos.White = d.dep.deposit(d.white)
 	return false, nil
 }
 

@@ -109,13 +109,28 @@ func (d *refDecoder) params(r *bitReader) error {
 // next reads one ref; cont as given to put.
 func (d *refDecoder) next(r *bitReader, cont bool) (Ref, error) {
 	if !cont {
-		if r.read(1) == 0 {
-			d.prev.Blob = uint32(r.read(d.wBlob))
+		// One peek for the flag and both fields, as they fit in one.
+		x := r.peek()
+		if x&1 == 0 {
+			if d.wBlob+d.wIndex > 56 {
+				r.pos++
+				d.prev = Ref{Blob: uint32(r.read(d.wBlob)), Index: uint32(r.read(d.wIndex))}
+				return d.prev, nil
+			}
+			d.prev.Blob = uint32(x >> 1 & (1<<d.wBlob - 1))
+			x >>= d.wBlob
+			r.pos += int(d.wBlob)
 		}
-		d.prev.Index = uint32(r.read(d.wIndex))
+		d.prev.Index = uint32(x >> 1 & (1<<d.wIndex - 1))
+		r.pos += 1 + int(d.wIndex)
 		return d.prev, nil
 	}
-	db, ok := r.gamma(d.kBlob)
+	// r.gamma, inlined by hand as in posDecoder.next.
+	db, used := gammaBits(r.peek(), d.kBlob)
+	ok := r.skip(used)
+	if !ok {
+		db, ok = r.gammaLong(d.kBlob)
+	}
 	if !ok || db > uint64(^d.prev.Blob) {
 		return Ref{}, fmt.Errorf("%w: blob delta out of range", ErrCorrupt)
 	}
@@ -123,7 +138,10 @@ func (d *refDecoder) next(r *bitReader, cont bool) (Ref, error) {
 		d.prev = Ref{Blob: d.prev.Blob + uint32(db), Index: uint32(r.read(d.wIndex))}
 		return d.prev, nil
 	}
-	di, ok := r.gamma(d.kIndex)
+	di, used := gammaBits(r.peek(), d.kIndex)
+	if ok = r.skip(used); !ok {
+		di, ok = r.gammaLong(d.kIndex)
+	}
 	if !ok || di > uint64(^d.prev.Index) {
 		return Ref{}, fmt.Errorf("%w: index delta out of range", ErrCorrupt)
 	}

@@ -81,21 +81,12 @@ func (s *stream) done() bool {
 	return true
 }
 
-// doneBlock accounts for a whole block decoded at once and reports
-// whether it is good.
-func (s *stream) doneBlock() bool {
-	if s.bits.overrun() || !s.bits.exhausted() {
-		s.fail(fmt.Errorf("%w: block entries do not fill its payload exactly", ErrCorrupt))
-		return false
-	}
-	s.n += int64(s.left)
-	s.left = 0
-	return true
-}
-
 // fail records err, which happened decoding entry s.n.
-func (s *stream) fail(err error) {
-	s.err = fmt.Errorf("packed: %s entry %d (block at offset %d): %w", kindNames[s.blocks.kind], s.n, s.blocks.off, err)
+func (s *stream) fail(err error) { s.failAt(err, s.blocks.off) }
+
+// failAt is fail for a block whose reading left the offset at off.
+func (s *stream) failAt(err error, off int64) {
+	s.err = fmt.Errorf("packed: %s entry %d (block at offset %d): %w", kindNames[s.blocks.kind], s.n, off, err)
 }
 
 // Err returns the error that ended reading, or nil at a clean end.
