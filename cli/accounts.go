@@ -13,8 +13,9 @@ import (
 
 // openAzure opens the storage accounts that env names (see
 // azure.ConfigsFromEnv): one account as it is, several as one backend
-// that spreads each run's blob data over them by runstore.Placement and
-// the shards of its work queue round the accounts; n is how many.
+// that spreads each run's blob data over them by runstore.Placement, the
+// shards of its work queue round the accounts, and its backtracking rows
+// over one table on each (pipeline.BackTables); n is how many.
 func openAzure(ctx context.Context, env Env) (be storage.Backend, n int, err error) {
 	cfgs, err := azure.ConfigsFromEnv(env.Getenv)
 	if err != nil {
@@ -30,9 +31,14 @@ func openAzure(ctx context.Context, env Env) (be storage.Backend, n int, err err
 		return accts[0], 1, nil
 	}
 	place := runstore.Placement{Accounts: len(accts)}
-	be, err = spread.New(spread.Config{Accounts: accts, Blob: place.Blob, Queue: func(name string) int {
-		shard, _ := pipeline.WorkQueueShard(name)
-		return shard % len(accts)
-	}})
+	be, err = spread.New(spread.Config{Accounts: accts, Blob: place.Blob,
+		Queue: func(name string) int {
+			shard, _ := pipeline.WorkQueueShard(name)
+			return shard % len(accts)
+		},
+		Table: func(name string) int {
+			account, _ := pipeline.BackTableAccount(name)
+			return account % len(accts)
+		}})
 	return be, len(accts), err
 }

@@ -47,6 +47,21 @@ func TestPlacement(t *testing.T) {
 	}
 }
 
+// TestBackTableNames: the table placement reads accounts back from
+// exactly the names pipeline.BackTables makes.
+func TestBackTableNames(t *testing.T) {
+	for i, name := range pipeline.BackTables("run1", 5) {
+		if got, ok := pipeline.BackTableAccount(name); !ok || got != i {
+			t.Errorf("%s: account %d, %v; want %d", name, got, ok, i)
+		}
+	}
+	for _, name := range []string{"run1state", "run1backtrack1", "run1backtrack02", "run1backtrack65", "backtrack", "run1backtrackx"} {
+		if got, ok := pipeline.BackTableAccount(name); ok {
+			t.Errorf("%s: account %d, want none", name, got)
+		}
+	}
+}
+
 // TestWorkQueueShardNames: the queue placement reads shard numbers back
 // from exactly the names pipeline.WorkQueues makes.
 func TestWorkQueueShardNames(t *testing.T) {

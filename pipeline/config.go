@@ -211,6 +211,35 @@ func Container(run string) string   { return run }
 func StateTable(run string) string  { return run + "state" }
 func BackTable(run string) string   { return run + "backtrack" }
 
+// BackTables names a run's backtracking tables, one per storage account:
+// BackTable, then BackTable2, BackTable3 and so on.
+func BackTables(run string, accounts int) []string {
+	names := []string{BackTable(run)}
+	for i := 2; i <= accounts; i++ {
+		names = append(names, fmt.Sprintf("%s%d", BackTable(run), i))
+	}
+	return names
+}
+
+// BackTableAccount is the account, counted from 0, of a name that
+// BackTables makes (BackTableN on account N-1); ok is false for other
+// names.
+func BackTableAccount(name string) (account int, ok bool) {
+	i := strings.LastIndex(name, "backtrack")
+	if i <= 0 {
+		return 0, false
+	}
+	digits := name[i+len("backtrack"):]
+	if digits == "" {
+		return 0, true
+	}
+	n, err := strconv.Atoi(digits)
+	if err != nil || n < 2 || n > MaxAccounts || digits != strconv.Itoa(n) {
+		return 0, false
+	}
+	return n - 1, true
+}
+
 // WorkQueueShard is the shard number of a work queue shard's name (see
 // WorkQueues); ok is false for any other name.
 func WorkQueueShard(name string) (shard int, ok bool) {

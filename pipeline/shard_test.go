@@ -10,15 +10,17 @@ import (
 	"github.com/reversi-cloud/reversi/storage"
 )
 
-// TestShardedRun: a run whose work queue has three shards, and whose
-// numbered rows are spread over three partitions of each kind, is exact;
-// every queue shard carries work both ways, every partition shard gets
-// rows, and the run's queue count and drop cover every shard.
+// TestShardedRun: a run whose work queue has three shards, whose
+// numbered rows are spread over three partitions of each kind, and whose
+// backtracking rows are spread over the tables of two accounts (here
+// both in one backend), is exact; every queue shard carries work both
+// ways, every partition shard and backtracking table gets rows, and the
+// run's queue count and drop cover every shard.
 func TestShardedRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var mu sync.Mutex
-	enqueued, dequeued, written := map[string]int{}, map[string]int{}, map[string]int{}
+	enqueued, dequeued, written, tables := map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
 	be := storage.Wrap(openEmbedded(t), func(c *storage.Call, next func() error) error {
 		err := next()
 		mu.Lock()
@@ -31,12 +33,13 @@ func TestShardedRun(t *testing.T) {
 			dequeued[c.Resource] += len(c.Messages)
 		case c.Op == storage.TableAdd || c.Op == storage.TableTransact:
 			written[c.Partition]++
+			tables[c.Resource]++
 		}
 		return err
 	})
 	// Blobs of 4 positions make more than 64 tasks, buckets and final
 	// blobs a ply, so their completion groups fall in every shard.
-	cfg := RunConfig{Name: "sharded", Board: 4, Target: 12, BlobPositions: 4, BucketBlobs: 2, QueueShards: 3, PartitionShards: 3}
+	cfg := RunConfig{Name: "sharded", Board: 4, Target: 12, BlobPositions: 4, BucketBlobs: 2, QueueShards: 3, PartitionShards: 3, Accounts: 2}
 	rep, err := RunLocal(ctx, be, cfg, 4, WorkerConfig{Visibility: 5 * time.Second, PollMax: 50 * time.Millisecond}, testLogger(t), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -65,12 +68,17 @@ func TestShardedRun(t *testing.T) {
 			t.Errorf("no rows written to partition %s", pk)
 		}
 	}
+	for _, name := range BackTables(cfg.Name, 2) {
+		if tables[name] == 0 {
+			t.Errorf("no backtracking rows written to table %s: %v", name, tables)
+		}
+	}
 	r, err := OpenRun(ctx, be, cfg.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Config.QueueShards != 3 || r.Config.PartitionShards != 3 {
-		t.Errorf("reopened with %d queue shards and %d partition shards, want 3 and 3", r.Config.QueueShards, r.Config.PartitionShards)
+	if r.Config.QueueShards != 3 || r.Config.PartitionShards != 3 || r.Config.Accounts != 2 {
+		t.Errorf("reopened with %d queue shards, %d partition shards and %d accounts, want 3, 3 and 2", r.Config.QueueShards, r.Config.PartitionShards, r.Config.Accounts)
 	}
 	if n, err := r.Queued(ctx); err != nil || n != 0 {
 		t.Errorf("%d messages left, %v", n, err)

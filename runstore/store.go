@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"slices"
 	"strings"
 
@@ -24,22 +25,34 @@ var (
 type Store struct {
 	board  *board.Board
 	state  storage.Table
-	back   storage.Table
+	backs  []storage.Table
 	shards int // partitions a ply's numbered rows are spread over
 }
 
 // New is the store of a run whose control rows live in state and whose
-// backtracking rows live in back. A ply's numbered rows (expansion and
-// bucket markers, merge outputs, final blobs, resolutions) are spread
-// over shards partitions (keys.go), so that no partition takes more than
-// Azure's target of about 2,000 entities a second; 1 keeps each kind in
-// one partition.
-func New(b *board.Board, state, back storage.Table, shards int) *Store {
-	return &Store{board: b, state: state, back: back, shards: max(1, shards)}
+// backtracking rows live in backs, each partition in the one that a hash
+// of its key picks (back), so that tables on several storage accounts
+// share their load. A ply's numbered rows (expansion and bucket markers,
+// merge outputs, final blobs, resolutions) are spread over shards
+// partitions (keys.go), so that no partition takes more than Azure's
+// target of about 2,000 entities a second; 1 keeps each kind in one
+// partition.
+func New(b *board.Board, state storage.Table, backs []storage.Table, shards int) *Store {
+	return &Store{board: b, state: state, backs: backs, shards: max(1, shards)}
 }
 
 // Tables are the tables the store keeps its rows in, for creating them.
-func (s *Store) Tables() []storage.Table { return []storage.Table{s.state, s.back} }
+func (s *Store) Tables() []storage.Table { return append([]storage.Table{s.state}, s.backs...) }
+
+// back is the table of backtracking partition pk: FNV-1a of the key.
+func (s *Store) back(pk string) storage.Table {
+	if len(s.backs) == 1 {
+		return s.backs[0]
+	}
+	h := fnv.New32a()
+	h.Write([]byte(pk))
+	return s.backs[h.Sum32()%uint32(len(s.backs))]
+}
 
 // queryAll reads a whole row-key range of one partition.
 func queryAll(ctx context.Context, t storage.Table, pk, from, to string) ([]storage.Entity, error) {
