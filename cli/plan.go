@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"text/tabwriter"
 	"time"
 
@@ -75,14 +73,7 @@ func (f *planFlags) plan(env Env, cfg pipeline.RunConfig, workers int, jsonOut s
 	if jsonOut == "" {
 		return nil
 	}
-	b, err := json.MarshalIndent(p, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encoding the plan: %w", err)
-	}
-	if err := os.WriteFile(jsonOut, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("writing the plan: %w", err)
-	}
-	return nil
+	return report.WriteJSONFile(jsonOut, "the plan", p)
 }
 
 // planShards sets what -queue-shards and -partition-shards leave out from

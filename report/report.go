@@ -160,13 +160,17 @@ func (r *Report) WriteTable(w io.Writer) error {
 }
 
 // WriteJSONFile writes the report as indented JSON.
-func (r *Report) WriteJSONFile(path string) error {
-	b, err := json.MarshalIndent(r, "", "  ")
+func (r *Report) WriteJSONFile(path string) error { return WriteJSONFile(path, "report", r) }
+
+// WriteJSONFile writes v as indented JSON to path; what names it in
+// errors.
+func WriteJSONFile(path, what string, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		return fmt.Errorf("encoding report: %w", err)
+		return fmt.Errorf("encoding %s: %w", what, err)
 	}
 	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("writing report: %w", err)
+		return fmt.Errorf("writing %s: %w", what, err)
 	}
 	return nil
 }
