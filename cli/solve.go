@@ -37,9 +37,11 @@ the nodes searched and the time taken, e.g.
 
   a2 +38 nodes=23933683 time=2.31s
 
-Positions are solved -parallel at a time (one per CPU by default), each
-solver keeping its transposition table from one position to the next;
-answers come in input order. A line that is not a position stops the run
+Each position is solved by -threads goroutines sharing one transposition
+table (one per CPU by default), -parallel positions at a time (one by
+default: many small positions go faster with -parallel at the CPU count
+and -threads 1); each solver keeps its table from one position to the
+next, and answers come in input order. A line that is not a position stops the run
 with an error naming it, after the answers to the lines before it.`
 
 // Solve runs the solve command: exact scores of endgame positions. Ctrl-C
@@ -55,7 +57,8 @@ func solveLines(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	fs.SetOutput(io.Discard)
 	tableMiB := fs.Int("table-mb", solve.DefaultTableBytes>>20, "transposition table size in MiB, for each of the -parallel solvers")
 	all := fs.Bool("all", false, "write every best move, comma-separated, instead of one")
-	parallel := fs.Int("parallel", runtime.GOMAXPROCS(0), "positions solved at once, each by a solver of its own (1 makes node counts reproducible)")
+	parallel := fs.Int("parallel", 1, "positions solved at once, each by a solver of its own")
+	threads := fs.Int("threads", runtime.GOMAXPROCS(0), "goroutines solving each position together (1 makes node counts reproducible)")
 	maxNodes := fs.Int64("max-nodes", 0, "give up on a position after this many nodes (0: no limit)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -73,13 +76,15 @@ func solveLines(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		err = fmt.Errorf("-table-mb %d: want at least 1", *tableMiB)
 	case *parallel < 1:
 		err = fmt.Errorf("-parallel %d: want at least 1", *parallel)
+	case *threads < 1:
+		err = fmt.Errorf("-threads %d: want at least 1", *threads)
 	case *maxNodes < 0:
 		err = fmt.Errorf("-max-nodes %d: want 0 or more", *maxNodes)
 	}
 	solvers := make([]*solve.Solver, *parallel)
 	for i := range solvers {
 		if err == nil {
-			solvers[i], err = solve.New(solve.Options{TableBytes: *tableMiB << 20, MaxNodes: *maxNodes})
+			solvers[i], err = solve.New(solve.Options{TableBytes: *tableMiB << 20, MaxNodes: *maxNodes, Threads: *threads})
 		}
 	}
 	if err != nil {

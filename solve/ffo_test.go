@@ -2,6 +2,7 @@ package solve
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -102,21 +103,24 @@ func TestFFO(t *testing.T) {
 	}
 }
 
-// BenchmarkFFO solves each FFO position with an empty table every time:
-// ns/op is the time for the position, nodes/s the search speed.
+// BenchmarkFFO solves each FFO position with an empty table every time,
+// on one thread and on two: ns/op is the time for the position, nodes/op
+// its nodes (those of both threads), nodes/s the search speed.
 func BenchmarkFFO(b *testing.B) {
 	for _, c := range loadFFO(b) {
-		b.Run(c.name, func(b *testing.B) {
-			var nodes int64
-			for b.Loop() {
-				res, err := Solve(c.b, c.p, Options{})
-				if err != nil || res.Score != c.score {
-					b.Fatalf("score %+d, %v; want %+d", res.Score, err, c.score)
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/threads=%d", c.name, threads), func(b *testing.B) {
+				var nodes int64
+				for b.Loop() {
+					res, err := Solve(c.b, c.p, Options{Threads: threads})
+					if err != nil || res.Score != c.score || !slices.Contains(c.best, res.BestMoves[0]) {
+						b.Fatalf("score %+d, best %v, %v; want %+d, %v", res.Score, res.BestMoves, err, c.score, c.best)
+					}
+					nodes += res.Nodes
 				}
-				nodes += res.Nodes
-			}
-			b.ReportMetric(float64(nodes)/float64(b.N), "nodes/op")
-			b.ReportMetric(float64(nodes)/b.Elapsed().Seconds(), "nodes/s")
-		})
+				b.ReportMetric(float64(nodes)/float64(b.N), "nodes/op")
+				b.ReportMetric(float64(nodes)/b.Elapsed().Seconds(), "nodes/s")
+			})
+		}
 	}
 }

@@ -95,12 +95,22 @@ func (s *Solver) search(own, opp uint64, alpha, beta, empties int) int {
 		}
 	}
 	best, bestSq := -g.squares-1, -1
-	for i := 0; i < ml.n; i++ {
+	var deferred uint64
+	for k := 0; ; k++ {
+		i, ok := next(ml, k, &deferred)
+		if !ok {
+			break
+		}
 		m := &ml.mv[i]
 		x := uint64(1) << uint(m.sq)
 		cown, copp := opp&^m.flip, own|m.flip|x
+		h, mark := s.claim(cown, copp, k, ml.n, empties)
+		if mark < 0 {
+			deferred |= 1 << uint(i)
+			continue
+		}
 		var v int
-		if i == 0 || beta-alpha == 1 {
+		if k == 0 || beta-alpha == 1 {
 			v = -s.search(cown, copp, -beta, -alpha, empties-1)
 		} else {
 			// Principal variation search: prove the move no better than
@@ -111,6 +121,7 @@ func (s *Solver) search(own, opp uint64, alpha, beta, empties int) int {
 				v = -s.search(cown, copp, -beta, -alpha, empties-1)
 			}
 		}
+		s.release(h, mark)
 		if v > best {
 			best, bestSq = v, m.sq
 			if v > alpha {
@@ -362,3 +373,4 @@ func (s *Solver) probe(own, opp, empty uint64, alpha, beta, depth int) int {
 	}
 	return best
 }
+

@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/reversi-cloud/reversi/board"
 )
@@ -25,6 +26,10 @@ import (
 // DefaultTableBytes is the transposition table size when Options leaves it
 // zero.
 const DefaultTableBytes = 32 << 20
+
+// maxThreads bounds Options.Threads: far more than the cores of any
+// machine this runs on.
+const maxThreads = 256
 
 // maxTableBytes bounds Options.TableBytes: larger tables stop paying on
 // this machine and usually mean a unit mistake.
@@ -37,8 +42,13 @@ type Options struct {
 	// DefaultTableBytes.
 	TableBytes int
 	// MaxNodes stops a solve that has searched this many nodes (it may
-	// overshoot by a few thousand) with ErrNodeLimit. 0 means no limit.
+	// overshoot by a few thousand a thread) with ErrNodeLimit. 0 means no
+	// limit.
 	MaxNodes int64
+	// Threads is how many goroutines search each position together,
+	// sharing the table: more than one makes node counts vary from run to
+	// run (never scores). 0 means 1.
+	Threads int
 }
 
 // ErrOptions reports invalid Options.
@@ -59,8 +69,16 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("%w: TableBytes %d is negative", ErrOptions, o.TableBytes)
 	case o.TableBytes > maxTableBytes:
 		return o, fmt.Errorf("%w: TableBytes %d is above %d", ErrOptions, o.TableBytes, maxTableBytes)
-	case o.TableBytes == 0:
+	case o.Threads < 0:
+		return o, fmt.Errorf("%w: Threads %d is negative", ErrOptions, o.Threads)
+	case o.Threads > maxThreads:
+		return o, fmt.Errorf("%w: Threads %d is above %d", ErrOptions, o.Threads, maxThreads)
+	}
+	if o.TableBytes == 0 {
 		o.TableBytes = DefaultTableBytes
+	}
+	if o.Threads == 0 {
+		o.Threads = 1
 	}
 	return o, nil
 }
@@ -82,8 +100,9 @@ type Result struct {
 // Solver solves positions. Its transposition table persists from one
 // Solve to the next (entries are facts about positions, so later solves of
 // related positions reuse them) and is cleared when the board size
-// changes. A Solver is not safe for concurrent use: give each goroutine its
-// own, or call the package-level Solve.
+// changes. A Solver is not safe for concurrent use (Options.Threads makes
+// one solve use several goroutines): give each goroutine its own, or call
+// the package-level Solve.
 type Solver struct {
 	tt       *table
 	g        *geometry
@@ -96,6 +115,13 @@ type Solver struct {
 	// lists[e] is the move list of the position being searched with e
 	// empties: one per depth, reused rather than zeroed on every call.
 	lists [65]moveList
+	// par is shared by the threads of a solve with Options.Threads above
+	// 1, nil otherwise; polled counts the nodes already added to it.
+	par    *parallel
+	polled int64
+	// helpers search the same positions on goroutines of their own,
+	// sharing tt and par.
+	helpers []*Solver
 }
 
 // New returns a Solver with a transposition table of opts.TableBytes.
@@ -104,7 +130,14 @@ func New(opts Options) (*Solver, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Solver{tt: newTable(opts.TableBytes), maxNodes: opts.MaxNodes}, nil
+	s := &Solver{tt: newTable(opts.TableBytes), maxNodes: opts.MaxNodes}
+	if opts.Threads > 1 {
+		s.par = newParallel()
+		for range opts.Threads - 1 {
+			s.helpers = append(s.helpers, &Solver{tt: s.tt, maxNodes: opts.MaxNodes, par: s.par})
+		}
+	}
+	return s, nil
 }
 
 // Solve solves p on b with a Solver of its own: safe for concurrent use,
@@ -131,11 +164,39 @@ type stopped struct{ err error }
 // SolveContext is Solve, stopped with ctx's error when ctx is done and with
 // ErrNodeLimit when the node budget is spent; the Result then holds only
 // Nodes. The Solver remains usable.
-func (s *Solver) SolveContext(ctx context.Context, b *board.Board, p board.Position) (res Result, err error) {
+func (s *Solver) SolveContext(ctx context.Context, b *board.Board, p board.Position) (Result, error) {
 	if err := b.Valid(p); err != nil {
 		return Result{}, fmt.Errorf("solve: %w", err)
 	}
-	s.ctx, s.pollAt, s.nodes = ctx, 0, 0
+	g := geometries[b.Size()]
+	if s.g != g {
+		s.g = g
+		s.tt.clear()
+	}
+	s.tt.newSearch()
+	if s.par == nil {
+		return s.run(ctx, b, p)
+	}
+	// The helpers search the same position and fill the table; only this
+	// Solver's answer counts, and when it has one the helpers stop.
+	s.par.reset()
+	var wg sync.WaitGroup
+	for _, h := range s.helpers {
+		h.g = g
+		wg.Go(func() { h.run(ctx, b, p) })
+	}
+	res, err := s.run(ctx, b, p)
+	s.par.stop.Store(true)
+	wg.Wait()
+	for _, h := range s.helpers {
+		res.Nodes += h.nodes
+	}
+	return res, err
+}
+
+// run searches p on the calling goroutine.
+func (s *Solver) run(ctx context.Context, b *board.Board, p board.Position) (res Result, err error) {
+	s.ctx, s.pollAt, s.nodes, s.polled = ctx, 0, 0, 0
 	defer func() {
 		s.ctx = nil
 		if r := recover(); r != nil {
@@ -150,29 +211,36 @@ func (s *Solver) SolveContext(ctx context.Context, b *board.Board, p board.Posit
 	return s.solve(b, p), nil
 }
 
-// poll stops the search when its context is done or its node budget spent,
-// and sets when to look again.
+// errHelperDone stops a helper once the solve has its answer.
+var errHelperDone = errors.New("solve: answer found by another thread")
+
+// poll stops the search when its context is done, its node budget (shared
+// by the threads) spent or, in a helper, the solve answered; and sets when
+// to look again.
 func (s *Solver) poll() {
+	total := s.nodes
+	if s.par != nil {
+		total = s.par.nodes.Add(s.nodes - s.polled)
+		s.polled = s.nodes
+		if s.par.stop.Load() {
+			panic(stopped{errHelperDone})
+		}
+	}
 	if err := s.ctx.Err(); err != nil {
 		panic(stopped{fmt.Errorf("solve: %w", err)})
 	}
 	s.pollAt = s.nodes + pollNodes
 	if s.maxNodes > 0 {
-		if s.nodes >= s.maxNodes {
+		if total >= s.maxNodes {
 			panic(stopped{ErrNodeLimit})
 		}
-		s.pollAt = min(s.pollAt, s.maxNodes)
+		s.pollAt = min(s.pollAt, s.nodes+s.maxNodes-total)
 	}
 }
 
 // solve is SolveContext's search, for a valid position.
 func (s *Solver) solve(b *board.Board, p board.Position) Result {
-	g := geometries[b.Size()]
-	if s.g != g {
-		s.g = g
-		s.tt.clear()
-	}
-	s.tt.newSearch()
+	g := s.g
 	own, opp := p.Mover(), p.Opponent()
 	empties := g.squares - p.Discs()
 	empty := g.mask &^ p.Occ
@@ -186,26 +254,35 @@ func (s *Solver) solve(b *board.Board, p board.Position) Result {
 	s.order(ml, own, opp, legal, empty, -1, empties)
 	var best []int
 	score := -g.squares - 1
-	for i := 0; i < ml.n; i++ {
+	var deferred uint64
+	for k := 0; ; k++ {
+		i, ok := next(ml, k, &deferred)
+		if !ok {
+			break
+		}
 		m := &ml.mv[i]
 		x := uint64(1) << uint(m.sq)
 		cown, copp := opp&^m.flip, own|m.flip|x
+		h, mark := s.claim(cown, copp, k, ml.n, empties)
+		if mark < 0 {
+			deferred |= 1 << uint(i)
+			continue
+		}
 		var v int
-		if i == 0 {
+		if k == 0 {
 			v = -s.search(cown, copp, -g.squares-1, g.squares+1, empties-1)
 		} else {
 			// Does the move tie or beat the best so far? Scores are even
 			// (twice one side's discs minus the squares, or 0), so the
 			// window (score-1, score+1) answers both in one search: it
 			// returns score on a tie.
-			if v = -s.search(cown, copp, -score-1, -score+1, empties-1); v < score {
-				continue
-			}
+			v = -s.search(cown, copp, -score-1, -score+1, empties-1)
 			if v > score {
 				// Better: v is a lower bound; find the exact score.
 				v = -s.search(cown, copp, -g.squares-1, -v+1, empties-1)
 			}
 		}
+		s.release(h, mark)
 		switch {
 		case v > score:
 			score, best = v, []int{m.sq}
