@@ -38,7 +38,7 @@ func (g *geometry) features(own, opp uint64, f *[nFeatures]int) (over bool) {
 	count := func(x uint64) int { return bits.OnesCount64(x) }
 	diff := func(a, b uint64) int { return count(a) - count(b) }
 	ml, ol := moves(own, opp, empty), moves(opp, own, empty)
-	xs, cs := g.xSquaresOpen(empty), g.cSquaresOpen(empty)
+	xs, cs := g.openSquares(empty)
 	f[fBias] = 1
 	f[fDiscs] = diff(own, opp)
 	f[fMobility] = diff(ml, ol)
@@ -69,28 +69,16 @@ func (g *geometry) eval(own, opp uint64) int {
 	return v
 }
 
-// xSquaresOpen returns the X-squares (diagonally next to a corner) whose
-// corner is empty.
-func (g *geometry) xSquaresOpen(empty uint64) uint64 {
-	var x uint64
-	for i, c := range g.cornerSq {
-		if empty&c != 0 {
+// openSquares returns the X-squares (diagonally next to a corner) and the
+// C-squares (on an edge next to a corner) whose corner is empty.
+func (g *geometry) openSquares(empty uint64) (x, c uint64) {
+	for i, corner := range g.cornerSq {
+		if empty&corner != 0 {
 			x |= g.xSq[i]
+			c |= g.cSq[i]
 		}
 	}
-	return x
-}
-
-// cSquaresOpen returns the C-squares (on an edge next to a corner) whose
-// corner is empty.
-func (g *geometry) cSquaresOpen(empty uint64) uint64 {
-	var x uint64
-	for i, c := range g.cornerSq {
-		if empty&c != 0 {
-			x |= g.cSq[i]
-		}
-	}
-	return x
+	return x, c
 }
 
 // edgeStable[own<<8|opp] is own's stable discs minus opp's on an edge of

@@ -191,9 +191,9 @@ func (s *Solver) order(ml *moveList, own, opp, legal, empty uint64, hint, emptie
 		case cown == 0:
 			key = -probeInf - 1 // a wipe-out wins outright
 		case empties >= evalMin:
-			key = evalScale/4*key + s.probeEval(cown, copp, cempty, -probeInf, probeInf, 2)
+			key = evalScale/4*key + s.probe(cown, copp, cempty, -probeInf, probeInf, 2, true)
 		case empties >= probeMin:
-			key = 4*key + s.probe(cown, copp, cempty, -probeInf, probeInf, 1)
+			key = 4*key + s.probe(cown, copp, cempty, -probeInf, probeInf, 1, false)
 		case odd&x == 0:
 			key++
 		}
@@ -348,27 +348,35 @@ func (s *Solver) last1(own, opp uint64, sq int) int {
 const probeInf = 1 << 20
 
 // probe is a shallow alpha-beta search for move ordering: depth plies,
-// then a heuristic that favours mobility, corner moves, corners and
-// potential mobility (empty squares next to the opponent's discs).
-func (s *Solver) probe(own, opp, empty uint64, alpha, beta, depth int) int {
+// then a heuristic. With eval the heuristic is the evaluation (eval.go)
+// and a pass counts as a ply; without, it favours mobility, corner moves,
+// corners and potential mobility (empty squares next to the opponent's
+// discs), and stops at a pass.
+func (s *Solver) probe(own, opp, empty uint64, alpha, beta, depth int, eval bool) int {
 	g := s.g
+	if depth == 0 && eval {
+		return g.eval(own, opp)
+	}
 	legal := moves(own, opp, empty)
 	if depth == 0 || legal == 0 {
 		replies := moves(opp, own, empty)
-		if legal == 0 && replies == 0 {
-			return 1024 * g.score(own, opp)
+		switch {
+		case legal == 0 && replies == 0:
+			return probeScale(eval) * g.score(own, opp)
+		case !eval:
+			return 16*(bits.OnesCount64(legal)-bits.OnesCount64(replies)) +
+				8*(bits.OnesCount64(legal&g.corners)-bits.OnesCount64(replies&g.corners)) +
+				32*(bits.OnesCount64(own&g.corners)-bits.OnesCount64(opp&g.corners)) +
+				4*(bits.OnesCount64(adjacent(opp)&empty)-bits.OnesCount64(adjacent(own)&empty))
 		}
-		return 16*(bits.OnesCount64(legal)-bits.OnesCount64(replies)) +
-			8*(bits.OnesCount64(legal&g.corners)-bits.OnesCount64(replies&g.corners)) +
-			32*(bits.OnesCount64(own&g.corners)-bits.OnesCount64(opp&g.corners)) +
-			4*(bits.OnesCount64(adjacent(opp)&empty)-bits.OnesCount64(adjacent(own)&empty))
+		return -s.probe(opp, own, empty, -beta, -alpha, depth-1, eval)
 	}
 	best := -probeInf
 	for m := legal; m != 0; m &= m - 1 {
 		sq := bits.TrailingZeros64(m)
 		x := uint64(1) << uint(sq)
 		f := flips(sq, own, opp)
-		v := -s.probe(opp&^f, own|f|x, empty&^x, -beta, -alpha, depth-1)
+		v := -s.probe(opp&^f, own|f|x, empty&^x, -beta, -alpha, depth-1, eval)
 		if v > best {
 			best = v
 			if v > alpha {
@@ -382,35 +390,10 @@ func (s *Solver) probe(own, opp, empty uint64, alpha, beta, depth int) int {
 	return best
 }
 
-// probeEval is a shallow alpha-beta search for move ordering, depth
-// plies (passes count as plies) and then the evaluation.
-func (s *Solver) probeEval(own, opp, empty uint64, alpha, beta, depth int) int {
-	g := s.g
-	if depth == 0 {
-		return g.eval(own, opp)
+// probeScale is what one disc of a final score is worth to probe.
+func probeScale(eval bool) int {
+	if eval {
+		return evalScale
 	}
-	legal := moves(own, opp, empty)
-	if legal == 0 {
-		if moves(opp, own, empty) == 0 {
-			return evalScale * g.score(own, opp)
-		}
-		return -s.probeEval(opp, own, empty, -beta, -alpha, depth-1)
-	}
-	best := -probeInf
-	for m := legal; m != 0; m &= m - 1 {
-		sq := bits.TrailingZeros64(m)
-		x := uint64(1) << uint(sq)
-		f := flips(sq, own, opp)
-		v := -s.probeEval(opp&^f, own|f|x, empty&^x, -beta, -alpha, depth-1)
-		if v > best {
-			best = v
-			if v > alpha {
-				alpha = v
-				if v >= beta {
-					break
-				}
-			}
-		}
-	}
-	return best
+	return 1024
 }
