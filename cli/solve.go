@@ -44,6 +44,11 @@ and -threads 1); each solver keeps its table from one position to the
 next, and answers come in input order. A line that is not a position stops the run
 with an error naming it, after the answers to the lines before it.`
 
+// solveTableMiB is the default table of the solve command: larger than
+// the package default, as positions typed at a command line are usually
+// hard ones (FFO #45: 6 % fewer nodes than with 32 MiB).
+const solveTableMiB = 256
+
 // Solve runs the solve command: exact scores of endgame positions. Ctrl-C
 // stops it.
 func Solve(env Env) int {
@@ -55,7 +60,7 @@ func Solve(env Env) int {
 func solveLines(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("solve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	tableMiB := fs.Int("table-mb", solve.DefaultTableBytes>>20, "transposition table size in MiB, for each of the -parallel solvers")
+	tableMiB := fs.Int("table-mb", solveTableMiB, "transposition table size in MiB, for each of the -parallel solvers")
 	all := fs.Bool("all", false, "write every best move, comma-separated, instead of one")
 	parallel := fs.Int("parallel", 1, "positions solved at once, each by a solver of its own")
 	threads := fs.Int("threads", runtime.GOMAXPROCS(0), "goroutines solving each position together (1 makes node counts reproducible)")
