@@ -9,9 +9,11 @@
 //
 // The search is negamax alpha-beta with principal variation search and
 // null-window re-searches, moves ordered fastest first (fewest replies for
-// the opponent) with the transposition table's move first, parity ordering
+// the opponent) with the transposition table's move first, high in the
+// tree also by a shallow search with a trained evaluation, parity ordering
 // near the end, a bounded transposition table, stability cutoffs, and code
-// of its own for the last four empty squares.
+// of its own for the last four empty squares. Options.Threads lets several
+// goroutines search one position, sharing the table.
 package solve
 
 import (
