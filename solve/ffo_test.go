@@ -75,31 +75,36 @@ func loadFFO(t testing.TB) []ffoCase {
 var quickFFO = map[string]bool{"ffo40": true}
 
 // TestFFO requires the exact published score and a published best move for
-// every move the solver calls best.
+// every move the solver calls best, from one thread and from two.
 func TestFFO(t *testing.T) {
 	all := os.Getenv("REVERSI_FFO_ALL") == "1"
-	s := newSolver(t, DefaultTableBytes)
-	for _, c := range loadFFO(t) {
-		t.Run(c.name, func(t *testing.T) {
-			if !all && !quickFFO[c.name] {
-				t.Skip("REVERSI_FFO_ALL=1 solves it (see the benchmarks for its time)")
-			}
-			got, err := s.Solve(c.b, c.p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.Score != c.score {
-				t.Errorf("score %+d, want %+d", got.Score, c.score)
-			}
-			if len(got.BestMoves) == 0 {
-				t.Errorf("no best move")
-			}
-			for _, m := range got.BestMoves {
-				if !slices.Contains(c.best, m) {
-					t.Errorf("best move %s is not among the published %v", c.b.SquareName(m), c.best)
+	for _, threads := range []int{1, 2} {
+		s, err := New(Options{Threads: threads})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range loadFFO(t) {
+			t.Run(fmt.Sprintf("%s/threads=%d", c.name, threads), func(t *testing.T) {
+				if !all && !quickFFO[c.name] {
+					t.Skip("REVERSI_FFO_ALL=1 solves it (see the benchmarks for its time)")
 				}
-			}
-		})
+				got, err := s.Solve(c.b, c.p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Score != c.score {
+					t.Errorf("score %+d, want %+d", got.Score, c.score)
+				}
+				if len(got.BestMoves) == 0 {
+					t.Errorf("no best move")
+				}
+				for _, m := range got.BestMoves {
+					if !slices.Contains(c.best, m) {
+						t.Errorf("best move %s is not among the published %v", c.b.SquareName(m), c.best)
+					}
+				}
+			})
+		}
 	}
 }
 
