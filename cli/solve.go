@@ -90,7 +90,7 @@ func solveLines(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	solvers := make([]*solve.Solver, *parallel)
 	for i := range solvers {
 		if err == nil {
-			solvers[i], err = solve.New(solve.Options{TableBytes: *tableMiB << 20, MaxNodes: *maxNodes, Threads: *threads})
+			solvers[i], err = solve.New(solve.Options{TableBytes: *tableMiB << 20, MaxNodes: *maxNodes, Threads: *threads, OneBestMove: !*all})
 		}
 	}
 	if err != nil {

@@ -47,6 +47,10 @@ type Options struct {
 	// overshoot by a few thousand a thread) with ErrNodeLimit. 0 means no
 	// limit.
 	MaxNodes int64
+	// OneBestMove makes Result.BestMoves hold one best move instead of
+	// all: the root's later moves need only be proved no better, not
+	// compared with the best.
+	OneBestMove bool
 	// Threads is how many goroutines search each position together,
 	// sharing the table: more than one makes node counts vary from run to
 	// run (never scores). 0 means 1.
@@ -90,8 +94,9 @@ type Result struct {
 	// Score is the final disc differential for the side to move under
 	// perfect play, empty squares going to the winner.
 	Score int
-	// BestMoves lists every move that achieves Score, as board square
-	// indices (board.SquareName names them), ascending. It is empty when
+	// BestMoves lists every move that achieves Score (only the first found
+	// with Options.OneBestMove), as board square indices (board.SquareName
+	// names them), ascending. It is empty when
 	// the side to move has no legal move: it must pass, or the game is
 	// over (board.Terminal tells which).
 	BestMoves []int
@@ -110,6 +115,7 @@ type Solver struct {
 	g        *geometry
 	nodes    int64
 	maxNodes int64
+	oneBest  bool // Options.OneBestMove
 	// ctx is the context of the running solve; at pollAt nodes the search
 	// looks at it and at the node budget.
 	ctx    context.Context
@@ -132,11 +138,11 @@ func New(opts Options) (*Solver, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Solver{tt: newTable(opts.TableBytes), maxNodes: opts.MaxNodes}
+	s := &Solver{tt: newTable(opts.TableBytes), maxNodes: opts.MaxNodes, oneBest: opts.OneBestMove}
 	if opts.Threads > 1 {
 		s.par = newParallel()
 		for range opts.Threads - 1 {
-			s.helpers = append(s.helpers, &Solver{tt: s.tt, maxNodes: opts.MaxNodes, par: s.par})
+			s.helpers = append(s.helpers, &Solver{tt: s.tt, maxNodes: opts.MaxNodes, oneBest: opts.OneBestMove, par: s.par})
 		}
 	}
 	return s, nil
@@ -278,10 +284,19 @@ func (s *Solver) solve(b *board.Board, p board.Position) Result {
 			// (twice one side's discs minus the squares, or 0), so the
 			// window (score-1, score+1) answers both in one search: it
 			// returns score on a tie.
-			v = -s.search(cown, copp, -score-1, -score+1, empties-1)
-			if v > score {
+			// With Options.OneBestMove only "beat" matters, and the
+			// null window (score, score+1) is cheaper.
+			lo := score - 1
+			if s.oneBest {
+				lo = score
+			}
+			v = -s.search(cown, copp, -score-1, -lo, empties-1)
+			switch {
+			case v > score:
 				// Better: v is a lower bound; find the exact score.
 				v = -s.search(cown, copp, -g.squares-1, -v+1, empties-1)
+			case s.oneBest:
+				v = -g.squares - 1 // no better: tie or worse, not listed
 			}
 		}
 		s.release(h, mark)
