@@ -38,9 +38,17 @@ the nodes searched and the time taken, e.g.
   a2 +38 nodes=23933683 time=2.31s
 
 Positions are solved -parallel at a time (one per CPU by default), each
-solver keeping its transposition table from one position to the next;
+by -threads goroutines sharing one transposition table (one by default:
+for a single hard position, -parallel 1 -threads at the CPU count solves
+it 1.4-1.9 times as fast, while a batch goes fastest one position a
+CPU); each solver keeps its table from one position to the next, and
 answers come in input order. A line that is not a position stops the run
 with an error naming it, after the answers to the lines before it.`
+
+// solveTableMiB is the default table of the solve command: larger than
+// the package default, as positions typed at a command line are usually
+// hard ones (FFO #45: 6 % fewer nodes than with 32 MiB).
+const solveTableMiB = 256
 
 // Solve runs the solve command: exact scores of endgame positions. Ctrl-C
 // stops it.
@@ -53,9 +61,10 @@ func Solve(env Env) int {
 func solveLines(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("solve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
-	tableMiB := fs.Int("table-mb", solve.DefaultTableBytes>>20, "transposition table size in MiB, for each of the -parallel solvers")
+	tableMiB := fs.Int("table-mb", solveTableMiB, "transposition table size in MiB, for each of the -parallel solvers")
 	all := fs.Bool("all", false, "write every best move, comma-separated, instead of one")
-	parallel := fs.Int("parallel", runtime.GOMAXPROCS(0), "positions solved at once, each by a solver of its own (1 makes node counts reproducible)")
+	parallel := fs.Int("parallel", runtime.GOMAXPROCS(0), "positions solved at once, each by a solver of its own")
+	threads := fs.Int("threads", 1, "goroutines solving each position together (1 makes node counts reproducible)")
 	maxNodes := fs.Int64("max-nodes", 0, "give up on a position after this many nodes (0: no limit)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -73,13 +82,15 @@ func solveLines(ctx context.Context, args []string, stdin io.Reader, stdout, std
 		err = fmt.Errorf("-table-mb %d: want at least 1", *tableMiB)
 	case *parallel < 1:
 		err = fmt.Errorf("-parallel %d: want at least 1", *parallel)
+	case *threads < 1:
+		err = fmt.Errorf("-threads %d: want at least 1", *threads)
 	case *maxNodes < 0:
 		err = fmt.Errorf("-max-nodes %d: want 0 or more", *maxNodes)
 	}
 	solvers := make([]*solve.Solver, *parallel)
 	for i := range solvers {
 		if err == nil {
-			solvers[i], err = solve.New(solve.Options{TableBytes: *tableMiB << 20, MaxNodes: *maxNodes})
+			solvers[i], err = solve.New(solve.Options{TableBytes: *tableMiB << 20, MaxNodes: *maxNodes, Threads: *threads, OneBestMove: !*all})
 		}
 	}
 	if err != nil {

@@ -39,12 +39,16 @@ func TestSolveCommand(t *testing.T) {
 		{name: "parallel, answers in input order", args: []string{"-parallel", "3"},
 			stdin: "-----OX--XO----- X\nXO-------------- O\n" + strings.Repeat("X", 35) + "O X\n-----OX--XO----- X\n",
 			want:  []string{"b1 -10", "pa -16", "-- +34", "b1 -10"}},
+		{name: "threads", args: []string{"-threads", "3", "-parallel", "2", "-all"},
+			stdin: "-----OX--XO----- X\n" + strings.Repeat("X", 35) + "O X\n",
+			want:  []string{"b1,a2,d3,c4 -10", "-- +34"}},
 		{name: "node limit", args: []string{"-max-nodes", "1"}, stdin: "-----OX--XO----- X\n", code: 1, stderr: "stdin:1: solve: node limit reached"},
 		{name: "bad line", stdin: "-----OX--XO----- X\n----\n", want: []string{"b1 -10"}, code: 1, stderr: "solve: stdin:2: "},
 		{name: "bad side", stdin: "-----OX--XO----- Z\n", code: 1, stderr: "stdin:1: solve: bad position line: side to move"},
 		{name: "missing file", args: []string{filepath.Join(dir, "none")}, code: 1, stderr: "none"},
 		{name: "bad flag", args: []string{"-table-mb", "-3"}, code: 2, stderr: "-table-mb"},
 		{name: "bad parallel", args: []string{"-parallel", "0"}, code: 2, stderr: "-parallel"},
+		{name: "bad threads", args: []string{"-threads", "0"}, code: 2, stderr: "-threads"},
 		{name: "bad node limit", args: []string{"-max-nodes", "-1"}, code: 2, stderr: "-max-nodes"},
 		{name: "unknown flag", args: []string{"-x"}, code: 2, stderr: "run solve -h"},
 	} {
@@ -87,7 +91,7 @@ func TestSolveHelp(t *testing.T) {
 	if code := solveLines(context.Background(), []string{"-h"}, strings.NewReader(""), &out, &errOut); code != 0 {
 		t.Fatalf("exit %d", code)
 	}
-	for _, want := range []string{"usage: solve", "-table-mb", "-all", "-parallel", "-max-nodes", "empty squares going to the winner"} {
+	for _, want := range []string{"usage: solve", "-table-mb", "-all", "-parallel", "-threads", "-max-nodes", "empty squares going to the winner"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("help lacks %q", want)
 		}

@@ -123,6 +123,11 @@ type geometry struct {
 	// is off the board; shift[d] and wrap[d] step a mask one square in
 	// direction d (see step).
 	edge [8]uint64
+	// cornerSq[i] is a corner, xSq[i] the square diagonally next to it and
+	// cSq[i] the two edge squares next to it; edges holds the other edge
+	// squares. The evaluation counts them.
+	cornerSq, xSq, cSq [4]uint64
+	edges              uint64
 }
 
 // steps are the bit offsets of the directions of rays, with the columns a
@@ -201,6 +206,19 @@ func newGeometry(n int) *geometry {
 		}
 	}
 	g.priority = []uint64{corner, edgeFar, inner, next}
+	g.edges = edgeFar
+	for i, c := range [4][2]int{{0, 0}, {last, 0}, {0, last}, {last, last}} {
+		in := [2]int{1, 1} // the step from the corner towards the board
+		for a := range in {
+			if c[a] != 0 {
+				in[a] = -1
+			}
+		}
+		sq := func(col, row int) uint64 { return 1 << uint(row*8+col) }
+		g.cornerSq[i] = sq(c[0], c[1])
+		g.xSq[i] = sq(c[0]+in[0], c[1]+in[1])
+		g.cSq[i] = sq(c[0]+in[0], c[1]) | sq(c[0], c[1]+in[1])
+	}
 	return g
 }
 

@@ -2,6 +2,7 @@ package solve
 
 import (
 	"bufio"
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -74,49 +75,57 @@ func loadFFO(t testing.TB) []ffoCase {
 var quickFFO = map[string]bool{"ffo40": true}
 
 // TestFFO requires the exact published score and a published best move for
-// every move the solver calls best.
+// every move the solver calls best, from one thread and from two.
 func TestFFO(t *testing.T) {
 	all := os.Getenv("REVERSI_FFO_ALL") == "1"
-	s := newSolver(t, DefaultTableBytes)
-	for _, c := range loadFFO(t) {
-		t.Run(c.name, func(t *testing.T) {
-			if !all && !quickFFO[c.name] {
-				t.Skip("REVERSI_FFO_ALL=1 solves it (see the benchmarks for its time)")
-			}
-			got, err := s.Solve(c.b, c.p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got.Score != c.score {
-				t.Errorf("score %+d, want %+d", got.Score, c.score)
-			}
-			if len(got.BestMoves) == 0 {
-				t.Errorf("no best move")
-			}
-			for _, m := range got.BestMoves {
-				if !slices.Contains(c.best, m) {
-					t.Errorf("best move %s is not among the published %v", c.b.SquareName(m), c.best)
+	for _, threads := range []int{1, 2} {
+		s, err := New(Options{Threads: threads})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range loadFFO(t) {
+			t.Run(fmt.Sprintf("%s/threads=%d", c.name, threads), func(t *testing.T) {
+				if !all && !quickFFO[c.name] {
+					t.Skip("REVERSI_FFO_ALL=1 solves it (see the benchmarks for its time)")
 				}
-			}
-		})
+				got, err := s.Solve(c.b, c.p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got.Score != c.score {
+					t.Errorf("score %+d, want %+d", got.Score, c.score)
+				}
+				if len(got.BestMoves) == 0 {
+					t.Errorf("no best move")
+				}
+				for _, m := range got.BestMoves {
+					if !slices.Contains(c.best, m) {
+						t.Errorf("best move %s is not among the published %v", c.b.SquareName(m), c.best)
+					}
+				}
+			})
+		}
 	}
 }
 
-// BenchmarkFFO solves each FFO position with an empty table every time:
-// ns/op is the time for the position, nodes/s the search speed.
+// BenchmarkFFO solves each FFO position with an empty table every time,
+// on one thread and on two: ns/op is the time for the position, nodes/op
+// its nodes (those of both threads), nodes/s the search speed.
 func BenchmarkFFO(b *testing.B) {
 	for _, c := range loadFFO(b) {
-		b.Run(c.name, func(b *testing.B) {
-			var nodes int64
-			for b.Loop() {
-				res, err := Solve(c.b, c.p, Options{})
-				if err != nil || res.Score != c.score {
-					b.Fatalf("score %+d, %v; want %+d", res.Score, err, c.score)
+		for _, threads := range []int{1, 2} {
+			b.Run(fmt.Sprintf("%s/threads=%d", c.name, threads), func(b *testing.B) {
+				var nodes int64
+				for b.Loop() {
+					res, err := Solve(c.b, c.p, Options{Threads: threads})
+					if err != nil || res.Score != c.score || !slices.Contains(c.best, res.BestMoves[0]) {
+						b.Fatalf("score %+d, best %v, %v; want %+d, %v", res.Score, res.BestMoves, err, c.score, c.best)
+					}
+					nodes += res.Nodes
 				}
-				nodes += res.Nodes
-			}
-			b.ReportMetric(float64(nodes)/float64(b.N), "nodes/op")
-			b.ReportMetric(float64(nodes)/b.Elapsed().Seconds(), "nodes/s")
-		})
+				b.ReportMetric(float64(nodes)/float64(b.N), "nodes/op")
+				b.ReportMetric(float64(nodes)/b.Elapsed().Seconds(), "nodes/s")
+			})
+		}
 	}
 }

@@ -23,6 +23,11 @@ const (
 	// moves by a one-ply search with a mobility heuristic instead (two
 	// plies ordered worse on the FFO positions).
 	probeMin = 12
+	// evalMin: positions with at least this many empties sort their moves
+	// by a two-ply search with the evaluation (eval.go) instead. Below, it
+	// costs more time than it saves nodes; a third and fourth ply from 20
+	// empties saved nodes on some FFO positions and cost them on others.
+	evalMin = 16
 	// stableMin: positions with at least this many empties try a
 	// stability cutoff when the window makes one possible.
 	stableMin = 7
@@ -95,12 +100,22 @@ func (s *Solver) search(own, opp uint64, alpha, beta, empties int) int {
 		}
 	}
 	best, bestSq := -g.squares-1, -1
-	for i := 0; i < ml.n; i++ {
+	var deferred uint64
+	for k := 0; ; k++ {
+		i, ok := next(ml, k, &deferred)
+		if !ok {
+			break
+		}
 		m := &ml.mv[i]
 		x := uint64(1) << uint(m.sq)
 		cown, copp := opp&^m.flip, own|m.flip|x
+		h, mark := s.claim(cown, copp, k, ml.n, empties)
+		if mark < 0 {
+			deferred |= 1 << uint(i)
+			continue
+		}
 		var v int
-		if i == 0 || beta-alpha == 1 {
+		if k == 0 || beta-alpha == 1 {
 			v = -s.search(cown, copp, -beta, -alpha, empties-1)
 		} else {
 			// Principal variation search: prove the move no better than
@@ -111,6 +126,7 @@ func (s *Solver) search(own, opp uint64, alpha, beta, empties int) int {
 				v = -s.search(cown, copp, -beta, -alpha, empties-1)
 			}
 		}
+		s.release(h, mark)
 		if v > best {
 			best, bestSq = v, m.sq
 			if v > alpha {
@@ -156,9 +172,10 @@ func (s *Solver) expand(own, opp uint64, alpha, beta, empties int) (empty, legal
 // order fills ml with the legal moves, best candidates first: the table's
 // move, then by what the move leaves the opponent. High in the tree that
 // is its weighted mobility (replies, corner replies counted twice) plus
-// its best reply by a one-ply probe with a mobility heuristic; lower down
-// the weighted mobility alone (fastest first), ties broken towards odd
-// quadrants.
+// the evaluation after a two-ply probe, one weighted reply counting as
+// much as a disc; lower, its weighted mobility plus its best reply by a
+// one-ply probe with a mobility heuristic; lower still the weighted
+// mobility alone (fastest first), ties broken towards odd quadrants.
 func (s *Solver) order(ml *moveList, own, opp, legal, empty uint64, hint, empties int) {
 	g := s.g
 	odd := s.oddQuadrants(empty)
@@ -173,8 +190,10 @@ func (s *Solver) order(ml *moveList, own, opp, legal, empty uint64, hint, emptie
 		switch {
 		case cown == 0:
 			key = -probeInf - 1 // a wipe-out wins outright
+		case empties >= evalMin:
+			key = evalScale/4*key + s.probe(cown, copp, cempty, -probeInf, probeInf, 2, true)
 		case empties >= probeMin:
-			key = 4*key + s.probe(cown, copp, cempty, -probeInf, probeInf, 1)
+			key = 4*key + s.probe(cown, copp, cempty, -probeInf, probeInf, 1, false)
 		case odd&x == 0:
 			key++
 		}
@@ -329,27 +348,35 @@ func (s *Solver) last1(own, opp uint64, sq int) int {
 const probeInf = 1 << 20
 
 // probe is a shallow alpha-beta search for move ordering: depth plies,
-// then a heuristic that favours mobility, corner moves, corners and
-// potential mobility (empty squares next to the opponent's discs).
-func (s *Solver) probe(own, opp, empty uint64, alpha, beta, depth int) int {
+// then a heuristic. With eval the heuristic is the evaluation (eval.go)
+// and a pass counts as a ply; without, it favours mobility, corner moves,
+// corners and potential mobility (empty squares next to the opponent's
+// discs), and stops at a pass.
+func (s *Solver) probe(own, opp, empty uint64, alpha, beta, depth int, eval bool) int {
 	g := s.g
+	if depth == 0 && eval {
+		return g.eval(own, opp)
+	}
 	legal := moves(own, opp, empty)
 	if depth == 0 || legal == 0 {
 		replies := moves(opp, own, empty)
-		if legal == 0 && replies == 0 {
-			return 1024 * g.score(own, opp)
+		switch {
+		case legal == 0 && replies == 0:
+			return probeScale(eval) * g.score(own, opp)
+		case !eval:
+			return 16*(bits.OnesCount64(legal)-bits.OnesCount64(replies)) +
+				8*(bits.OnesCount64(legal&g.corners)-bits.OnesCount64(replies&g.corners)) +
+				32*(bits.OnesCount64(own&g.corners)-bits.OnesCount64(opp&g.corners)) +
+				4*(bits.OnesCount64(adjacent(opp)&empty)-bits.OnesCount64(adjacent(own)&empty))
 		}
-		return 16*(bits.OnesCount64(legal)-bits.OnesCount64(replies)) +
-			8*(bits.OnesCount64(legal&g.corners)-bits.OnesCount64(replies&g.corners)) +
-			32*(bits.OnesCount64(own&g.corners)-bits.OnesCount64(opp&g.corners)) +
-			4*(bits.OnesCount64(adjacent(opp)&empty)-bits.OnesCount64(adjacent(own)&empty))
+		return -s.probe(opp, own, empty, -beta, -alpha, depth-1, eval)
 	}
 	best := -probeInf
 	for m := legal; m != 0; m &= m - 1 {
 		sq := bits.TrailingZeros64(m)
 		x := uint64(1) << uint(sq)
 		f := flips(sq, own, opp)
-		v := -s.probe(opp&^f, own|f|x, empty&^x, -beta, -alpha, depth-1)
+		v := -s.probe(opp&^f, own|f|x, empty&^x, -beta, -alpha, depth-1, eval)
 		if v > best {
 			best = v
 			if v > alpha {
@@ -361,4 +388,12 @@ func (s *Solver) probe(own, opp, empty uint64, alpha, beta, depth int) int {
 		}
 	}
 	return best
+}
+
+// probeScale is what one disc of a final score is worth to probe.
+func probeScale(eval bool) int {
+	if eval {
+		return evalScale
+	}
+	return 1024
 }

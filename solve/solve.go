@@ -9,15 +9,18 @@
 //
 // The search is negamax alpha-beta with principal variation search and
 // null-window re-searches, moves ordered fastest first (fewest replies for
-// the opponent) with the transposition table's move first, parity ordering
+// the opponent) with the transposition table's move first, high in the
+// tree also by a shallow search with a trained evaluation, parity ordering
 // near the end, a bounded transposition table, stability cutoffs, and code
-// of its own for the last four empty squares.
+// of its own for the last four empty squares. Options.Threads lets several
+// goroutines search one position, sharing the table.
 package solve
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/reversi-cloud/reversi/board"
 )
@@ -25,6 +28,10 @@ import (
 // DefaultTableBytes is the transposition table size when Options leaves it
 // zero.
 const DefaultTableBytes = 32 << 20
+
+// maxThreads bounds Options.Threads: far more than the cores of any
+// machine this runs on.
+const maxThreads = 256
 
 // maxTableBytes bounds Options.TableBytes: larger tables stop paying on
 // this machine and usually mean a unit mistake.
@@ -37,8 +44,17 @@ type Options struct {
 	// DefaultTableBytes.
 	TableBytes int
 	// MaxNodes stops a solve that has searched this many nodes (it may
-	// overshoot by a few thousand) with ErrNodeLimit. 0 means no limit.
+	// overshoot by a few thousand a thread) with ErrNodeLimit. 0 means no
+	// limit.
 	MaxNodes int64
+	// OneBestMove makes Result.BestMoves hold one best move instead of
+	// all: the root's later moves need only be proved no better, not
+	// compared with the best.
+	OneBestMove bool
+	// Threads is how many goroutines search each position together,
+	// sharing the table: more than one makes node counts vary from run to
+	// run (never scores). 0 means 1.
+	Threads int
 }
 
 // ErrOptions reports invalid Options.
@@ -59,8 +75,16 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("%w: TableBytes %d is negative", ErrOptions, o.TableBytes)
 	case o.TableBytes > maxTableBytes:
 		return o, fmt.Errorf("%w: TableBytes %d is above %d", ErrOptions, o.TableBytes, maxTableBytes)
-	case o.TableBytes == 0:
+	case o.Threads < 0:
+		return o, fmt.Errorf("%w: Threads %d is negative", ErrOptions, o.Threads)
+	case o.Threads > maxThreads:
+		return o, fmt.Errorf("%w: Threads %d is above %d", ErrOptions, o.Threads, maxThreads)
+	}
+	if o.TableBytes == 0 {
 		o.TableBytes = DefaultTableBytes
+	}
+	if o.Threads == 0 {
+		o.Threads = 1
 	}
 	return o, nil
 }
@@ -70,8 +94,9 @@ type Result struct {
 	// Score is the final disc differential for the side to move under
 	// perfect play, empty squares going to the winner.
 	Score int
-	// BestMoves lists every move that achieves Score, as board square
-	// indices (board.SquareName names them), ascending. It is empty when
+	// BestMoves lists every move that achieves Score (only the first found
+	// with Options.OneBestMove), as board square indices (board.SquareName
+	// names them), ascending. It is empty when
 	// the side to move has no legal move: it must pass, or the game is
 	// over (board.Terminal tells which).
 	BestMoves []int
@@ -82,13 +107,15 @@ type Result struct {
 // Solver solves positions. Its transposition table persists from one
 // Solve to the next (entries are facts about positions, so later solves of
 // related positions reuse them) and is cleared when the board size
-// changes. A Solver is not safe for concurrent use: give each goroutine its
-// own, or call the package-level Solve.
+// changes. A Solver is not safe for concurrent use (Options.Threads makes
+// one solve use several goroutines): give each goroutine its own, or call
+// the package-level Solve.
 type Solver struct {
 	tt       *table
 	g        *geometry
 	nodes    int64
 	maxNodes int64
+	oneBest  bool // Options.OneBestMove
 	// ctx is the context of the running solve; at pollAt nodes the search
 	// looks at it and at the node budget.
 	ctx    context.Context
@@ -96,6 +123,13 @@ type Solver struct {
 	// lists[e] is the move list of the position being searched with e
 	// empties: one per depth, reused rather than zeroed on every call.
 	lists [65]moveList
+	// par is shared by the threads of a solve with Options.Threads above
+	// 1, nil otherwise; polled counts the nodes already added to it.
+	par    *parallel
+	polled int64
+	// helpers search the same positions on goroutines of their own,
+	// sharing tt and par.
+	helpers []*Solver
 }
 
 // New returns a Solver with a transposition table of opts.TableBytes.
@@ -104,7 +138,14 @@ func New(opts Options) (*Solver, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Solver{tt: newTable(opts.TableBytes), maxNodes: opts.MaxNodes}, nil
+	s := &Solver{tt: newTable(opts.TableBytes), maxNodes: opts.MaxNodes, oneBest: opts.OneBestMove}
+	if opts.Threads > 1 {
+		s.par = newParallel()
+		for range opts.Threads - 1 {
+			s.helpers = append(s.helpers, &Solver{tt: s.tt, maxNodes: opts.MaxNodes, oneBest: opts.OneBestMove, par: s.par})
+		}
+	}
+	return s, nil
 }
 
 // Solve solves p on b with a Solver of its own: safe for concurrent use,
@@ -131,11 +172,39 @@ type stopped struct{ err error }
 // SolveContext is Solve, stopped with ctx's error when ctx is done and with
 // ErrNodeLimit when the node budget is spent; the Result then holds only
 // Nodes. The Solver remains usable.
-func (s *Solver) SolveContext(ctx context.Context, b *board.Board, p board.Position) (res Result, err error) {
+func (s *Solver) SolveContext(ctx context.Context, b *board.Board, p board.Position) (Result, error) {
 	if err := b.Valid(p); err != nil {
 		return Result{}, fmt.Errorf("solve: %w", err)
 	}
-	s.ctx, s.pollAt, s.nodes = ctx, 0, 0
+	g := geometries[b.Size()]
+	if s.g != g {
+		s.g = g
+		s.tt.clear()
+	}
+	s.tt.newSearch()
+	if s.par == nil {
+		return s.run(ctx, b, p)
+	}
+	// The helpers search the same position and fill the table; only this
+	// Solver's answer counts, and when it has one the helpers stop.
+	s.par.reset()
+	var wg sync.WaitGroup
+	for _, h := range s.helpers {
+		h.g = g
+		wg.Go(func() { h.run(ctx, b, p) })
+	}
+	res, err := s.run(ctx, b, p)
+	s.par.stop.Store(true)
+	wg.Wait()
+	for _, h := range s.helpers {
+		res.Nodes += h.nodes
+	}
+	return res, err
+}
+
+// run searches p on the calling goroutine.
+func (s *Solver) run(ctx context.Context, b *board.Board, p board.Position) (res Result, err error) {
+	s.ctx, s.pollAt, s.nodes, s.polled = ctx, 0, 0, 0
 	defer func() {
 		s.ctx = nil
 		if r := recover(); r != nil {
@@ -150,29 +219,36 @@ func (s *Solver) SolveContext(ctx context.Context, b *board.Board, p board.Posit
 	return s.solve(b, p), nil
 }
 
-// poll stops the search when its context is done or its node budget spent,
-// and sets when to look again.
+// errHelperDone stops a helper once the solve has its answer.
+var errHelperDone = errors.New("solve: answer found by another thread")
+
+// poll stops the search when its context is done, its node budget (shared
+// by the threads) spent or, in a helper, the solve answered; and sets when
+// to look again.
 func (s *Solver) poll() {
+	total := s.nodes
+	if s.par != nil {
+		total = s.par.nodes.Add(s.nodes - s.polled)
+		s.polled = s.nodes
+		if s.par.stop.Load() {
+			panic(stopped{errHelperDone})
+		}
+	}
 	if err := s.ctx.Err(); err != nil {
 		panic(stopped{fmt.Errorf("solve: %w", err)})
 	}
 	s.pollAt = s.nodes + pollNodes
 	if s.maxNodes > 0 {
-		if s.nodes >= s.maxNodes {
+		if total >= s.maxNodes {
 			panic(stopped{ErrNodeLimit})
 		}
-		s.pollAt = min(s.pollAt, s.maxNodes)
+		s.pollAt = min(s.pollAt, s.nodes+s.maxNodes-total)
 	}
 }
 
 // solve is SolveContext's search, for a valid position.
 func (s *Solver) solve(b *board.Board, p board.Position) Result {
-	g := geometries[b.Size()]
-	if s.g != g {
-		s.g = g
-		s.tt.clear()
-	}
-	s.tt.newSearch()
+	g := s.g
 	own, opp := p.Mover(), p.Opponent()
 	empties := g.squares - p.Discs()
 	empty := g.mask &^ p.Occ
@@ -186,26 +262,44 @@ func (s *Solver) solve(b *board.Board, p board.Position) Result {
 	s.order(ml, own, opp, legal, empty, -1, empties)
 	var best []int
 	score := -g.squares - 1
-	for i := 0; i < ml.n; i++ {
+	var deferred uint64
+	for k := 0; ; k++ {
+		i, ok := next(ml, k, &deferred)
+		if !ok {
+			break
+		}
 		m := &ml.mv[i]
 		x := uint64(1) << uint(m.sq)
 		cown, copp := opp&^m.flip, own|m.flip|x
+		h, mark := s.claim(cown, copp, k, ml.n, empties)
+		if mark < 0 {
+			deferred |= 1 << uint(i)
+			continue
+		}
 		var v int
-		if i == 0 {
+		if k == 0 {
 			v = -s.search(cown, copp, -g.squares-1, g.squares+1, empties-1)
 		} else {
 			// Does the move tie or beat the best so far? Scores are even
 			// (twice one side's discs minus the squares, or 0), so the
 			// window (score-1, score+1) answers both in one search: it
 			// returns score on a tie.
-			if v = -s.search(cown, copp, -score-1, -score+1, empties-1); v < score {
-				continue
+			// With Options.OneBestMove only "beat" matters, and the
+			// null window (score, score+1) is cheaper.
+			lo := score - 1
+			if s.oneBest {
+				lo = score
 			}
-			if v > score {
+			v = -s.search(cown, copp, -score-1, -lo, empties-1)
+			switch {
+			case v > score:
 				// Better: v is a lower bound; find the exact score.
 				v = -s.search(cown, copp, -g.squares-1, -v+1, empties-1)
+			case s.oneBest:
+				v = -g.squares - 1 // no better: tie or worse, not listed
 			}
 		}
+		s.release(h, mark)
 		switch {
 		case v > score:
 			score, best = v, []int{m.sq}

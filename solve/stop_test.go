@@ -3,8 +3,10 @@ package solve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand"
 	"slices"
+	"sync/atomic"
 	"testing"
 
 	"github.com/reversi-cloud/reversi/board"
@@ -15,11 +17,17 @@ import (
 // not depend on timing.
 type countdown struct {
 	context.Context
-	n int
+	n atomic.Int64 // the threads of a solve all poll it
+}
+
+func newCountdown(n int64) *countdown {
+	c := &countdown{Context: context.Background()}
+	c.n.Store(n)
+	return c
 }
 
 func (c *countdown) Err() error {
-	if c.n--; c.n <= 0 {
+	if c.n.Add(-1) <= 0 {
 		return context.Canceled
 	}
 	return nil
@@ -45,42 +53,53 @@ func TestStop(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
 		ctx      context.Context
+		during   int64 // cancelled at the during-th look at the context
 		maxNodes int64
 		err      error
 	}{
 		{name: "cancelled before", ctx: cancelled, err: context.Canceled},
-		{name: "cancelled during", ctx: &countdown{Context: context.Background(), n: 10}, err: context.Canceled},
+		{name: "cancelled during", during: 10, err: context.Canceled},
 		{name: "node limit", ctx: context.Background(), maxNodes: 20 * pollNodes, err: ErrNodeLimit},
 		{name: "node limit not reached", ctx: context.Background(), maxNodes: want.Nodes + 1},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s, err := New(Options{TableBytes: 1 << 20, MaxNodes: tc.maxNodes})
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := s.SolveContext(tc.ctx, b, p)
-			if !errors.Is(err, tc.err) {
-				t.Fatalf("error %v, want %v", err, tc.err)
-			}
-			if tc.err == nil {
-				if got.Score != want.Score || !slices.Equal(got.BestMoves, want.BestMoves) {
-					t.Fatalf("%+d %v, want %+d %v", got.Score, got.BestMoves, want.Score, want.BestMoves)
+		for _, threads := range []int{1, 2} {
+			t.Run(fmt.Sprintf("%s/threads=%d", tc.name, threads), func(t *testing.T) {
+				ctx := tc.ctx
+				if tc.during > 0 {
+					ctx = newCountdown(tc.during)
 				}
-				return
-			}
-			if got.Nodes >= want.Nodes {
-				t.Errorf("stopped after %d nodes, the whole solve takes %d", got.Nodes, want.Nodes)
-			}
-			if tc.maxNodes > 0 && got.Nodes < tc.maxNodes {
-				t.Errorf("stopped after %d nodes, below the budget %d", got.Nodes, tc.maxNodes)
-			}
-			if tc.maxNodes > 0 {
-				return // the budget is spent for good: every solve stops
-			}
-			got, err = s.Solve(b, p)
-			if err != nil || got.Score != want.Score || !slices.Equal(got.BestMoves, want.BestMoves) {
-				t.Fatalf("after the stop: %+d %v, %v; want %+d %v", got.Score, got.BestMoves, err, want.Score, want.BestMoves)
-			}
-		})
+				maxNodes := tc.maxNodes
+				if tc.err == nil && threads > 1 {
+					maxNodes *= 10 // threads search more nodes than one does
+				}
+				s, err := New(Options{TableBytes: 1 << 20, MaxNodes: maxNodes, Threads: threads})
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := s.SolveContext(ctx, b, p)
+				if !errors.Is(err, tc.err) {
+					t.Fatalf("error %v, want %v", err, tc.err)
+				}
+				if tc.err == nil {
+					if got.Score != want.Score || !slices.Equal(got.BestMoves, want.BestMoves) {
+						t.Fatalf("%+d %v, want %+d %v", got.Score, got.BestMoves, want.Score, want.BestMoves)
+					}
+					return
+				}
+				if got.Nodes >= want.Nodes {
+					t.Errorf("stopped after %d nodes, the whole solve takes %d", got.Nodes, want.Nodes)
+				}
+				if tc.maxNodes > 0 && got.Nodes < tc.maxNodes {
+					t.Errorf("stopped after %d nodes, below the budget %d", got.Nodes, tc.maxNodes)
+				}
+				if tc.maxNodes > 0 {
+					return // the budget is spent for good: every solve stops
+				}
+				got, err = s.Solve(b, p)
+				if err != nil || got.Score != want.Score || !slices.Equal(got.BestMoves, want.BestMoves) {
+					t.Fatalf("after the stop: %+d %v, %v; want %+d %v", got.Score, got.BestMoves, err, want.Score, want.BestMoves)
+				}
+			})
+		}
 	}
 }

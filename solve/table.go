@@ -1,6 +1,9 @@
 package solve
 
-import "math/bits"
+import (
+	"math/bits"
+	"sync/atomic"
+)
 
 // entry is what the table knows of one position: bounds on its exact score
 // for the side to move, and the move that last proved best or cut off.
@@ -14,11 +17,39 @@ type entry struct {
 	gen          uint8
 }
 
+// data packs the entry's fields other than the position into one word.
+func (e entry) data() uint64 {
+	return uint64(uint8(e.lower)) | uint64(uint8(e.upper))<<8 | uint64(uint8(e.move))<<16 |
+		uint64(uint8(e.empties))<<24 | uint64(e.gen)<<32
+}
+
+// slot holds one entry so that the threads of a solve can share the table
+// without locks: the position's words are stored XORed with the data word,
+// so a slot read while another thread writes it (some words old, some new)
+// reads as another position, a miss, unless the words happen to collide.
+type slot struct{ own, opp, data atomic.Uint64 }
+
+func (s *slot) load() entry {
+	d := s.data.Load()
+	return entry{
+		own: s.own.Load() ^ d, opp: s.opp.Load() ^ d,
+		lower: int8(d), upper: int8(d >> 8), move: int8(d >> 16), empties: int8(d >> 24), gen: uint8(d >> 32),
+	}
+}
+
+func (s *slot) put(e entry) {
+	d := e.data()
+	s.data.Store(d)
+	s.own.Store(e.own ^ d)
+	s.opp.Store(e.opp ^ d)
+}
+
 // bucket pairs a slot kept for the most expensive position seen (until a
 // later solve) with one that always takes the newest.
-type bucket [2]entry
+type bucket [2]slot
 
-// table is a bounded transposition table, not safe for concurrent use.
+// table is a bounded transposition table, safe for concurrent probes and
+// stores (see slot); newSearch and clear must not run during a search.
 type table struct {
 	buckets []bucket
 	mask    uint64
@@ -36,31 +67,32 @@ func newTable(bytes int) *table {
 		n = 1
 	}
 	n = 1 << uint(bits.Len(uint(n))-1)
-	t := &table{buckets: make([]bucket, n), mask: uint64(n - 1)}
-	t.clear()
-	return t
+	return &table{buckets: make([]bucket, n), mask: uint64(n - 1)}
 }
 
 // clear forgets every position, for a change of board size.
 func (t *table) clear() {
 	for i := range t.buckets {
-		t.buckets[i] = bucket{}
+		for j := range t.buckets[i] {
+			t.buckets[i][j].put(entry{})
+		}
 	}
 }
 
 // newSearch lets the entries of earlier solves be replaced first.
 func (t *table) newSearch() { t.gen++ }
 
-func (t *table) index(own, opp uint64) uint64 {
+// hash mixes a position into 64 bits.
+func hash(own, opp uint64) uint64 {
 	h := own*0x9e3779b97f4a7c15 ^ (opp+0x632be59bd9b4e019)*0xc2b2ae3d27d4eb4f
-	return (h ^ h>>29) & t.mask
+	return h ^ h>>29
 }
 
 // probe returns the entry for the position, if any.
 func (t *table) probe(own, opp uint64) (entry, bool) {
-	b := &t.buckets[t.index(own, opp)]
+	b := &t.buckets[hash(own, opp)&t.mask]
 	for i := range b {
-		if e := b[i]; e.own == own && e.opp == opp && e.empties != 0 {
+		if e := b[i].load(); e.own == own && e.opp == opp && e.empties != 0 {
 			return e, true
 		}
 	}
@@ -71,23 +103,23 @@ func (t *table) probe(own, opp uint64) (entry, bool) {
 // Bounds already known are kept: a new search of a position may have used
 // a narrower window and proved less than an old one.
 func (t *table) store(own, opp uint64, empties, lower, upper, move int) {
-	b := &t.buckets[t.index(own, opp)]
+	b := &t.buckets[hash(own, opp)&t.mask]
 	e := entry{own: own, opp: opp, lower: int8(lower), upper: int8(upper), move: int8(move), empties: int8(empties), gen: t.gen}
 	for i := range b {
-		if old := &b[i]; old.own == own && old.opp == opp && old.empties != 0 {
+		if old := b[i].load(); old.own == own && old.opp == opp && old.empties != 0 {
 			e.lower = max(e.lower, old.lower)
 			e.upper = min(e.upper, old.upper)
 			if move < 0 {
 				e.move = old.move
 			}
-			*old = e
+			b[i].put(e)
 			return
 		}
 	}
-	if b[0].empties <= e.empties || b[0].gen != t.gen {
-		b[1] = b[0]
-		b[0] = e
+	if first := b[0].load(); first.empties <= e.empties || first.gen != t.gen {
+		b[1].put(first)
+		b[0].put(e)
 		return
 	}
-	b[1] = e
+	b[1].put(e)
 }
