@@ -70,7 +70,7 @@ reversi_merges_total 2
 # HELP reversi_poison_messages_total Messages this process moved to the poison queue.
 # TYPE reversi_poison_messages_total counter
 reversi_poison_messages_total 1
-# HELP reversi_messages_handled_total Work messages handled, by message kind and outcome (ok, failed, poison, lease_lost, cancelled).
+# HELP reversi_messages_handled_total Work messages handled, by message kind and outcome (ok, failed, poison, lease_lost, cancelled, throttled).
 # TYPE reversi_messages_handled_total counter
 reversi_messages_handled_total{kind="merge",outcome="ok"} 2
 reversi_messages_handled_total{kind="scan",outcome="lease_lost"} 1
