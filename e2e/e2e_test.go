@@ -103,7 +103,14 @@ func runDistributed(t *testing.T, size, plies, workers int, extra ...string) *re
 	for _, p := range procs {
 		go func() { done <- p.Wait() }()
 	}
-	timeout := time.After(8 * time.Minute)
+	// A guard against a hung run, far beyond its time on a slow machine
+	// (nothing is measured against it); go test -timeout gives long runs
+	// more.
+	guard := 8 * time.Minute
+	if d, ok := t.Deadline(); ok {
+		guard = max(guard, time.Until(d)-time.Minute)
+	}
+	timeout := time.After(guard)
 	for range procs {
 		select {
 		case err := <-done:

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"os"
 	"testing"
 
 	"github.com/reversi-cloud/reversi/board"
@@ -32,5 +33,21 @@ func TestAzuriteSolveFromAPosition(t *testing.T) {
 	}
 	if rep.Start != start.Text() || !rep.Solve {
 		t.Errorf("report start %q solve %v, want %q true", rep.Start, rep.Solve, start.Text())
+	}
+}
+
+// TestAzuriteSolvesFFO45 seeds a run at FFO endgame #45 (black to move,
+// published score +6), solved 3 plies in: 1,031 positions of 21 empty
+// squares, solved by two worker processes on Azurite in tasks of
+// -solve-positions each. It takes long (tens of minutes on two cores), so
+// it runs only with REVERSI_FFO45=1 (and -timeout 2h or so).
+func TestAzuriteSolvesFFO45(t *testing.T) {
+	if os.Getenv("REVERSI_FFO45") != "1" {
+		t.Skip("solves 1,031 positions of 21 empties; set REVERSI_FFO45=1")
+	}
+	const line = "---XXXX-X-XXXO--XXOXOO--XXXOXO--XXOXXO---OXXXOO-O-OOOO------OO-- X"
+	rep := runDistributed(t, 8, 3, 2, "-start", line, "-solve")
+	if !rep.Complete || rep.RootScore == nil || *rep.RootScore != 6 {
+		t.Errorf("complete %v root score %v, want +6", rep.Complete, rep.RootScore)
 	}
 }
