@@ -182,19 +182,7 @@ func worker(env Env) error {
 			log.Warn("recording statistics failed", "err", err)
 		}
 	}
-	statsDone := make(chan struct{})
-	go func() {
-		tick := time.NewTicker(5 * time.Second)
-		defer tick.Stop()
-		for {
-			select {
-			case <-statsDone:
-				return
-			case <-tick.C:
-				flush()
-			}
-		}
-	}()
+	stopRecording := recordStatsEvery(be, *run, *id, statsPeriod, log)
 	var wg sync.WaitGroup
 	for i := 0; i < *concurrency; i++ {
 		w, err := pipeline.NewWorker(r, wcfg, loopLog, progress)
@@ -208,7 +196,7 @@ func worker(env Env) error {
 		}()
 	}
 	wg.Wait()
-	close(statsDone)
+	stopRecording()
 	if err := full(); err != nil {
 		return fmt.Errorf("%w; free some space, then start the worker again", err)
 	}

@@ -203,11 +203,15 @@ func enumerate(env Env) error {
 			stopProgress := showProgress(env, progress, start)
 			defer stopProgress()
 		}
+		// Record this process's transactions in the run as it goes and
+		// at the end, even when it was interrupted, so that inspect and
+		// an enumerate continuing the run (same -run and -data) count
+		// every process's share, a killed one's up to its last period.
+		id := fmt.Sprintf("enumerate-%d", start.UnixNano())
+		stopRecording := recordStatsEvery(be, name, id, statsPeriod, log)
 		rep, err = pipeline.RunLocal(ctx, be, cfg, *workers, wcfg, log, progress)
-		// Record this process's transactions in the run, even when it was
-		// interrupted, so that inspect and an enumerate continuing the run
-		// (same -run and -data) count every process's share.
-		r, stats, rerr := recordStats(be, name, fmt.Sprintf("enumerate-%d", start.UnixNano()))
+		stopRecording()
+		r, stats, rerr := recordStats(be, name, id)
 		if web != nil {
 			web.finish()
 		}

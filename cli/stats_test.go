@@ -1,0 +1,54 @@
+package cli
+
+import (
+	"context"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/pipeline"
+)
+
+// TestRecordStatsEvery: a recorder started before its run is seeded finds
+// the run once it is, and keeps the process's transactions stored under
+// its id, rewritten rather than added to, so two recorders of one id
+// count once.
+func TestRecordStatsEvery(t *testing.T) {
+	ctx := context.Background()
+	be := testkit.Embedded(t)
+	stop := recordStatsEvery(be, "statsrun", "p1", 5*time.Millisecond, slog.Default())
+	r, err := pipeline.Seed(ctx, be, pipeline.RunConfig{Name: "statsrun", Board: 4, Target: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A guard against a recorder that never writes; nothing is timed.
+	for guard := time.Now().Add(time.Minute); ; {
+		s, err := r.RecordedStats(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Total() > 0 {
+			break
+		}
+		if time.Now().After(guard) {
+			t.Fatal("the recorder stored nothing")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	stop()
+	again := recordStatsEvery(be, "statsrun", "p1", 5*time.Millisecond, slog.Default())
+	time.Sleep(50 * time.Millisecond)
+	again()
+	// Once more by hand, so the row holds the count as of now.
+	if err := r.RecordStats(ctx, "p1", be.Stats()); err != nil {
+		t.Fatal(err)
+	}
+	recorded, err := r.RecordedStats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, have := recorded.Total(), be.Stats().Total(); got == 0 || got > have {
+		t.Errorf("recorded %d transactions; the process has made %d", got, have)
+	}
+}
