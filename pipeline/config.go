@@ -13,6 +13,7 @@ import (
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/message"
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/task"
 )
 
@@ -178,13 +179,39 @@ func (c RunConfig) origin(b *board.Board) message.Origin {
 	return message.Origin{Board: b, Start: c.Start}
 }
 
-// startText is how the settings row records the start position: "" for
-// the board's usual start, so runs seeded before -start existed match.
-func (c RunConfig) startText(b *board.Board) string {
-	if c.Start == b.Start() {
-		return ""
+// record is the settings row that records c (runstore.Config), without
+// its creation time; fromRecord is its inverse. The two keep the list of
+// recorded fields in one place.
+//
+// The row records the start position as "" for the board's usual start,
+// so runs seeded before -start existed match.
+func (c RunConfig) record(b *board.Board) runstore.Config {
+	start := ""
+	if c.Start != b.Start() {
+		start = c.Start.Text()
 	}
-	return c.Start.Text()
+	return runstore.Config{Board: c.Board, Target: c.Target, BlobPositions: c.BlobPositions, BucketBlobs: c.BucketBlobs,
+		Start: start, Solve: c.Solve, SolvePositions: c.SolvePositions,
+		QueueShards: c.QueueShards, PartitionShards: c.PartitionShards, Accounts: c.Accounts}
+}
+
+// fromRecord is the configuration of run name that rec records; an error
+// names what in the record is bad.
+func fromRecord(name string, rec runstore.Config) (RunConfig, error) {
+	cfg := RunConfig{Name: name, Board: rec.Board, Target: rec.Target, BlobPositions: rec.BlobPositions, BucketBlobs: rec.BucketBlobs,
+		Solve: rec.Solve, SolvePositions: rec.SolvePositions,
+		QueueShards: rec.QueueShards, PartitionShards: rec.PartitionShards, Accounts: rec.Accounts}
+	b, err := board.New(rec.Board)
+	if err != nil {
+		return RunConfig{}, err
+	}
+	cfg.Start = b.Start()
+	if rec.Start != "" {
+		if cfg.Start, err = b.ParseText(rec.Start); err != nil {
+			return RunConfig{}, fmt.Errorf("bad start position: %w", err)
+		}
+	}
+	return cfg, cfg.Validate()
 }
 
 // ValidRunName checks a run name: 3 to 32 lowercase letters and digits,
@@ -289,12 +316,17 @@ type WorkerConfig struct {
 	// ThrottleRetries is how many times a task that storage throttled
 	// (storage.ErrThrottled) is run again, under its lease, before it
 	// fails as any other; ThrottleDelay is the first wait before a rerun,
-	// doubled for each later one (see retryThrottled).
+	// doubled for each later one (see retryThrottled). Zero means the
+	// default, 6; NoThrottleRetries asks for none.
 	ThrottleRetries int
 	ThrottleDelay   time.Duration
 	// Observer, if set, is told about every message handled (metrics).
 	Observer Observer
 }
+
+// NoThrottleRetries as WorkerConfig.ThrottleRetries fails a throttled
+// task at once, as any other failure (zero there means the default).
+const NoThrottleRetries = -1
 
 // WithDefaults fills zero fields.
 func (c WorkerConfig) WithDefaults() WorkerConfig {
@@ -337,8 +369,8 @@ func (c WorkerConfig) Validate() error {
 	if c.MaxDequeue < 1 {
 		return fmt.Errorf("max dequeue %d: must be at least 1", c.MaxDequeue)
 	}
-	if c.ThrottleRetries < 0 || c.ThrottleRetries > 20 {
-		return fmt.Errorf("throttle retries %d: must be 0 to 20", c.ThrottleRetries)
+	if c.ThrottleRetries < NoThrottleRetries || c.ThrottleRetries > 20 {
+		return fmt.Errorf("throttle retries %d: must be %d (none) to 20", c.ThrottleRetries, NoThrottleRetries)
 	}
 	if c.ThrottleDelay < 0 || c.ThrottleDelay > time.Minute {
 		return fmt.Errorf("throttle delay %s: must be 0 to 1m", c.ThrottleDelay)

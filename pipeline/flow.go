@@ -62,10 +62,8 @@ func Seed(ctx context.Context, be storage.Backend, cfg RunConfig) (*Run, error) 
 			return nil, fmt.Errorf("creating run resources: %w", err)
 		}
 	}
-	want := runstore.Config{Board: cfg.Board, Target: cfg.Target, BlobPositions: cfg.BlobPositions, BucketBlobs: cfg.BucketBlobs,
-		Start: cfg.startText(r.Board), Solve: cfg.Solve, SolvePositions: cfg.SolvePositions,
-		QueueShards: cfg.QueueShards, PartitionShards: cfg.PartitionShards,
-		Accounts: cfg.Accounts, Created: time.Now().UnixNano()}
+	want := cfg.record(r.Board)
+	want.Created = time.Now().UnixNano()
 	have, err := runstore.AddConfig(ctx, be.Table(StateTable(cfg.Name)), want)
 	if errors.Is(err, storage.ErrExists) {
 		have.Created = want.Created

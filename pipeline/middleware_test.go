@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -232,5 +233,47 @@ func TestEachPlyIsBilled(t *testing.T) {
 	}
 	if sum != recorded.Total() || math.Abs(usd-rep.Cost.TransactionsUSD) > 1e-9 {
 		t.Errorf("plies and the rest: %d transactions, $%v; the run: %d, $%v", sum, usd, recorded.Total(), rep.Cost.TransactionsUSD)
+	}
+}
+
+// TestRetryThrottledCounts: a task that storage keeps throttling runs
+// once plus the configured reruns, none with NoThrottleRetries, and once
+// in all when it succeeds or fails otherwise.
+func TestRetryThrottledCounts(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		retries   int
+		throttled int // calls that fail with ErrThrottled before the outcome
+		outcome   error
+		calls     int
+		wantErr   error
+	}{
+		{"default reruns, always throttled", 0, 100, nil, 7, storage.ErrThrottled},
+		{"two reruns, always throttled", 2, 100, nil, 3, storage.ErrThrottled},
+		{"no reruns", NoThrottleRetries, 100, nil, 1, storage.ErrThrottled},
+		{"throttled once, then done", 0, 1, nil, 2, nil},
+		{"other failure", 0, 0, storage.ErrInvalid, 1, storage.ErrInvalid},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := WorkerConfig{ThrottleRetries: c.retries, ThrottleDelay: time.Nanosecond}.WithDefaults()
+			if err := cfg.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			calls := 0
+			h := retryThrottled(max(cfg.ThrottleRetries, 0), cfg.ThrottleDelay)(task.HandlerFunc(func(context.Context, *task.Task, message.Message) error {
+				calls++
+				if calls <= c.throttled {
+					return fmt.Errorf("writing a row: %w", storage.ErrThrottled)
+				}
+				return c.outcome
+			}))
+			err := h.Handle(context.Background(), &task.Task{Log: slog.New(slog.DiscardHandler)}, message.Message{})
+			if calls != c.calls || !errors.Is(err, c.wantErr) {
+				t.Errorf("%d calls, error %v; want %d calls, error %v", calls, err, c.calls, c.wantErr)
+			}
+		})
+	}
+	if err := (WorkerConfig{ThrottleRetries: -2}).WithDefaults().Validate(); err == nil {
+		t.Error("throttle retries -2 accepted")
 	}
 }

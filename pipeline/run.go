@@ -91,17 +91,8 @@ func OpenRun(ctx context.Context, be storage.Backend, name string) (*Run, error)
 	if err != nil {
 		return nil, fmt.Errorf("reading run %q configuration: %w", name, err)
 	}
-	cfg := RunConfig{Name: name, Board: c.Board, Target: c.Target, BlobPositions: c.BlobPositions, BucketBlobs: c.BucketBlobs,
-		Solve: c.Solve, SolvePositions: c.SolvePositions, QueueShards: c.QueueShards, PartitionShards: c.PartitionShards, Accounts: c.Accounts}
-	if b, err := board.New(c.Board); err == nil {
-		cfg.Start = b.Start()
-		if c.Start != "" {
-			if cfg.Start, err = b.ParseText(c.Start); err != nil {
-				return nil, fmt.Errorf("run %q has a bad recorded start position: %w", name, err)
-			}
-		}
-	}
-	if err := cfg.Validate(); err != nil {
+	cfg, err := fromRecord(name, c)
+	if err != nil {
 		return nil, fmt.Errorf("run %q has a bad recorded configuration: %w", name, err)
 	}
 	return newRun(be, cfg)
