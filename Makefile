@@ -1,5 +1,10 @@
 # Thin wrappers; the logic lives in scripts/.
-.PHONY: test vet bench bench-go azurite-start azurite-stop azurite-env
+.PHONY: test vet bench bench-go ffo azurite-start azurite-stop azurite-env
+
+# Build for this machine's x86-64 level (v3 on any CPU of the last ten
+# years; see scripts/goamd64.sh). Set GOAMD64=v1 for binaries that must
+# start on any amd64 CPU.
+export GOAMD64 ?= $(shell scripts/goamd64.sh)
 
 # go vet, then go test ./... against a private Azurite started and stopped here.
 test:
@@ -20,6 +25,14 @@ bench:
 # Go benchmarks of the hot paths (rules, sorting and merging keys).
 bench-go:
 	go test -run '^$$' -bench . ./board/ ./dedup/
+
+# The FFO endgame test positions #40-#49, solved by cmd/solve (two at a
+# time, one per CPU): a best move, the score, nodes and time of each. The
+# scores and moves are checked against the published ones by
+# REVERSI_FFO_ALL=1 go test ./solve -run TestFFO -timeout 0.
+ffo:
+	go build -o bench-out/bin/ ./cmd/solve
+	bench-out/bin/solve solve/testdata/ffo-40-49.txt
 
 # A long-running Azurite for manual work: eval "$$(make -s azurite-start)".
 # Data on disk instead of in memory: scripts/azurite.sh start --location DIR
