@@ -73,8 +73,25 @@ func seed(env Env) error {
 	if _, err := pipeline.Seed(ctx, be, cfg); err != nil {
 		return err
 	}
-	fmt.Fprintf(env.Stdout, "run %s seeded: board %dx%d, target ply %d; work queue %s\n", cfg.Name, cfg.Board, cfg.Board, cfg.Target, pipeline.WorkQueue(cfg.Name))
+	fmt.Fprintf(env.Stdout, "run %s seeded: board %dx%d, target ply %d; %s\n", cfg.Name, cfg.Board, cfg.Board, cfg.Target, workQueues(cfg))
 	return nil
+}
+
+// workQueues names a run's work queues for seed's output, with the
+// account of each when there are several (numbered from 1 as the
+// environment's connection strings are), so that an autoscaler can be
+// given one trigger per queue.
+func workQueues(cfg pipeline.RunConfig) string {
+	names := pipeline.WorkQueues(cfg.Name, cfg.QueueShards)
+	if cfg.Accounts > 1 {
+		for i, name := range names {
+			names[i] = fmt.Sprintf("%s (account %d)", name, i%cfg.Accounts+1)
+		}
+	}
+	if len(names) == 1 {
+		return "work queue " + names[0]
+	}
+	return "work queues " + strings.Join(names, ", ")
 }
 
 // requireRun checks the -run flag that worker and inspect need.

@@ -39,9 +39,14 @@ func TestAzuriteTwoAccounts(t *testing.T) {
 	const target = 10
 	// Small blobs and buckets, so ply 10 has some ten buckets to spread;
 	// two queue shards, one on each account, and two partition shards.
-	if out, err := command(bin, "seed", "-run", run, "-board", "8", "-plies", fmt.Sprint(target), "-blob-positions", "20000", "-bucket-blobs", "4",
-		"-queue-shards", "2", "-partition-shards", "2").CombinedOutput(); err != nil {
-		t.Fatalf("seed: %v\n%s", err, out)
+	seeded, err := command(bin, "seed", "-run", run, "-board", "8", "-plies", fmt.Sprint(target), "-blob-positions", "20000", "-bucket-blobs", "4",
+		"-queue-shards", "2", "-partition-shards", "2").CombinedOutput()
+	if err != nil {
+		t.Fatalf("seed: %v\n%s", err, seeded)
+	}
+	// Seed names every queue shard and its account, for the autoscaler.
+	if want := fmt.Sprintf("work queues %s-work (account 1), %s-work-1 (account 2)\n", run, run); !strings.HasSuffix(string(seeded), want) {
+		t.Errorf("seed said %q, want it to end with %q", seeded, want)
 	}
 	f := newFleet(t, bin, run, "-exit-when-done", "-visibility", "30s")
 	for range 3 {
