@@ -12,11 +12,12 @@ import (
 )
 
 // openAzure opens the storage accounts that env names (see
-// azure.ConfigsFromEnv): one account as it is, several as one backend
-// that spreads each run's blob data over them by runstore.Placement, the
-// shards of its work queue round the accounts, and its backtracking rows
-// over one table on each (pipeline.BackTables); n is how many.
-func openAzure(ctx context.Context, env Env) (be storage.Backend, n int, err error) {
+// azure.ConfigsFromEnv), metered: one account as it is, several as one
+// backend that spreads each run's blob data over them by
+// runstore.Placement, the shards of its work queue round the accounts,
+// and its backtracking rows over one table on each (pipeline.BackTables),
+// metered account by account; n is how many.
+func openAzure(ctx context.Context, env Env) (be *storage.Metered, n int, err error) {
 	cfgs, err := azure.ConfigsFromEnv(env.Getenv)
 	if err != nil {
 		return nil, 0, err
@@ -28,10 +29,17 @@ func openAzure(ctx context.Context, env Env) (be storage.Backend, n int, err err
 		}
 	}
 	if len(accts) == 1 {
-		return accts[0], 1, nil
+		return storage.NewMetered(accts[0]), 1, nil
 	}
+	be, err = storage.NewMeteredAccounts(accts, spreadAccounts)
+	return be, len(accts), err
+}
+
+// spreadAccounts joins a run's storage accounts into one backend (see
+// openAzure).
+func spreadAccounts(accts []storage.Backend) (storage.Backend, error) {
 	place := runstore.Placement{Accounts: len(accts)}
-	be, err = spread.New(spread.Config{Accounts: accts, Blob: place.Blob,
+	return spread.New(spread.Config{Accounts: accts, Blob: place.Blob,
 		Queue: func(name string) int {
 			shard, _ := pipeline.WorkQueueShard(name)
 			return shard % len(accts)
@@ -40,5 +48,4 @@ func openAzure(ctx context.Context, env Env) (be storage.Backend, n int, err err
 			account, _ := pipeline.BackTableAccount(name)
 			return account % len(accts)
 		}})
-	return be, len(accts), err
 }

@@ -183,7 +183,7 @@ func (s *storageFlags) open(ctx context.Context, env Env, run string) (*storage.
 			return nil, err
 		}
 		s.accounts = n
-		return storage.NewMetered(be), nil
+		return be, nil
 	}
 }
 

@@ -76,6 +76,26 @@ func NewMetered(b Backend) *Metered {
 	return m
 }
 
+// NewMeteredAccounts meters a backend built over several storage
+// accounts (storage/spread): join builds it from the accounts, each
+// already metered, so that a call it fans out to every account (a
+// listing, a container's creation) counts once for each account, as
+// Azure bills it, where NewMetered around the joined backend would count
+// it once.
+func NewMeteredAccounts(accounts []Backend, join func([]Backend) (Backend, error)) (*Metered, error) {
+	m := &Metered{}
+	metered := make([]Backend, len(accounts))
+	for i, a := range accounts {
+		metered[i] = Wrap(a, m.meter)
+	}
+	joined, err := join(metered)
+	if err != nil {
+		return nil, err
+	}
+	m.inner, m.wrapped = joined, joined
+	return m, nil
+}
+
 // Queue returns a metered handle on the named queue.
 func (m *Metered) Queue(name string) Queue { return m.wrapped.Queue(name) }
 

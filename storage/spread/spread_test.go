@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"hash/fnv"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -168,4 +169,39 @@ func TestConfig(t *testing.T) {
 		}
 	}()
 	_ = b.Container("data").Put(context.Background(), "x", nil)
+}
+
+// TestMeteredAccounts: metered account by account, a container's
+// creation and a listing, which go to every account, count once for each
+// as Azure bills them; a put goes to one account and counts once.
+func TestMeteredAccounts(t *testing.T) {
+	ctx := context.Background()
+	accts := embeddedAccounts(t, 3)
+	m, err := storage.NewMeteredAccounts(accts, func(metered []storage.Backend) (storage.Backend, error) {
+		return spread.New(spread.Config{Accounts: metered, Blob: split(3)})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	c := m.Container("data")
+	if err := c.Create(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"a", "b", "c", "d"} {
+		if err := c.Put(ctx, n, []byte(n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if list, err := c.List(ctx, ""); err != nil || len(list) != 4 {
+		t.Fatalf("list: %v, %d blobs", err, len(list))
+	}
+	got := map[string]int64{}
+	for _, o := range m.Stats().Ops {
+		got[o.Operation] += o.Count
+	}
+	want := map[string]int64{"create": 3, "put": 4, "list": 3}
+	if !maps.Equal(got, want) {
+		t.Errorf("counted %v, want %v", got, want)
+	}
 }
