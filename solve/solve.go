@@ -8,14 +8,15 @@
 // legal move passes.
 //
 // The search is negamax alpha-beta with principal variation search and
-// null-window re-searches; the root solves its first move by tests of
+// null-window re-searches. The root solves its first move by tests of
 // narrow windows around a guess from a shallow search with the evaluation
-// (MTD(f)-like), and proves its later moves no better. Moves are ordered fastest first (fewest replies for
-// the opponent) with the transposition table's move first, high in the
-// tree also by a shallow search with a trained evaluation, parity ordering
-// near the end, a bounded transposition table, stability cutoffs, and code
-// of its own for the last four empty squares. Options.Threads lets several
-// goroutines search one position, sharing the table.
+// (MTD(f)-like), and proves its later moves no better. Moves are ordered
+// fastest first (fewest replies for the opponent) with the transposition
+// table's move first, high in the tree also by a shallow search with a
+// trained evaluation, parity ordering near the end; a bounded
+// transposition table, stability cutoffs, and code of its own for the last
+// four empty squares. Options.Threads lets several goroutines search one
+// position, sharing the table.
 package solve
 
 import (
