@@ -1,8 +1,6 @@
 package solve
 
-import (
-	"math/bits"
-)
+import "math/bits"
 
 // The root's first move is solved by null-window tests around a guess of
 // its score (an MTD(f)-like driver) rather than with the full window: a
@@ -32,8 +30,9 @@ func (s *Solver) guess(own, opp uint64, empties int) int {
 // mtd returns the exact score of own to move against opp, known to lie in
 // [lo, up], by tests of three scores each, (guess-1, guess+1): scores are
 // even, so a test says whether the score is below, at or above guess.
-// The tests follow the bounds they return (fail-soft bounds may jump
-// several scores) until one side is bounded by a test, then bisect.
+// Each test starts from the bound the last one returned (a fail-soft bound
+// may jump several scores) until tests have failed on both sides of the
+// score, then they bisect.
 func (s *Solver) mtd(own, opp uint64, empties, lo, up, guess int) int {
 	var failedHigh, failedLow bool
 	for {
