@@ -8,12 +8,15 @@
 // legal move passes.
 //
 // The search is negamax alpha-beta with principal variation search and
-// null-window re-searches, moves ordered fastest first (fewest replies for
-// the opponent) with the transposition table's move first, high in the
-// tree also by a shallow search with a trained evaluation, parity ordering
-// near the end, a bounded transposition table, stability cutoffs, and code
-// of its own for the last four empty squares. Options.Threads lets several
-// goroutines search one position, sharing the table.
+// null-window re-searches. The root solves its first move by tests of
+// narrow windows around a guess from a shallow search with the evaluation
+// (MTD(f)-like), and proves its later moves no better. Moves are ordered
+// fastest first (fewest replies for the opponent) with the transposition
+// table's move first, high in the tree also by a shallow search with a
+// trained evaluation, parity ordering near the end; a bounded
+// transposition table, stability cutoffs, and code of its own for the last
+// four empty squares. Options.Threads lets several goroutines search one
+// position, sharing the table.
 package solve
 
 import (
@@ -258,8 +261,12 @@ func (s *Solver) solve(b *board.Board, p board.Position) Result {
 		return Result{Score: score, Nodes: s.nodes}
 	}
 	s.nodes++
+	hint := -1
+	if e, ok := s.tt.probe(own, opp); ok {
+		hint = int(e.move) // from an earlier solve
+	}
 	ml := &s.lists[empties]
-	s.order(ml, own, opp, legal, empty, -1, empties)
+	s.order(ml, own, opp, legal, empty, hint, empties)
 	var best []int
 	score := -g.squares - 1
 	var deferred uint64
@@ -278,7 +285,7 @@ func (s *Solver) solve(b *board.Board, p board.Position) Result {
 		}
 		var v int
 		if k == 0 {
-			v = -s.search(cown, copp, -g.squares-1, g.squares+1, empties-1)
+			v = -s.mtd(cown, copp, empties-1, -g.squares, g.squares, s.guess(cown, copp, empties-1))
 		} else {
 			// Does the move tie or beat the best so far? Scores are even
 			// (twice one side's discs minus the squares, or 0), so the
@@ -294,7 +301,7 @@ func (s *Solver) solve(b *board.Board, p board.Position) Result {
 			switch {
 			case v > score:
 				// Better: v is a lower bound; find the exact score.
-				v = -s.search(cown, copp, -g.squares-1, -v+1, empties-1)
+				v = -s.mtd(cown, copp, empties-1, -g.squares, -v, -v)
 			case s.oneBest:
 				v = -g.squares - 1 // no better: tie or worse, not listed
 			}
