@@ -113,6 +113,33 @@ func lineFlips(i uint, own, opp uint8) uint8 {
 	return flipped[i&7][outflank[i&7][opp]&own]
 }
 
+// lastCount[i][b] is how many discs a disc played at place i of a full
+// line flips, the mover's discs being the byte b and every other place the
+// opponent's. Off-board places read as the opponent's, but they lie past
+// the board's squares at a line's ends, so no run stops at one.
+var lastCount [8][256]uint8
+
+func init() {
+	for i := range lastCount {
+		for b := range lastCount[i] {
+			opp := ^uint8(b) &^ (1 << uint(i))
+			lastCount[i][b] = uint8(bits.OnesCount8(lineFlips(uint(i), uint8(b), opp)))
+		}
+	}
+}
+
+// lastFlips returns how many discs own flips by playing sq when every
+// other square of the board is occupied: with one empty square left, the
+// opponent's discs need not be read.
+func lastFlips(sq int, own uint64) int {
+	c, row := uint(sq)&7, uint(sq)&56
+	d := &diagonals[sq]
+	return int(lastCount[c][uint8(own>>row)]) +
+		int(lastCount[row>>3][uint8((own>>c&colA)*colToByte>>56)]) +
+		int(lastCount[c][uint8((own&d[0])*colA>>56)]) +
+		int(lastCount[c][uint8((own&d[1])*colA>>56)])
+}
+
 // neighbours[sq] holds the squares next to sq in the frame.
 var neighbours [64]uint64
 

@@ -51,6 +51,36 @@ func TestFlips(t *testing.T) {
 	}
 }
 
+// TestLastFlips compares lastFlips with package board's flips on boards of
+// every size with one empty square, for both sides.
+func TestLastFlips(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	for _, size := range []int{4, 6, 8} {
+		b := board.MustNew(size)
+		for range 20000 {
+			own, _ := randomDiscs(b, rng, 2*rng.Float64())
+			empty := b.Mask() &^ own
+			for k := rng.Intn(bits.OnesCount64(empty) + 1); k > 0; k-- {
+				empty &= empty - 1
+			}
+			if empty == 0 {
+				continue
+			}
+			sq := bits.TrailingZeros64(empty)
+			x := uint64(1) << uint(sq)
+			own &^= x
+			opp := b.Mask() &^ own &^ x
+			for _, side := range []board.Color{board.Black, board.White} {
+				p := board.Position{Occ: own | opp, White: opp, Side: side}
+				want := bits.OnesCount64(b.Flips(p, sq))
+				if got := lastFlips(sq, p.Mover()); got != want {
+					t.Fatalf("%dx%d %s: lastFlips(%s) = %d, want %d", size, size, p.Text(), b.SquareName(sq), got, want)
+				}
+			}
+		}
+	}
+}
+
 // BenchmarkFlips times flips on every empty square of random positions
 // 20 empties from the end (legal moves and not).
 func BenchmarkFlips(b *testing.B) {

@@ -134,15 +134,16 @@ func (s *Solver) lastN(own, opp uint64, alpha, beta int, sqs [4]int, n int, pass
 }
 
 // last1 scores the last empty square: the mover plays it if it can, else
-// the opponent, else the game ends with it empty.
+// the opponent, else the game ends with it empty. Only the flips are
+// counted: no disc is placed.
 func (s *Solver) last1(own, opp uint64, sq int) int {
 	s.nodes++
 	diff := bits.OnesCount64(own) - bits.OnesCount64(opp)
-	if f := flips(sq, own, opp); f != 0 {
-		return diff + 2*bits.OnesCount64(f) + 1
+	if n := lastFlips(sq, own); n != 0 {
+		return diff + 2*n + 1
 	}
-	if f := flips(sq, opp, own); f != 0 {
-		return diff - 2*bits.OnesCount64(f) - 1
+	if n := lastFlips(sq, opp); n != 0 {
+		return diff - 2*n - 1
 	}
 	return s.g.score(own, opp)
 }
