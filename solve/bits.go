@@ -9,33 +9,43 @@ import "math/bits"
 // move generator needs to serve every size.
 
 // notEdgeCols is the frame without columns a and h: a run of discs that
-// changes column may not pass through either edge column.
-const notEdgeCols uint64 = 0x7e7e7e7e7e7e7e7e
+// changes column may not pass through either edge column. A variable, not
+// a constant: with a constant the compiler applies the mask again at
+// every use of the masked discs in moves, one instruction each time.
+var notEdgeCols uint64 = 0x7e7e7e7e7e7e7e7e
 
-// shiftBoth returns the squares reached by stepping s bits up and down from
-// own through runs of opp, one step past the run: candidate moves along one
-// line. The runs are grown by doubling: after two single steps, each step
-// through pairs of opp discs (pair) adds two squares, so four steps cover
-// the longest run an 8x8 line can hold (six).
-func shiftBoth(own, opp uint64, s uint) uint64 {
+// movesUp returns the squares reached by stepping s bits up from own
+// through runs of opp, one step past the run: candidate moves along one
+// direction. The runs are grown by doubling: after two single steps, each
+// step through pairs of opp discs (pair) adds two squares, so four steps
+// cover the longest run an 8x8 line can hold (six). Small enough to be
+// inlined, so that s is a constant and each shift one instruction.
+func movesUp(own, opp uint64, s uint) uint64 {
 	pair := opp & (opp << s)
 	t := opp & (own << s)
 	t |= opp & (t << s)
 	t |= pair & (t << (2 * s))
 	t |= pair & (t << (2 * s))
-	pair = opp & (opp >> s)
-	u := opp & (own >> s)
-	u |= opp & (u >> s)
-	u |= pair & (u >> (2 * s))
-	u |= pair & (u >> (2 * s))
-	return t<<s | u>>s
+	return t << s
+}
+
+// movesDown is movesUp stepping down.
+func movesDown(own, opp uint64, s uint) uint64 {
+	pair := opp & (opp >> s)
+	t := opp & (own >> s)
+	t |= opp & (t >> s)
+	t |= pair & (t >> (2 * s))
+	t |= pair & (t >> (2 * s))
+	return t >> s
 }
 
 // moves returns the legal squares of own among empty.
 func moves(own, opp, empty uint64) uint64 {
 	inner := opp & notEdgeCols
-	return (shiftBoth(own, inner, 1) | shiftBoth(own, opp, 8) |
-		shiftBoth(own, inner, 7) | shiftBoth(own, inner, 9)) & empty
+	return (movesUp(own, inner, 1) | movesDown(own, inner, 1) |
+		movesUp(own, opp, 8) | movesDown(own, opp, 8) |
+		movesUp(own, inner, 7) | movesDown(own, inner, 7) |
+		movesUp(own, inner, 9) | movesDown(own, inner, 9)) & empty
 }
 
 // Flips are found a line at a time: the four lines through a square are

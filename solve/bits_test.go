@@ -105,3 +105,21 @@ func BenchmarkFlips(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(tries)), "ns/flips")
 }
+
+// BenchmarkMoves times moves on random positions 20 empties from the end.
+func BenchmarkMoves(b *testing.B) {
+	bd := board.MustNew(8)
+	rng := rand.New(rand.NewSource(1))
+	var ps [][3]uint64
+	for range 1000 {
+		p := randomPosition(bd, rng, 20)
+		ps = append(ps, [3]uint64{p.Mover(), p.Opponent(), bd.Mask() &^ p.Occ})
+	}
+	var sink uint64
+	for b.Loop() {
+		for _, p := range ps {
+			sink += moves(p[0], p[1], p[2])
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*len(ps)), "ns/moves")
+}
