@@ -88,47 +88,104 @@ func (s *Solver) last(own, opp uint64, alpha, beta, empties int) int {
 		return s.g.score(own, opp)
 	case 1:
 		return s.last1(own, opp, sqs[0])
+	case 2:
+		return s.last2(own, opp, alpha, beta, sqs[0], sqs[1], false)
+	case 3:
+		return s.last3(own, opp, alpha, beta, sqs[0], sqs[1], sqs[2], false)
 	}
-	return s.lastN(own, opp, alpha, beta, sqs, n, false)
+	return s.last4(own, opp, alpha, beta, sqs[0], sqs[1], sqs[2], sqs[3], false)
 }
 
-// lastN solves n (2 to 4) empties, sqs in the order to try them. passed
-// reports that the opponent has just passed.
-func (s *Solver) lastN(own, opp uint64, alpha, beta int, sqs [4]int, n int, passed bool) int {
+// noScore is below every score: no move has been searched.
+const noScore = -65
+
+// last4, last3 and last2 solve 4, 3 and 2 empties, trying the squares in
+// the order given and keeping that order for the rest; passed reports
+// that the opponent has just passed. They are written out, with no move
+// list to fill, for speed: most nodes of a solve are here.
+func (s *Solver) last4(own, opp uint64, alpha, beta int, x1, x2, x3, x4 int, passed bool) int {
 	s.nodes++
-	best := -s.g.squares - 1
-	for i := 0; i < n; i++ {
-		sq := sqs[i]
-		f := flips(sq, own, opp)
-		if f == 0 {
-			continue
+	best := noScore
+	if f := flips(x1, own, opp); f != 0 {
+		v := -s.last3(opp&^f, own|f|1<<uint(x1), -beta, -alpha, x2, x3, x4, false)
+		if v >= beta {
+			return v
 		}
-		x := uint64(1) << uint(sq)
-		var v int
-		if n == 2 {
-			v = -s.last1(opp&^f, own|f|x, sqs[1-i])
-		} else {
-			rest := sqs
-			for j := i; j < n-1; j++ {
-				rest[j] = sqs[j+1]
-			}
-			v = -s.lastN(opp&^f, own|f|x, -beta, -alpha, rest, n-1, false)
-		}
-		if v > best {
-			best = v
-			if v > alpha {
-				alpha = v
-				if v >= beta {
-					return v
-				}
-			}
-		}
+		best, alpha = v, max(alpha, v)
 	}
-	if best < -s.g.squares {
+	if f := flips(x2, own, opp); f != 0 {
+		v := -s.last3(opp&^f, own|f|1<<uint(x2), -beta, -alpha, x1, x3, x4, false)
+		if v >= beta {
+			return v
+		}
+		best, alpha = max(best, v), max(alpha, v)
+	}
+	if f := flips(x3, own, opp); f != 0 {
+		v := -s.last3(opp&^f, own|f|1<<uint(x3), -beta, -alpha, x1, x2, x4, false)
+		if v >= beta {
+			return v
+		}
+		best, alpha = max(best, v), max(alpha, v)
+	}
+	if f := flips(x4, own, opp); f != 0 {
+		best = max(best, -s.last3(opp&^f, own|f|1<<uint(x4), -beta, -alpha, x1, x2, x3, false))
+	}
+	if best == noScore {
 		if passed {
 			return s.g.score(own, opp)
 		}
-		return -s.lastN(opp, own, -beta, -alpha, sqs, n, true)
+		return -s.last4(opp, own, -beta, -alpha, x1, x2, x3, x4, true)
+	}
+	return best
+}
+
+func (s *Solver) last3(own, opp uint64, alpha, beta int, x1, x2, x3 int, passed bool) int {
+	s.nodes++
+	best := noScore
+	if f := flips(x1, own, opp); f != 0 {
+		v := -s.last2(opp&^f, own|f|1<<uint(x1), -beta, -alpha, x2, x3, false)
+		if v >= beta {
+			return v
+		}
+		best, alpha = v, max(alpha, v)
+	}
+	if f := flips(x2, own, opp); f != 0 {
+		v := -s.last2(opp&^f, own|f|1<<uint(x2), -beta, -alpha, x1, x3, false)
+		if v >= beta {
+			return v
+		}
+		best, alpha = max(best, v), max(alpha, v)
+	}
+	if f := flips(x3, own, opp); f != 0 {
+		best = max(best, -s.last2(opp&^f, own|f|1<<uint(x3), -beta, -alpha, x1, x2, false))
+	}
+	if best == noScore {
+		if passed {
+			return s.g.score(own, opp)
+		}
+		return -s.last3(opp, own, -beta, -alpha, x1, x2, x3, true)
+	}
+	return best
+}
+
+func (s *Solver) last2(own, opp uint64, alpha, beta int, x1, x2 int, passed bool) int {
+	s.nodes++
+	best := noScore
+	if f := flips(x1, own, opp); f != 0 {
+		v := -s.last1(opp&^f, own|f|1<<uint(x1), x2)
+		if v >= beta {
+			return v
+		}
+		best = v
+	}
+	if f := flips(x2, own, opp); f != 0 {
+		best = max(best, -s.last1(opp&^f, own|f|1<<uint(x2), x1))
+	}
+	if best == noScore {
+		if passed {
+			return s.g.score(own, opp)
+		}
+		return -s.last2(opp, own, -beta, -alpha, x1, x2, true)
 	}
 	return best
 }
