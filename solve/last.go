@@ -52,7 +52,16 @@ func (s *Solver) shallow(own, opp uint64, alpha, beta, empties int) int {
 				sq := bits.TrailingZeros64(m)
 				x := uint64(1) << uint(sq)
 				f := flips(sq, own, opp)
-				v := -s.shallow(opp&^f, own|f|x, -beta, -alpha, empties-1)
+				var v int
+				if empties == 5 {
+					// Playing x changes the parity of its quadrant
+					// only: the child's order follows without a count.
+					cempty := empty &^ x
+					codd := (odd ^ g.quadrant[sq]&empty) &^ x
+					v = -s.lastOrdered(opp&^f, own|f|x, -beta, -alpha, cempty&codd, cempty&^codd)
+				} else {
+					v = -s.shallow(opp&^f, own|f|x, -beta, -alpha, empties-1)
+				}
 				if v > best {
 					best = v
 					if v > alpha {
@@ -74,9 +83,15 @@ func (s *Solver) shallow(own, opp uint64, alpha, beta, empties int) int {
 func (s *Solver) last(own, opp uint64, alpha, beta, empties int) int {
 	empty := s.g.mask &^ (own | opp)
 	odd := s.oddQuadrants(empty)
+	return s.lastOrdered(own, opp, alpha, beta, empty&odd, empty&^odd)
+}
+
+// lastOrdered is last given the empty squares in odd and in even
+// quadrants.
+func (s *Solver) lastOrdered(own, opp uint64, alpha, beta int, odd, even uint64) int {
 	var sqs [4]int
 	n := 0
-	for _, group := range [2]uint64{empty & odd, empty &^ odd} {
+	for _, group := range [2]uint64{odd, even} {
 		for m := group; m != 0; m &= m - 1 {
 			sqs[n] = bits.TrailingZeros64(m)
 			n++
