@@ -210,7 +210,8 @@ func (s *Solver) last2(own, opp uint64, alpha, beta int, x1, x2 int, passed bool
 // counted: no disc is placed.
 func (s *Solver) last1(own, opp uint64, sq int) int {
 	s.nodes++
-	diff := bits.OnesCount64(own) - bits.OnesCount64(opp)
+	// Every other square is taken: own and opp hold squares-1 discs.
+	diff := 2*bits.OnesCount64(own) + 1 - s.g.squares
 	if n := lastFlips(sq, own); n != 0 {
 		return diff + 2*n + 1
 	}
