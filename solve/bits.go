@@ -192,8 +192,10 @@ type geometry struct {
 	mask    uint64 // squares on the board
 	corners uint64
 	// quadrant[sq] is the quadrant mask holding sq: parity ordering plays
-	// first in quadrants with an odd number of empties.
-	quadrant [64]uint64
+	// first in quadrants with an odd number of empties. quadrants lists
+	// the four.
+	quadrant  [64]uint64
+	quadrants [4]uint64
 	// priority lists the board's squares in classes, best first (corners,
 	// then edges and the inside, X- and C-squares last): the order in which
 	// moves are tried where no search-based ordering pays for itself.
@@ -253,6 +255,7 @@ func newGeometry(n int) *geometry {
 			quads[q] |= bit
 		}
 	}
+	g.quadrants = quads
 	for sq := 0; sq < 64; sq++ {
 		for _, q := range quads {
 			if q>>uint(sq)&1 != 0 {

@@ -22,15 +22,12 @@ func (s *Solver) expand(own, opp uint64, alpha, beta, empties int) (empty, legal
 // of empties: playing there tends to leave the last move in the quadrant to
 // the mover.
 func (s *Solver) oddQuadrants(empty uint64) uint64 {
-	var odd uint64
-	for e := empty; e != 0; {
-		q := s.g.quadrant[bits.TrailingZeros64(e)] & empty
-		if bits.OnesCount64(q)&1 != 0 {
-			odd |= q
-		}
-		e &^= q
-	}
-	return odd
+	// Written out without branches: which quadrants are odd is as good as
+	// random to the branch predictor.
+	q := &s.g.quadrants
+	q0, q1, q2, q3 := q[0]&empty, q[1]&empty, q[2]&empty, q[3]&empty
+	return q0&-uint64(bits.OnesCount64(q0)&1) | q1&-uint64(bits.OnesCount64(q1)&1) |
+		q2&-uint64(bits.OnesCount64(q2)&1) | q3&-uint64(bits.OnesCount64(q3)&1)
 }
 
 // shallow is search for few empties: no table, no sorting, moves in
