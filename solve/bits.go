@@ -9,78 +9,145 @@ import "math/bits"
 // move generator needs to serve every size.
 
 // notEdgeCols is the frame without columns a and h: a run of discs that
-// changes column may not pass through either edge column.
-const notEdgeCols uint64 = 0x7e7e7e7e7e7e7e7e
+// changes column may not pass through either edge column. A variable, not
+// a constant: with a constant the compiler applies the mask again at
+// every use of the masked discs in moves, one instruction each time.
+var notEdgeCols uint64 = 0x7e7e7e7e7e7e7e7e
 
-// shiftBoth returns the squares reached by stepping s bits up and down from
-// own through runs of opp, one step past the run: candidate moves along one
-// line. The runs are grown by doubling: after two single steps, each step
-// through pairs of opp discs (pair) adds two squares, so four steps cover
-// the longest run an 8x8 line can hold (six).
-func shiftBoth(own, opp uint64, s uint) uint64 {
+// movesUp returns the squares reached by stepping s bits up from own
+// through runs of opp, one step past the run: candidate moves along one
+// direction. The runs are grown by doubling: after two single steps, each
+// step through pairs of opp discs (pair) adds two squares, so four steps
+// cover the longest run an 8x8 line can hold (six). Small enough to be
+// inlined, so that s is a constant and each shift one instruction.
+func movesUp(own, opp uint64, s uint) uint64 {
 	pair := opp & (opp << s)
 	t := opp & (own << s)
 	t |= opp & (t << s)
 	t |= pair & (t << (2 * s))
 	t |= pair & (t << (2 * s))
-	pair = opp & (opp >> s)
-	u := opp & (own >> s)
-	u |= opp & (u >> s)
-	u |= pair & (u >> (2 * s))
-	u |= pair & (u >> (2 * s))
-	return t<<s | u>>s
+	return t << s
+}
+
+// movesDown is movesUp stepping down.
+func movesDown(own, opp uint64, s uint) uint64 {
+	pair := opp & (opp >> s)
+	t := opp & (own >> s)
+	t |= opp & (t >> s)
+	t |= pair & (t >> (2 * s))
+	t |= pair & (t >> (2 * s))
+	return t >> s
 }
 
 // moves returns the legal squares of own among empty.
 func moves(own, opp, empty uint64) uint64 {
 	inner := opp & notEdgeCols
-	return (shiftBoth(own, inner, 1) | shiftBoth(own, opp, 8) |
-		shiftBoth(own, inner, 7) | shiftBoth(own, inner, 9)) & empty
+	return (movesUp(own, inner, 1) | movesDown(own, inner, 1) |
+		movesUp(own, opp, 8) | movesDown(own, opp, 8) |
+		movesUp(own, inner, 7) | movesDown(own, inner, 7) |
+		movesUp(own, inner, 9) | movesDown(own, inner, 9)) & empty
 }
 
-// rays[sq] holds the squares of the frame beyond sq in each direction,
-// nearest first: the first four directions go to higher bit indices
-// (east, south-west, south, south-east), the last four to lower ones.
-var rays [64][8]uint64
+// Flips are found a line at a time: the four lines through a square are
+// each read into a byte (bit i for the line's i-th square, in column order,
+// or row order for a column), two small tables give the line's flipped
+// discs, and the byte is written back into the frame. Rows are read with a
+// shift; columns and diagonals gather their squares into the top byte with
+// a multiplication whose partial products never overlap (each square of
+// the line lands in its own bit), and are written back the same way.
+// Off-board squares read as neither colour, so runs stop at the board's
+// edge whatever its size.
+
+const (
+	// colToByte gathers column a (bits 0, 8, ..., 56) into the top byte,
+	// row r at bit 56+r.
+	colToByte uint64 = 0x0102040810204080
+	// byteToCol spreads bits 1 to 6 of a byte down column a, bit r to row
+	// r. Bits 0 and 7 would overlap; a flipped disc is never at a line's
+	// end, so they are never set.
+	byteToCol uint64 = 0x0002040810204081
+)
+
+// diagonals[sq] holds the diagonal (towards h8) and anti-diagonal (towards
+// a8) through square sq. A square's place on its row and both diagonals
+// (read in column order) is its column, on its column its row.
+var diagonals [64][2]uint64
+
+// outflank[i][o] holds, for a disc played at place i of a line whose
+// opponent discs are the byte o, the places just past the opponent's runs
+// next to i on either side: where the mover needs a disc for the run to
+// flip. flipped[i][b] holds the places strictly between i and those of b.
+var outflank, flipped [8][256]uint8
 
 func init() {
-	dirs := [8][2]int{{1, 0}, {-1, 1}, {0, 1}, {1, 1}, {-1, 0}, {1, -1}, {0, -1}, {-1, -1}}
-	for sq := 0; sq < 64; sq++ {
-		for d, v := range dirs {
-			c, r := sq%8+v[0], sq/8+v[1]
-			for c >= 0 && c < 8 && r >= 0 && r < 8 {
-				rays[sq][d] |= 1 << uint(r*8+c)
-				c, r = c+v[0], r+v[1]
+	for sq := range diagonals {
+		c, r := sq%8, sq/8
+		for t := -7; t <= 7; t++ {
+			if c+t >= 0 && c+t < 8 && r+t >= 0 && r+t < 8 {
+				diagonals[sq][0] |= 1 << uint((r+t)*8+c+t)
+			}
+			if c-t >= 0 && c-t < 8 && r+t >= 0 && r+t < 8 {
+				diagonals[sq][1] |= 1 << uint((r+t)*8+c-t)
+			}
+		}
+	}
+	for i := 0; i < 8; i++ {
+		for b := 0; b < 256; b++ {
+			for _, d := range [2]int{-1, 1} {
+				// As an opponent byte: skip the run next to i.
+				j := i + d
+				for j >= 0 && j < 8 && b>>uint(j)&1 != 0 {
+					j += d
+				}
+				if j >= 0 && j < 8 && j != i+d {
+					outflank[i][b] |= 1 << uint(j)
+				}
+				// As outflanking places: the run up to the first one,
+				// if there is one on this side.
+				var run uint8
+				k := i + d
+				for ; k >= 0 && k < 8 && b>>uint(k)&1 == 0; k += d {
+					run |= 1 << uint(k)
+				}
+				if k >= 0 && k < 8 {
+					flipped[i][b] |= run
+				}
 			}
 		}
 	}
 }
 
-// flipUp returns the run of opp that a ray towards higher indices brackets
-// with own: the run up to the ray's first square not held by opp, if that
-// square holds own. Off-board squares are in notOpp and never in own, so
-// runs stop at the board's edge.
-func flipUp(ray, own, notOpp uint64) uint64 {
-	x := ray & notOpp
-	first := x & -x
-	f := (first - 1) & ray
-	if first&own == 0 {
-		f = 0
-	}
-	return f
+// lineFlips returns the discs that a disc played at place i of a line
+// flips, as a byte: own and opp are the line's bytes.
+func lineFlips(i uint, own, opp uint8) uint8 {
+	return flipped[i&7][outflank[i&7][opp]&own]
 }
 
-// flipDown is flipUp for a ray towards lower indices: its first square is
-// the highest one not held by opp (none when x is 0: the shift by 64 or
-// more gives 0).
-func flipDown(ray, own, notOpp uint64) uint64 {
-	x := ray & notOpp
-	first := uint64(1) << uint(63-bits.LeadingZeros64(x))
-	f := ray &^ (first<<1 - 1)
-	if first&own == 0 {
-		f = 0
+// lastCount[i][b] is how many discs a disc played at place i of a full
+// line flips, the mover's discs being the byte b and every other place the
+// opponent's. Off-board places read as the opponent's, but they lie past
+// the board's squares at a line's ends, so no run stops at one.
+var lastCount [8][256]uint8
+
+func init() {
+	for i := range lastCount {
+		for b := range lastCount[i] {
+			opp := ^uint8(b) &^ (1 << uint(i))
+			lastCount[i][b] = uint8(bits.OnesCount8(lineFlips(uint(i), uint8(b), opp)))
+		}
 	}
-	return f
+}
+
+// lastFlips returns how many discs own flips by playing sq when every
+// other square of the board is occupied: with one empty square left, the
+// opponent's discs need not be read.
+func lastFlips(sq int, own uint64) int {
+	c, row := uint(sq)&7, uint(sq)&56
+	d := &diagonals[sq]
+	return int(lastCount[c][uint8(own>>row)]) +
+		int(lastCount[row>>3][uint8((own>>c&colA)*colToByte>>56)]) +
+		int(lastCount[c][uint8((own&d[0])*colA>>56)]) +
+		int(lastCount[c][uint8((own&d[1])*colA>>56)])
 }
 
 // neighbours[sq] holds the squares next to sq in the frame.
@@ -101,10 +168,22 @@ func flips(sq int, own, opp uint64) uint64 {
 	if neighbours[sq]&opp == 0 {
 		return 0
 	}
-	r := &rays[sq]
-	n := ^opp
-	return flipUp(r[0], own, n) | flipUp(r[1], own, n) | flipUp(r[2], own, n) | flipUp(r[3], own, n) |
-		flipDown(r[4], own, n) | flipDown(r[5], own, n) | flipDown(r[6], own, n) | flipDown(r[7], own, n)
+	// Masked, the shifts need no check for counts of 64 or more.
+	c, row := uint(sq)&7, uint(sq)&56
+	f := uint64(lineFlips(c, uint8(own>>row), uint8(opp>>row))) << row
+	colOwn := uint8((own >> c & colA) * colToByte >> 56)
+	colOpp := uint8((opp >> c & colA) * colToByte >> 56)
+	f |= (uint64(lineFlips(row>>3, colOwn, colOpp)) * byteToCol & colA) << c
+	d := &diagonals[sq]
+	return f | diagonalFlips(c, own, opp, d[0]) | diagonalFlips(c, own, opp, d[1])
+}
+
+// diagonalFlips is flips along the diagonal d through the square at
+// column c.
+func diagonalFlips(c uint, own, opp, d uint64) uint64 {
+	dOwn := uint8((own & d) * colA >> 56)
+	dOpp := uint8((opp & d) * colA >> 56)
+	return uint64(lineFlips(c, dOwn, dOpp)) * colA & d
 }
 
 // geometry is what the search needs to know about one board size.
@@ -113,8 +192,10 @@ type geometry struct {
 	mask    uint64 // squares on the board
 	corners uint64
 	// quadrant[sq] is the quadrant mask holding sq: parity ordering plays
-	// first in quadrants with an odd number of empties.
-	quadrant [64]uint64
+	// first in quadrants with an odd number of empties. quadrants lists
+	// the four.
+	quadrant  [64]uint64
+	quadrants [4]uint64
 	// priority lists the board's squares in classes, best first (corners,
 	// then edges and the inside, X- and C-squares last): the order in which
 	// moves are tried where no search-based ordering pays for itself.
@@ -174,6 +255,7 @@ func newGeometry(n int) *geometry {
 			quads[q] |= bit
 		}
 	}
+	g.quadrants = quads
 	for sq := 0; sq < 64; sq++ {
 		for _, q := range quads {
 			if q>>uint(sq)&1 != 0 {

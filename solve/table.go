@@ -31,10 +31,26 @@ type slot struct{ own, opp, data atomic.Uint64 }
 
 func (s *slot) load() entry {
 	d := s.data.Load()
+	return unpack(s.own.Load()^d, s.opp.Load()^d, d)
+}
+
+// unpack is the entry for the position with the data word d.
+func unpack(own, opp, d uint64) entry {
 	return entry{
-		own: s.own.Load() ^ d, opp: s.opp.Load() ^ d,
+		own: own, opp: opp,
 		lower: int8(d), upper: int8(d >> 8), move: int8(d >> 16), empties: int8(d >> 24), gen: uint8(d >> 32),
 	}
+}
+
+// match loads the slot's entry if it holds the position: the first word
+// decides most misses before the others are read.
+func (s *slot) match(own, opp uint64) (entry, bool) {
+	d := s.data.Load()
+	if s.own.Load()^d != own || s.opp.Load()^d != opp {
+		return entry{}, false
+	}
+	e := unpack(own, opp, d)
+	return e, e.empties != 0
 }
 
 func (s *slot) put(e entry) {
@@ -45,8 +61,14 @@ func (s *slot) put(e entry) {
 }
 
 // bucket pairs a slot kept for the most expensive position seen (until a
-// later solve) with one that always takes the newest.
-type bucket [2]slot
+// later solve) with one that always takes the newest. It is padded to a
+// cache line, and the table's buckets start at a line (Go allocates a
+// power-of-two size from 64 bytes up at a multiple of 64), so a probe
+// touches one line: unpadded, half the buckets would straddle two.
+type bucket struct {
+	slots [2]slot
+	_     [bucketBytes - 2*24]byte
+}
 
 // table is a bounded transposition table, safe for concurrent probes and
 // stores (see slot); newSearch and clear must not run during a search.
@@ -56,13 +78,13 @@ type table struct {
 	gen     uint8
 }
 
-// entryBytes is the size the table budget is counted in.
-const entryBytes = 24
+// bucketBytes is the size of a bucket: the table budget is counted in it.
+const bucketBytes = 64
 
 // newTable returns a table of at most bytes bytes (at least one bucket),
 // rounded down to a power of two buckets.
 func newTable(bytes int) *table {
-	n := bytes / (2 * entryBytes)
+	n := bytes / bucketBytes
 	if n < 1 {
 		n = 1
 	}
@@ -73,8 +95,8 @@ func newTable(bytes int) *table {
 // clear forgets every position, for a change of board size.
 func (t *table) clear() {
 	for i := range t.buckets {
-		for j := range t.buckets[i] {
-			t.buckets[i][j].put(entry{})
+		for j := range t.buckets[i].slots {
+			t.buckets[i].slots[j].put(entry{})
 		}
 	}
 }
@@ -90,9 +112,9 @@ func hash(own, opp uint64) uint64 {
 
 // probe returns the entry for the position, if any.
 func (t *table) probe(own, opp uint64) (entry, bool) {
-	b := &t.buckets[hash(own, opp)&t.mask]
+	b := &t.buckets[hash(own, opp)&t.mask].slots
 	for i := range b {
-		if e := b[i].load(); e.own == own && e.opp == opp && e.empties != 0 {
+		if e, ok := b[i].match(own, opp); ok {
 			return e, true
 		}
 	}
@@ -103,10 +125,10 @@ func (t *table) probe(own, opp uint64) (entry, bool) {
 // Bounds already known are kept: a new search of a position may have used
 // a narrower window and proved less than an old one.
 func (t *table) store(own, opp uint64, empties, lower, upper, move int) {
-	b := &t.buckets[hash(own, opp)&t.mask]
+	b := &t.buckets[hash(own, opp)&t.mask].slots
 	e := entry{own: own, opp: opp, lower: int8(lower), upper: int8(upper), move: int8(move), empties: int8(empties), gen: t.gen}
 	for i := range b {
-		if old := b[i].load(); old.own == own && old.opp == opp && old.empties != 0 {
+		if old, ok := b[i].match(own, opp); ok {
 			e.lower = max(e.lower, old.lower)
 			e.upper = min(e.upper, old.upper)
 			if move < 0 {
