@@ -43,7 +43,7 @@ const maxTableBytes = 16 << 30
 // Options configure a Solver. The zero value is valid.
 type Options struct {
 	// TableBytes bounds the memory of the transposition table (rounded
-	// down to a power of two buckets of two 24-byte entries). 0 means
+	// down to a power of two 64-byte buckets of two entries). 0 means
 	// DefaultTableBytes.
 	TableBytes int
 	// MaxNodes stops a solve that has searched this many nodes (it may
