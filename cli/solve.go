@@ -40,8 +40,8 @@ the nodes searched and the time taken, e.g.
 Positions are solved -parallel at a time (one per CPU by default), each
 by -threads goroutines sharing one transposition table (one by default:
 for a single hard position, -parallel 1 -threads at the CPU count solves
-it 1.4-1.9 times as fast, while a batch goes fastest one position a
-CPU); each solver keeps its table from one position to the next, and
+it about 1.8 times as fast on two CPUs, while a batch goes fastest one
+position a CPU); each solver keeps its table from one position to the next, and
 answers come in input order. A line that is not a position stops the run
 with an error naming it, after the answers to the lines before it.`
 
