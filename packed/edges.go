@@ -3,7 +3,6 @@ package packed
 import (
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/reversi-cloud/reversi/board"
 )
@@ -105,18 +104,26 @@ func (w *EdgeWriter) flush() error {
 }
 
 // EdgeReader reads edge blocks until the end of its input, checking that
-// the edges are sorted. It decodes a block at a time into a buffer (up to
+// the edges are sorted. It decodes a block at a time into buffers (up to
 // BlockEntries edges of 32 bytes), so that Next, the merge's inner loop,
-// is a slice read; NewEdgeReaderAhead makes one that reads and decodes
+// is two slice reads; NewEdgeReaderAhead makes one that reads and decodes
 // the next blocks on other goroutines while its consumer works.
 type EdgeReader struct {
 	stream
 	dec   edgeDecoder
-	block []Edge // the current block, decoded
-	rest  []Edge // the edges of block not returned yet
+	block edgeBlock // the current block, decoded
+	next  int       // the index in block of the edge Next returns next
 	ahead *readAhead
 	cur   *aheadBlock // the block being returned, when reading ahead
 }
+
+// edgeBlock is a decoded edge block: the positions and refs of its edges.
+type edgeBlock struct {
+	pos  []board.Position
+	refs []Ref
+}
+
+func (b edgeBlock) edge(i int) Edge { return Edge{Pos: b.pos[i], Ref: b.refs[i]} }
 
 // NewEdgeReader returns a reader of the edge blocks in r: a whole run, or
 // one segment of it.
@@ -125,13 +132,23 @@ func NewEdgeReader(r io.Reader) *EdgeReader {
 }
 
 // Next returns the next edge. It returns false at the end of the input or
-// on the first error; Err tells which.
-func (r *EdgeReader) Next() (e Edge, ok bool) {
-	if len(r.rest) == 0 && !r.decode() {
-		return e, false
+// on the first error; Err tells which. It is small enough to inline into
+// its caller's loop, which a call per edge would slow.
+func (r *EdgeReader) Next() (Edge, bool) {
+	if i := r.next; i < len(r.block.pos) && i < len(r.block.refs) {
+		r.next++
+		return Edge{Pos: r.block.pos[i], Ref: r.block.refs[i]}, true
 	}
-	e, r.rest = r.rest[0], r.rest[1:]
-	return e, true
+	return r.nextBlock()
+}
+
+// nextBlock decodes the next block and returns its first edge.
+func (r *EdgeReader) nextBlock() (Edge, bool) {
+	if !r.decode() {
+		return Edge{}, false
+	}
+	r.next = 1
+	return r.block.edge(0), true
 }
 
 // decode makes the next block current. A block is checked whole before
@@ -141,11 +158,11 @@ func (r *EdgeReader) decode() bool {
 		return false
 	}
 	var last Edge
-	started := len(r.block) > 0
+	started := len(r.block.pos) > 0
 	if started {
-		last = r.block[len(r.block)-1]
+		last = r.block.edge(len(r.block.pos) - 1)
 	}
-	r.block, r.rest = r.block[:0], nil
+	r.block.pos, r.block.refs = r.block.pos[:0], r.block.refs[:0]
 	var off int64 // of the block, for errors
 	var err error
 	if r.ahead != nil {
@@ -154,7 +171,7 @@ func (r *EdgeReader) decode() bool {
 			r.err = r.cur.readErr
 			return false
 		}
-		r.block, off, err = r.cur.edges, r.cur.off, r.cur.err
+		r.block, off, err = r.cur.block, r.cur.off, r.cur.err
 	} else {
 		if err := r.blocks.next(0); err != nil {
 			r.err = err
@@ -163,16 +180,16 @@ func (r *EdgeReader) decode() bool {
 		off = r.blocks.off
 		r.block, err = r.dec.decode(r.blocks.data, r.blocks.count, r.block)
 	}
-	if err == nil && started && CompareEdges(r.block[0], last) < 0 {
-		err = fmt.Errorf("%w: block starts with edge %v %v after %v %v", ErrCorrupt, r.block[0].Pos, r.block[0].Ref, last.Pos, last.Ref)
+	if err == nil && started && CompareEdges(r.block.edge(0), last) < 0 {
+		first := r.block.edge(0)
+		err = fmt.Errorf("%w: block starts with edge %v %v after %v %v", ErrCorrupt, first.Pos, first.Ref, last.Pos, last.Ref)
 	}
 	if err != nil {
 		r.failAt(err, off)
-		r.block = r.block[:0]
+		r.block.pos, r.block.refs = r.block.pos[:0], r.block.refs[:0]
 		return false
 	}
-	r.n += int64(len(r.block))
-	r.rest = r.block
+	r.n += int64(len(r.block.pos))
 	return true
 }
 
@@ -183,34 +200,17 @@ type edgeDecoder struct {
 	ref  refDecoder
 }
 
-// decode decodes the count edges of an edge block's payload into
-// out[:0], checking that they fill the payload exactly.
-func (d *edgeDecoder) decode(payload []byte, count int, out []Edge) ([]Edge, error) {
-	out = out[:0]
-	// Every edge takes at least two bits, which bounds the buffer a
-	// corrupt count could make us fill, and allocate at once.
-	if count > len(payload)*4+1 {
-		return out, fmt.Errorf("%w: %d edges in %d bytes", ErrCorrupt, count, len(payload))
-	}
-	out = slices.Grow(out, count)
+// decode decodes the count edges of an edge block's payload into the
+// buffers of out, checking that they fill the payload exactly.
+func (d *edgeDecoder) decode(payload []byte, count int, out edgeBlock) (edgeBlock, error) {
+	out.pos, out.refs = out.pos[:0], out.refs[:0]
 	b := &d.bits
 	b.init(payload)
 	d.pos.params(b)
 	if err := d.ref.params(b); err != nil {
 		return out, err
 	}
-	d.pos.first(b)
-	ref, err := d.ref.next(b, false)
-	out = append(out, Edge{Pos: d.pos.pos, Ref: ref})
-	for i := 1; i < count && err == nil; i++ {
-		var same bool
-		if same, err = d.pos.next(b); err == nil {
-			ref, err = d.ref.next(b, same)
-			out = append(out, Edge{Pos: d.pos.pos, Ref: ref})
-		}
-	}
-	if err == nil && (b.overrun() || !b.exhausted()) {
-		err = fmt.Errorf("%w: block entries do not fill its payload exactly", ErrCorrupt)
-	}
+	var err error
+	out.pos, out.refs, err = d.pos.decode(b, count, out.pos, &d.ref, out.refs)
 	return out, err
 }

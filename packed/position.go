@@ -3,6 +3,7 @@ package packed
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 
 	"github.com/reversi-cloud/reversi/board"
 )
@@ -114,51 +115,155 @@ func (d *posDecoder) first(r *bitReader) {
 	d.pos = board.Position{Side: side, Occ: occ, White: d.dep.deposit(d.white)}
 }
 
-// next reads a later position; same reports that it equals the previous
-// one (only when strict is 0).
-func (d *posDecoder) next(r *bitReader) (same bool, err error) {
-	// r.gamma, inlined by hand.
-	x := r.peek()
-	dr, used := gammaBits(x, d.kOcc)
-	ok := r.skip(used)
-	if !ok {
-		dr, ok = r.gammaLong(d.kOcc)
+// decode reads the count positions of a block, after its parameters,
+// into ps[:0] and, when refs is not nil (an edge block), the ref after
+// each of them into rs[:0]. It checks that every sum stays in range and
+// that the entries fill the payload exactly.
+//
+// Everything else of the package goes through the bit reader's methods;
+// this loop, where decoding spends its time, keeps the position in the
+// payload and the decoders' state in locals, which the compiler holds in
+// registers where a reader's fields would be stored and loaded again
+// around every code.
+func (d *posDecoder) decode(b *bitReader, count int, ps []board.Position, refs *refDecoder, rs []Ref) ([]board.Position, []Ref, error) {
+	rs = rs[:0]
+	// Every entry after the first takes at least two bits, which bounds
+	// the buffers a corrupt count could make us allocate.
+	if count > b.end/2+1 {
+		return ps[:0], rs, fmt.Errorf("%w: %d entries in %d bytes", ErrCorrupt, count, b.end/8)
 	}
-	if !ok {
-		return false, fmt.Errorf("%w: bad occupancy delta", ErrCorrupt)
+	ps = slices.Grow(ps[:0], count)[:count]
+	d.first(b)
+	ps[0] = d.pos
+	if refs != nil {
+		rs = slices.Grow(rs, count)[:count]
+		ref, err := refs.next(b, false)
+		if err != nil {
+			return ps[:0], rs[:0], err
+		}
+		rs[0] = ref
 	}
-	if dr == 0 {
-		// The white delta mostly fits in the same peek: the bit reader
-		// keeps its position in memory, so each peek waits for the
-		// last code's store and load.
-		dw, more := gammaBits(x>>(used&63), d.kWhite)
-		if used+more <= 57 {
-			r.pos += int(more)
+	c := b.cursorAt(uint(b.pos))
+	p, rank, white, dep := d.pos, d.rank, d.white, d.dep
+	kOcc, kWhite, strict := d.kOcc, d.kWhite, d.strict
+	maxWhite := uint64(1)<<d.k - 1 // a shift by 64 is 0, so k = 64 gives all ones
+	var ref Ref
+	var kBlob, kIndex, wBlob, wIndex uint
+	if refs != nil {
+		ref, kBlob, kIndex, wBlob, wIndex = refs.prev, refs.kBlob, refs.kIndex, refs.wBlob, refs.wIndex
+	}
+	mBlob, mIndex := uint64(1)<<wBlob-1, uint64(1)<<wIndex-1
+	// bad names what was wrong with the entry that ended the loop early.
+	bad := ""
+	// Each code is taken from the cursor if it fits in its valid bits
+	// (gammaBits reports a length above them otherwise), or read by
+	// the bit reader, which also takes codes longer than a peek.
+	buf := b.buf
+	for i := 1; i < count; i++ {
+		c = cursor{x: peekAt(buf, c.pos), avail: 57, pos: c.pos}
+		dr, used := gammaBits(c.x, kOcc)
+		ok := used <= c.avail
+		if ok {
+			c = c.skip(used)
+		} else if dr, c, ok = b.gammaAt(c.pos, kOcc); !ok {
+			bad = "bad occupancy delta"
+			break
+		}
+		same := false
+		if dr == 0 {
+			dw, used := gammaBits(c.x, kWhite)
+			if ok = used <= c.avail; ok {
+				c = c.skip(used)
+			} else {
+				dw, c, ok = b.gammaAt(c.pos, kWhite)
+			}
+			// The sum must not pass the largest value of k bits.
+			room := maxWhite - white
+			if !ok || room < strict || dw > room-strict {
+				bad = "white discs out of range"
+				break
+			}
+			w := white + dw + strict
+			if same = w == white; !same {
+				p.White = dep.deposit(w)
+				white = w
+			}
 		} else {
-			dw, ok = r.gamma(d.kWhite)
+			nr := rank + dr
+			if nr < rank || nr >= d.limit {
+				bad = "occupancy out of range"
+				break
+			}
+			rank = nr
+			p.Occ = nextOcc(p.Occ, int(d.k), dr)
+			if d.k <= c.avail {
+				white = c.x & maxWhite
+				c = c.skip(d.k)
+			} else {
+				white, c = b.readAt(c.pos, d.k)
+			}
+			dep = newDepositor(p.Occ)
+			p.White = dep.deposit(white)
 		}
-		w := d.white + dw + d.strict
-		// The sum must neither wrap nor reach a bit beyond the k squares.
-		if !ok || w < d.white || d.k < 64 && w>>d.k != 0 {
-			return false, fmt.Errorf("%w: white discs out of range", ErrCorrupt)
+		ps[i] = p
+		if refs == nil {
+			continue
 		}
-		if w == d.white {
-			return true, nil
+		// The ref, as refDecoder.next reads it.
+		if !same {
+			if 1+wBlob+wIndex > c.avail {
+				c = cursor{x: peekAt(buf, c.pos), avail: 57, pos: c.pos}
+			}
+			if c.x&1 == 0 {
+				ref.Blob = uint32(c.x >> 1 & mBlob)
+				c = c.skip(wBlob)
+			}
+			ref.Index = uint32(c.x >> 1 & mIndex)
+			c = c.skip(1 + wIndex)
+			rs[i] = ref
+			continue
 		}
-		d.pos.White = d.dep.deposit(w)
-		d.white = w
-		return false, nil
+		db, used := gammaBits(c.x, kBlob)
+		if ok = used <= c.avail; ok {
+			c = c.skip(used)
+		} else {
+			db, c, ok = b.gammaAt(c.pos, kBlob)
+		}
+		if !ok || db > uint64(^ref.Blob) {
+			bad = "blob delta out of range"
+			break
+		}
+		if db != 0 {
+			if wIndex > c.avail {
+				c = cursor{x: peekAt(buf, c.pos), avail: 57, pos: c.pos}
+			}
+			ref.Blob += uint32(db)
+			ref.Index = uint32(c.x & mIndex)
+			c = c.skip(wIndex)
+			rs[i] = ref
+			continue
+		}
+		di, used := gammaBits(c.x, kIndex)
+		if ok = used <= c.avail; ok {
+			c = c.skip(used)
+		} else {
+			di, c, ok = b.gammaAt(c.pos, kIndex)
+		}
+		if !ok || di > uint64(^ref.Index) {
+			bad = "index delta out of range"
+			break
+		}
+		ref.Index += uint32(di)
+		rs[i] = ref
 	}
-	nr := d.rank + dr
-	if nr < d.rank || nr >= d.limit {
-		return false, fmt.Errorf("%w: occupancy out of range", ErrCorrupt)
+	b.pos = int(c.pos)
+	if bad == "" && (b.overrun() || !b.exhausted()) {
+		bad = "block entries do not fill its payload exactly"
 	}
-	d.rank = nr
-	d.pos.Occ = nextOcc(d.pos.Occ, int(d.k), dr)
-	d.white = r.read64(d.k)
-	d.dep = newDepositor(d.pos.Occ)
-	d.pos.White = d.dep.deposit(d.white)
-	return false, nil
+	if bad != "" {
+		return ps[:0], rs[:0], fmt.Errorf("%w: %s", ErrCorrupt, bad)
+	}
+	return ps, rs, nil
 }
 
 // sameBlock reports whether q may follow p in one block.
