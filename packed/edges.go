@@ -135,7 +135,7 @@ func NewEdgeReader(r io.Reader) *EdgeReader {
 // on the first error; Err tells which. It is small enough to inline into
 // its caller's loop, which a call per edge would slow.
 func (r *EdgeReader) Next() (Edge, bool) {
-	if i := r.next; i < len(r.block.pos) && i < len(r.block.refs) {
+	if i := r.next; i < len(r.block.refs) {
 		r.next++
 		return Edge{Pos: r.block.pos[i], Ref: r.block.refs[i]}, true
 	}

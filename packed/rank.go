@@ -40,9 +40,14 @@ func rank(x uint64) uint64 {
 // is, the bits from c up stay and only the low j are unranked, below c.
 // That takes a few steps instead of up to 64.
 func nextOcc(prev uint64, k int, d uint64) uint64 {
-	var low uint64 // rank of the low j bits of prev
-	high := prev
-	for j := 1; j <= k; j++ {
+	// j = 1, most steps (three in five at ply 9): the lowest bit, of
+	// rank its square, moves up by d if it stays below the next one.
+	low := uint64(bits.TrailingZeros64(prev))
+	high := prev & (prev - 1)
+	if low+d < uint64(bits.TrailingZeros64(high)) {
+		return high | 1<<(low+d)
+	}
+	for j := 2; j <= k; j++ {
 		low += binom[j][bits.TrailingZeros64(high)]
 		high &= high - 1
 		top := bits.TrailingZeros64(high) // 64 when j == k
