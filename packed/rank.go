@@ -89,65 +89,55 @@ func pext(x, mask uint64) uint64 {
 
 // pdep inverts pext: it scatters the low bits of x to the set bits of
 // mask, so the result is always a subset of mask.
-func pdep(x, mask uint64) uint64 {
-	d := newDepositor(mask)
-	return d.deposit(x)
-}
+func pdep(x, mask uint64) uint64 { return newDepositor(mask).deposit(x) }
 
 // A depositor is pdep for one mask, which decoders reuse while the
-// occupancy stays the same (most entries). It moves the bits of x left
-// in six steps, by 32, 16, 8, 4, 2 and 1 squares: the bit bound for the
-// j-th set bit of the mask has to move as far as there are clear bits
-// below that one, and step s moves exactly the bits whose distance has
-// bit s set (move[s]). The moves are worked out once per mask, from
-// running counts of clear bits kept in parallel for every square (a
-// prefix sum by shifts, the technique of Warren's Hacker's Delight,
-// 7-5); a deposit is then six shift-and-merge steps without tables or
-// branches, where a table of bytes took eight dependent lookups and a
-// loop over the bits of x a chain of steps per bit.
+// occupancy stays the same (most entries). It works a byte of the mask at
+// a time through depositByte. The bytes are independent, each knowing
+// from the popcounts of the bytes below it where its bits of x start, so
+// they proceed in parallel, where a loop over the bits of x is a chain of
+// dependent steps (and was a sixth of the decoding time).
 type depositor struct {
-	mask uint64
-	move [6]uint64 // step s: where the bits moved by 1<<s squares land
+	mask  uint64
+	below uint64 // byte i: the number of set bits of mask below byte i
 }
 
 func newDepositor(mask uint64) depositor {
-	d := depositor{mask: mask}
-	m, zeros := mask, ^mask<<1 // the clear bits, each counted at the square above it
-	// Unrolled, so that every shift is by a constant.
-	m, zeros, d.move[0] = moveStep(m, zeros, 1)
-	m, zeros, d.move[1] = moveStep(m, zeros, 2)
-	m, zeros, d.move[2] = moveStep(m, zeros, 4)
-	m, zeros, d.move[3] = moveStep(m, zeros, 8)
-	m, zeros, d.move[4] = moveStep(m, zeros, 16)
-	_, _, d.move[5] = moveStep(m, zeros, 32)
-	return d
+	const ones = 0x0101010101010101
+	c := mask - mask>>1&(0x55*ones)
+	c = c&(0x33*ones) + c>>2&(0x33*ones)
+	c = (c + c>>4) & (0x0f * ones) // byte i: the popcount of byte i of mask
+	return depositor{mask: mask, below: c * ones << 8}
 }
 
-// moveStep finds the bits of m that move by n squares, given in zeros
-// the clear bits below each square not yet accounted for, and returns m
-// and zeros as they are before that step.
-func moveStep(m, zeros uint64, n uint) (uint64, uint64, uint64) {
-	// Bit i of odd is the bit for n of the number of clear bits of the
-	// mask below square i: the parity of what is left of that count once
-	// the moves by less than n squares have been taken (a prefix XOR).
-	odd := zeros ^ zeros<<1
-	odd ^= odd << 2
-	odd ^= odd << 4
-	odd ^= odd << 8
-	odd ^= odd << 16
-	odd ^= odd << 32
-	mv := odd & m
-	return m ^ mv | mv>>n, zeros &^ odd, mv
+// deposit returns pdep(x, d.mask). The loop over the bytes is unrolled
+// by hand, as the compiler does not.
+func (d depositor) deposit(x uint64) uint64 {
+	m, b, t := d.mask, d.below, depositByte
+	return uint64(t[byte(m)][byte(x)]) |
+		uint64(t[byte(m>>8)][byte(x>>(b>>8&63))])<<8 |
+		uint64(t[byte(m>>16)][byte(x>>(b>>16&63))])<<16 |
+		uint64(t[byte(m>>24)][byte(x>>(b>>24&63))])<<24 |
+		uint64(t[byte(m>>32)][byte(x>>(b>>32&63))])<<32 |
+		uint64(t[byte(m>>40)][byte(x>>(b>>40&63))])<<40 |
+		uint64(t[byte(m>>48)][byte(x>>(b>>48&63))])<<48 |
+		uint64(t[byte(m>>56)][byte(x>>(b>>56&63))])<<56
 }
 
-// deposit returns pdep(x, d.mask): the largest moves first, each step
-// taking the bits it moves from 1<<s squares lower.
-func (d *depositor) deposit(x uint64) uint64 {
-	x ^= (x ^ x<<32) & d.move[5]
-	x ^= (x ^ x<<16) & d.move[4]
-	x ^= (x ^ x<<8) & d.move[3]
-	x ^= (x ^ x<<4) & d.move[2]
-	x ^= (x ^ x<<2) & d.move[1]
-	x ^= (x ^ x<<1) & d.move[0]
-	return x & d.mask
-}
+// depositByte[m][x] scatters the low bits of x to the set bits of m.
+var depositByte = func() (t *[256][256]byte) {
+	t = new([256][256]byte)
+	for m := range 256 {
+		for x := range 256 {
+			var r, xi byte
+			for b := range 8 {
+				if m>>b&1 != 0 {
+					r |= byte(x>>xi&1) << b
+					xi++
+				}
+			}
+			t[m][x] = r
+		}
+	}
+	return t
+}()
