@@ -185,7 +185,7 @@ func (d *posDecoder) decode(b *bitReader, count int, ps []board.Position, refs *
 			}
 			w := white + dw + strict
 			if same = w == white; !same {
-				p.White = dep.deposit(w)
+				p.White = deposit4(dep.mask, dep.below, w) | deposit4(dep.mask>>32, dep.below>>32, w)<<32
 				white = w
 			}
 		} else {
@@ -203,7 +203,7 @@ func (d *posDecoder) decode(b *bitReader, count int, ps []board.Position, refs *
 				white, c = b.readAt(c.pos, d.k)
 			}
 			dep = newDepositor(p.Occ)
-			p.White = dep.deposit(white)
+			p.White = deposit4(dep.mask, dep.below, white) | deposit4(dep.mask>>32, dep.below>>32, white)<<32
 		}
 		ps[i] = p
 		if refs == nil {
