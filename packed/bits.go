@@ -141,25 +141,15 @@ func (r *bitReader) read64(n uint) uint64 {
 
 // gamma reads a value written by bitWriter.gamma with the same k; ok is
 // false for a code of a value that does not fit in 64 bits. It is too
-// big for the compiler to inline, so the decoders' inner loops spell it
-// out (see posDecoder.next), which saved a tenth of the instructions an
-// edge takes.
+// big for the compiler to inline, so the decoders' inner loops take
+// codes from a cursor instead.
 func (r *bitReader) gamma(k uint) (v uint64, ok bool) {
 	v, used := gammaBits(r.peek(), k)
-	if !r.skip(used) {
+	if used > 57 {
 		return r.gammaLong(k)
 	}
-	return v, true
-}
-
-// skip advances past a code of gammaBits that fit in its peek, and
-// reports whether it did.
-func (r *bitReader) skip(used uint) bool {
-	if used > 57 {
-		return false
-	}
 	r.pos += int(used)
-	return true
+	return v, true
 }
 
 // gammaBits decodes the gamma code of order k at the bottom of x and
@@ -194,9 +184,9 @@ type cursor struct {
 	pos   uint
 }
 
-// cursorAt returns a cursor at bit pos of r's payload.
-func (r *bitReader) cursorAt(pos uint) cursor {
-	return cursor{x: peekAt(r.buf, pos), avail: 57, pos: pos}
+// cursorAt returns a cursor at bit pos of buf, a bitReader's buffer.
+func cursorAt(buf []byte, pos uint) cursor {
+	return cursor{x: peekAt(buf, pos), avail: 57, pos: pos}
 }
 
 // skip advances c past n of its valid bits.
@@ -209,11 +199,11 @@ func (c cursor) skip(n uint) cursor {
 func (r *bitReader) gammaAt(pos uint, k uint) (v uint64, c cursor, ok bool) {
 	v, used := gammaBits(peekAt(r.buf, pos), k)
 	if used <= 57 {
-		return v, r.cursorAt(pos + used), true
+		return v, cursorAt(r.buf, pos+used), true
 	}
 	l := bitReader{buf: r.buf, pos: int(pos), end: r.end}
 	v, ok = l.gammaLong(k)
-	return v, r.cursorAt(uint(l.pos)), ok
+	return v, cursorAt(r.buf, uint(l.pos)), ok
 }
 
 // readAt reads n bits, up to 64, at bit pos of r's payload, which did
@@ -221,7 +211,7 @@ func (r *bitReader) gammaAt(pos uint, k uint) (v uint64, c cursor, ok bool) {
 func (r *bitReader) readAt(pos uint, n uint) (uint64, cursor) {
 	l := bitReader{buf: r.buf, pos: int(pos), end: r.end}
 	v := l.read64(n)
-	return v, r.cursorAt(uint(l.pos))
+	return v, cursorAt(r.buf, uint(l.pos))
 }
 
 // gammaLong is gamma for codes longer than one peek.

@@ -183,6 +183,7 @@ func TestDecodeMatchesReference(t *testing.T) {
 	}{
 		{"keys", encodeKeys(t, plyPositions(t, 6), Options{BlockEntries: 300}), kindKeys, 1},
 		{"edges", encodeEdges(t, expansion(t, 6, 0), Options{BlockEntries: 300}), kindEdges, 0},
+		{"edges with 32-bit refs", encodeEdges(t, wideRefEdges(), Options{BlockEntries: 5}), kindEdges, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			payloads, counts := blockPayloads(t, tc.blob, tc.kind)
@@ -196,6 +197,22 @@ func TestDecodeMatchesReference(t *testing.T) {
 			}
 		})
 	}
+}
+
+// wideRefEdges are edges whose refs take the widest fields, 32 bits of
+// blob and of index, in every layout of a ref, at every bit alignment.
+func wideRefEdges() []Edge {
+	var es []Edge
+	top := ^uint32(0)
+	for i := range uint64(40) {
+		p := board.Position{Occ: 1<<(i%64) | 1<<63, White: i % 2 << 63}
+		es = append(es,
+			Edge{Pos: p, Ref: Ref{Blob: top - uint32(i), Index: top - 7}},
+			Edge{Pos: p, Ref: Ref{Blob: top - uint32(i), Index: top}},
+			Edge{Pos: p, Ref: Ref{Blob: top, Index: uint32(i)}})
+	}
+	slices.SortFunc(es, CompareEdges)
+	return slices.Compact(es)
 }
 
 // FuzzBlockDecode feeds posDecoder.decode and the reference decoder the

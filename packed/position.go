@@ -135,24 +135,16 @@ func (d *posDecoder) decode(b *bitReader, count int, ps []board.Position, refs *
 	ps = slices.Grow(ps[:0], count)[:count]
 	d.first(b)
 	ps[0] = d.pos
+	c := cursorAt(b.buf, uint(b.pos))
+	var ref Ref
 	if refs != nil {
 		rs = slices.Grow(rs, count)[:count]
-		ref, err := refs.next(b, false)
-		if err != nil {
-			return ps[:0], rs[:0], err
-		}
+		ref, c = refs.first(b.buf, c, refs.prev)
 		rs[0] = ref
 	}
-	c := b.cursorAt(uint(b.pos))
 	p, rank, white, dep := d.pos, d.rank, d.white, d.dep
 	kOcc, kWhite, strict := d.kOcc, d.kWhite, d.strict
 	maxWhite := uint64(1)<<d.k - 1 // a shift by 64 is 0, so k = 64 gives all ones
-	var ref Ref
-	var kBlob, kIndex, wBlob, wIndex uint
-	if refs != nil {
-		ref, kBlob, kIndex, wBlob, wIndex = refs.prev, refs.kBlob, refs.kIndex, refs.wBlob, refs.wIndex
-	}
-	mBlob, mIndex := uint64(1)<<wBlob-1, uint64(1)<<wIndex-1
 	// bad names what was wrong with the entry that ended the loop early.
 	bad := ""
 	// Each code is taken from the cursor if it fits in its valid bits
@@ -160,7 +152,7 @@ func (d *posDecoder) decode(b *bitReader, count int, ps []board.Position, refs *
 	// the bit reader, which also takes codes longer than a peek.
 	buf := b.buf
 	for i := 1; i < count; i++ {
-		c = cursor{x: peekAt(buf, c.pos), avail: 57, pos: c.pos}
+		c = cursorAt(buf, c.pos)
 		dr, used := gammaBits(c.x, kOcc)
 		ok := used <= c.avail
 		if ok {
@@ -209,51 +201,14 @@ func (d *posDecoder) decode(b *bitReader, count int, ps []board.Position, refs *
 		if refs == nil {
 			continue
 		}
-		// The ref, as refDecoder.next reads it.
 		if !same {
-			if 1+wBlob+wIndex > c.avail {
-				c = cursor{x: peekAt(buf, c.pos), avail: 57, pos: c.pos}
-			}
-			if c.x&1 == 0 {
-				ref.Blob = uint32(c.x >> 1 & mBlob)
-				c = c.skip(wBlob)
-			}
-			ref.Index = uint32(c.x >> 1 & mIndex)
-			c = c.skip(1 + wIndex)
-			rs[i] = ref
-			continue
-		}
-		db, used := gammaBits(c.x, kBlob)
-		if ok = used <= c.avail; ok {
-			c = c.skip(used)
+			ref, c = refs.first(buf, c, ref)
 		} else {
-			db, c, ok = b.gammaAt(c.pos, kBlob)
-		}
-		if !ok || db > uint64(^ref.Blob) {
-			bad = "blob delta out of range"
-			break
-		}
-		if db != 0 {
-			if wIndex > c.avail {
-				c = cursor{x: peekAt(buf, c.pos), avail: 57, pos: c.pos}
+			var err error
+			if ref, c, err = refs.cont(b, c, ref); err != nil {
+				return ps[:0], rs[:0], err
 			}
-			ref.Blob += uint32(db)
-			ref.Index = uint32(c.x & mIndex)
-			c = c.skip(wIndex)
-			rs[i] = ref
-			continue
 		}
-		di, used := gammaBits(c.x, kIndex)
-		if ok = used <= c.avail; ok {
-			c = c.skip(used)
-		} else {
-			di, c, ok = b.gammaAt(c.pos, kIndex)
-		}
-		if !ok || di > uint64(^ref.Index) {
-			bad = "index delta out of range"
-			break
-		}
-		ref.Index += uint32(di)
 		rs[i] = ref
 	}
 	b.pos = int(c.pos)
