@@ -142,6 +142,11 @@ func (d *posDecoder) decode(b *bitReader, count int, ps []board.Position, refs *
 		ref, c = refs.first(b.buf, c, refs.prev)
 		rs[0] = ref
 	}
+	var wIndex uint
+	if refs != nil {
+		wIndex = refs.wIndex
+	}
+	mIndex := uint64(1)<<wIndex - 1
 	p, rank, white, dep := d.pos, d.rank, d.white, d.dep
 	kOcc, kWhite, strict := d.kOcc, d.kWhite, d.strict
 	maxWhite := uint64(1)<<d.k - 1 // a shift by 64 is 0, so k = 64 gives all ones
@@ -202,7 +207,14 @@ func (d *posDecoder) decode(b *bitReader, count int, ps []board.Position, refs *
 			continue
 		}
 		if !same {
-			ref, c = refs.first(buf, c, ref)
+			// A first ref in the same blob as the last, which an
+			// expansion run's all are, without the call of first.
+			if c.x&1 != 0 && 1+wIndex <= c.avail {
+				ref.Index = uint32(c.x >> 1 & mIndex)
+				c = c.skip(1 + wIndex)
+			} else {
+				ref, c = refs.first(buf, c, ref)
+			}
 		} else {
 			var err error
 			if ref, c, err = refs.cont(b, c, ref); err != nil {
