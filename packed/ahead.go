@@ -74,7 +74,7 @@ func (r *EdgeReader) Close() error {
 	if r.err == nil {
 		r.err = errClosed
 	}
-	r.block = edgeBlock{} // so that Next fails from now on
+	r.block = nil // so that Next fails from now on
 	return nil
 }
 
@@ -91,7 +91,7 @@ type readAhead struct {
 type aheadBlock struct {
 	raw     []byte // the block as read, its payload within
 	dec     edgeDecoder
-	block   edgeBlock
+	edges   []Edge
 	off     int64 // the stream's offset after the block, for errors
 	err     error // from decoding
 	readErr error // from reading: io.EOF at a clean end
@@ -117,7 +117,7 @@ func (a *readAhead) read(br blockReader) {
 		} else {
 			b.off = br.off
 			go func(data []byte, count int) {
-				b.block, b.err = b.dec.decode(data, count, b.block)
+				b.edges, b.err = b.dec.decode(data, count, b.edges)
 				b.decoded <- struct{}{}
 			}(br.data, br.count)
 		}

@@ -138,7 +138,13 @@ func decodeBlock(payload []byte, count int, strict uint64, refs bool) ([]board.P
 	if err := rd.params(&b); err != nil {
 		return nil, nil, err
 	}
-	return d.decode(&b, count, nil, &rd, nil)
+	_, es, err := d.decode(&b, count, nil, nil, &rd)
+	var ps []board.Position
+	var rs []Ref
+	for _, e := range es {
+		ps, rs = append(ps, e.Pos), append(rs, e.Ref)
+	}
+	return ps, rs, err
 }
 
 // checkBlock fails t unless decodeBlock and refDecode agree on a payload:

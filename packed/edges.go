@@ -104,26 +104,18 @@ func (w *EdgeWriter) flush() error {
 }
 
 // EdgeReader reads edge blocks until the end of its input, checking that
-// the edges are sorted. It decodes a block at a time into buffers (up to
+// the edges are sorted. It decodes a block at a time into a buffer (up to
 // BlockEntries edges of 32 bytes), so that Next, the merge's inner loop,
-// is two slice reads; NewEdgeReaderAhead makes one that reads and decodes
+// is a slice read; NewEdgeReaderAhead makes one that reads and decodes
 // the next blocks on other goroutines while its consumer works.
 type EdgeReader struct {
 	stream
 	dec   edgeDecoder
-	block edgeBlock // the current block, decoded
-	next  int       // the index in block of the edge Next returns next
+	block []Edge // the current block, decoded
+	next  int    // the index in block of the edge Next returns next
 	ahead *readAhead
 	cur   *aheadBlock // the block being returned, when reading ahead
 }
-
-// edgeBlock is a decoded edge block: the positions and refs of its edges.
-type edgeBlock struct {
-	pos  []board.Position
-	refs []Ref
-}
-
-func (b edgeBlock) edge(i int) Edge { return Edge{Pos: b.pos[i], Ref: b.refs[i]} }
 
 // NewEdgeReader returns a reader of the edge blocks in r: a whole run, or
 // one segment of it.
@@ -132,23 +124,17 @@ func NewEdgeReader(r io.Reader) *EdgeReader {
 }
 
 // Next returns the next edge. It returns false at the end of the input or
-// on the first error; Err tells which. It is small enough to inline into
-// its caller's loop, which a call per edge would slow.
+// on the first error; Err tells which.
 func (r *EdgeReader) Next() (Edge, bool) {
-	if i := r.next; i < len(r.block.refs) {
+	if i := r.next; i < len(r.block) {
 		r.next++
-		return Edge{Pos: r.block.pos[i], Ref: r.block.refs[i]}, true
+		return r.block[i], true
 	}
-	return r.nextBlock()
-}
-
-// nextBlock decodes the next block and returns its first edge.
-func (r *EdgeReader) nextBlock() (Edge, bool) {
 	if !r.decode() {
 		return Edge{}, false
 	}
 	r.next = 1
-	return r.block.edge(0), true
+	return r.block[0], true
 }
 
 // decode makes the next block current. A block is checked whole before
@@ -158,11 +144,11 @@ func (r *EdgeReader) decode() bool {
 		return false
 	}
 	var last Edge
-	started := len(r.block.pos) > 0
+	started := len(r.block) > 0
 	if started {
-		last = r.block.edge(len(r.block.pos) - 1)
+		last = r.block[len(r.block)-1]
 	}
-	r.block.pos, r.block.refs = r.block.pos[:0], r.block.refs[:0]
+	r.block = r.block[:0]
 	var off int64 // of the block, for errors
 	var err error
 	if r.ahead != nil {
@@ -171,7 +157,7 @@ func (r *EdgeReader) decode() bool {
 			r.err = r.cur.readErr
 			return false
 		}
-		r.block, off, err = r.cur.block, r.cur.off, r.cur.err
+		r.block, off, err = r.cur.edges, r.cur.off, r.cur.err
 	} else {
 		if err := r.blocks.next(0); err != nil {
 			r.err = err
@@ -180,16 +166,15 @@ func (r *EdgeReader) decode() bool {
 		off = r.blocks.off
 		r.block, err = r.dec.decode(r.blocks.data, r.blocks.count, r.block)
 	}
-	if err == nil && started && CompareEdges(r.block.edge(0), last) < 0 {
-		first := r.block.edge(0)
-		err = fmt.Errorf("%w: block starts with edge %v %v after %v %v", ErrCorrupt, first.Pos, first.Ref, last.Pos, last.Ref)
+	if err == nil && started && CompareEdges(r.block[0], last) < 0 {
+		err = fmt.Errorf("%w: block starts with edge %v %v after %v %v", ErrCorrupt, r.block[0].Pos, r.block[0].Ref, last.Pos, last.Ref)
 	}
 	if err != nil {
 		r.failAt(err, off)
-		r.block.pos, r.block.refs = r.block.pos[:0], r.block.refs[:0]
+		r.block = r.block[:0]
 		return false
 	}
-	r.n += int64(len(r.block.pos))
+	r.n += int64(len(r.block))
 	return true
 }
 
@@ -200,17 +185,15 @@ type edgeDecoder struct {
 	ref  refDecoder
 }
 
-// decode decodes the count edges of an edge block's payload into the
-// buffers of out, checking that they fill the payload exactly.
-func (d *edgeDecoder) decode(payload []byte, count int, out edgeBlock) (edgeBlock, error) {
-	out.pos, out.refs = out.pos[:0], out.refs[:0]
+// decode decodes the count edges of an edge block's payload into
+// out[:0], checking that they fill the payload exactly.
+func (d *edgeDecoder) decode(payload []byte, count int, out []Edge) ([]Edge, error) {
 	b := &d.bits
 	b.init(payload)
 	d.pos.params(b)
 	if err := d.ref.params(b); err != nil {
-		return out, err
+		return out[:0], err
 	}
-	var err error
-	out.pos, out.refs, err = d.pos.decode(b, count, out.pos, &d.ref, out.refs)
+	_, out, err := d.pos.decode(b, count, nil, out, &d.ref)
 	return out, err
 }

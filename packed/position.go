@@ -115,35 +115,35 @@ func (d *posDecoder) first(r *bitReader) {
 	d.pos = board.Position{Side: side, Occ: occ, White: d.dep.deposit(d.white)}
 }
 
-// decode reads the count positions of a block, after its parameters,
-// into ps[:0] and, when refs is not nil (an edge block), the ref after
-// each of them into rs[:0]. It checks that every sum stays in range and
-// that the entries fill the payload exactly.
+// decode reads the count entries of a block, after its parameters: with
+// refs nil (a key block) its positions into keys[:0], otherwise (an edge
+// block) its edges, each a position and the ref after it, into
+// edges[:0]. It checks that every sum stays in range and that the
+// entries fill the payload exactly.
 //
 // Everything else of the package goes through the bit reader's methods;
 // this loop, where decoding spends its time, keeps the position in the
 // payload and the decoders' state in locals, which the compiler holds in
 // registers where a reader's fields would be stored and loaded again
 // around every code.
-func (d *posDecoder) decode(b *bitReader, count int, ps []board.Position, refs *refDecoder, rs []Ref) ([]board.Position, []Ref, error) {
-	rs = rs[:0]
+func (d *posDecoder) decode(b *bitReader, count int, keys []board.Position, edges []Edge, refs *refDecoder) ([]board.Position, []Edge, error) {
+	keys, edges = keys[:0], edges[:0]
 	// Every entry after the first takes at least two bits, which bounds
 	// the buffers a corrupt count could make us allocate.
 	if count > b.end/2+1 {
-		return ps[:0], rs, fmt.Errorf("%w: %d entries in %d bytes", ErrCorrupt, count, b.end/8)
+		return keys, edges, fmt.Errorf("%w: %d entries in %d bytes", ErrCorrupt, count, b.end/8)
 	}
-	ps = slices.Grow(ps[:0], count)[:count]
 	d.first(b)
-	ps[0] = d.pos
 	c := cursorAt(b.buf, uint(b.pos))
 	var ref Ref
-	if refs != nil {
-		rs = slices.Grow(rs, count)[:count]
-		ref, c = refs.first(b.buf, c, refs.prev)
-		rs[0] = ref
-	}
 	var wIndex uint
-	if refs != nil {
+	if refs == nil {
+		keys = slices.Grow(keys, count)[:count]
+		keys[0] = d.pos
+	} else {
+		edges = slices.Grow(edges, count)[:count]
+		ref, c = refs.first(b.buf, c, refs.prev)
+		edges[0] = Edge{Pos: d.pos, Ref: ref}
 		wIndex = refs.wIndex
 	}
 	mIndex := uint64(1)<<wIndex - 1
@@ -202,8 +202,8 @@ func (d *posDecoder) decode(b *bitReader, count int, ps []board.Position, refs *
 			dep = newDepositor(p.Occ)
 			p.White = deposit4(dep.mask, dep.below, white) | deposit4(dep.mask>>32, dep.below>>32, white)<<32
 		}
-		ps[i] = p
 		if refs == nil {
+			keys[i] = p
 			continue
 		}
 		if !same {
@@ -218,19 +218,19 @@ func (d *posDecoder) decode(b *bitReader, count int, ps []board.Position, refs *
 		} else {
 			var err error
 			if ref, c, err = refs.cont(b, c, ref); err != nil {
-				return ps[:0], rs[:0], err
+				return keys[:0], edges[:0], err
 			}
 		}
-		rs[i] = ref
+		edges[i] = Edge{Pos: p, Ref: ref}
 	}
 	b.pos = int(c.pos)
 	if bad == "" && (b.overrun() || !b.exhausted()) {
 		bad = "block entries do not fill its payload exactly"
 	}
 	if bad != "" {
-		return ps[:0], rs[:0], fmt.Errorf("%w: %s", ErrCorrupt, bad)
+		return keys[:0], edges[:0], fmt.Errorf("%w: %s", ErrCorrupt, bad)
 	}
-	return ps, rs, nil
+	return keys, edges, nil
 }
 
 // sameBlock reports whether q may follow p in one block.
