@@ -161,8 +161,21 @@ func BenchmarkKeyEncode(b *testing.B) {
 
 func BenchmarkKeyDecode(b *testing.B) {
 	ps := plyPositions(b, 9)[:blobPositions]
-	benchDecode(b, encodeKeys(b, ps, Options{}), len(ps), func(r io.Reader) error {
+	data := encodeKeys(b, ps, Options{})
+	benchDecode(b, data, len(ps), func(r io.Reader) error {
 		return drainKeys(NewKeyReader(r))
+	})
+	// DecodeKeys, as a task reads a final blob: the whole blob into a
+	// slice.
+	b.Run("blob", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		start := cpuTime()
+		for b.Loop() {
+			if _, err := DecodeKeys(data); err != nil {
+				b.Fatal(err)
+			}
+		}
+		rate(b, len(ps), start)
 	})
 }
 
