@@ -74,7 +74,7 @@ func (r *EdgeReader) Close() error {
 	if r.err == nil {
 		r.err = errClosed
 	}
-	r.block, r.rest = nil, nil // so that Next fails from now on
+	r.block = nil // so that Next fails from now on
 	return nil
 }
 

@@ -114,9 +114,13 @@ func (r *bitReader) init(b []byte) {
 // peek returns the next 57 or more bits, in the low bits. Past the end
 // of the payload it reads the zero padding: a clamp, cheaper than a
 // branch on every code.
-func (r *bitReader) peek() uint64 {
-	i := min(r.pos>>3, len(r.buf)-padding)
-	return binary.LittleEndian.Uint64(r.buf[i:]) >> uint(r.pos&7)
+func (r *bitReader) peek() uint64 { return peekAt(r.buf, uint(r.pos)) }
+
+// peekAt is peek for a reader of buf at bit pos, for loops that keep the
+// position in a local (a register) rather than in the reader.
+func peekAt(buf []byte, pos uint) uint64 {
+	i := min(pos>>3, uint(len(buf)-padding))
+	return binary.LittleEndian.Uint64(buf[i:i+8]) >> (pos & 7)
 }
 
 // read returns the next n bits, n at most 56.
@@ -137,25 +141,15 @@ func (r *bitReader) read64(n uint) uint64 {
 
 // gamma reads a value written by bitWriter.gamma with the same k; ok is
 // false for a code of a value that does not fit in 64 bits. It is too
-// big for the compiler to inline, so the decoders' inner loops spell it
-// out (see posDecoder.next), which saved a tenth of the instructions an
-// edge takes.
+// big for the compiler to inline, so the decoders' inner loops take
+// codes from a cursor instead.
 func (r *bitReader) gamma(k uint) (v uint64, ok bool) {
 	v, used := gammaBits(r.peek(), k)
-	if !r.skip(used) {
+	if used > 57 {
 		return r.gammaLong(k)
 	}
-	return v, true
-}
-
-// skip advances past a code of gammaBits that fit in its peek, and
-// reports whether it did.
-func (r *bitReader) skip(used uint) bool {
-	if used > 57 {
-		return false
-	}
 	r.pos += int(used)
-	return true
+	return v, true
 }
 
 // gammaBits decodes the gamma code of order k at the bottom of x and
@@ -165,14 +159,59 @@ func (r *bitReader) skip(used uint) bool {
 func gammaBits(x uint64, k uint) (v uint64, used uint) {
 	n := uint(bits.TrailingZeros64(x)) // 64 if x is 0
 	// s bits come before the k low bits: n zeros, a one, then the n-1
-	// bits of v>>k below its top bit (none when n is 0). Where the result
-	// counts, n < 29 and s and k are below 58; the masks of the shift
-	// counts save the compiler its checks for counts of 64 and more.
-	s := n + max(n, 1)
+	// bits of v>>k below its top bit, so 2n, but 1 when n is 0, which
+	// (n-1)>>63 adds without a branch (max(n, 1) compiled to one in
+	// large loops). Where the result counts, n < 29 and s and k are
+	// below 58; the masks of the shift counts save the compiler its
+	// checks for counts of 64 and more.
+	s := 2*n + (n-1)>>63
 	n &= 63
-	// The one and the n-1 bits after it, with the one moved up to bit n-1.
-	q := x>>n&(1<<n-1)>>1 | 1<<n>>1
+	// The one and the n-1 bits after it, the one moved up to bit n-1.
+	q := (x>>n&(1<<n-1) | 1<<n) >> 1
 	return q<<(k&63) | x>>(s&63)&(1<<(k&63)-1), s + k
+}
+
+// A cursor reads a payload in a decoding loop that keeps it in locals,
+// which the compiler holds in registers where the fields of a bitReader
+// would be stored and loaded again around every code. x holds the bits
+// from pos on, of which the low avail are valid: one peek holds most
+// entries whole, so the codes of an entry are taken from x by shifts,
+// and a load (a few cycles) is on the chain of dependent steps from one
+// code to the next only where a field does not fit in what is left.
+type cursor struct {
+	x     uint64
+	avail uint
+	pos   uint
+}
+
+// cursorAt returns a cursor at bit pos of buf, a bitReader's buffer.
+func cursorAt(buf []byte, pos uint) cursor {
+	return cursor{x: peekAt(buf, pos), avail: 57, pos: pos}
+}
+
+// skip advances c past n of its valid bits.
+func (c cursor) skip(n uint) cursor {
+	return cursor{x: c.x >> (n & 63), avail: c.avail - n, pos: c.pos + n}
+}
+
+// gammaAt reads the gamma code at bit pos of r's payload, which did not
+// fit in a cursor's valid bits, and returns a cursor after it.
+func (r *bitReader) gammaAt(pos uint, k uint) (v uint64, c cursor, ok bool) {
+	v, used := gammaBits(peekAt(r.buf, pos), k)
+	if used <= 57 {
+		return v, cursorAt(r.buf, pos+used), true
+	}
+	l := bitReader{buf: r.buf, pos: int(pos), end: r.end}
+	v, ok = l.gammaLong(k)
+	return v, cursorAt(r.buf, uint(l.pos)), ok
+}
+
+// readAt reads n bits, up to 64, at bit pos of r's payload, which did
+// not fit in a cursor's valid bits, and returns a cursor after them.
+func (r *bitReader) readAt(pos uint, n uint) (uint64, cursor) {
+	l := bitReader{buf: r.buf, pos: int(pos), end: r.end}
+	v := l.read64(n)
+	return v, cursorAt(r.buf, uint(l.pos))
 }
 
 // gammaLong is gamma for codes longer than one peek.

@@ -3,7 +3,6 @@ package packed
 import (
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/reversi-cloud/reversi/board"
 )
@@ -113,7 +112,7 @@ type EdgeReader struct {
 	stream
 	dec   edgeDecoder
 	block []Edge // the current block, decoded
-	rest  []Edge // the edges of block not returned yet
+	next  int    // the index in block of the edge Next returns next
 	ahead *readAhead
 	cur   *aheadBlock // the block being returned, when reading ahead
 }
@@ -126,12 +125,16 @@ func NewEdgeReader(r io.Reader) *EdgeReader {
 
 // Next returns the next edge. It returns false at the end of the input or
 // on the first error; Err tells which.
-func (r *EdgeReader) Next() (e Edge, ok bool) {
-	if len(r.rest) == 0 && !r.decode() {
-		return e, false
+func (r *EdgeReader) Next() (Edge, bool) {
+	if i := r.next; i < len(r.block) {
+		r.next++
+		return r.block[i], true
 	}
-	e, r.rest = r.rest[0], r.rest[1:]
-	return e, true
+	if !r.decode() {
+		return Edge{}, false
+	}
+	r.next = 1
+	return r.block[0], true
 }
 
 // decode makes the next block current. A block is checked whole before
@@ -145,7 +148,7 @@ func (r *EdgeReader) decode() bool {
 	if started {
 		last = r.block[len(r.block)-1]
 	}
-	r.block, r.rest = r.block[:0], nil
+	r.block = r.block[:0]
 	var off int64 // of the block, for errors
 	var err error
 	if r.ahead != nil {
@@ -172,7 +175,6 @@ func (r *EdgeReader) decode() bool {
 		return false
 	}
 	r.n += int64(len(r.block))
-	r.rest = r.block
 	return true
 }
 
@@ -186,31 +188,12 @@ type edgeDecoder struct {
 // decode decodes the count edges of an edge block's payload into
 // out[:0], checking that they fill the payload exactly.
 func (d *edgeDecoder) decode(payload []byte, count int, out []Edge) ([]Edge, error) {
-	out = out[:0]
-	// Every edge takes at least two bits, which bounds the buffer a
-	// corrupt count could make us fill, and allocate at once.
-	if count > len(payload)*4+1 {
-		return out, fmt.Errorf("%w: %d edges in %d bytes", ErrCorrupt, count, len(payload))
-	}
-	out = slices.Grow(out, count)
 	b := &d.bits
 	b.init(payload)
 	d.pos.params(b)
 	if err := d.ref.params(b); err != nil {
-		return out, err
+		return out[:0], err
 	}
-	d.pos.first(b)
-	ref, err := d.ref.next(b, false)
-	out = append(out, Edge{Pos: d.pos.pos, Ref: ref})
-	for i := 1; i < count && err == nil; i++ {
-		var same bool
-		if same, err = d.pos.next(b); err == nil {
-			ref, err = d.ref.next(b, same)
-			out = append(out, Edge{Pos: d.pos.pos, Ref: ref})
-		}
-	}
-	if err == nil && (b.overrun() || !b.exhausted()) {
-		err = fmt.Errorf("%w: block entries do not fill its payload exactly", ErrCorrupt)
-	}
+	_, out, err := d.pos.decode(b, count, nil, out, &d.ref)
 	return out, err
 }

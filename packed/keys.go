@@ -84,16 +84,17 @@ func (w *KeyWriter) Close() error {
 func (w *KeyWriter) Count() int64 { return w.count + int64(len(w.buf)) }
 
 // KeyReader reads the positions of a key blob in order, or of one key
-// block that KeyIndex locates. Reading a whole blob, it stops at the key
-// index and checks that the index block is there and counts the blocks
-// read; OpenKeyIndex checks the rest of the index.
+// block that KeyIndex locates. It decodes a block at a time (up to
+// BlockEntries positions of 24 bytes), checked whole before any of its
+// positions is returned. Reading a whole blob, it stops at the key index
+// and checks that the index block is there and counts the blocks read;
+// OpenKeyIndex checks the rest of the index.
 type KeyReader struct {
 	stream
-	pos     posDecoder
-	params  func(*bitReader) error
-	last    board.Position
-	started bool
-	whole   bool // reading a whole blob, which ends in its index
+	dec   posDecoder
+	block []board.Position // the current block, decoded
+	next  int              // the index in block of the position Next returns next
+	whole bool             // reading a whole blob, which ends in its index
 }
 
 // NewKeyReader returns a reader of the key blob in r.
@@ -105,38 +106,56 @@ func NewKeyReader(r io.Reader) *KeyReader {
 
 // newKeyReader returns a reader of key blocks without an index after them.
 func newKeyReader(r io.Reader) *KeyReader {
-	kr := &KeyReader{stream: newStream(r, kindKeys), pos: posDecoder{strict: 1}}
-	kr.params = func(b *bitReader) error {
-		kr.pos.params(b)
-		return nil
-	}
-	return kr
+	return &KeyReader{stream: newStream(r, kindKeys), dec: posDecoder{strict: 1}}
 }
 
 // Next returns the next position. It returns false at the end of the key
 // blocks or on the first error; Err tells which.
 func (r *KeyReader) Next() (board.Position, bool) {
-	if !r.ready(kindIndex, r.params) {
-		if r.err == io.EOF && r.whole {
+	if i := r.next; i < len(r.block) {
+		r.next++
+		return r.block[i], true
+	}
+	if !r.decode() {
+		return board.Position{}, false
+	}
+	r.next = 1
+	return r.block[0], true
+}
+
+// decode makes the next key block current.
+func (r *KeyReader) decode() bool {
+	if r.err != nil {
+		return false
+	}
+	var last board.Position
+	started := len(r.block) > 0
+	if started {
+		last = r.block[len(r.block)-1]
+	}
+	r.block, r.next = r.block[:0], 0
+	if err := r.blocks.next(kindIndex); err != nil {
+		r.err = err
+		if err == io.EOF && r.whole {
 			r.checkEnd()
 		}
-		return board.Position{}, false
+		return false
 	}
-	if r.first {
-		r.pos.first(&r.bits)
-		if r.started && board.Compare(r.pos.pos, r.last) <= 0 {
-			r.fail(fmt.Errorf("%w: block starts with %v after %v", ErrCorrupt, r.pos.pos, r.last))
-			return board.Position{}, false
-		}
-	} else if _, err := r.pos.next(&r.bits); err != nil {
+	b := &r.bits
+	b.init(r.blocks.data)
+	r.dec.params(b)
+	var err error
+	r.block, _, err = r.dec.decode(b, r.blocks.count, r.block, nil, nil)
+	if err == nil && started && board.Compare(r.block[0], last) <= 0 {
+		err = fmt.Errorf("%w: block starts with %v after %v", ErrCorrupt, r.block[0], last)
+	}
+	if err != nil {
 		r.fail(err)
-		return board.Position{}, false
+		r.block = r.block[:0]
+		return false
 	}
-	if !r.done() {
-		return board.Position{}, false
-	}
-	r.last, r.started = r.pos.pos, true
-	return r.last, true
+	r.n += int64(len(r.block))
+	return true
 }
 
 // checkEnd checks, at the end of a whole key blob, that the key index
@@ -179,11 +198,8 @@ func DecodeKeys(b []byte) ([]board.Position, error) {
 	if ix, err := OpenKeyIndex(bytes.NewReader(b), int64(len(b))); err == nil {
 		out = make([]board.Position, 0, min(ix.Positions, 8*int64(len(b))))
 	}
-	for {
-		p, ok := r.Next()
-		if !ok {
-			return out, r.Err()
-		}
-		out = append(out, p)
+	for r.decode() {
+		out = append(out, r.block...)
 	}
+	return out, r.Err()
 }

@@ -3,6 +3,7 @@ package packed
 import (
 	"fmt"
 	"math/bits"
+	"slices"
 
 	"github.com/reversi-cloud/reversi/board"
 )
@@ -114,51 +115,122 @@ func (d *posDecoder) first(r *bitReader) {
 	d.pos = board.Position{Side: side, Occ: occ, White: d.dep.deposit(d.white)}
 }
 
-// next reads a later position; same reports that it equals the previous
-// one (only when strict is 0).
-func (d *posDecoder) next(r *bitReader) (same bool, err error) {
-	// r.gamma, inlined by hand.
-	x := r.peek()
-	dr, used := gammaBits(x, d.kOcc)
-	ok := r.skip(used)
-	if !ok {
-		dr, ok = r.gammaLong(d.kOcc)
+// decode reads the count entries of a block, after its parameters: with
+// refs nil (a key block) its positions into keys[:0], otherwise (an edge
+// block) its edges, each a position and the ref after it, into
+// edges[:0]. It checks that every sum stays in range and that the
+// entries fill the payload exactly.
+//
+// Everything else of the package goes through the bit reader's methods;
+// this loop, where decoding spends its time, keeps the position in the
+// payload and the decoders' state in locals, which the compiler holds in
+// registers where a reader's fields would be stored and loaded again
+// around every code.
+func (d *posDecoder) decode(b *bitReader, count int, keys []board.Position, edges []Edge, refs *refDecoder) ([]board.Position, []Edge, error) {
+	keys, edges = keys[:0], edges[:0]
+	// Every entry after the first takes at least two bits, which bounds
+	// the buffers a corrupt count could make us allocate.
+	if count > b.end/2+1 {
+		return keys, edges, fmt.Errorf("%w: %d entries in %d bytes", ErrCorrupt, count, b.end/8)
 	}
-	if !ok {
-		return false, fmt.Errorf("%w: bad occupancy delta", ErrCorrupt)
+	d.first(b)
+	c := cursorAt(b.buf, uint(b.pos))
+	var ref Ref
+	var wIndex uint
+	if refs == nil {
+		keys = slices.Grow(keys, count)[:count]
+		keys[0] = d.pos
+	} else {
+		edges = slices.Grow(edges, count)[:count]
+		ref, c = refs.first(b.buf, c, refs.prev)
+		edges[0] = Edge{Pos: d.pos, Ref: ref}
+		wIndex = refs.wIndex
 	}
-	if dr == 0 {
-		// The white delta mostly fits in the same peek: the bit reader
-		// keeps its position in memory, so each peek waits for the
-		// last code's store and load.
-		dw, more := gammaBits(x>>(used&63), d.kWhite)
-		if used+more <= 57 {
-			r.pos += int(more)
+	mIndex := uint64(1)<<wIndex - 1
+	p, rank, white, dep := d.pos, d.rank, d.white, d.dep
+	kOcc, kWhite, strict := d.kOcc, d.kWhite, d.strict
+	maxWhite := uint64(1)<<d.k - 1 // a shift by 64 is 0, so k = 64 gives all ones
+	// bad names what was wrong with the entry that ended the loop early.
+	bad := ""
+	// Each code is taken from the cursor if it fits in its valid bits
+	// (gammaBits reports a length above them otherwise), or read by
+	// the bit reader, which also takes codes longer than a peek.
+	buf := b.buf
+	for i := 1; i < count; i++ {
+		c = cursorAt(buf, c.pos)
+		dr, used := gammaBits(c.x, kOcc)
+		ok := used <= c.avail
+		if ok {
+			c = c.skip(used)
+		} else if dr, c, ok = b.gammaAt(c.pos, kOcc); !ok {
+			bad = "bad occupancy delta"
+			break
+		}
+		same := false
+		if dr == 0 {
+			dw, used := gammaBits(c.x, kWhite)
+			if ok = used <= c.avail; ok {
+				c = c.skip(used)
+			} else {
+				dw, c, ok = b.gammaAt(c.pos, kWhite)
+			}
+			// The sum must not pass the largest value of k bits.
+			room := maxWhite - white
+			if !ok || room < strict || dw > room-strict {
+				bad = "white discs out of range"
+				break
+			}
+			w := white + dw + strict
+			if same = w == white; !same {
+				p.White = deposit4(dep.mask, dep.below, w) | deposit4(dep.mask>>32, dep.below>>32, w)<<32
+				white = w
+			}
 		} else {
-			dw, ok = r.gamma(d.kWhite)
+			nr := rank + dr
+			if nr < rank || nr >= d.limit {
+				bad = "occupancy out of range"
+				break
+			}
+			rank = nr
+			p.Occ = nextOcc(p.Occ, int(d.k), dr)
+			if d.k <= c.avail {
+				white = c.x & maxWhite
+				c = c.skip(d.k)
+			} else {
+				white, c = b.readAt(c.pos, d.k)
+			}
+			dep = newDepositor(p.Occ)
+			p.White = deposit4(dep.mask, dep.below, white) | deposit4(dep.mask>>32, dep.below>>32, white)<<32
 		}
-		w := d.white + dw + d.strict
-		// The sum must neither wrap nor reach a bit beyond the k squares.
-		if !ok || w < d.white || d.k < 64 && w>>d.k != 0 {
-			return false, fmt.Errorf("%w: white discs out of range", ErrCorrupt)
+		if refs == nil {
+			keys[i] = p
+			continue
 		}
-		if w == d.white {
-			return true, nil
+		if !same {
+			// A first ref in the same blob as the last, which an
+			// expansion run's all are, without the call of first.
+			if c.x&1 != 0 && 1+wIndex <= c.avail {
+				ref.Index = uint32(c.x >> 1 & mIndex)
+				c = c.skip(1 + wIndex)
+			} else {
+				ref, c = refs.first(buf, c, ref)
+			}
+		} else {
+			var err error
+			if ref, c, err = refs.cont(b, c, ref); err != nil {
+				return keys[:0], edges[:0], err
+			}
 		}
-		d.pos.White = d.dep.deposit(w)
-		d.white = w
-		return false, nil
+		edges[i] = Edge{Pos: p, Ref: ref}
 	}
-	nr := d.rank + dr
-	if nr < d.rank || nr >= d.limit {
-		return false, fmt.Errorf("%w: occupancy out of range", ErrCorrupt)
+	b.pos = int(c.pos)
+	if bad == "" && (b.overrun() || !b.exhausted()) {
+		bad = "block entries do not fill its payload exactly"
 	}
-	d.rank = nr
-	d.pos.Occ = nextOcc(d.pos.Occ, int(d.k), dr)
-	d.white = r.read64(d.k)
-	d.dep = newDepositor(d.pos.Occ)
-	d.pos.White = d.dep.deposit(d.white)
-	return false, nil
+	if bad != "" {
+		return keys[:0], edges[:0], fmt.Errorf("%w: %s", ErrCorrupt, bad)
+	}
+	return keys, edges, nil
 }
 
 // sameBlock reports whether q may follow p in one block.

@@ -106,45 +106,52 @@ func (d *refDecoder) params(r *bitReader) error {
 	return nil
 }
 
-// next reads one ref; cont as given to put.
-func (d *refDecoder) next(r *bitReader, cont bool) (Ref, error) {
-	if !cont {
-		// One peek for the flag and both fields, as they fit in one.
-		x := r.peek()
-		if x&1 == 0 {
-			if d.wBlob+d.wIndex > 56 {
-				r.pos++
-				d.prev = Ref{Blob: uint32(r.read(d.wBlob)), Index: uint32(r.read(d.wIndex))}
-				return d.prev, nil
-			}
-			d.prev.Blob = uint32(x >> 1 & (1<<d.wBlob - 1))
-			x >>= d.wBlob
-			r.pos += int(d.wBlob)
-		}
-		d.prev.Index = uint32(x >> 1 & (1<<d.wIndex - 1))
-		r.pos += 1 + int(d.wIndex)
-		return d.prev, nil
+// first reads the first ref of a list at c, where prev is the ref
+// before it in the block, and returns the cursor after it.
+func (d *refDecoder) first(buf []byte, c cursor, prev Ref) (Ref, cursor) {
+	if 1+d.wBlob > c.avail {
+		c = cursorAt(buf, c.pos)
 	}
-	// r.gamma, inlined by hand as in posDecoder.next.
-	db, used := gammaBits(r.peek(), d.kBlob)
-	ok := r.skip(used)
-	if !ok {
-		db, ok = r.gammaLong(d.kBlob)
+	if c.x&1 == 0 {
+		prev.Blob = uint32(c.x >> 1 & (1<<d.wBlob - 1))
+		c = c.skip(d.wBlob)
 	}
-	if !ok || db > uint64(^d.prev.Blob) {
-		return Ref{}, fmt.Errorf("%w: blob delta out of range", ErrCorrupt)
+	c = c.skip(1)
+	// Both widths at 32 need more than one peek.
+	if d.wIndex > c.avail {
+		c = cursorAt(buf, c.pos)
+	}
+	prev.Index = uint32(c.x & (1<<d.wIndex - 1))
+	return prev, c.skip(d.wIndex)
+}
+
+// cont reads a later ref of a list at c, where prev is the ref before
+// it, and returns the cursor after it.
+func (d *refDecoder) cont(b *bitReader, c cursor, prev Ref) (Ref, cursor, error) {
+	db, used := gammaBits(c.x, d.kBlob)
+	ok := used <= c.avail
+	if ok {
+		c = c.skip(used)
+	} else {
+		db, c, ok = b.gammaAt(c.pos, d.kBlob)
+	}
+	if !ok || db > uint64(^prev.Blob) {
+		return Ref{}, c, fmt.Errorf("%w: blob delta out of range", ErrCorrupt)
 	}
 	if db != 0 {
-		d.prev = Ref{Blob: d.prev.Blob + uint32(db), Index: uint32(r.read(d.wIndex))}
-		return d.prev, nil
+		if d.wIndex > c.avail {
+			c = cursorAt(b.buf, c.pos)
+		}
+		return Ref{Blob: prev.Blob + uint32(db), Index: uint32(c.x & (1<<d.wIndex - 1))}, c.skip(d.wIndex), nil
 	}
-	di, used := gammaBits(r.peek(), d.kIndex)
-	if ok = r.skip(used); !ok {
-		di, ok = r.gammaLong(d.kIndex)
+	di, used := gammaBits(c.x, d.kIndex)
+	if ok = used <= c.avail; ok {
+		c = c.skip(used)
+	} else {
+		di, c, ok = b.gammaAt(c.pos, d.kIndex)
 	}
-	if !ok || di > uint64(^d.prev.Index) {
-		return Ref{}, fmt.Errorf("%w: index delta out of range", ErrCorrupt)
+	if !ok || di > uint64(^prev.Index) {
+		return Ref{}, c, fmt.Errorf("%w: index delta out of range", ErrCorrupt)
 	}
-	d.prev.Index += uint32(di)
-	return d.prev, nil
+	return Ref{Blob: prev.Blob, Index: prev.Index + uint32(di)}, c, nil
 }

@@ -131,7 +131,7 @@ func NewResultReader(r io.Reader) *ResultReader {
 // Next returns the next word. It returns false at the end of the input or
 // on the first error; Err tells which.
 func (r *ResultReader) Next() (uint16, bool) {
-	if !r.ready(0, r.params) {
+	if !r.ready(r.params) {
 		return 0, false
 	}
 	switch {

@@ -109,25 +109,36 @@ func NewSourceReader(r io.Reader) *SourceReader {
 // It returns false at the end of the input or on the first error; Err
 // tells which.
 func (r *SourceReader) Next(buf []Ref) ([]Ref, bool) {
-	if !r.ready(0, r.params) {
+	if !r.ready(r.params) {
 		return nil, false
 	}
-	n, ok := r.bits.gamma(r.kCount)
+	b := &r.bits
+	c := cursorAt(b.buf, uint(b.pos))
+	n, used := gammaBits(c.x, r.kCount)
+	ok := used <= c.avail
+	if ok {
+		c = c.skip(used)
+	} else {
+		n, c, ok = b.gammaAt(c.pos, r.kCount)
+	}
 	// Every ref takes at least a bit, which bounds what a corrupt count
 	// can make us append.
-	if !ok || n >= uint64(len(r.bits.buf))*8 {
+	if !ok || n >= uint64(len(b.buf))*8 {
 		r.fail(fmt.Errorf("%w: bad source count", ErrCorrupt))
 		return nil, false
 	}
-	buf = buf[:0]
-	for j := range n + 1 {
-		ref, err := r.ref.next(&r.bits, j > 0)
-		if err != nil {
+	ref, c := r.ref.first(b.buf, c, r.ref.prev)
+	buf = append(buf[:0], ref)
+	for range n {
+		var err error
+		if ref, c, err = r.ref.cont(b, c, ref); err != nil {
 			r.fail(err)
 			return nil, false
 		}
 		buf = append(buf, ref)
 	}
+	r.ref.prev = ref
+	b.pos = int(c.pos)
 	if !r.done() {
 		return nil, false
 	}

@@ -43,16 +43,15 @@ func newStream(r io.Reader, kind byte) stream {
 }
 
 // ready makes an entry available to decode, loading a block and reading
-// its parameters with params if needed. stop is a block kind that ends
-// the stream (0 for none).
-func (s *stream) ready(stop byte, params func(*bitReader) error) bool {
+// its parameters with params if needed.
+func (s *stream) ready(params func(*bitReader) error) bool {
 	if s.err != nil {
 		return false
 	}
 	if s.left > 0 {
 		return true
 	}
-	if err := s.blocks.next(stop); err != nil {
+	if err := s.blocks.next(0); err != nil {
 		s.err = err
 		return false
 	}
