@@ -194,6 +194,17 @@ func (c cursor) skip(n uint) cursor {
 	return cursor{x: c.x >> (n & 63), avail: c.avail - n, pos: c.pos + n}
 }
 
+// gamma reads a gamma code of order k from c, through b where it does
+// not fit in c's valid bits. Too big to inline, it serves where a call
+// per code is cheap enough; the block loop spells it out.
+func (c cursor) gamma(b *bitReader, k uint) (v uint64, next cursor, ok bool) {
+	v, used := gammaBits(c.x, k)
+	if used <= c.avail {
+		return v, c.skip(used), true
+	}
+	return b.gammaAt(c.pos, k)
+}
+
 // gammaAt reads the gamma code at bit pos of r's payload, which did not
 // fit in a cursor's valid bits, and returns a cursor after it.
 func (r *bitReader) gammaAt(pos uint, k uint) (v uint64, c cursor, ok bool) {

@@ -81,14 +81,61 @@
 // block (0.4 ms of work) did not get the other core from the other
 // sessions, where two goroutines that never wait did.
 //
+// Later on 2026-11-23 (same VM, its host then busier: the same code
+// decoded edges at 12 to 13 million a CPU second rather than 16 to 22),
+// decoding was reworked: a block's entries are decoded by one loop
+// (posDecoder.decode) that keeps the bit position and the decoders'
+// state in locals and takes each entry's codes from one 64-bit peek (a
+// cursor) by shifts; gammaBits lost a branch the compiler made of
+// max(n, 1); a step of unranking that moves only the lowest disc skips
+// the tables; readers hand out decoded blocks by index; DecodeKeys
+// copies whole blocks; SourceReader reads from a cursor too. The format
+// is unchanged. Measured side by side with the code before, both with
+// today's benchmarks, which read through the readers' concrete types (runs
+// alternated, the host's load moving cycle counts by up to half between
+// runs, so the cycles are the least of six runs and only the
+// instruction counts are exact), perf stat per entry, GOAMD64=v1:
+//
+//	                       instructions   cycles      GOAMD64=v3 instructions   cycles
+//	edges (EdgeReader)     396 -> 358     140 -> 111  362 -> 311                148 -> 116 to 134
+//	keys (KeyReader.Next)  350 -> 345     122 -> 113  321 -> 301                140 -> 81 to 92
+//	keys (DecodeKeys)      368 -> 314     118 -> 101
+//	sources                273 -> 232      77 -> 66   260 -> 217                 61 -> 54
+//
+// with 0.7 mispredicted branches an edge, as before (where two series
+// of runs disagreed, both are given). In a quieter hour
+// an edge took 110 to 118 cycles before and 99 to 106 after (85 to 97
+// with GOAMD64=v3). The benchmarks, two alternated runs each, one
+// goroutine: edges at 13.8 to 14.3 million a CPU second, 50 to 51 MB/s
+// (before: 12.3 to 12.9 million, 43 to 46 MB/s), and on both cores 99 to
+// 113 MB/s wall (88 to 99); keys at 13.4 to 15.1 million (12.6 to 14.4),
+// DecodeKeys 13.9 to 14.6 million (13.0 to 13.2); sources 21.9 to 23.3
+// million (17.8 to 18.8). That is a tenth to a quarter faster per cycle
+// for edges, sources and DecodeKeys, and a few percent for keys read one
+// at a time: short of the half that was asked for. What is left is
+// spread thin: an edge still costs about 75 instructions of depositing
+// the white discs (eight table lookups; a branch-free six-step deposit
+// took fewer instructions but more cycles, its long dependent chain
+// stalling at every new occupancy), 35 of unranking, 25 for the call of
+// Next, and loop state the compiler keeps in memory across the calls
+// that remain in the loop (unranking, codes longer than a peek).
+//
 // Against storage: a sequential read of a 1 GiB file that is not in the
 // page cache (dd iflag=direct, same VM) runs at 550 to 740 MB/s, so the
-// local disk still outruns decoding, by 7 to 10 times for one core and
-// 4 to 6 for both. Azure documents no per-stream rate for a block blob:
-// its target throughput for one blob is "up to the storage account
-// ingress/egress limits", reached with concurrent requests, and 60 MiB/s
-// (63 MB/s) for a page blob (learn.microsoft.com, Scalability and
-// performance targets for Blob storage). One core decodes edges a little
-// faster than that 60 MiB/s, and delivers the edges of 400 to 525 MB/s
-// of 25-byte records.
+// local disk still outruns decoding in bytes, by 11 to 15 times for one
+// core on the busy host (50 MB/s of packed edges) and, scaling the
+// quiet-hour rates above by the measured gain, 6 to 11 times on a quiet
+// one (about 65 to 95 MB/s). In edges, the disk's raw 25-byte records
+// would come at 22 to 30 million a second; one core decodes 14 million
+// packed edges a CPU second on the busy host and, scaled, 18 to 27
+// million on a quiet one: about the disk's raw rate, not reliably above
+// it, while both cores together (99 to 113 MB/s, 28 to 31 million
+// edges a second on the busy host) are. Azure documents no per-stream rate
+// for a block blob: its target throughput for one blob is "up to the
+// storage account ingress/egress limits", reached with concurrent
+// requests, and 60 MiB/s (63 MB/s) for a page blob (learn.microsoft.com,
+// Scalability and performance targets for Blob storage). At 3.6 bytes
+// an edge those 63 MB/s carry 17 million edges a second (raw records:
+// 2.5 million), which one core decodes about as fast as they come: on
+// the busy host a little slower, on a quiet one a little faster.
 package packed

@@ -154,7 +154,8 @@ func (d *posDecoder) decode(b *bitReader, count int, keys []board.Position, edge
 	bad := ""
 	// Each code is taken from the cursor if it fits in its valid bits
 	// (gammaBits reports a length above them otherwise), or read by
-	// the bit reader, which also takes codes longer than a peek.
+	// the bit reader, which also takes codes longer than a peek: the
+	// steps of cursor.gamma, spelled out as it does not inline.
 	buf := b.buf
 	for i := 1; i < count; i++ {
 		c = cursorAt(buf, c.pos)

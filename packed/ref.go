@@ -128,13 +128,7 @@ func (d *refDecoder) first(buf []byte, c cursor, prev Ref) (Ref, cursor) {
 // cont reads a later ref of a list at c, where prev is the ref before
 // it, and returns the cursor after it.
 func (d *refDecoder) cont(b *bitReader, c cursor, prev Ref) (Ref, cursor, error) {
-	db, used := gammaBits(c.x, d.kBlob)
-	ok := used <= c.avail
-	if ok {
-		c = c.skip(used)
-	} else {
-		db, c, ok = b.gammaAt(c.pos, d.kBlob)
-	}
+	db, c, ok := c.gamma(b, d.kBlob)
 	if !ok || db > uint64(^prev.Blob) {
 		return Ref{}, c, fmt.Errorf("%w: blob delta out of range", ErrCorrupt)
 	}
@@ -144,12 +138,7 @@ func (d *refDecoder) cont(b *bitReader, c cursor, prev Ref) (Ref, cursor, error)
 		}
 		return Ref{Blob: prev.Blob + uint32(db), Index: uint32(c.x & (1<<d.wIndex - 1))}, c.skip(d.wIndex), nil
 	}
-	di, used := gammaBits(c.x, d.kIndex)
-	if ok = used <= c.avail; ok {
-		c = c.skip(used)
-	} else {
-		di, c, ok = b.gammaAt(c.pos, d.kIndex)
-	}
+	di, c, ok := c.gamma(b, d.kIndex)
 	if !ok || di > uint64(^prev.Index) {
 		return Ref{}, c, fmt.Errorf("%w: index delta out of range", ErrCorrupt)
 	}

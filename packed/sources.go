@@ -113,14 +113,7 @@ func (r *SourceReader) Next(buf []Ref) ([]Ref, bool) {
 		return nil, false
 	}
 	b := &r.bits
-	c := cursorAt(b.buf, uint(b.pos))
-	n, used := gammaBits(c.x, r.kCount)
-	ok := used <= c.avail
-	if ok {
-		c = c.skip(used)
-	} else {
-		n, c, ok = b.gammaAt(c.pos, r.kCount)
-	}
+	n, c, ok := cursorAt(b.buf, uint(b.pos)).gamma(b, r.kCount)
 	// Every ref takes at least a bit, which bounds what a corrupt count
 	// can make us append.
 	if !ok || n >= uint64(len(b.buf))*8 {
