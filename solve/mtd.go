@@ -107,12 +107,6 @@ func (s *Solver) midOrder(ml *moveList, own, opp, legal, empty uint64) {
 		x := uint64(1) << uint(sq)
 		f := flips(sq, own, opp)
 		replies := moves(opp&^f, own|f|x, empty&^x)
-		key := bits.OnesCount64(replies) + bits.OnesCount64(replies&g.corners)
-		i := ml.n
-		for ; i > 0 && ml.mv[i-1].key > key; i-- {
-			ml.mv[i] = ml.mv[i-1]
-		}
-		ml.mv[i] = move{sq: sq, flip: f, key: key}
-		ml.n++
+		ml.insert(move{sq: sq, flip: f, key: bits.OnesCount64(replies) + bits.OnesCount64(replies&g.corners)})
 	}
 }

@@ -184,14 +184,19 @@ func (s *Solver) order(ml *moveList, own, opp, legal, empty uint64, hint, emptie
 		if sq == hint {
 			key = -probeInf - 2
 		}
-		// Insertion sort: a position has a few dozen moves at most.
-		i := ml.n
-		for ; i > 0 && ml.mv[i-1].key > key; i-- {
-			ml.mv[i] = ml.mv[i-1]
-		}
-		ml.mv[i] = move{sq: sq, flip: f, key: key}
-		ml.n++
+		ml.insert(move{sq: sq, flip: f, key: key})
 	}
+}
+
+// insert adds m to ml, kept sorted by key, after any moves of the same
+// key: an insertion sort, as a position has a few dozen moves at most.
+func (ml *moveList) insert(m move) {
+	i := ml.n
+	for ; i > 0 && ml.mv[i-1].key > m.key; i-- {
+		ml.mv[i] = ml.mv[i-1]
+	}
+	ml.mv[i] = m
+	ml.n++
 }
 
 // adjacent returns the squares next to any square of x in the frame.
