@@ -191,14 +191,6 @@ func worker(env Env) error {
 	loopLog := log.With("worker", *id)
 	log = loopLog.With("run", *run)
 	log.Info("worker started", "board", r.Config.Board, "target_ply", r.Config.Target, "concurrency", *concurrency)
-	flush := func() {
-		// A fresh context: the run context may be cancelled already.
-		fctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if err := r.RecordStats(fctx, *id, be.Stats()); err != nil {
-			log.Warn("recording statistics failed", "err", err)
-		}
-	}
 	stopRecording := recordStatsEvery(be, *run, *id, statsPeriod, log)
 	var wg sync.WaitGroup
 	for i := 0; i < *concurrency; i++ {
@@ -217,7 +209,7 @@ func worker(env Env) error {
 	if err := full(); err != nil {
 		return fmt.Errorf("%w; free some space, then start the worker again", err)
 	}
-	flush()
+	storeStats(r, be, *id, log)
 	log.Info("worker stopped")
 	return nil
 }

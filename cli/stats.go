@@ -31,20 +31,29 @@ func recordStatsEvery(be *storage.Metered, run, id string, period time.Duration,
 				return
 			case <-tick.C:
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 			if r == nil {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				r, _ = pipeline.OpenRun(ctx, be, run)
+				cancel()
 			}
 			if r != nil {
-				if err := r.RecordStats(ctx, id, be.Stats()); err != nil {
-					log.Warn("recording statistics failed", "err", err)
-				}
+				storeStats(r, be, id, log)
 			}
-			cancel()
 		}
 	}()
 	return func() {
 		close(done)
 		<-finished
+	}
+}
+
+// storeStats stores be's transactions in r under id, under a context of
+// its own (the caller's may be done already), and logs a failure: the
+// count is kept for inspect, and the work goes on without it.
+func storeStats(r *pipeline.Run, be *storage.Metered, id string, log *slog.Logger) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := r.RecordStats(ctx, id, be.Stats()); err != nil {
+		log.Warn("recording statistics failed", "err", err)
 	}
 }

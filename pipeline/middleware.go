@@ -43,7 +43,8 @@ func recoverPanics(next task.Handler) task.Handler {
 	})
 }
 
-// retryThrottled runs a handler again, up to retries times, when storage
+// retryThrottled runs a handler again, up to retries times (none when
+// retries is not positive, as NoThrottleRetries), when storage
 // throttled it (storage.ErrThrottled: the account, a queue or a partition
 // over its rate, through the backend's own retries). Each rerun waits
 // first, delay for the first and twice as long for each later one, drawn
@@ -59,7 +60,7 @@ func retryThrottled(retries int, delay time.Duration) Middleware {
 			d := delay
 			for try := 0; ; try++ {
 				err := next.Handle(ctx, t, m)
-				if try == retries || !errors.Is(err, storage.ErrThrottled) {
+				if try >= retries || !errors.Is(err, storage.ErrThrottled) {
 					return err
 				}
 				wait := d/2 + rand.N(d+1)

@@ -260,7 +260,7 @@ func TestRetryThrottledCounts(t *testing.T) {
 				t.Fatal(err)
 			}
 			calls := 0
-			h := retryThrottled(max(cfg.ThrottleRetries, 0), cfg.ThrottleDelay)(task.HandlerFunc(func(context.Context, *task.Task, message.Message) error {
+			h := retryThrottled(cfg.ThrottleRetries, cfg.ThrottleDelay)(task.HandlerFunc(func(context.Context, *task.Task, message.Message) error {
 				calls++
 				if calls <= c.throttled {
 					return fmt.Errorf("writing a row: %w", storage.ErrThrottled)

@@ -42,7 +42,7 @@ func NewWorker(r *Run, cfg WorkerConfig, log *slog.Logger, progress *Progress) (
 		progress = &Progress{}
 	}
 	w := &Worker{run: r, cfg: cfg, log: log.With("run", r.Config.Name), progress: progress, clock: systemClock{}}
-	w.handler = chain(task.HandlerFunc(route), recoverPanics, retryThrottled(max(cfg.ThrottleRetries, 0), cfg.ThrottleDelay), billByKind, checkPly)
+	w.handler = chain(task.HandlerFunc(route), recoverPanics, retryThrottled(cfg.ThrottleRetries, cfg.ThrottleDelay), billByKind, checkPly)
 	return w, nil
 }
 
