@@ -182,10 +182,8 @@ func (d *posDecoder) decode(b *bitReader, count int, keys []board.Position, edge
 				break
 			}
 			w := white + dw + strict
-			if same = w == white; !same {
-				p.White = deposit4(dep.mask, dep.below, w) | deposit4(dep.mask>>32, dep.below>>32, w)<<32
-				white = w
-			}
+			same = w == white
+			white = w
 		} else {
 			nr := rank + dr
 			if nr < rank || nr >= d.limit {
@@ -201,6 +199,10 @@ func (d *posDecoder) decode(b *bitReader, count int, keys []board.Position, edge
 				white, c = b.readAt(c.pos, d.k)
 			}
 			dep = newDepositor(p.Occ)
+		}
+		if !same {
+			// dep.deposit(white), spelt out: the method is too big to
+			// inline, and a call here costs the loop its registers.
 			p.White = deposit4(dep.mask, dep.below, white) | deposit4(dep.mask>>32, dep.below>>32, white)<<32
 		}
 		if refs == nil {
