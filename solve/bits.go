@@ -117,6 +117,13 @@ func init() {
 	}
 }
 
+// colByte reads column c of x into a byte, row r at bit r.
+func colByte(x uint64, c uint) uint8 { return uint8((x >> c & colA) * colToByte >> 56) }
+
+// diagByte reads the squares of x on the diagonal d into a byte, each at
+// its column's bit.
+func diagByte(x, d uint64) uint8 { return uint8((x & d) * colA >> 56) }
+
 // lineFlips returns the discs that a disc played at place i of a line
 // flips, as a byte: own and opp are the line's bytes.
 func lineFlips(i uint, own, opp uint8) uint8 {
@@ -145,9 +152,9 @@ func lastFlips(sq int, own uint64) int {
 	c, row := uint(sq)&7, uint(sq)&56
 	d := &diagonals[sq]
 	return int(lastCount[c][uint8(own>>row)]) +
-		int(lastCount[row>>3][uint8((own>>c&colA)*colToByte>>56)]) +
-		int(lastCount[c][uint8((own&d[0])*colA>>56)]) +
-		int(lastCount[c][uint8((own&d[1])*colA>>56)])
+		int(lastCount[row>>3][colByte(own, c)]) +
+		int(lastCount[c][diagByte(own, d[0])]) +
+		int(lastCount[c][diagByte(own, d[1])])
 }
 
 // neighbours[sq] holds the squares next to sq in the frame.
@@ -171,9 +178,7 @@ func flips(sq int, own, opp uint64) uint64 {
 	// Masked, the shifts need no check for counts of 64 or more.
 	c, row := uint(sq)&7, uint(sq)&56
 	f := uint64(lineFlips(c, uint8(own>>row), uint8(opp>>row))) << row
-	colOwn := uint8((own >> c & colA) * colToByte >> 56)
-	colOpp := uint8((opp >> c & colA) * colToByte >> 56)
-	f |= (uint64(lineFlips(row>>3, colOwn, colOpp)) * byteToCol & colA) << c
+	f |= (uint64(lineFlips(row>>3, colByte(own, c), colByte(opp, c))) * byteToCol & colA) << c
 	d := &diagonals[sq]
 	return f | diagonalFlips(c, own, opp, d[0]) | diagonalFlips(c, own, opp, d[1])
 }
@@ -181,9 +186,7 @@ func flips(sq int, own, opp uint64) uint64 {
 // diagonalFlips is flips along the diagonal d through the square at
 // column c.
 func diagonalFlips(c uint, own, opp, d uint64) uint64 {
-	dOwn := uint8((own & d) * colA >> 56)
-	dOpp := uint8((opp & d) * colA >> 56)
-	return uint64(lineFlips(c, dOwn, dOpp)) * colA & d
+	return uint64(lineFlips(c, diagByte(own, d), diagByte(opp, d))) * colA & d
 }
 
 // geometry is what the search needs to know about one board size.
