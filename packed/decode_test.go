@@ -181,28 +181,30 @@ func blockPayloads(t testing.TB, blob []byte, kind byte) (payloads [][]byte, cou
 // TestDecodeMatchesReference decodes real key and edge blocks, whole and
 // with every count from one short to one long, with both decoders.
 func TestDecodeMatchesReference(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		blob   []byte
-		kind   byte
-		strict uint64
-	}{
-		{"keys", encodeKeys(t, plyPositions(t, 6), Options{BlockEntries: 300}), kindKeys, 1},
-		{"edges", encodeEdges(t, expansion(t, 6, 0), Options{BlockEntries: 300}), kindEdges, 0},
-		{"edges with 32-bit refs", encodeEdges(t, wideRefEdges(), Options{BlockEntries: 5}), kindEdges, 0},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			payloads, counts := blockPayloads(t, tc.blob, tc.kind)
-			for i, p := range payloads {
-				for _, n := range []int{counts[i] - 1, counts[i], counts[i] + 1} {
-					checkBlock(t, p, n, tc.strict, tc.kind == kindEdges)
+	whiteWays(t, func(t *testing.T) {
+		for _, tc := range []struct {
+			name   string
+			blob   []byte
+			kind   byte
+			strict uint64
+		}{
+			{"keys", encodeKeys(t, plyPositions(t, 6), Options{BlockEntries: 300}), kindKeys, 1},
+			{"edges", encodeEdges(t, expansion(t, 6, 0), Options{BlockEntries: 300}), kindEdges, 0},
+			{"edges with 32-bit refs", encodeEdges(t, wideRefEdges(), Options{BlockEntries: 5}), kindEdges, 0},
+		} {
+			t.Run(tc.name, func(t *testing.T) {
+				payloads, counts := blockPayloads(t, tc.blob, tc.kind)
+				for i, p := range payloads {
+					for _, n := range []int{counts[i] - 1, counts[i], counts[i] + 1} {
+						checkBlock(t, p, n, tc.strict, tc.kind == kindEdges)
+					}
+					if _, _, err := decodeBlock(p, counts[i], tc.strict, tc.kind == kindEdges); err != nil {
+						t.Fatalf("block %d: %v", i, err)
+					}
 				}
-				if _, _, err := decodeBlock(p, counts[i], tc.strict, tc.kind == kindEdges); err != nil {
-					t.Fatalf("block %d: %v", i, err)
-				}
-			}
-		})
-	}
+			})
+		}
+	})
 }
 
 // wideRefEdges are edges whose refs take the widest fields, 32 bits of
@@ -243,6 +245,6 @@ func FuzzBlockDecode(f *testing.F) {
 		if edges {
 			strict = 0
 		}
-		checkBlock(t, payload, int(count), strict, edges)
+		whiteWays(t, func(t *testing.T) { checkBlock(t, payload, int(count), strict, edges) })
 	})
 }

@@ -148,6 +148,13 @@ func (d *posDecoder) decode(b *bitReader, count int, keys []board.Position, edge
 	}
 	mIndex := uint64(1)<<wIndex - 1
 	p, rank, white, dep := d.pos, d.rank, d.white, d.dep
+	// With PDEP, the loop leaves every entry's white bits in White and
+	// one pass after it deposits them all: a call per entry would cost
+	// the loop its registers.
+	bmi := useBMI2
+	if bmi {
+		p.White = white
+	}
 	kOcc, kWhite, strict := d.kOcc, d.kWhite, d.strict
 	maxWhite := uint64(1)<<d.k - 1 // a shift by 64 is 0, so k = 64 gives all ones
 	// bad names what was wrong with the entry that ended the loop early.
@@ -198,9 +205,15 @@ func (d *posDecoder) decode(b *bitReader, count int, keys []board.Position, edge
 			} else {
 				white, c = b.readAt(c.pos, d.k)
 			}
-			dep = newDepositor(p.Occ)
+			if !bmi {
+				dep = newDepositor(p.Occ)
+			}
 		}
-		if !same {
+		switch {
+		case same:
+		case bmi:
+			p.White = white
+		default:
 			// dep.deposit(white), spelt out: the method is too big to
 			// inline, and a call here costs the loop its registers.
 			p.White = deposit4(dep.mask, dep.below, white) | deposit4(dep.mask>>32, dep.below>>32, white)<<32
@@ -232,6 +245,14 @@ func (d *posDecoder) decode(b *bitReader, count int, keys []board.Position, edge
 	}
 	if bad != "" {
 		return keys[:0], edges[:0], fmt.Errorf("%w: %s", ErrCorrupt, bad)
+	}
+	if bmi {
+		// The first entry, from first, has its white discs already.
+		if refs == nil {
+			depositPositions(keys[1:])
+		} else {
+			depositEdges(edges[1:])
+		}
 	}
 	return keys, edges, nil
 }

@@ -1,0 +1,39 @@
+//go:build amd64 && !purego
+
+#include "textflag.h"
+
+// func cpuid(leaf, subleaf uint32) (a, b, c, d uint32)
+TEXT ·cpuid(SB), NOSPLIT, $0-24
+	MOVL	leaf+0(FP), AX
+	MOVL	subleaf+4(FP), CX
+	CPUID
+	MOVL	AX, a+8(FP)
+	MOVL	BX, b+12(FP)
+	MOVL	CX, c+16(FP)
+	MOVL	DX, d+20(FP)
+	RET
+
+// func pextBMI2(x, mask uint64) uint64
+TEXT ·pextBMI2(SB), NOSPLIT, $0-24
+	MOVQ	x+0(FP), AX
+	MOVQ	mask+8(FP), BX
+	PEXTQ	BX, AX, AX
+	MOVQ	AX, ret+16(FP)
+	RET
+
+// func depositBMI2(p unsafe.Pointer, n int, stride uintptr)
+TEXT ·depositBMI2(SB), NOSPLIT, $0-24
+	MOVQ	p+0(FP), SI
+	MOVQ	n+8(FP), CX
+	MOVQ	stride+16(FP), DX
+	TESTQ	CX, CX
+	JLE	done
+loop:
+	MOVQ	8(SI), BX
+	PDEPQ	(SI), BX, BX
+	MOVQ	BX, 8(SI)
+	ADDQ	DX, SI
+	DECQ	CX
+	JNZ	loop
+done:
+	RET

@@ -1,0 +1,66 @@
+package packed
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/reversi-cloud/reversi/board"
+)
+
+// whiteWays runs f with the tables of white.go and, where the processor
+// has BMI2 (fast or not), with PDEP and PEXT, so that both ways of
+// coding the white discs are checked on such a machine.
+func whiteWays(t *testing.T, f func(t *testing.T)) {
+	ways := []bool{false}
+	if hasBMI2 {
+		ways = append(ways, true)
+	}
+	for _, bmi := range ways {
+		name := "tables"
+		if bmi {
+			name = "bmi2"
+		}
+		t.Run(name, func(t *testing.T) {
+			defer func(old bool) { useBMI2 = old }(useBMI2)
+			useBMI2 = bmi
+			f(t)
+		})
+	}
+}
+
+// TestBMI2 checks the instructions against the bit loop and the naive
+// deposit, on random masks of every popcount, in positions and edges.
+func TestBMI2(t *testing.T) {
+	if !hasBMI2 {
+		t.Skip("no BMI2 on this processor")
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	ps := make([]board.Position, 5000)
+	es := make([]Edge, len(ps))
+	for i := range ps {
+		occ := keepBits(rng.Uint64(), rng.IntN(65), rng)
+		white := rng.Uint64() & occ
+		if got, want := pextBMI2(white, occ), pextBits(white, occ); got != want {
+			t.Fatalf("pextBMI2(%#x, %#x) = %#x, want %#x", white, occ, got, want)
+		}
+		bits := rng.Uint64()
+		ps[i] = board.Position{Side: board.Color(i % 2), Occ: occ, White: bits}
+		es[i] = Edge{Pos: ps[i], Ref: Ref{Blob: uint32(i), Index: ^uint32(i)}}
+	}
+	want := make([]board.Position, len(ps))
+	for i, p := range ps {
+		want[i] = board.Position{Side: p.Side, Occ: p.Occ, White: depositNaive(p.White, p.Occ)}
+	}
+	depositPositions(ps)
+	depositEdges(es)
+	for i := range ps {
+		if ps[i] != want[i] {
+			t.Fatalf("position %d: got %+v, want %+v", i, ps[i], want[i])
+		}
+		if e := (Edge{Pos: want[i], Ref: Ref{Blob: uint32(i), Index: ^uint32(i)}}); es[i] != e {
+			t.Fatalf("edge %d: got %+v, want %+v", i, es[i], e)
+		}
+	}
+	depositPositions(nil)
+	depositEdges(nil)
+}
