@@ -136,7 +136,7 @@ func (d *posDecoder) decode(b *bitReader, count int, keys []board.Position, edge
 	d.first(b)
 	c := cursorAt(b.buf, uint(b.pos))
 	var ref Ref
-	var wIndex uint
+	var wIndex, kBlob, kIndex uint
 	if refs == nil {
 		keys = slices.Grow(keys, count)[:count]
 		keys[0] = d.pos
@@ -144,9 +144,12 @@ func (d *posDecoder) decode(b *bitReader, count int, keys []board.Position, edge
 		edges = slices.Grow(edges, count)[:count]
 		ref, c = refs.first(b.buf, c, refs.prev)
 		edges[0] = Edge{Pos: d.pos, Ref: ref}
-		wIndex = refs.wIndex
+		wIndex, kBlob, kIndex = refs.wIndex, refs.kBlob, refs.kIndex
 	}
 	mIndex := uint64(1)<<wIndex - 1
+	// A later ref in the same blob starts with gamma(0, kBlob): a one,
+	// then kBlob zeros.
+	sameBlob, mSameBlob := kBlob+1, uint64(1)<<(kBlob+1&63)-1
 	p, rank, white, dep := d.pos, d.rank, d.white, d.dep
 	// With PDEP, the loop leaves every entry's white bits in White and
 	// one pass after it deposits them all: a call per entry would cost
@@ -231,6 +234,11 @@ func (d *posDecoder) decode(b *bitReader, count int, keys []board.Position, edge
 			} else {
 				ref, c = refs.first(buf, c, ref)
 			}
+		} else if di, used := gammaBits(c.x>>(sameBlob&63), kIndex); c.x&mSameBlob == 1 && sameBlob+used <= c.avail && di <= uint64(^ref.Index) {
+			// A later ref in the same blob, which an expansion run's
+			// all are, without the call of cont.
+			ref.Index += uint32(di)
+			c = c.skip(sameBlob + used)
 		} else {
 			var err error
 			if ref, c, err = refs.cont(b, c, ref); err != nil {
