@@ -57,85 +57,73 @@
 // 30 KiB), 16384 keys (28 KiB), the sources of 8192 positions (21 KiB)
 // or 65536 results (21 bytes when all are unknown).
 //
-// Speeds (go test -bench . ./packed/; 2026-11-23, a VM of 2 AMD EPYC
-// vCPUs at about 2 GHz, shared with other work at a load average of 3 to
-// 8, so rates are given per CPU second of the process, where they moved
-// by a fifth between runs, and wall-clock where noted). Decoding, one
-// goroutine ("serial"): edges at 16 to 22 million a CPU second, 58 to
-// 78 MB of packed bytes (was 10 to 15 million, 36 to 54 MB); keys at 16
-// to 20 million, 27 to 34 MB (was 15 million); sources at 35 million
-// positions, 80 MB (was 29 million); results at 100 to 120 million
-// words. perf stat counts 105 to 138 cycles and 390 instructions an edge
-// (was 172 to 187 and 487) and 108 cycles a key (was 177); the rest is
-// mostly the entries' own work (gamma codes, unranking, depositing the
-// white discs) and mispredicted branches on which kind of delta comes
-// next. Building with GOAMD64=v3 saves another sixth. Encoding is
-// unchanged: edges at 7 to 8 million a CPU second, keys at 7 to 8
-// million, sources at 16 to 19 million, results at 120 to 135 million.
+// # Speeds
 //
-// At a load of 3 to 4, one goroutine decoded edges at 74 to 76 MB/s wall
-// (21 million a second) and two goroutines on two blobs ("parallel", as
-// the merge's many readers are) at 88 to 131 MB/s. A single stream read
-// with NewEdgeReaderAhead costs the same per CPU second as without, but
-// gained no wall time in these runs: the goroutine woken to decode each
-// block (0.4 ms of work) did not get the other core from the other
-// sessions, where two goroutines that never wait did.
+// Measured with go test -bench . ./packed/ on 2026-11-23 and 24, on a
+// VM of 2 AMD EPYC (Zen 3) vCPUs at about 2 GHz shared with other work,
+// so rates are per CPU second of the process (entries/cpu-s) and medians
+// of six alternated runs at a load of 1.6 to 2.2; instruction counts
+// (perf stat, per entry, the difference between 21 and 1 iterations of
+// a benchmark) are exact. "tables" is the build without the BMI2
+// instructions (-tags purego), as on a processor that lacks them:
 //
-// Later on 2026-11-23 (same VM, its host then busier: the same code
-// decoded edges at 12 to 13 million a CPU second rather than 16 to 22),
-// decoding was reworked: a block's entries are decoded by one loop
-// (posDecoder.decode) that keeps the bit position and the decoders'
-// state in locals and takes each entry's codes from one 64-bit peek (a
-// cursor) by shifts; gammaBits lost a branch the compiler made of
-// max(n, 1); a step of unranking that moves only the lowest disc skips
-// the tables; readers hand out decoded blocks by index; DecodeKeys
-// copies whole blocks; SourceReader reads from a cursor too. The format
-// is unchanged. Measured side by side with the code before, both with
-// today's benchmarks, which read through the readers' concrete types (runs
-// alternated, the host's load moving cycle counts by up to half between
-// runs, so the cycles are the least of six runs and only the
-// instruction counts are exact), perf stat per entry, GOAMD64=v1:
+//	                      instructions per entry        million a CPU second (MB/s)
+//	                      v1 tables  v1 BMI2  v3 BMI2   v1 tables    v1 BMI2      v3 BMI2
+//	edges, decode          361        265      232      12.8 (45)    15.8 (57)    19.6 (70)
+//	keys, KeyReader.Next   359        246      220      13.3 (23)    16.7 (29)    19.8 (34)
+//	keys, DecodeKeys       332        218      193      12.0 (21)    15.3 (26)    18.4 (32)
+//	edges, encode          881        636      615       4.5 (16)     6.1 (22)     7.1 (26)
+//	keys, encode           723        478      456       5.1 (9)      7.4 (13)     8.2 (14)
 //
-//	                       instructions   cycles      GOAMD64=v3 instructions   cycles
-//	edges (EdgeReader)     396 -> 358     140 -> 111  362 -> 311                148 -> 116 to 134
-//	keys (KeyReader.Next)  350 -> 345     122 -> 113  321 -> 301                140 -> 81 to 92
-//	keys (DecodeKeys)      368 -> 314     118 -> 101
-//	sources                273 -> 232      77 -> 66   260 -> 217                 61 -> 54
+// On both cores, a blob per goroutine as a merge's many readers use
+// them, edges decode at 141 MB/s wall with GOAMD64=v3 and BMI2 (39
+// million a second) and 116 MB/s at v1. Sources decoded at about 22
+// million positions a CPU second and results at 100 million words in
+// the last measurement before BMI2, which they do not use.
 //
-// with 0.7 mispredicted branches an edge, as before (where two series
-// of runs disagreed, both are given). In a quieter hour
-// an edge took 110 to 118 cycles before and 99 to 106 after (85 to 97
-// with GOAMD64=v3). The benchmarks, two alternated runs each, one
-// goroutine: edges at 13.8 to 14.3 million a CPU second, 50 to 51 MB/s
-// (before: 12.3 to 12.9 million, 43 to 46 MB/s), and on both cores 99 to
-// 113 MB/s wall (88 to 99); keys at 13.4 to 15.1 million (12.6 to 14.4),
-// DecodeKeys 13.9 to 14.6 million (13.0 to 13.2); sources 21.9 to 23.3
-// million (17.8 to 18.8). That is a tenth to a quarter faster per cycle
-// for edges, sources and DecodeKeys, and a few percent for keys read one
-// at a time: short of the half that was asked for. What is left is
-// spread thin: an edge still costs about 75 instructions of depositing
-// the white discs (eight table lookups; a branch-free six-step deposit
-// took fewer instructions but more cycles, its long dependent chain
-// stalling at every new occupancy), 35 of unranking, 25 for the call of
-// Next, and loop state the compiler keeps in memory across the calls
-// that remain in the loop (unranking, codes longer than a peek).
+// Where the time goes, an edge at v3 with BMI2 (CPU profile): the two
+// gamma codes a fifth, unranking a new occupancy (one edge in five) a
+// tenth, storing the decoded edge and reading it back in Next a sixth
+// (a block of 8,192 decoded edges is 256 KiB, beyond the L1 cache;
+// smaller blocks measured no faster), the pass of PDEP over a block
+// 6 percent, and the checks that keep corrupt input from producing
+// out-of-order or out-of-range entries.
 //
-// Against storage: a sequential read of a 1 GiB file that is not in the
-// page cache (dd iflag=direct, same VM) runs at 550 to 740 MB/s, so the
-// local disk still outruns decoding in bytes, by 11 to 15 times for one
-// core on the busy host (50 MB/s of packed edges) and, scaling the
-// quiet-hour rates above by the measured gain, 6 to 11 times on a quiet
-// one (about 65 to 95 MB/s). In edges, the disk's raw 25-byte records
-// would come at 22 to 30 million a second; one core decodes 14 million
-// packed edges a CPU second on the busy host and, scaled, 18 to 27
-// million on a quiet one: about the disk's raw rate, not reliably above
-// it, while both cores together (99 to 113 MB/s, 28 to 31 million
-// edges a second on the busy host) are. Azure documents no per-stream rate
-// for a block blob: its target throughput for one blob is "up to the
-// storage account ingress/egress limits", reached with concurrent
-// requests, and 60 MiB/s (63 MB/s) for a page blob (learn.microsoft.com,
-// Scalability and performance targets for Blob storage). At 3.6 bytes
-// an edge those 63 MB/s carry 17 million edges a second (raw records:
-// 2.5 million), which one core decodes about as fast as they come: on
-// the busy host a little slower, on a quiet one a little faster.
+// How it got here, each step checked against a plain reference
+// decoder (decode_test.go) and under fuzzing:
+//   - One loop (posDecoder.decode) decodes a block's entries, keeping
+//     the bit position and the decoders' state in locals and taking each
+//     entry's codes from one 64-bit peek (a cursor) by shifts; gamma
+//     codes without a branch on their length; a step of unranking that
+//     moves only the lowest disc skips the tables (a fifth fewer
+//     instructions an edge than the first decoder, by that day's
+//     measurements).
+//   - The white discs are deposited by PDEP and extracted by PEXT
+//     (white.go, bmi2_amd64.s) where the processor has them fast: Intel
+//     from Haswell on and AMD from Zen 3 on, detected at run time, so a
+//     GOAMD64=v1 binary uses them too; AMD's Zen 1 and 2 run them in
+//     microcode, slower than the byte tables they replace, and keep the
+//     tables. A call per entry would cost the loop its registers, so the
+//     loop leaves each entry's white bits in place and one pass of PDEP
+//     after it deposits the block's.
+//   - A continued ref in the same blob, which every continued ref of an
+//     expansion run is, is read in the loop without a call (3 percent).
+//
+// Against storage, the gap that remains. A sequential read of a 1 GiB
+// file that is not in the page cache (dd iflag=direct, same VM,
+// 2026-11-23) runs at
+// 550 to 740 MB/s: the local disk outruns one core decoding edges (70
+// MB/s at v3) by 8 to 10 times and both cores (141 MB/s) by 4 to 5, in
+// packed bytes. In edges the comparison turns: the same disk would
+// deliver raw 25-byte records at 22 to 30 million a second, against 20
+// million decoded on one core and 39 million on both. Azure documents
+// no per-stream rate for a block blob (its target for one blob is "up
+// to the storage account ingress/egress limits", reached with
+// concurrent requests) and 60 MiB/s (63 MB/s) for a page blob
+// (learn.microsoft.com, Scalability and performance targets for Blob
+// storage): one core at v3 decodes edges faster than that (70 MB/s),
+// and at v1 a little slower (57 MB/s). Closing the gap with the local
+// disk in packed bytes would take a format that decodes several times
+// faster per entry, not more tuning of this one: what is left is spread
+// thin over the entries' own work.
 package packed
