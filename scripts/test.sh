@@ -18,6 +18,10 @@ cd "$ROOT"
 
 echo "== go vet ./..."
 go vet ./...
+# packed has assembly for amd64; the build without it must stay sound.
+echo "== go vet ./packed without assembly (-tags purego, GOARCH=arm64)"
+go vet -tags purego ./packed
+GOARCH=arm64 go vet ./packed
 
 echo "== deployment files (scripts/check-deploy.sh)"
 "$ROOT/scripts/check-deploy.sh"
