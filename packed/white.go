@@ -8,7 +8,7 @@ import (
 )
 
 // The white discs of a position are coded as one bit per occupied
-// square: pext(White, Occ), which pdep(bits, Occ) turns back. On a
+// square: pext(White, Occ), which a deposit over Occ turns back. On a
 // processor with fast PDEP and PEXT instructions (bmi2_amd64.go) those do
 // it; elsewhere, the loop and the tables below.
 
@@ -34,10 +34,6 @@ func pextBits(x, mask uint64) uint64 {
 	}
 	return r
 }
-
-// pdep inverts pext: it scatters the low bits of x to the set bits of
-// mask, so the result is always a subset of mask.
-func pdep(x, mask uint64) uint64 { return newDepositor(mask).deposit(x) }
 
 // A depositor is pdep for one mask, which decoders reuse while the
 // occupancy stays the same (most entries). It works a byte of the mask at

@@ -64,3 +64,7 @@ func TestBMI2(t *testing.T) {
 	depositPositions(nil)
 	depositEdges(nil)
 }
+
+// pdep inverts pext by a depositor: it scatters the low bits of x to the
+// set bits of mask, so the result is always a subset of mask.
+func pdep(x, mask uint64) uint64 { return newDepositor(mask).deposit(x) }
