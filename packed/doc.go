@@ -111,25 +111,23 @@
 //
 // Against storage, the gap that remains. A sequential read of a 1 GiB
 // file that is not in the page cache (dd iflag=direct, same VM,
-// 2026-11-23) runs at
-// 550 to 740 MB/s: the local disk outruns one core decoding edges (70
-// MB/s at v3) by 8 to 10 times and both cores (141 MB/s) by 4 to 5, in
-// packed bytes. In edges the comparison turns: the same disk would
-// deliver raw 25-byte records at 22 to 30 million a second, against 20
-// million decoded on one core and 39 million on both. Azure documents
-// no per-stream rate for a block blob (its target for one blob is "up
-// to the storage account ingress/egress limits", reached with
-// concurrent requests) and 60 MiB/s (63 MB/s) for a page blob
+// 2026-11-23) runs at 550 to 740 MB/s: the local disk outruns one core
+// decoding edges (70 MB/s at v3) by 8 to 10 times and both cores (141
+// MB/s) by 4 to 5, in packed bytes. In edges the comparison turns: the
+// same disk would deliver raw 25-byte records at 22 to 30 million a
+// second, against 20 million decoded on one core and 39 million on both.
+// Azure documents no per-stream rate for a block blob (its target for
+// one blob is "up to the storage account ingress/egress limits", reached
+// with concurrent requests) and 60 MiB/s (63 MB/s) for a page blob
 // (learn.microsoft.com, Scalability and performance targets for Blob
-// storage): one core at v3 decodes edges faster than that (70 MB/s),
-// and at v1 a little slower (57 MB/s). In a whole run, reading is a
-// small part of the work: a CPU profile of the embedded pipeline through
-// ply 12 (bench -plies 12 -engines embedded -profile, 2026-11-24,
-// GOAMD64=v3 with BMI2, 213 s of CPU) has 11 percent of the CPU in the
-// readers of every kind (5.8 in decoding positions), against 24 in the
-// writers, 18 in sorting expansion runs and 18 in the rules (package
-// board). Closing the gap with the local
-// disk in packed bytes would take a format that decodes several times
-// faster per entry, not more tuning of this one: what is left is spread
-// thin over the entries' own work.
+// storage): one core at v3 decodes edges faster than that (70 MB/s), and
+// at v1 a little slower (57 MB/s). In a whole run, reading is a small
+// part of the work: a CPU profile of the embedded pipeline through ply
+// 12 (bench -plies 12 -engines embedded -profile, 2026-11-24, GOAMD64=v3
+// with BMI2, 213 s of CPU) has 11 percent of the CPU in the readers of
+// every kind (5.8 in decoding positions), against 24 in the writers, 18
+// in sorting expansion runs and 18 in the rules (package board). Closing
+// the gap with the local disk in packed bytes would take a format that
+// decodes several times faster per entry, not more tuning of this one:
+// what is left is spread thin over the entries' own work.
 package packed
