@@ -270,15 +270,23 @@ func (h *lenHist) add(v uint64) { h[bits.Len64(v)]++ }
 
 // best returns the gamma order that codes the counted values in the
 // fewest bits. The cost of a value depends only on its length, so the
-// histogram gives the exact cost of every order.
+// histogram gives the exact cost of every order; orders beyond the
+// longest value only add bits, so the search stops there.
 func (h *lenHist) best() uint {
+	var lens, counts [65]uint64
+	n, top := 0, uint(0)
+	for l, c := range h {
+		if c != 0 {
+			lens[n], counts[n] = uint64(l), c
+			n++
+			top = uint(l)
+		}
+	}
 	bestK, bestCost := uint(0), ^uint64(0)
-	for k := uint(0); k < 64; k++ {
+	for k := uint(0); k <= top && k < 64; k++ {
 		var cost uint64
-		for l, c := range h {
-			if c != 0 {
-				cost += c * uint64(gammaLen(uint(l), k))
-			}
+		for i := range n {
+			cost += counts[i] * uint64(gammaLen(uint(lens[i]), k))
 		}
 		if cost < bestCost {
 			bestK, bestCost = k, cost

@@ -39,9 +39,10 @@ type EdgeWriter struct {
 	blocks  blockWriter
 	bits    bitWriter
 	opts    Options
-	buf     []Edge
 	pos     posEncoder
 	ref     refEncoder
+	refs    []Ref  // of the block
+	same    []bool // of the block: the edge repeats the previous position
 	last    Edge
 	started bool
 }
@@ -61,13 +62,15 @@ func (w *EdgeWriter) Add(e Edge) error {
 	if w.started && CompareEdges(e, w.last) < 0 {
 		return fmt.Errorf("%w: edge %v %v after %v %v", ErrOrder, e.Pos, e.Ref, w.last.Pos, w.last.Ref)
 	}
-	w.last, w.started = e, true
-	if n := len(w.buf); n == w.opts.BlockEntries || n > 0 && !sameBlock(w.buf[n-1].Pos, e.Pos) {
+	if n := w.pos.n; n == w.opts.BlockEntries || n > 0 && !sameBlock(w.last.Pos, e.Pos) {
 		if err := w.flush(); err != nil {
 			return err
 		}
 	}
-	w.buf = append(w.buf, e)
+	w.last, w.started = e, true
+	same := w.pos.add(e.Pos)
+	w.ref.observe(e.Ref, same)
+	w.refs, w.same = append(w.refs, e.Ref), append(w.same, same)
 	return nil
 }
 
@@ -83,23 +86,20 @@ func (w *EdgeWriter) EndSegment() (int64, error) {
 func (w *EdgeWriter) Close() error { return w.flush() }
 
 func (w *EdgeWriter) flush() error {
-	n := len(w.buf)
+	n := w.pos.n
 	if n == 0 {
 		return w.blocks.err
-	}
-	w.pos.plan(func(i int) board.Position { return w.buf[i].Pos }, n)
-	w.ref.reset()
-	for i, e := range w.buf {
-		w.ref.observe(e.Ref, i > 0 && e.Pos == w.buf[i-1].Pos)
 	}
 	w.bits.reset()
 	w.pos.params(&w.bits)
 	w.ref.params(&w.bits)
-	for i, e := range w.buf {
-		w.pos.put(&w.bits, i, e.Pos)
-		w.ref.put(&w.bits, e.Ref, i > 0 && e.Pos == w.buf[i-1].Pos)
+	for i, r := range w.refs {
+		w.pos.put(&w.bits, i)
+		w.ref.put(&w.bits, r, w.same[i])
 	}
-	w.buf = w.buf[:0]
+	w.pos.reset()
+	w.ref.reset()
+	w.refs, w.same = w.refs[:0], w.same[:0]
 	return w.blocks.write(n, w.bits.bytes())
 }
 

@@ -22,7 +22,6 @@ type KeyWriter struct {
 	blocks  blockWriter
 	bits    bitWriter
 	opts    Options
-	buf     []board.Position
 	pos     posEncoder
 	index   []indexEntry
 	count   int64
@@ -44,29 +43,28 @@ func (w *KeyWriter) Add(p board.Position) error {
 	if w.started && board.Compare(p, w.last) <= 0 {
 		return fmt.Errorf("%w: position %v after %v", ErrOrder, p, w.last)
 	}
-	w.last, w.started = p, true
-	if n := len(w.buf); n == w.opts.BlockEntries || n > 0 && !sameBlock(w.buf[n-1], p) {
+	if n := w.pos.n; n == w.opts.BlockEntries || n > 0 && !sameBlock(w.last, p) {
 		if err := w.flush(); err != nil {
 			return err
 		}
 	}
-	w.buf = append(w.buf, p)
+	w.last, w.started = p, true
+	w.pos.add(p)
 	return nil
 }
 
 func (w *KeyWriter) flush() error {
-	n := len(w.buf)
+	n := w.pos.n
 	if n == 0 {
 		return w.blocks.err
 	}
-	w.index = append(w.index, indexEntry{first: w.buf[0], off: w.blocks.off, number: w.count})
-	w.pos.plan(func(i int) board.Position { return w.buf[i] }, n)
+	w.index = append(w.index, indexEntry{first: w.pos.first, off: w.blocks.off, number: w.count})
 	w.bits.reset()
 	w.pos.params(&w.bits)
-	for i, p := range w.buf {
-		w.pos.put(&w.bits, i, p)
+	for i := range n {
+		w.pos.put(&w.bits, i)
 	}
-	w.buf = w.buf[:0]
+	w.pos.reset()
 	w.count += int64(n)
 	return w.blocks.write(n, w.bits.bytes())
 }
@@ -81,7 +79,7 @@ func (w *KeyWriter) Close() error {
 }
 
 // Count returns the number of positions added so far.
-func (w *KeyWriter) Count() int64 { return w.count + int64(len(w.buf)) }
+func (w *KeyWriter) Count() int64 { return w.count + int64(w.pos.n) }
 
 // KeyReader reads the positions of a key blob in order, or of one key
 // block that KeyIndex locates. It decodes a block at a time (up to

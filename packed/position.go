@@ -25,65 +25,79 @@ import (
 // only that sums stay in range. The orders kOcc and kWhite (6 bits each,
 // before the first position) are chosen per block to minimise its size.
 
-// posEncoder plans and writes the positions of one block.
+// posEncoder codes the positions of one block as they are added: the
+// deltas and the histograms that choose the gamma orders are taken then,
+// in one pass over the input, and the block is written from them when it
+// is full.
 type posEncoder struct {
 	strict uint64
-	rank   []uint64 // per position
-	white  []uint64 // per position: pext(White, Occ)
-	kOcc   uint
-	kWhite uint
+	n      int            // positions added
+	first  board.Position // the block's first position
+	occ    uint64         // the last position's Occ
+	rank   uint64         // and its rank
+	white  uint64         // and white bits, pext(White, Occ)
+	white0 uint64         // the first position's white bits
+	// From the second position on, dr is the occupancy's rank delta and v
+	// the white delta less strict where dr is 0, the white bits otherwise.
+	dr, v        []uint64
+	hOcc, hWhite lenHist
+	kOcc, kWhite uint
 }
 
-// plan computes the per-position values and the best gamma orders.
-func (e *posEncoder) plan(ps func(i int) board.Position, n int) {
-	e.rank, e.white = e.rank[:0], e.white[:0]
-	var hOcc, hWhite lenHist
-	var prev board.Position
-	for i := range n {
-		p := ps(i)
-		r := uint64(0)
-		switch {
-		case i > 0 && p.Occ == prev.Occ:
-			r = e.rank[i-1]
-		default:
-			r = rank(p.Occ)
-		}
-		w := pext(p.White, p.Occ)
-		if i > 0 {
-			d := r - e.rank[i-1]
-			hOcc.add(d)
-			if d == 0 {
-				hWhite.add(w - e.white[i-1] - e.strict)
-			}
-		}
-		e.rank, e.white = append(e.rank, r), append(e.white, w)
-		prev = p
+// reset empties the encoder for the next block, keeping its buffers.
+func (e *posEncoder) reset() {
+	e.n, e.dr, e.v = 0, e.dr[:0], e.v[:0]
+	e.hOcc, e.hWhite = lenHist{}, lenHist{}
+}
+
+// add appends p, which sorts after the previous position (keys) or not
+// before it (edges) and shares its block (sameBlock), and reports whether
+// p is the previous position again.
+func (e *posEncoder) add(p board.Position) (same bool) {
+	w := pext(p.White, p.Occ)
+	if e.n == 0 {
+		e.n, e.first, e.occ, e.rank, e.white, e.white0 = 1, p, p.Occ, rank(p.Occ), w, w
+		return false
 	}
-	e.kOcc, e.kWhite = hOcc.best(), hWhite.best()
+	var d, v uint64
+	if p.Occ == e.occ {
+		v = w - e.white - e.strict
+		e.hWhite.add(v)
+		same = w == e.white
+	} else {
+		r := rank(p.Occ)
+		d, v = r-e.rank, w
+		e.occ, e.rank = p.Occ, r
+	}
+	e.hOcc.add(d)
+	e.dr, e.v = append(e.dr, d), append(e.v, v)
+	e.white = w
+	e.n++
+	return same
 }
 
-// params writes the block's gamma orders.
+// params chooses and writes the block's gamma orders.
 func (e *posEncoder) params(w *bitWriter) {
+	e.kOcc, e.kWhite = e.hOcc.best(), e.hWhite.best()
 	w.write(uint64(e.kOcc), 6)
 	w.write(uint64(e.kWhite), 6)
 }
 
-// put writes position i of the plan, p.
-func (e *posEncoder) put(w *bitWriter, i int, p board.Position) {
-	k := uint(bits.OnesCount64(p.Occ))
+// put writes position i of the block.
+func (e *posEncoder) put(w *bitWriter, i int) {
 	if i == 0 {
-		w.write(uint64(p.Side), 1)
-		w.write64(p.Occ, 64)
-		w.write64(e.white[0], k)
+		w.write(uint64(e.first.Side), 1)
+		w.write64(e.first.Occ, 64)
+		w.write64(e.white0, uint(bits.OnesCount64(e.first.Occ)))
 		return
 	}
-	d := e.rank[i] - e.rank[i-1]
+	d, v := e.dr[i-1], e.v[i-1]
 	w.gamma(d, e.kOcc)
 	if d == 0 {
-		w.gamma(e.white[i]-e.white[i-1]-e.strict, e.kWhite)
+		w.gamma(v, e.kWhite)
 		return
 	}
-	w.write64(e.white[i], k)
+	w.write64(v, uint(bits.OnesCount64(e.first.Occ)))
 }
 
 // posDecoder reads the positions of one block.
