@@ -35,6 +35,30 @@ func TestRank(t *testing.T) {
 	})
 }
 
+// TestNextOccSmallSteps checks nextOcc by the rank of its result for the
+// small steps that most new occupancies take, from random masks and from
+// masks whose low bits form a run (the next mask then moves the run).
+func TestNextOccSmallSteps(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for range 20000 {
+		k := 1 + rng.IntN(63)
+		a := keepBits(rng.Uint64(), k, rng)
+		if rng.IntN(2) == 0 {
+			run := 1 + rng.IntN(k)
+			a = keepBits(a&^(1<<run-1)<<1|(1<<run-1), k, rng)
+		}
+		for d := uint64(1); d <= 5; d++ {
+			if rank(a)+d >= binom[k][64] {
+				break
+			}
+			got := nextOcc(a, k, d)
+			if bits.OnesCount64(got) != k || rank(got) != rank(a)+d {
+				t.Fatalf("nextOcc(%#x, %d, %d) = %#x: %d bits of rank %d, want %d of rank %d", a, k, d, got, bits.OnesCount64(got), rank(got), k, rank(a)+d)
+			}
+		}
+	}
+}
+
 // keepBits returns a random mask of k bits, preferring those of x.
 func keepBits(x uint64, k int, rng *rand.Rand) uint64 {
 	for bits.OnesCount64(x) > k {
