@@ -40,14 +40,6 @@ func rank(x uint64) uint64 {
 // is, the bits from c up stay and only the low j are unranked, below c.
 // That takes a few steps instead of up to 64.
 func nextOcc(prev uint64, k int, d uint64) uint64 {
-	if d == 1 {
-		// The next mask (two in five steps at ply 9): the lowest run of
-		// ones moves its top bit up one and the rest of the run to the
-		// bottom (Gosper's hack, its division a shift).
-		low := prev & -prev
-		up := prev + low
-		return up | (prev^up)>>2>>(uint(bits.TrailingZeros64(prev))&63)
-	}
 	// j = 1, most steps (three in five at ply 9): the lowest bit, of
 	// rank its square, moves up by d if it stays below the next one.
 	low := uint64(bits.TrailingZeros64(prev))
