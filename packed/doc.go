@@ -59,27 +59,33 @@
 //
 // # Speeds
 //
-// Measured with go test -bench . ./packed/ on 2026-11-23 and 24, on a
-// VM of 2 AMD EPYC (Zen 3) vCPUs at about 2 GHz shared with other work,
-// so rates are per CPU second of the process (entries/cpu-s) and medians
-// of six alternated runs at a load of 1.6 to 2.2; instruction counts
-// (perf stat, per entry, the difference between 21 and 1 iterations of
-// a benchmark) are exact. "tables" is the build without the BMI2
+// Measured with go test -bench . ./packed/ on 2026-11-24 at 03:15 UTC, on
+// a VM of 2 AMD EPYC (Zen 3) vCPUs at a load of about 1, as medians of
+// three alternated runs; rates are per CPU second of the process
+// (entries/cpu-s), MB/s per wall second. Instruction counts (perf stat,
+// per entry, the difference between N and 1 iterations of a benchmark,
+// with N large enough that the counts repeat within 2 percent) do not
+// depend on the machine's load. "tables" is the build without the BMI2
 // instructions (-tags purego), as on a processor that lacks them:
 //
 //	                      instructions per entry        million a CPU second (MB/s)
 //	                      v1 tables  v1 BMI2  v3 BMI2   v1 tables    v1 BMI2      v3 BMI2
-//	edges, decode          361        265      232      12.8 (45)    15.8 (57)    19.6 (70)
-//	keys, KeyReader.Next   359        246      220      13.3 (23)    16.7 (29)    19.8 (34)
-//	keys, DecodeKeys       332        218      193      12.0 (21)    15.3 (26)    18.4 (32)
-//	edges, encode          881        636      615       4.5 (16)     6.1 (22)     7.1 (26)
-//	keys, encode           723        478      456       5.1 (9)      7.4 (13)     8.2 (14)
+//	edges, decode          356        267      239      24.7 (90)    28.3 (103)   36.1 (131)
+//	keys, KeyReader.Next   357        247      217      23.6 (42)    29.8 (53)    34.5 (61)
+//	keys, DecodeKeys       331        220      191      22.5 (40)    27.4 (50)    31.0 (56)
+//	edges, encode          786        553      528       8.3 (30)    13.1 (47)    13.5 (49)
+//	keys, encode           655        417      398      10.9 (19)    15.8 (28)    19.2 (34)
 //
 // On both cores, a blob per goroutine as a merge's many readers use
-// them, edges decode at 141 MB/s wall with GOAMD64=v3 and BMI2 (39
-// million a second) and 116 MB/s at v1. Sources decoded at about 22
-// million positions a CPU second and results at 100 million words in
-// the last measurement before BMI2, which they do not use.
+// them, edges decode at 257 MB/s with GOAMD64=v3 and BMI2 (71 million a
+// second) and 213 MB/s at v1; one blob read ahead on both cores
+// (NewEdgeReaderAhead), 217 MB/s. The same code measured half these
+// rates on 2026-11-23 and in the night after, at a load of 1.6 to 2.2
+// with another session measuring, at the same cycles an entry (73 an
+// edge decoded at v3): the VM's clock, not the code, so only rates taken
+// at one sitting compare. Sources decoded at about 22 million positions
+// a CPU second and results at 100 million words in the last measurement
+// before BMI2 (under that load), which they do not use.
 //
 // Where the time goes, an edge at v3 with BMI2 (CPU profile): the two
 // gamma codes a fifth, unranking a new occupancy (one edge in five) a
@@ -108,26 +114,44 @@
 //     after it deposits the block's.
 //   - A continued ref in the same blob, which every continued ref of an
 //     expansion run is, is read in the loop without a call (3 percent).
+//   - Writers code each entry as it is added, rather than buffering a
+//     block of entries and planning it in a second pass: 14 percent fewer
+//     instructions an edge encoded (612 to 528 at v3), 4.5 percent less
+//     CPU for the whole pipeline through ply 12.
+//   - Tried and dropped: a layout grouped by occupancy (one rank delta
+//     and a count a group, the white bits as Elias-Fano codes, a unary
+//     count of refs), every field a fixed width or a unary count. Same
+//     size (3.63 bytes an edge against 3.61) and no faster (212
+//     instructions an edge of payload at v3 against 196): what costs is
+//     the work of each entry (unranking a new occupancy one edge in five,
+//     storing the edge, its ref), not the codes. A shortcut for unranking
+//     steps of one (Gosper's next mask) saved nothing measurable either.
 //
 // Against storage, the gap that remains. A sequential read of a 1 GiB
-// file that is not in the page cache (dd iflag=direct, same VM,
-// 2026-11-23) runs at 550 to 740 MB/s: the local disk outruns one core
-// decoding edges (70 MB/s at v3) by 8 to 10 times and both cores (141
-// MB/s) by 4 to 5, in packed bytes. In edges the comparison turns: the
-// same disk would deliver raw 25-byte records at 22 to 30 million a
-// second, against 20 million decoded on one core and 39 million on both.
-// Azure documents no per-stream rate for a block blob (its target for
-// one blob is "up to the storage account ingress/egress limits", reached
-// with concurrent requests) and 60 MiB/s (63 MB/s) for a page blob
-// (learn.microsoft.com, Scalability and performance targets for Blob
-// storage): one core at v3 decodes edges faster than that (70 MB/s), and
-// at v1 a little slower (57 MB/s). In a whole run, reading is a small
-// part of the work: a CPU profile of the embedded pipeline through ply
-// 12 (bench -plies 12 -engines embedded -profile, 2026-11-24, GOAMD64=v3
-// with BMI2, 213 s of CPU) has 11 percent of the CPU in the readers of
-// every kind (5.8 in decoding positions), against 24 in the writers, 18
-// in sorting expansion runs and 18 in the rules (package board). Closing
-// the gap with the local disk in packed bytes would take a format that
-// decodes several times faster per entry, not more tuning of this one:
-// what is left is spread thin over the entries' own work.
+// file that is not in the page cache (dd iflag=direct, same VM, 03:00
+// UTC on 2026-11-24) runs at 590 to 690 MB/s. In packed bytes the disk
+// outruns decoding: edges 131 MB/s on one core at v3 and 257 on both
+// (2.3 to 2.7 times slower than the disk), keys 61 and 120 (5 to 6
+// times). In entries it turns: the same disk would deliver the former
+// fixed records (25 bytes an edge, 17 a key) at 24 to 28 million edges
+// or 35 to 41 million keys a second, against 36 million edges and 34
+// million keys decoded on one core at v3 (28 and 30 at v1) and 71 and 69
+// million on both. Azure documents no per-stream rate for a block blob
+// (its target for one blob is "up to the storage account ingress/egress
+// limits", reached with concurrent requests) and 60 MiB/s (63 MB/s) for
+// a page blob (learn.microsoft.com, Scalability and performance targets
+// for Blob storage): one core decodes edges at twice that and keys at
+// about that rate, both cores well above it.
+//
+// No compact format closes the gap with this disk in bytes: the smaller
+// the blob, the faster the decoding it asks for. Keys at 1.7 bytes read
+// at 650 MB/s are 380 million a second, about 14 cycles a key on the two
+// cores of this VM, where the decoders spend 60 to 70 cycles an entry and
+// the layout that drops every variable-length code is no faster (above).
+// In a whole run, reading is a small part of the work: a CPU profile of
+// the embedded pipeline through ply 12 (bench -plies 12 -engines embedded
+// -profile, 2026-11-24, GOAMD64=v3 with BMI2, 213 s of CPU under load)
+// has 11 percent of the CPU in the readers of every kind (5.8 in
+// decoding positions), against 24 in the writers, 18 in sorting
+// expansion runs and 18 in the rules (package board).
 package packed
