@@ -5,10 +5,8 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"slices"
+	"reflect"
 	"testing"
-
-	"github.com/reversi-cloud/reversi/board"
 )
 
 var update = flag.Bool("update", false, "rewrite the blobs in testdata from today's writers")
@@ -43,6 +41,18 @@ func TestFormatFixed(t *testing.T) {
 				got, err := DecodeKeys(b)
 				return got, plyPositions(t, 6), err
 			}},
+		{"sources-ply6.rp",
+			func() []byte { return encodeSources(t, sourcesOf(allEdges(t, 5)), small) },
+			func(b []byte) (any, any, error) {
+				got, err := decodeSources(b)
+				return got, sourcesOf(allEdges(t, 5)), err
+			}},
+		{"results.rp",
+			func() []byte { return encode(t, NewResultWriter, resultWords(), Options{BlockEntries: 5000}) },
+			func(b []byte) (any, any, error) {
+				got, err := DecodeResults(nil, b)
+				return got, resultWords(), err
+			}},
 	} {
 		path := filepath.Join("testdata", tc.file)
 		enc := tc.encode()
@@ -58,21 +68,11 @@ func TestFormatFixed(t *testing.T) {
 		got, want, err := tc.decode(kept)
 		if err != nil {
 			t.Errorf("%s: %v", tc.file, err)
-		} else if !equalAny(got, want) {
+		} else if !reflect.DeepEqual(got, want) {
 			t.Errorf("%s: decodes to other entries than it was written from", tc.file)
 		}
 		if !bytes.Equal(enc, kept) {
 			t.Errorf("%s: today's writer gives %d bytes that differ from the %d kept", tc.file, len(enc), len(kept))
 		}
-	}
-}
-
-// equalAny compares two slices of edges or of positions.
-func equalAny(a, b any) bool {
-	switch a := a.(type) {
-	case []Edge:
-		return slices.Equal(a, b.([]Edge))
-	default:
-		return slices.Equal(a.([]board.Position), b.([]board.Position))
 	}
 }
