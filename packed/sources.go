@@ -23,6 +23,7 @@ type SourceWriter struct {
 	counts []int // refs per buffered position
 	refs   []Ref
 	ref    refEncoder
+	hCount lenHist // of counts less one
 }
 
 // NewSourceWriter returns a writer of source blocks to w.
@@ -47,6 +48,10 @@ func (w *SourceWriter) Add(refs []Ref) error {
 			return err
 		}
 	}
+	w.hCount.add(uint64(len(refs) - 1))
+	for j, r := range refs {
+		w.ref.observe(r, j > 0)
+	}
 	w.counts = append(w.counts, len(refs))
 	w.refs = append(w.refs, refs...)
 	return nil
@@ -60,21 +65,11 @@ func (w *SourceWriter) flush() error {
 	if len(w.counts) == 0 {
 		return w.blocks.err
 	}
-	var hCount lenHist
-	w.ref.reset()
-	refs := w.refs
-	for _, n := range w.counts {
-		hCount.add(uint64(n - 1))
-		for j, r := range refs[:n] {
-			w.ref.observe(r, j > 0)
-		}
-		refs = refs[n:]
-	}
 	w.bits.reset()
-	kCount := hCount.best()
+	kCount := w.hCount.best()
 	w.bits.write(uint64(kCount), 6)
 	w.ref.params(&w.bits)
-	refs = w.refs
+	refs := w.refs
 	for _, n := range w.counts {
 		w.bits.gamma(uint64(n-1), kCount)
 		for j, r := range refs[:n] {
@@ -84,6 +79,8 @@ func (w *SourceWriter) flush() error {
 	}
 	n := len(w.counts)
 	w.counts, w.refs = w.counts[:0], w.refs[:0]
+	w.ref.reset()
+	w.hCount = lenHist{}
 	return w.blocks.write(n, w.bits.bytes())
 }
 
