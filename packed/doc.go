@@ -73,7 +73,7 @@
 //	edges, decode          356        267      239      24.7 (90)    28.3 (103)   36.1 (131)
 //	keys, KeyReader.Next   357        247      217      23.6 (42)    29.8 (53)    34.5 (61)
 //	keys, DecodeKeys       331        220      191      22.5 (40)    27.4 (50)    31.0 (56)
-//	edges, encode          786        553      528       8.3 (30)    13.1 (47)    13.5 (49)
+//	edges, encode          792        559      538       8.3 (30)    13.1 (47)    13.5 (49)
 //	keys, encode           655        417      398      10.9 (19)    15.8 (28)    19.2 (34)
 //
 // On both cores, a blob per goroutine as a merge's many readers use
@@ -116,7 +116,7 @@
 //     expansion run is, is read in the loop without a call (3 percent).
 //   - Writers code each entry as it is added, rather than buffering a
 //     block of entries and planning it in a second pass: 14 percent fewer
-//     instructions an edge encoded (612 to 528 at v3), 4.5 percent less
+//     instructions an edge encoded (612 to 538 at v3), 4.5 percent less
 //     CPU for the whole pipeline through ply 12.
 //   - Tried and dropped: a layout grouped by occupancy (one rank delta
 //     and a count a group, the white bits as Elias-Fano codes, a unary

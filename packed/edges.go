@@ -41,8 +41,7 @@ type EdgeWriter struct {
 	opts    Options
 	pos     posEncoder
 	ref     refEncoder
-	refs    []Ref  // of the block
-	same    []bool // of the block: the edge repeats the previous position
+	refs    []Ref // of the block
 	last    Edge
 	started bool
 }
@@ -68,9 +67,8 @@ func (w *EdgeWriter) Add(e Edge) error {
 		}
 	}
 	w.last, w.started = e, true
-	same := w.pos.add(e.Pos)
-	w.ref.observe(e.Ref, same)
-	w.refs, w.same = append(w.refs, e.Ref), append(w.same, same)
+	w.ref.observe(e.Ref, w.pos.add(e.Pos))
+	w.refs = append(w.refs, e.Ref)
 	return nil
 }
 
@@ -95,11 +93,11 @@ func (w *EdgeWriter) flush() error {
 	w.ref.params(&w.bits)
 	for i, r := range w.refs {
 		w.pos.put(&w.bits, i)
-		w.ref.put(&w.bits, r, w.same[i])
+		w.ref.put(&w.bits, r, w.pos.repeats(i))
 	}
 	w.pos.reset()
 	w.ref.reset()
-	w.refs, w.same = w.refs[:0], w.same[:0]
+	w.refs = w.refs[:0]
 	return w.blocks.write(n, w.bits.bytes())
 }
 

@@ -53,7 +53,7 @@ func (e *posEncoder) reset() {
 // add appends p, which sorts after the previous position (keys) or not
 // before it (edges) and shares its block (sameBlock), and reports whether
 // p is the previous position again.
-func (e *posEncoder) add(p board.Position) (same bool) {
+func (e *posEncoder) add(p board.Position) bool {
 	w := pext(p.White, p.Occ)
 	if e.n == 0 {
 		e.n, e.first, e.occ, e.rank, e.white, e.white0 = 1, p, p.Occ, rank(p.Occ), w, w
@@ -63,7 +63,6 @@ func (e *posEncoder) add(p board.Position) (same bool) {
 	if p.Occ == e.occ {
 		v = w - e.white - e.strict
 		e.hWhite.add(v)
-		same = w == e.white
 	} else {
 		r := rank(p.Occ)
 		d, v = r-e.rank, w
@@ -73,8 +72,17 @@ func (e *posEncoder) add(p board.Position) (same bool) {
 	e.dr, e.v = append(e.dr, d), append(e.v, v)
 	e.white = w
 	e.n++
-	return same
+	return e.repeat(d, v)
 }
+
+// repeats reports whether position i of the block is position i-1 again.
+func (e *posEncoder) repeats(i int) bool { return i > 0 && e.repeat(e.dr[i-1], e.v[i-1]) }
+
+// repeat reports whether a position coded as rank delta d and value v
+// (white delta less strict, where d is 0) is the previous one again: the
+// same occupancy and a white delta of zero. Only edges repeat; a key
+// writer refuses equal positions.
+func (e *posEncoder) repeat(d, v uint64) bool { return d == 0 && v+e.strict == 0 }
 
 // params chooses and writes the block's gamma orders.
 func (e *posEncoder) params(w *bitWriter) {
