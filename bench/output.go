@@ -40,7 +40,7 @@ func WriteFiles(dir string, rows []Row) error {
 			rss[i] = strconv.FormatInt(b, 10)
 		}
 		w.Write([]string{
-			r.Engine, strconv.Itoa(r.Ply), strconv.Itoa(r.Processes), ff(r.Load, 2), ff(r.Wall, 3), ff(r.CPU, 3), ff(r.ServerCPU, 3),
+			r.Engine, strconv.Itoa(r.Ply), strconv.Itoa(r.Processes), ff(r.Load, 2), ff(r.Wall, 6), ff(r.CPU, 6), ff(r.ServerCPU, 6),
 			i64(r.Positions), i64(r.Edges), ff(float64(r.Edges)/r.Wall, 0),
 			i64(r.TxEnum), i64(r.TxDedup), i64(r.TxResults), i64(r.TxOther), i64(r.TxTotal()), ff(perEdge(r.TxTotal(), r), 6),
 			i64(r.StoredBytes), ff(perPosition(r.StoredBytes, r), 2), i64(r.PeakDisk), strings.Join(rss, " "),
