@@ -46,10 +46,14 @@ func Listen(addr string) (net.Listener, error) {
 // URL is the address to open for a listener.
 func URL(l net.Listener) string { return "http://" + l.Addr().String() + "/" }
 
+// shutdownGrace is how long Serve lets requests in flight finish once
+// its context is done, before it closes the connections left.
+const shutdownGrace = 2 * time.Second
+
 // Serve serves h on l until ctx is done, then shuts the server down,
-// letting requests in flight finish for up to five seconds. On a
-// loopback address it answers only requests addressed to a loopback name
-// (localhost, 127.0.0.1, [::1]); elsewhere, any.
+// letting requests in flight finish for up to shutdownGrace and closing
+// what is left. On a loopback address it answers only requests addressed
+// to a loopback name (localhost, 127.0.0.1, [::1]); elsewhere, any.
 func Serve(ctx context.Context, l net.Listener, h http.Handler) error {
 	if isLoopback(l.Addr().String()) {
 		h = loopbackNamesOnly(h)
@@ -62,9 +66,18 @@ func Serve(ctx context.Context, l net.Listener, h http.Handler) error {
 		return fmt.Errorf("browse: serving: %w", err)
 	case <-ctx.Done():
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
+	err := srv.Shutdown(sctx)
+	if errors.Is(err, context.DeadlineExceeded) {
+		// A browser opens connections ahead of its requests and may
+		// never send one on them; Shutdown counts such a connection as
+		// busy until it is five seconds old. Every request of the page
+		// is short, so what is still open now is one of those, or a
+		// client gone quiet: close them.
+		err = srv.Close()
+	}
+	if err != nil {
 		return fmt.Errorf("browse: shutting down: %w", err)
 	}
 	return nil
