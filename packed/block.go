@@ -34,7 +34,7 @@ var (
 // stored in full, so that reading may start at any block boundary.
 const (
 	magic0, magic1 = 'R', 'P'
-	version        = 1
+	version        = 2
 	headerLen      = 12
 	crcLen         = 4
 	// maxCount and maxPayload bound a block, so that a corrupt header

@@ -12,16 +12,15 @@ import (
 )
 
 // refDecode is a plain decoder of the payload of a key block (refs
-// false, strict 1) or an edge block (refs true, strict 0), written from
-// the layout in position.go and ref.go with the bit reader's methods, an
-// unranking from scratch and a deposit a bit at a time: the independent
-// implementation that posDecoder.decode, with its locals, cursor and
-// incremental unranking, is checked against.
-func refDecode(payload []byte, count int, strict uint64, refs bool) ([]board.Position, []Ref, error) {
+// false) or an edge block (refs true), written from the layout in
+// position.go and ref.go with the bit reader's methods and a deposit a
+// bit at a time: the independent implementation that posDecoder.decode,
+// with its locals, cursor and fixed-length fast path, is checked against.
+func refDecode(payload []byte, count int, refs bool) ([]board.Position, []Ref, error) {
 	bad := errors.New("bad")
 	var r bitReader
 	r.init(payload)
-	kOcc, kWhite := uint(r.read(6)), uint(r.read(6))
+	kOcc := uint(r.read(6))
 	var kBlob, kIndex, wBlob, wIndex uint
 	if refs {
 		kBlob, kIndex, wBlob, wIndex = uint(r.read(6)), uint(r.read(6)), uint(r.read(6)), uint(r.read(6))
@@ -58,34 +57,35 @@ func refDecode(payload []byte, count int, strict uint64, refs bool) ([]board.Pos
 	occ := r.read64(64)
 	k := uint(bits.OnesCount64(occ))
 	white := r.read64(k)
-	rk := rank(occ)
 	var ps []board.Position
 	var rs []Ref
 	for i := range count {
-		same := false
+		repeat := false
 		if i > 0 {
-			dr, ok := r.gamma(kOcc)
-			if !ok {
-				return nil, nil, bad
-			}
-			if dr == 0 {
-				dw, ok := r.gamma(kWhite)
-				w, carry := bits.Add64(white, dw, strict)
-				if !ok || carry != 0 || k < 64 && w>>k != 0 {
+			switch {
+			case r.read(1) == 1:
+				w := r.read64(k)
+				if w <= white {
 					return nil, nil, bad
 				}
-				same, white = w == white, w
-			} else {
-				nr, carry := bits.Add64(rk, dr, 0)
-				if carry != 0 || nr >= binom[k][64] {
+				white = w
+			case r.read(1) == 1:
+				if !refs {
 					return nil, nil, bad
 				}
-				rk, occ, white = nr, unrankNaive(nr, k), r.read64(k)
+				repeat = true
+			default:
+				d, ok := r.gamma(kOcc)
+				next, carry := bits.Add64(occ, d, 1)
+				if !ok || carry != 0 || uint(bits.OnesCount64(next)) != k {
+					return nil, nil, bad
+				}
+				occ, white = next, r.read64(k)
 			}
 		}
 		ps = append(ps, board.Position{Side: side, Occ: occ, White: depositNaive(white, occ)})
 		if refs {
-			if !readRef(same) {
+			if !readRef(repeat) {
 				return nil, nil, bad
 			}
 			rs = append(rs, ref)
@@ -95,22 +95,6 @@ func refDecode(payload []byte, count int, strict uint64, refs bool) ([]board.Pos
 		return nil, nil, bad
 	}
 	return ps, rs, nil
-}
-
-// unrankNaive returns the mask of k bits of colexicographic rank r,
-// placing its bits from the top down.
-func unrankNaive(r uint64, k uint) uint64 {
-	var x uint64
-	c := 63
-	for i := int(k); i >= 1; i-- {
-		for binom[i][c] > r {
-			c--
-		}
-		r -= binom[i][c]
-		x |= 1 << uint(c)
-		c--
-	}
-	return x
 }
 
 // depositNaive scatters the low bits of x to the set bits of mask, one
@@ -125,20 +109,20 @@ func depositNaive(x, mask uint64) uint64 {
 }
 
 // decodeBlock runs posDecoder.decode on a payload as the readers do.
-func decodeBlock(payload []byte, count int, strict uint64, refs bool) ([]board.Position, []Ref, error) {
+func decodeBlock(payload []byte, count int, refs bool) ([]board.Position, []Ref, error) {
 	var b bitReader
 	b.init(payload)
-	d := posDecoder{strict: strict}
+	var d posDecoder
 	d.params(&b)
 	if !refs {
-		ps, _, err := d.decode(&b, count, nil, nil, nil)
+		ps, err := d.decodeKeys(&b, count, nil)
 		return ps, nil, err
 	}
 	var rd refDecoder
 	if err := rd.params(&b); err != nil {
 		return nil, nil, err
 	}
-	_, es, err := d.decode(&b, count, nil, nil, &rd)
+	es, err := d.decodeEdges(&b, count, nil, &rd)
 	var ps []board.Position
 	var rs []Ref
 	for _, e := range es {
@@ -149,10 +133,10 @@ func decodeBlock(payload []byte, count int, strict uint64, refs bool) ([]board.P
 
 // checkBlock fails t unless decodeBlock and refDecode agree on a payload:
 // the same entries, or both an error (decodeBlock's wrapping ErrCorrupt).
-func checkBlock(t *testing.T, payload []byte, count int, strict uint64, refs bool) {
+func checkBlock(t *testing.T, payload []byte, count int, refs bool) {
 	t.Helper()
-	want, wantRefs, wantErr := refDecode(payload, count, strict, refs)
-	got, gotRefs, err := decodeBlock(payload, count, strict, refs)
+	want, wantRefs, wantErr := refDecode(payload, count, refs)
+	got, gotRefs, err := decodeBlock(payload, count, refs)
 	switch {
 	case err != nil && !errors.Is(err, ErrCorrupt):
 		t.Fatalf("%d entries: error %v does not wrap ErrCorrupt", count, err)
@@ -183,22 +167,21 @@ func blockPayloads(t testing.TB, blob []byte, kind byte) (payloads [][]byte, cou
 func TestDecodeMatchesReference(t *testing.T) {
 	whiteWays(t, func(t *testing.T) {
 		for _, tc := range []struct {
-			name   string
-			blob   []byte
-			kind   byte
-			strict uint64
+			name string
+			blob []byte
+			kind byte
 		}{
-			{"keys", encodeKeys(t, plyPositions(t, 6), Options{BlockEntries: 300}), kindKeys, 1},
-			{"edges", encodeEdges(t, expansion(t, 6, 0), Options{BlockEntries: 300}), kindEdges, 0},
-			{"edges with 32-bit refs", encodeEdges(t, wideRefEdges(), Options{BlockEntries: 5}), kindEdges, 0},
+			{"keys", encodeKeys(t, plyPositions(t, 6), Options{BlockEntries: 300}), kindKeys},
+			{"edges", encodeEdges(t, expansion(t, 6, 0), Options{BlockEntries: 300}), kindEdges},
+			{"edges with 32-bit refs", encodeEdges(t, wideRefEdges(), Options{BlockEntries: 5}), kindEdges},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				payloads, counts := blockPayloads(t, tc.blob, tc.kind)
 				for i, p := range payloads {
 					for _, n := range []int{counts[i] - 1, counts[i], counts[i] + 1} {
-						checkBlock(t, p, n, tc.strict, tc.kind == kindEdges)
+						checkBlock(t, p, n, tc.kind == kindEdges)
 					}
-					if _, _, err := decodeBlock(p, counts[i], tc.strict, tc.kind == kindEdges); err != nil {
+					if _, _, err := decodeBlock(p, counts[i], tc.kind == kindEdges); err != nil {
 						t.Fatalf("block %d: %v", i, err)
 					}
 				}
@@ -241,10 +224,6 @@ func FuzzBlockDecode(f *testing.F) {
 		if count == 0 {
 			return // readers refuse empty blocks before decoding
 		}
-		strict := uint64(1)
-		if edges {
-			strict = 0
-		}
-		whiteWays(t, func(t *testing.T) { checkBlock(t, payload, int(count), strict, edges) })
+		whiteWays(t, func(t *testing.T) { checkBlock(t, payload, int(count), edges) })
 	})
 }

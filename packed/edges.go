@@ -192,6 +192,5 @@ func (d *edgeDecoder) decode(payload []byte, count int, out []Edge) ([]Edge, err
 	if err := d.ref.params(b); err != nil {
 		return out[:0], err
 	}
-	_, out, err := d.pos.decode(b, count, nil, out, &d.ref)
-	return out, err
+	return d.pos.decodeEdges(b, count, out, &d.ref)
 }

@@ -2,6 +2,7 @@ package packed
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"os"
 	"path/filepath"
@@ -11,7 +12,7 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the blobs in testdata from today's writers")
 
-// TestFormatFixed pins the bytes of version 1: blobs written once and kept
+// TestFormatFixed pins the bytes of version 2: blobs written once and kept
 // in testdata must decode to the entries they were written from, and
 // today's writers must reproduce them exactly. A durable store keeps blobs
 // across upgrades, so a change of the writers that changes their bytes is
@@ -81,5 +82,32 @@ func TestFormatFixed(t *testing.T) {
 				}
 			})
 		})
+	}
+}
+
+// TestOldVersionRefused reads blobs of format version 1, kept from the
+// writers of 2026-11-24: a reader of version 2 refuses them with
+// ErrVersion rather than misreading them.
+func TestOldVersionRefused(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		read func(b []byte) error
+	}{
+		{"v1-edges-ply6.rp", func(b []byte) error {
+			_, err := readEdges(NewEdgeReader(bytes.NewReader(b)))
+			return err
+		}},
+		{"v1-keys-ply6.rp", func(b []byte) error {
+			_, err := DecodeKeys(b)
+			return err
+		}},
+	} {
+		b, err := os.ReadFile(filepath.Join("testdata", tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tc.read(b); !errors.Is(err, ErrVersion) {
+			t.Errorf("%s: %v, want ErrVersion", tc.file, err)
+		}
 	}
 }

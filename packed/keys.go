@@ -35,7 +35,7 @@ func NewKeyWriter(w io.Writer, o Options) (*KeyWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &KeyWriter{blocks: blockWriter{w: w, kind: kindKeys}, opts: o, pos: posEncoder{strict: 1}}, nil
+	return &KeyWriter{blocks: blockWriter{w: w, kind: kindKeys}, opts: o}, nil
 }
 
 // Add appends p, which must sort after the previous position.
@@ -93,6 +93,7 @@ type KeyReader struct {
 	block []board.Position // the current block, decoded
 	next  int              // the index in block of the position Next returns next
 	whole bool             // reading a whole blob, which ends in its index
+	last  board.Position   // the last position decoded, once r.n > 0
 }
 
 // NewKeyReader returns a reader of the key blob in r.
@@ -104,7 +105,7 @@ func NewKeyReader(r io.Reader) *KeyReader {
 
 // newKeyReader returns a reader of key blocks without an index after them.
 func newKeyReader(r io.Reader) *KeyReader {
-	return &KeyReader{stream: newStream(r, kindKeys), dec: posDecoder{strict: 1}}
+	return &KeyReader{stream: newStream(r, kindKeys)}
 }
 
 // Next returns the next position. It returns false at the end of the key
@@ -114,46 +115,43 @@ func (r *KeyReader) Next() (board.Position, bool) {
 		r.next++
 		return r.block[i], true
 	}
-	if !r.decode() {
+	var ok bool
+	if r.block, ok = r.decode(r.block[:0]); !ok {
 		return board.Position{}, false
 	}
 	r.next = 1
 	return r.block[0], true
 }
 
-// decode makes the next key block current.
-func (r *KeyReader) decode() bool {
+// decode appends the next key block's positions to dst, checked whole,
+// and reports whether there was one.
+func (r *KeyReader) decode(dst []board.Position) ([]board.Position, bool) {
+	r.next = 0
 	if r.err != nil {
-		return false
+		return dst, false
 	}
-	var last board.Position
-	started := len(r.block) > 0
-	if started {
-		last = r.block[len(r.block)-1]
-	}
-	r.block, r.next = r.block[:0], 0
 	if err := r.blocks.next(kindIndex); err != nil {
 		r.err = err
 		if err == io.EOF && r.whole {
 			r.checkEnd()
 		}
-		return false
+		return dst, false
 	}
 	b := &r.bits
 	b.init(r.blocks.data)
 	r.dec.params(b)
-	var err error
-	r.block, _, err = r.dec.decode(b, r.blocks.count, r.block, nil, nil)
-	if err == nil && started && board.Compare(r.block[0], last) <= 0 {
-		err = fmt.Errorf("%w: block starts with %v after %v", ErrCorrupt, r.block[0], last)
+	base := len(dst)
+	dst, err := r.dec.decodeKeys(b, r.blocks.count, dst)
+	if err == nil && r.n > 0 && board.Compare(dst[base], r.last) <= 0 {
+		err = fmt.Errorf("%w: block starts with %v after %v", ErrCorrupt, dst[base], r.last)
 	}
 	if err != nil {
 		r.fail(err)
-		r.block = r.block[:0]
-		return false
+		return dst[:base], false
 	}
-	r.n += int64(len(r.block))
-	return true
+	r.n += int64(len(dst) - base)
+	r.last = dst[len(dst)-1]
+	return dst, true
 }
 
 // checkEnd checks, at the end of a whole key blob, that the key index
@@ -196,8 +194,9 @@ func DecodeKeys(b []byte) ([]board.Position, error) {
 	if ix, err := OpenKeyIndex(bytes.NewReader(b), int64(len(b))); err == nil {
 		out = make([]board.Position, 0, min(ix.Positions, 8*int64(len(b))))
 	}
-	for r.decode() {
-		out = append(out, r.block...)
+	// Blocks decode straight into out.
+	for ok := true; ok; {
+		out, ok = r.decode(out)
 	}
 	return out, r.Err()
 }

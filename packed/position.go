@@ -12,42 +12,57 @@ import (
 // (writers start a new block when either changes, which a ply's sorted
 // positions do at most once). The first is stored in full: side (1 bit),
 // Occ (64 bits), then White as popcount(Occ) bits, one per occupied
-// square (pext of White over Occ). Each later one stores
+// square (pext of White over Occ). Each later one starts with a prefix
+// that says how it follows the previous one:
 //
-//	gamma(rank(Occ) - rank(previous Occ), kOcc)
-//	if that is 0: gamma(white bits - previous white bits - strict, kWhite)
-//	else:         the white bits, popcount(Occ) of them
+//	1   the same occupancy: the white bits, popcount(Occ) of them, which
+//	    must be greater than the previous position's
+//	01  the previous position again (edges only; corrupt in a key block)
+//	00  a new occupancy: gamma(Occ - previous Occ - 1, kOcc), then the
+//	    white bits
 //
-// where rank is the colexicographic rank among masks of that popcount,
-// and strict is 1 for keys (distinct) and 0 for edges (where 0 means the
-// same position again). Both deltas are nonnegative because the input is
-// sorted, so a decoder cannot produce out-of-order positions; it checks
-// only that sums stay in range. The orders kOcc and kWhite (6 bits each,
-// before the first position) are chosen per block to minimise its size.
+// (bits in the order they are read). Every step moves forward, so a
+// decoder cannot produce out-of-order positions; it checks that the
+// white bits grow, that the occupancy neither wraps nor changes its
+// disc count, and that repeats come only in edge blocks. The order kOcc
+// (6 bits, before the first position) is chosen per block to minimise its
+// size.
+//
+// The white bits are stored whole, not as deltas, and the occupancy as a
+// plain difference rather than the difference of combinatorial ranks
+// (format version 1): a position then costs a few more bits (keys 1.6 to
+// 2.1 bytes at ply 10), and a decoder reads most positions with one mask
+// and one comparison at a fixed bit length, with no variable-length code
+// and no unranking, which makes it about three times as fast.
+
+// Prefixes of a position after the first, as the low bits of a peek.
+const (
+	prefixSameOcc = 1 // 1 bit
+	prefixRepeat  = 2 // 2 bits, 0 then 1
+	prefixNewOcc  = 0 // 2 bits
+)
 
 // posEncoder codes the positions of one block as they are added: the
-// deltas and the histograms that choose the gamma orders are taken then,
-// in one pass over the input, and the block is written from them when it
-// is full.
+// occupancy deltas, and the histogram that chooses their gamma order, are
+// taken then, in one pass over the input, and the block is written from
+// them when it is full.
 type posEncoder struct {
-	strict uint64
 	n      int            // positions added
 	first  board.Position // the block's first position
 	occ    uint64         // the last position's Occ
-	rank   uint64         // and its rank
 	white  uint64         // and white bits, pext(White, Occ)
 	white0 uint64         // the first position's white bits
-	// From the second position on, dr is the occupancy's rank delta and v
-	// the white delta less strict where dr is 0, the white bits otherwise.
-	dr, v        []uint64
-	hOcc, hWhite lenHist
-	kOcc, kWhite uint
+	// From the second position on, dOcc is the occupancy's delta (0 for
+	// the same occupancy) and white the position's white bits.
+	dOcc, whites []uint64
+	hOcc         lenHist
+	kOcc         uint
 }
 
 // reset empties the encoder for the next block, keeping its buffers.
 func (e *posEncoder) reset() {
-	e.n, e.dr, e.v = 0, e.dr[:0], e.v[:0]
-	e.hOcc, e.hWhite = lenHist{}, lenHist{}
+	e.n, e.dOcc, e.whites = 0, e.dOcc[:0], e.whites[:0]
+	e.hOcc = lenHist{}
 }
 
 // add appends p, which sorts after the previous position (keys) or not
@@ -56,73 +71,70 @@ func (e *posEncoder) reset() {
 func (e *posEncoder) add(p board.Position) bool {
 	w := pext(p.White, p.Occ)
 	if e.n == 0 {
-		e.n, e.first, e.occ, e.rank, e.white, e.white0 = 1, p, p.Occ, rank(p.Occ), w, w
+		e.n, e.first, e.occ, e.white, e.white0 = 1, p, p.Occ, w, w
 		return false
 	}
-	var d, v uint64
-	if p.Occ == e.occ {
-		v = w - e.white - e.strict
-		e.hWhite.add(v)
-	} else {
-		r := rank(p.Occ)
-		d, v = r-e.rank, w
-		e.occ, e.rank = p.Occ, r
+	d := p.Occ - e.occ
+	if d != 0 {
+		e.hOcc.add(d - 1)
 	}
-	e.hOcc.add(d)
-	e.dr, e.v = append(e.dr, d), append(e.v, v)
-	e.white = w
+	e.dOcc, e.whites = append(e.dOcc, d), append(e.whites, w)
+	repeat := d == 0 && w == e.white
+	e.occ, e.white = p.Occ, w
 	e.n++
-	return e.repeat(d, v)
+	return repeat
 }
 
 // repeats reports whether position i of the block is position i-1 again.
-func (e *posEncoder) repeats(i int) bool { return i > 0 && e.repeat(e.dr[i-1], e.v[i-1]) }
+func (e *posEncoder) repeats(i int) bool {
+	if i == 0 || e.dOcc[i-1] != 0 {
+		return false
+	}
+	prev := e.white0
+	if i > 1 {
+		prev = e.whites[i-2]
+	}
+	return e.whites[i-1] == prev
+}
 
-// repeat reports whether a position coded as rank delta d and value v
-// (white delta less strict, where d is 0) is the previous one again: the
-// same occupancy and a white delta of zero. Only edges repeat; a key
-// writer refuses equal positions.
-func (e *posEncoder) repeat(d, v uint64) bool { return d == 0 && v+e.strict == 0 }
-
-// params chooses and writes the block's gamma orders.
+// params chooses and writes the block's gamma order.
 func (e *posEncoder) params(w *bitWriter) {
-	e.kOcc, e.kWhite = e.hOcc.best(), e.hWhite.best()
+	e.kOcc = e.hOcc.best()
 	w.write(uint64(e.kOcc), 6)
-	w.write(uint64(e.kWhite), 6)
 }
 
 // put writes position i of the block.
 func (e *posEncoder) put(w *bitWriter, i int) {
+	k := uint(bits.OnesCount64(e.first.Occ))
 	if i == 0 {
 		w.write(uint64(e.first.Side), 1)
 		w.write64(e.first.Occ, 64)
-		w.write64(e.white0, uint(bits.OnesCount64(e.first.Occ)))
+		w.write64(e.white0, k)
 		return
 	}
-	d, v := e.dr[i-1], e.v[i-1]
-	w.gamma(d, e.kOcc)
-	if d == 0 {
-		w.gamma(v, e.kWhite)
+	switch d := e.dOcc[i-1]; {
+	case e.repeats(i):
+		w.write(prefixRepeat, 2)
 		return
+	case d == 0:
+		w.write(prefixSameOcc, 1)
+	default:
+		w.write(prefixNewOcc, 2)
+		w.gamma(d-1, e.kOcc)
 	}
-	w.write64(v, uint(bits.OnesCount64(e.first.Occ)))
+	w.write64(e.whites[i-1], k)
 }
 
 // posDecoder reads the positions of one block.
 type posDecoder struct {
-	strict uint64
-	kOcc   uint
-	kWhite uint
-	k      uint   // discs of every position in the block
-	limit  uint64 // binom[k][64]: ranks are below it
-	rank   uint64
-	white  uint64 // pext(White, Occ)
-	pos    board.Position
-	dep    depositor // of pos.Occ
+	kOcc  uint
+	k     uint   // discs of every position in the block
+	white uint64 // pext(White, Occ)
+	pos   board.Position
 }
 
 func (d *posDecoder) params(r *bitReader) {
-	d.kOcc, d.kWhite = uint(r.read(6)), uint(r.read(6))
+	d.kOcc = uint(r.read(6))
 }
 
 // first reads the block's first position.
@@ -130,161 +142,229 @@ func (d *posDecoder) first(r *bitReader) {
 	side := board.Color(r.read(1))
 	occ := r.read64(64)
 	d.k = uint(bits.OnesCount64(occ))
-	d.limit = binom[d.k][64]
-	d.rank = rank(occ)
 	d.white = r.read64(d.k)
-	d.dep = newDepositor(occ)
-	d.pos = board.Position{Side: side, Occ: occ, White: d.dep.deposit(d.white)}
+	d.pos = board.Position{Side: side, Occ: occ, White: newDepositor(occ).deposit(d.white)}
 }
 
-// decode reads the count entries of a block, after its parameters: with
-// refs nil (a key block) its positions into keys[:0], otherwise (an edge
-// block) its edges, each a position and the ref after it, into
-// edges[:0]. It checks that every sum stays in range and that the
-// entries fill the payload exactly.
-//
-// Everything else of the package goes through the bit reader's methods;
-// this loop, where decoding spends its time, keeps the position in the
-// payload and the decoders' state in locals, which the compiler holds in
-// registers where a reader's fields would be stored and loaded again
-// around every code.
-func (d *posDecoder) decode(b *bitReader, count int, keys []board.Position, edges []Edge, refs *refDecoder) ([]board.Position, []Edge, error) {
-	keys, edges = keys[:0], edges[:0]
+// The decoding loops, decodeKeys and decodeEdges, keep the position in
+// the payload and the decoders' state in locals, which the compiler holds
+// in registers where a reader's fields would be stored and loaded again
+// around every code; everything else of the package goes through the bit
+// reader's methods. Each loop reads the common entry itself, white bits
+// under the same occupancy: a fixed length, so the next entry's load
+// does not wait on this one's bits, and a mask and a comparison. The
+// others, about one in five, go through step. With PDEP, a loop leaves
+// every entry's white bits in White and one pass after it deposits them
+// all: a call per entry would cost the loop its registers.
+
+// start checks a block's count and reads its first position, returning
+// the bit position after it.
+func (d *posDecoder) start(b *bitReader, count int) (uint, error) {
 	// Every entry after the first takes at least two bits, which bounds
 	// the buffers a corrupt count could make us allocate.
 	if count > b.end/2+1 {
-		return keys, edges, fmt.Errorf("%w: %d entries in %d bytes", ErrCorrupt, count, b.end/8)
+		return 0, fmt.Errorf("%w: %d entries in %d bytes", ErrCorrupt, count, b.end/8)
 	}
 	d.first(b)
-	c := cursorAt(b.buf, uint(b.pos))
-	var ref Ref
-	var wIndex, kBlob, kIndex uint
-	if refs == nil {
-		keys = slices.Grow(keys, count)[:count]
-		keys[0] = d.pos
-	} else {
-		edges = slices.Grow(edges, count)[:count]
-		ref, c = refs.first(b.buf, c, refs.prev)
-		edges[0] = Edge{Pos: d.pos, Ref: ref}
-		wIndex, kBlob, kIndex = refs.wIndex, refs.kBlob, refs.kIndex
+	return uint(b.pos), nil
+}
+
+// sameOccBit is what a loop tests a peek against for the common entry:
+// its prefix bit when the entry, the bit and k white bits, fits in one
+// peek, as it does up to 56 discs, and otherwise 0, which no entry
+// matches, so that step reads them all.
+func sameOccBit(k uint) uint64 {
+	if 1+k <= 57 {
+		return prefixSameOcc
 	}
-	mIndex := uint64(1)<<wIndex - 1
-	// A later ref in the same blob starts with gamma(0, kBlob): a one,
-	// then kBlob zeros.
-	sameBlob, mSameBlob := kBlob+1, uint64(1)<<(kBlob+1&63)-1
-	p, rank, white, dep := d.pos, d.rank, d.white, d.dep
-	// With PDEP, the loop leaves every entry's white bits in White and
-	// one pass after it deposits them all: a call per entry would cost
-	// the loop its registers.
-	bmi := useBMI2
-	if bmi {
-		p.White = white
+	return 0
+}
+
+// follows reports whether occ, a previous occupancy prev plus a delta
+// plus one, is a valid next occupancy of k discs: above prev (a sum that
+// wraps is not) and of as many discs.
+func follows(occ, prev uint64, k uint) bool {
+	return occ > prev && uint(bits.OnesCount64(occ)) == k
+}
+
+// step reads the entry at bit pos that is not white bits in one peek
+// under the same occupancy: those with more than 56 discs, a repeat
+// (only in an edge block) or a new occupancy. occ and white are the
+// previous position's; it returns the bit position after the entry, the
+// new occupancy and white bits, whether the entry repeats the previous
+// one, and a non-empty bad for an entry out of range.
+func (d *posDecoder) step(b *bitReader, pos uint, occ, white uint64, edges bool) (next uint, newOcc, newWhite uint64, repeat bool, bad string) {
+	k := d.k
+	x := peekAt(b.buf, pos)
+	switch {
+	case x&1 == prefixSameOcc:
+		w, c := b.readAt(pos+1, k)
+		if w <= white {
+			return pos, occ, white, false, "white discs out of order"
+		}
+		return c.pos, occ, w, false, ""
+	case x&3 == prefixRepeat:
+		if !edges {
+			return pos, occ, white, false, "a key repeats"
+		}
+		return pos + 2, occ, white, true, ""
 	}
-	kOcc, kWhite, strict := d.kOcc, d.kWhite, d.strict
-	maxWhite := uint64(1)<<d.k - 1 // a shift by 64 is 0, so k = 64 gives all ones
-	// bad names what was wrong with the entry that ended the loop early.
-	bad := ""
-	// Each code is taken from the cursor if it fits in its valid bits
-	// (gammaBits reports a length above them otherwise), or read by
-	// the bit reader, which also takes codes longer than a peek: the
-	// steps of cursor.gamma, spelled out as it does not inline.
-	buf := b.buf
-	for i := 1; i < count; i++ {
-		c = cursorAt(buf, c.pos)
-		dr, used := gammaBits(c.x, kOcc)
-		ok := used <= c.avail
-		if ok {
-			c = c.skip(used)
-		} else if dr, c, ok = b.gammaAt(c.pos, kOcc); !ok {
-			bad = "bad occupancy delta"
-			break
-		}
-		same := false
-		if dr == 0 {
-			dw, used := gammaBits(c.x, kWhite)
-			if ok = used <= c.avail; ok {
-				c = c.skip(used)
-			} else {
-				dw, c, ok = b.gammaAt(c.pos, kWhite)
-			}
-			// The sum must not pass the largest value of k bits.
-			room := maxWhite - white
-			if !ok || room < strict || dw > room-strict {
-				bad = "white discs out of range"
-				break
-			}
-			w := white + dw + strict
-			same = w == white
-			white = w
-		} else {
-			nr := rank + dr
-			if nr < rank || nr >= d.limit {
-				bad = "occupancy out of range"
-				break
-			}
-			rank = nr
-			p.Occ = nextOcc(p.Occ, int(d.k), dr)
-			if d.k <= c.avail {
-				white = c.x & maxWhite
-				c = c.skip(d.k)
-			} else {
-				white, c = b.readAt(c.pos, d.k)
-			}
-			if !bmi {
-				dep = newDepositor(p.Occ)
-			}
-		}
-		switch {
-		case same:
-		case bmi:
-			p.White = white
-		default:
-			// dep.deposit(white), spelt out: the method is too big to
-			// inline, and a call here costs the loop its registers.
-			p.White = deposit4(dep.mask, dep.below, white) | deposit4(dep.mask>>32, dep.below>>32, white)<<32
-		}
-		if refs == nil {
-			keys[i] = p
-			continue
-		}
-		if !same {
-			// A first ref in the same blob as the last, which an
-			// expansion run's all are, without the call of first.
-			if c.x&1 != 0 && 1+wIndex <= c.avail {
-				ref.Index = uint32(c.x >> 1 & mIndex)
-				c = c.skip(1 + wIndex)
-			} else {
-				ref, c = refs.first(buf, c, ref)
-			}
-		} else if di, used := gammaBits(c.x>>(sameBlob&63), kIndex); c.x&mSameBlob == 1 && sameBlob+used <= c.avail && di <= uint64(^ref.Index) {
-			// A later ref in the same blob, which an expansion run's
-			// all are, without the call of cont.
-			ref.Index += uint32(di)
-			c = c.skip(sameBlob + used)
-		} else {
-			var err error
-			if ref, c, err = refs.cont(b, c, ref); err != nil {
-				return keys[:0], edges[:0], err
-			}
-		}
-		edges[i] = Edge{Pos: p, Ref: ref}
+	c := cursorAt(b.buf, pos+2)
+	dOcc, c, ok := c.gamma(b, d.kOcc)
+	// dOcc+1 wraps to 0 for the largest delta, which the first test
+	// refuses with the rest that wrap.
+	newOcc = occ + dOcc + 1
+	if !ok || !follows(newOcc, occ, k) {
+		return pos, occ, white, false, "occupancy out of range"
 	}
-	b.pos = int(c.pos)
+	newWhite, c = b.readAt(c.pos, k)
+	return c.pos, newOcc, newWhite, false, ""
+}
+
+// end checks what stopped a loop at bit pos: an entry out of range
+// (bad), or a payload that the entries do not fill exactly.
+func (d *posDecoder) end(b *bitReader, pos uint, bad string) error {
+	b.pos = int(pos)
 	if bad == "" && (b.overrun() || !b.exhausted()) {
 		bad = "block entries do not fill its payload exactly"
 	}
 	if bad != "" {
-		return keys[:0], edges[:0], fmt.Errorf("%w: %s", ErrCorrupt, bad)
+		return fmt.Errorf("%w: %s", ErrCorrupt, bad)
 	}
-	if bmi {
-		// The first entry, from first, has its white discs already.
-		if refs == nil {
-			depositPositions(keys[1:])
+	return nil
+}
+
+// decodeKeys appends the count positions of a key block, after its
+// parameters, to dst.
+func (d *posDecoder) decodeKeys(b *bitReader, count int, dst []board.Position) ([]board.Position, error) {
+	pos, err := d.start(b, count)
+	if err != nil {
+		return dst, err
+	}
+	base := len(dst)
+	dst = slices.Grow(dst, count)[:base+count]
+	keys := dst[base:]
+	keys[0] = d.pos
+	p, white := d.pos, d.white
+	p.White = white
+	k, kOcc, same := d.k, d.kOcc, sameOccBit(d.k)
+	maxWhite := uint64(1)<<k - 1 // a shift by 64 is 0, so k = 64 gives all ones
+	bad, buf := "", b.buf
+loop:
+	for i := 1; i < len(keys); i++ {
+		x := peekAt(buf, pos)
+		if x&same != 0 {
+			w := x >> 1 & maxWhite
+			if w <= white {
+				bad = "white discs out of order"
+				break
+			}
+			white = w
+			pos += 1 + k
 		} else {
-			depositEdges(edges[1:])
+			// A new occupancy whose code fits in the peek, or step.
+			if dOcc, used := gammaBits(x>>2, kOcc); x&3 == prefixNewOcc && 2+used+k <= 57 {
+				occ := p.Occ + dOcc + 1
+				if !follows(occ, p.Occ, k) {
+					bad = "occupancy out of range"
+					break loop
+				}
+				p.Occ, white, pos = occ, x>>((2+used)&63)&maxWhite, pos+2+used+k
+			} else if pos, p.Occ, white, _, bad = d.step(b, pos, p.Occ, white, false); bad != "" {
+				break
+			}
 		}
+		p.White = white
+		keys[i] = p
 	}
-	return keys, edges, nil
+	if err := d.end(b, pos, bad); err != nil {
+		return dst[:base], err
+	}
+	// The first entry, from first, has its white discs already.
+	depositPositions(keys[1:])
+	return dst, nil
+}
+
+// decodeEdges reads the count edges of an edge block, after its
+// parameters, into edges[:0]: each a position and then its ref.
+func (d *posDecoder) decodeEdges(b *bitReader, count int, edges []Edge, refs *refDecoder) ([]Edge, error) {
+	pos, err := d.start(b, count)
+	if err != nil {
+		return edges[:0], err
+	}
+	edges = slices.Grow(edges[:0], count)[:count]
+	ref, c := refs.first(b.buf, cursorAt(b.buf, pos), refs.prev)
+	pos = c.pos
+	edges[0] = Edge{Pos: d.pos, Ref: ref}
+	wIndex, kBlob, kIndex := refs.wIndex, refs.kBlob, refs.kIndex
+	mIndex := uint64(1)<<wIndex - 1
+	// A later ref in the same blob starts with gamma(0, kBlob): a one,
+	// then kBlob zeros.
+	sameBlob, mSameBlob := kBlob+1, uint64(1)<<(kBlob+1&63)-1
+	p, white := d.pos, d.white
+	p.White = white
+	k, kOcc, same := d.k, d.kOcc, sameOccBit(d.k)
+	maxWhite := uint64(1)<<k - 1
+	bad, buf := "", b.buf
+loop:
+	for i := 1; i < len(edges); i++ {
+		repeat := false
+		x := peekAt(buf, pos)
+		switch {
+		case x&same != 0:
+			w := x >> 1 & maxWhite
+			if w <= white {
+				bad = "white discs out of order"
+				break loop
+			}
+			white = w
+			pos += 1 + k
+		case x&3 == prefixRepeat:
+			repeat = true
+			pos += 2
+		default:
+			// A new occupancy whose code fits in the peek, or step.
+			if dOcc, used := gammaBits(x>>2, kOcc); x&3 == prefixNewOcc && 2+used+k <= 57 {
+				occ := p.Occ + dOcc + 1
+				if !follows(occ, p.Occ, k) {
+					bad = "occupancy out of range"
+					break loop
+				}
+				p.Occ, white, pos = occ, x>>((2+used)&63)&maxWhite, pos+2+used+k
+			} else if pos, p.Occ, white, repeat, bad = d.step(b, pos, p.Occ, white, true); bad != "" {
+				break loop
+			}
+		}
+		p.White = white
+		x = peekAt(buf, pos)
+		if !repeat {
+			// A first ref in the same blob as the last, which an
+			// expansion run's all are, without the call of first.
+			if x&1 != 0 && 1+wIndex <= 57 {
+				ref.Index = uint32(x >> 1 & mIndex)
+				pos += 1 + wIndex
+			} else {
+				ref, c = refs.first(buf, cursorAt(buf, pos), ref)
+				pos = c.pos
+			}
+		} else if di, used := gammaBits(x>>(sameBlob&63), kIndex); x&mSameBlob == 1 && sameBlob+used <= 57 && di <= uint64(^ref.Index) {
+			// A later ref in the same blob, which an expansion run's
+			// all are, without the call of cont.
+			ref.Index += uint32(di)
+			pos += sameBlob + used
+		} else {
+			if ref, c, err = refs.cont(b, cursorAt(buf, pos), ref); err != nil {
+				return edges[:0], err
+			}
+			pos = c.pos
+		}
+		edges[i] = Edge{Pos: p, Ref: ref}
+	}
+	if err := d.end(b, pos, bad); err != nil {
+		return edges[:0], err
+	}
+	depositEdges(edges[1:])
+	return edges, nil
 }
 
 // sameBlock reports whether q may follow p in one block.

@@ -54,10 +54,7 @@ func newDepositor(mask uint64) depositor {
 	return depositor{mask: mask, below: c * ones << 8}
 }
 
-// deposit returns pdep(x, d.mask). The compiler does not inline it,
-// and a call in the decoding loop made the compiler keep the loop's
-// state in memory across it, so the loop spells it out: the two halves,
-// each inlined.
+// deposit returns pdep(x, d.mask).
 func (d depositor) deposit(x uint64) uint64 {
 	return deposit4(d.mask, d.below, x) | deposit4(d.mask>>32, d.below>>32, x)<<32
 }
@@ -99,16 +96,34 @@ const (
 )
 
 // depositPositions turns the white bits of every position of ps into
-// its white discs by PDEP, where useBMI2 is set.
+// its white discs: by PDEP where useBMI2 is set, by a depositor for each
+// run of one occupancy otherwise.
 func depositPositions(ps []board.Position) {
 	if len(ps) > 0 {
-		depositBMI2(unsafe.Pointer(&ps[0]), len(ps), unsafe.Sizeof(ps[0]))
+		depositAll(unsafe.Pointer(&ps[0]), len(ps), unsafe.Sizeof(ps[0]))
 	}
 }
 
 // depositEdges is depositPositions for the positions of edges.
 func depositEdges(es []Edge) {
 	if len(es) > 0 {
-		depositBMI2(unsafe.Pointer(&es[0].Pos), len(es), unsafe.Sizeof(es[0]))
+		depositAll(unsafe.Pointer(&es[0].Pos), len(es), unsafe.Sizeof(es[0]))
+	}
+}
+
+// depositAll deposits the white bits of the n positions at p, stride
+// bytes apart.
+func depositAll(p unsafe.Pointer, n int, stride uintptr) {
+	if useBMI2 {
+		depositBMI2(p, n, stride)
+		return
+	}
+	for i := range n {
+		pos := (*board.Position)(unsafe.Add(p, uintptr(i)*stride))
+		// A depositor for every position: cheaper than a test of
+		// whether the occupancy changed, which is as good as random.
+		dep := newDepositor(pos.Occ)
+		// dep.deposit, spelt out: the method is too big to inline.
+		pos.White = deposit4(dep.mask, dep.below, pos.White) | deposit4(dep.mask>>32, dep.below>>32, pos.White)<<32
 	}
 }

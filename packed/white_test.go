@@ -1,6 +1,7 @@
 package packed
 
 import (
+	"math/bits"
 	"math/rand/v2"
 	"testing"
 
@@ -68,3 +69,14 @@ func TestBMI2(t *testing.T) {
 // pdep inverts pext by a depositor: it scatters the low bits of x to the
 // set bits of mask, so the result is always a subset of mask.
 func pdep(x, mask uint64) uint64 { return newDepositor(mask).deposit(x) }
+
+// keepBits returns a random mask of k bits, preferring those of x.
+func keepBits(x uint64, k int, rng *rand.Rand) uint64 {
+	for bits.OnesCount64(x) > k {
+		x &^= 1 << rng.IntN(64)
+	}
+	for bits.OnesCount64(x) < k {
+		x |= 1 << rng.IntN(64)
+	}
+	return x
+}
