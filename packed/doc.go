@@ -105,7 +105,8 @@
 // ply 9, as good as random, so often mispredicted); the PDEP pass 6
 // percent; zeroing the result 5 percent; the checksum 1 percent. A loop
 // that decoded both readings and chose between them without a branch was
-// a fifth slower, and one loop for keys and edges a quarter slower on
+// a fifth slower with the checks as comparisons and a third slower with
+// them as borrows, and one loop for keys and edges a quarter slower on
 // keys: the edge state spilled the key loop's registers.
 //
 // # Against the disk and the network
@@ -114,10 +115,11 @@
 // (dd iflag=direct, a 707 MB file and three of 146 to 200 MB, the same
 // hour); a file just written, or read twice, came back at 0.9 to 1.5
 // GB/s from the hypervisor's cache. Version 2 on both cores decodes
-// edges at 844 MB/s and keys at 881 (803 and 764 in the default
-// GOAMD64=v1 build): faster than the disk, by a margin of 2 to 35 percent. Read
-// ahead, one merge segment decodes at 616 MB/s on both cores; a merge
-// reads many segments at once, each ahead. Without fast PDEP (the tables
+// edges at 844 MB/s and keys at 881 at GOAMD64=v3, the build of the
+// Makefile and the Dockerfile on such a CPU: faster than the disk, by 2
+// to 35 percent. The default GOAMD64=v1 build decodes 803 and 764 MB/s,
+// inside the disk's range. Read ahead, one merge segment decodes at 616
+// MB/s on both cores; a merge reads many segments at once, each ahead. Without fast PDEP (the tables
 // build) both cores decode 408 to 519 MB/s, slower than this disk. Azure
 // documents no per-stream rate for a block blob (its target for one blob
 // is "up to the storage account ingress/egress limits", reached with
