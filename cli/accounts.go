@@ -15,8 +15,9 @@ import (
 // azure.ConfigsFromEnv), metered: one account as it is, several as one
 // backend that spreads each run's blob data over them by
 // runstore.Placement, the shards of its work queue round the accounts,
-// and its backtracking rows over one table on each (pipeline.BackTables),
-// metered account by account; n is how many.
+// and its state and backtracking rows over one table of each on each
+// (pipeline.StateTables, pipeline.BackTables), metered account by
+// account; n is how many.
 func openAzure(ctx context.Context, env Env) (be *storage.Metered, n int, err error) {
 	cfgs, err := azure.ConfigsFromEnv(env.Getenv)
 	if err != nil {
@@ -45,7 +46,7 @@ func spreadAccounts(accts []storage.Backend) (storage.Backend, error) {
 			return shard % len(accts)
 		},
 		Table: func(name string) int {
-			account, _ := pipeline.BackTableAccount(name)
+			account, _ := pipeline.TableAccount(name)
 			return account % len(accts)
 		}})
 }

@@ -46,16 +46,18 @@ func TestPlacement(t *testing.T) {
 	}
 }
 
-// TestBackTableNames: the table placement reads accounts back from
-// exactly the names pipeline.BackTables makes.
-func TestBackTableNames(t *testing.T) {
-	for i, name := range pipeline.BackTables("run1", 5) {
-		if got, ok := pipeline.BackTableAccount(name); !ok || got != i {
-			t.Errorf("%s: account %d, %v; want %d", name, got, ok, i)
+// TestTableNames: the table placement reads accounts back from exactly
+// the names pipeline.StateTables and pipeline.BackTables make.
+func TestTableNames(t *testing.T) {
+	for _, names := range [][]string{pipeline.StateTables("run1", 5), pipeline.BackTables("run1", 5), pipeline.StateTables("backtrack9", 3), pipeline.BackTables("state7", 3)} {
+		for i, name := range names {
+			if got, ok := pipeline.TableAccount(name); !ok || got != i {
+				t.Errorf("%s: account %d, %v; want %d", name, got, ok, i)
+			}
 		}
 	}
-	for _, name := range []string{"run1state", "run1backtrack1", "run1backtrack02", "run1backtrack65", "backtrack", "run1backtrackx"} {
-		if got, ok := pipeline.BackTableAccount(name); ok {
+	for _, name := range []string{"run1state1", "run1state02", "run1backtrack1", "run1backtrack02", "run1backtrack65", "backtrack", "state", "run1backtrackx", "run1statex"} {
+		if got, ok := pipeline.TableAccount(name); ok {
 			t.Errorf("%s: account %d, want none", name, got)
 		}
 	}

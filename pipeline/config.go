@@ -81,6 +81,10 @@ type RunConfig struct {
 	// over (storage/spread); every process of the run must open as
 	// many. Zero means one.
 	Accounts int
+	// StateAccounts is how many of the accounts hold the run's state
+	// rows, one table on each (StateTables): zero means all of them. A
+	// run seeded before state rows were spread records 1.
+	StateAccounts int
 }
 
 // DefaultTarget is the target ply when none is given: the end of the game
@@ -127,6 +131,9 @@ func (c RunConfig) WithDefaults() RunConfig {
 	if c.Accounts == 0 {
 		c.Accounts = 1
 	}
+	if c.StateAccounts == 0 {
+		c.StateAccounts = c.Accounts
+	}
 	if c.Solve && c.SolvePositions == 0 {
 		c.SolvePositions = min(DefaultSolvePositions, c.BlobPositions)
 	}
@@ -166,6 +173,9 @@ func (c RunConfig) Validate() error {
 	if c.Accounts < 1 || c.Accounts > MaxAccounts {
 		return fmt.Errorf("storage accounts %d: must be 1 to %d", c.Accounts, MaxAccounts)
 	}
+	if c.StateAccounts < 1 || c.StateAccounts > c.Accounts {
+		return fmt.Errorf("state accounts %d: must be 1 to the storage accounts, %d", c.StateAccounts, c.Accounts)
+	}
 	switch {
 	case !c.Solve && c.SolvePositions != 0:
 		return fmt.Errorf("solve positions %d: only a run that solves has them", c.SolvePositions)
@@ -192,7 +202,7 @@ func (c RunConfig) record(b *board.Board) runstore.Config {
 	}
 	return runstore.Config{Board: c.Board, Target: c.Target, BlobPositions: c.BlobPositions, BucketBlobs: c.BucketBlobs,
 		Start: start, Solve: c.Solve, SolvePositions: c.SolvePositions,
-		QueueShards: c.QueueShards, PartitionShards: c.PartitionShards, Accounts: c.Accounts}
+		QueueShards: c.QueueShards, PartitionShards: c.PartitionShards, Accounts: c.Accounts, StateAccounts: c.StateAccounts}
 }
 
 // fromRecord is the configuration of run name that rec records; an error
@@ -200,7 +210,7 @@ func (c RunConfig) record(b *board.Board) runstore.Config {
 func fromRecord(name string, rec runstore.Config) (RunConfig, error) {
 	cfg := RunConfig{Name: name, Board: rec.Board, Target: rec.Target, BlobPositions: rec.BlobPositions, BucketBlobs: rec.BucketBlobs,
 		Solve: rec.Solve, SolvePositions: rec.SolvePositions,
-		QueueShards: rec.QueueShards, PartitionShards: rec.PartitionShards, Accounts: rec.Accounts}
+		QueueShards: rec.QueueShards, PartitionShards: rec.PartitionShards, Accounts: rec.Accounts, StateAccounts: rec.StateAccounts}
 	b, err := board.New(rec.Board)
 	if err != nil {
 		return RunConfig{}, err
@@ -238,25 +248,33 @@ func Container(run string) string   { return run }
 func StateTable(run string) string  { return run + "state" }
 func BackTable(run string) string   { return run + "backtrack" }
 
-// BackTables names a run's backtracking tables, one per storage account:
-// BackTable, then BackTable2, BackTable3 and so on.
-func BackTables(run string, accounts int) []string {
-	names := []string{BackTable(run)}
+// StateTables and BackTables name a run's state and backtracking tables,
+// one per storage account: StateTable (or BackTable), then StateTable2,
+// StateTable3 and so on.
+func StateTables(run string, accounts int) []string { return numbered(StateTable(run), accounts) }
+func BackTables(run string, accounts int) []string  { return numbered(BackTable(run), accounts) }
+
+// numbered is name, then name2 to name<accounts>.
+func numbered(name string, accounts int) []string {
+	names := []string{name}
 	for i := 2; i <= accounts; i++ {
-		names = append(names, fmt.Sprintf("%s%d", BackTable(run), i))
+		names = append(names, fmt.Sprintf("%s%d", name, i))
 	}
 	return names
 }
 
-// BackTableAccount is the account, counted from 0, of a name that
-// BackTables makes (BackTableN on account N-1); ok is false for other
-// names.
-func BackTableAccount(name string) (account int, ok bool) {
-	i := strings.LastIndex(name, "backtrack")
+// TableAccount is the account, counted from 0, of a name that
+// StateTables or BackTables makes (a name ending in N on account N-1);
+// ok is false for other names.
+func TableAccount(name string) (account int, ok bool) {
+	i, kind := strings.LastIndex(name, "backtrack"), "backtrack"
+	if j := strings.LastIndex(name, "state"); j > i {
+		i, kind = j, "state"
+	}
 	if i <= 0 {
 		return 0, false
 	}
-	digits := name[i+len("backtrack"):]
+	digits := name[i+len(kind):]
 	if digits == "" {
 		return 0, true
 	}

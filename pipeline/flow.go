@@ -89,8 +89,12 @@ func settings(c runstore.Config) string {
 	if c.Solve {
 		solve = fmt.Sprintf("solving in blobs of %d positions", c.SolvePositions)
 	}
-	return fmt.Sprintf("board %d, target ply %d, blob positions %d, bucket blobs %d, %s, %s, %d queue shards, %d partition shards, %d storage accounts",
-		c.Board, c.Target, c.BlobPositions, c.BucketBlobs, start, solve, c.QueueShards, c.PartitionShards, c.Accounts)
+	accounts := fmt.Sprintf("%d storage accounts", c.Accounts)
+	if c.StateAccounts != c.Accounts {
+		accounts += fmt.Sprintf(" (state rows on %d)", c.StateAccounts)
+	}
+	return fmt.Sprintf("board %d, target ply %d, blob positions %d, bucket blobs %d, %s, %s, %d queue shards, %d partition shards, %s",
+		c.Board, c.Target, c.BlobPositions, c.BucketBlobs, start, solve, c.QueueShards, c.PartitionShards, accounts)
 }
 
 // seedStart makes ply 0: one run holding the start position, merged at

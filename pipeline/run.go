@@ -47,7 +47,11 @@ func newRun(be storage.Backend, cfg RunConfig) (*Run, error) {
 	for _, name := range BackTables(cfg.Name, cfg.Accounts) {
 		backs = append(backs, be.Table(name))
 	}
-	r.store = runstore.New(b, be.Table(StateTable(cfg.Name)), backs, cfg.PartitionShards)
+	var states []storage.Table
+	for _, name := range StateTables(cfg.Name, cfg.StateAccounts) {
+		states = append(states, be.Table(name))
+	}
+	r.store = runstore.New(b, states, backs, cfg.PartitionShards)
 	r.shared = &task.Run{Name: cfg.Name, Origin: cfg.origin(b), Target: cfg.Target, BlobPositions: cfg.BlobPositions,
 		Solve: cfg.Solve, SolvePositions: cfg.SolvePositions, Store: r.store, Blobs: r.blobs, Work: r.work}
 	return r, nil

@@ -12,10 +12,10 @@ import (
 
 // TestShardedRun: a run whose work queue has three shards, whose
 // numbered rows are spread over three partitions of each kind, and whose
-// backtracking rows are spread over the tables of two accounts (here
-// both in one backend), is exact; every queue shard carries work both
-// ways, every partition shard and backtracking table gets rows, and the
-// run's queue count and drop cover every shard.
+// state and backtracking rows are spread over the tables of two accounts
+// (here both in one backend), is exact; every queue shard carries work
+// both ways, every partition shard, state table and backtracking table
+// gets rows, and the run's queue count and drop cover every shard.
 func TestShardedRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -68,17 +68,17 @@ func TestShardedRun(t *testing.T) {
 			t.Errorf("no rows written to partition %s", pk)
 		}
 	}
-	for _, name := range BackTables(cfg.Name, 2) {
+	for _, name := range append(StateTables(cfg.Name, 2), BackTables(cfg.Name, 2)...) {
 		if tables[name] == 0 {
-			t.Errorf("no backtracking rows written to table %s: %v", name, tables)
+			t.Errorf("no rows written to table %s: %v", name, tables)
 		}
 	}
 	r, err := OpenRun(ctx, be, cfg.Name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Config.QueueShards != 3 || r.Config.PartitionShards != 3 || r.Config.Accounts != 2 {
-		t.Errorf("reopened with %d queue shards, %d partition shards and %d accounts, want 3, 3 and 2", r.Config.QueueShards, r.Config.PartitionShards, r.Config.Accounts)
+	if c := r.Config; c.QueueShards != 3 || c.PartitionShards != 3 || c.Accounts != 2 || c.StateAccounts != 2 {
+		t.Errorf("reopened with %d queue shards, %d partition shards, %d accounts and state rows on %d, want 3, 3, 2 and 2", c.QueueShards, c.PartitionShards, c.Accounts, c.StateAccounts)
 	}
 	if n, err := r.Queued(ctx); err != nil || n != 0 {
 		t.Errorf("%d messages left, %v", n, err)

@@ -34,7 +34,7 @@ func TestCompletionConcurrent(t *testing.T) {
 				}
 				if all {
 					// Markers are only added: every one must be there now.
-					es, err := queryPartitions(ctx, state, m.pks(), markerKey(m.item, 0), markerKey(m.item, n))
+					es, err := queryPartitions(ctx, s.state, m.pks(), markerKey(m.item, 0), markerKey(m.item, n))
 					if err != nil || len(es) != n {
 						t.Errorf("n=%d: complete with %d of the markers (%v)", n, len(es), err)
 					}

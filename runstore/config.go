@@ -31,7 +31,10 @@ type Config struct {
 	// Accounts is how many storage accounts the run's data is spread
 	// over.
 	Accounts int
-	Created  int64
+	// StateAccounts is how many of them hold the run's state rows (New):
+	// Accounts for runs seeded since those rows were spread, 1 before.
+	StateAccounts int
+	Created       int64
 }
 
 func (c Config) entity() storage.Entity {
@@ -40,7 +43,7 @@ func (c Config) entity() storage.Entity {
 		"BlobPositions": int64(c.BlobPositions), "BucketBlobs": int64(c.BucketBlobs),
 		"Start": c.Start, "Solve": c.Solve, "SolvePositions": int64(c.SolvePositions),
 		"QueueShards": int64(c.QueueShards), "PartitionShards": int64(c.PartitionShards),
-		"Accounts": int64(c.Accounts), "Created": c.Created,
+		"Accounts": int64(c.Accounts), "StateAccounts": int64(c.StateAccounts), "Created": c.Created,
 	}}
 }
 
@@ -71,6 +74,12 @@ func ReadConfig(ctx context.Context, state storage.Table) (Config, error) {
 	c.QueueShards, c.PartitionShards, c.Accounts = 1, 1, 1
 	if d.optional("QueueShards") {
 		c.QueueShards, c.PartitionShards, c.Accounts = d.count("QueueShards"), d.count("PartitionShards"), d.count("Accounts")
+	}
+	// Runs seeded before the state rows were spread keep them all on the
+	// first account.
+	c.StateAccounts = 1
+	if d.optional("StateAccounts") {
+		c.StateAccounts = d.count("StateAccounts")
 	}
 	return c, d.done("the run's settings")
 }

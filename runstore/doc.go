@@ -3,7 +3,12 @@
 // encoding next to it; callers use named queries and transitions, never
 // partition or row keys.
 //
-// A run named R keeps two tables. R+"state" holds the control rows:
+// A run named R keeps two kinds of table, one of each on each storage
+// account that holds them: R+"state", R+"state2", ... and R+"backtrack",
+// R+"backtrack2", ...; a partition lives in the table a hash of its key
+// picks (Store.state, Store.back), but for the control partitions run,
+// plies and workers, which live in R+"state" on the first account. The
+// state tables hold:
 //
 //	partition   row key                 row
 //	run         config                  Config: the run's settings
@@ -20,7 +25,8 @@
 //	fNN         <index>                 Final: one final blob of a complete ply
 //	vNN         d<index>                Resolution: one final blob is resolved
 //
-// R+"backtrack" holds the backtracking data, one partition per final blob:
+// The backtracking tables hold the backtracking data, one partition per
+// final blob:
 //
 //	s<ply>-<blob>   <row>               sources: each position's parents
 //	n<ply>-<index>  <child>-<row>       notices: results reported by children

@@ -54,7 +54,8 @@ func (s *Store) PutFinals(ctx context.Context, ply int, finals []FinalBlob) erro
 // Final reads final blob index of a ply; storage.ErrNotFound if the ply
 // has no such blob.
 func (s *Store) Final(ctx context.Context, ply, index int) (FinalBlob, error) {
-	e, err := s.state.Get(ctx, s.finalRows(ply).pk(index), rkFinal(index))
+	pk := s.finalRows(ply).pk(index)
+	e, err := s.state(pk).Get(ctx, pk, rkFinal(index))
 	if err != nil {
 		return FinalBlob{}, fmt.Errorf("reading final blob %d of ply %d: %w", index, ply, err)
 	}

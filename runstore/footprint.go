@@ -18,10 +18,7 @@ type RowFootprint struct {
 // reads everything, so it is for benchmarks and inspection, not workers.
 func (s *Store) Footprint(ctx context.Context, target int) (RowFootprint, error) {
 	var f RowFootprint
-	count := func(t storage.Table, pk string) error {
-		if t == nil {
-			t = s.back(pk)
-		}
+	count := func(t tableOf, pk string) error {
 		es, err := queryAll(ctx, t, pk, "", "")
 		for _, e := range es {
 			f.Rows++
@@ -50,10 +47,10 @@ func (s *Store) Footprint(ctx context.Context, target int) (RowFootprint, error)
 			return f, err
 		}
 		for _, fb := range finals {
-			if err := count(nil, pkSources(fb.Blob)); err != nil {
+			if err := count(s.back, pkSources(fb.Blob)); err != nil {
 				return f, err
 			}
-			if err := count(nil, pkNotices(ply, fb.Index)); err != nil {
+			if err := count(s.back, pkNotices(ply, fb.Index)); err != nil {
 				return f, err
 			}
 		}

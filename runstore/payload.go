@@ -72,7 +72,7 @@ func (s *Store) putPayload(ctx context.Context, pk string, payload []byte, rowKe
 // them into payloads: rows whose keys share the prefix before the first
 // '-' (or the whole partition, when keys hold none) form one payload.
 func (s *Store) readPayloads(ctx context.Context, pk string) ([][]byte, error) {
-	es, err := queryAll(ctx, s.back(pk), pk, "", "")
+	es, err := queryAll(ctx, s.back, pk, "", "")
 	if err != nil {
 		return nil, err
 	}
@@ -125,7 +125,7 @@ func (s *Store) HasSources(ctx context.Context, blob string) (bool, error) {
 // DeleteSources deletes the backtracking rows of an orphaned blob.
 func (s *Store) DeleteSources(ctx context.Context, blob string) error {
 	pk := pkSources(blob)
-	es, err := queryAll(ctx, s.back(pk), pk, "", "")
+	es, err := queryAll(ctx, s.back, pk, "", "")
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func (s *Store) DeleteSources(ctx context.Context, blob string) error {
 	for i, e := range es {
 		ops[i] = storage.Op{Kind: storage.OpDelete, Entity: storage.Entity{PartitionKey: pk, RowKey: e.RowKey}, ETag: storage.AnyETag}
 	}
-	if err := transactAll(ctx, s.back(pk), pk, ops); err != nil {
+	if err := transactAll(ctx, s.back, pk, ops); err != nil {
 		return fmt.Errorf("deleting backtracking rows of %s: %w", blob, err)
 	}
 	return nil

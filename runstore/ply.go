@@ -120,7 +120,7 @@ var ErrNoPly = errors.New("runstore: no such ply")
 
 // Ply reads a ply's record.
 func (s *Store) Ply(ctx context.Context, ply int) (*Ply, error) {
-	e, err := s.state.Get(ctx, pkPlies, rkPly(ply))
+	e, err := s.state(pkPlies).Get(ctx, pkPlies, rkPly(ply))
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, fmt.Errorf("ply %d has no record in this run: %w", ply, ErrNoPly)
 	}
@@ -151,7 +151,7 @@ func (s *Store) Plies(ctx context.Context) ([]*Ply, error) {
 // one bucket, the start position, needs no expansion. owner finishes it.
 func (s *Store) AddFirstPly(ctx context.Context, owner string) (*Ply, error) {
 	p := &Ply{Ply: 0, State: Merging, Owner: owner, Tasks: 1, Buckets: 1}
-	etag, err := s.state.Add(ctx, p.entity())
+	etag, err := s.state(pkPlies).Add(ctx, p.entity())
 	if errors.Is(err, storage.ErrExists) {
 		return s.Ply(ctx, 0)
 	}
@@ -175,7 +175,7 @@ func (s *Store) transition(ctx context.Context, p *Ply, to State, change func(*P
 		change(&next)
 	}
 	ops := append([]storage.Op{{Kind: storage.OpUpdate, Entity: next.entity(), ETag: p.ETag}}, extra...)
-	etags, err := s.state.Transact(ctx, pkPlies, ops)
+	etags, err := s.state(pkPlies).Transact(ctx, pkPlies, ops)
 	if err != nil {
 		return fmt.Errorf("moving ply %d from %s to %s: %w", p.Ply, p.State, to, conflict(err))
 	}

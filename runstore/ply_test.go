@@ -20,7 +20,7 @@ func openStore(t *testing.T) (*Store, storage.Table) {
 			t.Fatal(err)
 		}
 	}
-	return New(board.MustNew(4), state, []storage.Table{back}, 1), state
+	return New(board.MustNew(4), []storage.Table{state}, []storage.Table{back}, 1), state
 }
 
 // transitions lists the ply lifecycle's transitions by the state they

@@ -16,7 +16,7 @@ func (s *Store) PutWorkerStats(ctx context.Context, worker string, st storage.St
 	if err != nil {
 		return err
 	}
-	if _, err := s.state.Upsert(ctx, storage.Entity{PartitionKey: pkWorkers, RowKey: worker, Props: map[string]any{"Stats": b}}); err != nil {
+	if _, err := s.state(pkWorkers).Upsert(ctx, storage.Entity{PartitionKey: pkWorkers, RowKey: worker, Props: map[string]any{"Stats": b}}); err != nil {
 		return fmt.Errorf("recording worker statistics: %w", err)
 	}
 	return nil
@@ -56,7 +56,7 @@ type Done struct {
 
 // MarkDone marks the run complete. Marking it again rewrites the same row.
 func (s *Store) MarkDone(ctx context.Context, d Done) error {
-	_, err := s.state.Upsert(ctx, storage.Entity{PartitionKey: pkRun, RowKey: rkDone, Props: map[string]any{
+	_, err := s.state(pkRun).Upsert(ctx, storage.Entity{PartitionKey: pkRun, RowKey: rkDone, Props: map[string]any{
 		"Root": d.Root, "Scored": d.Scored, "Score": d.Score, "ScoreBlack": d.ScoreBlack, "ScoreWhite": d.ScoreWhite, "Completed": d.Completed,
 	}})
 	if err != nil {
@@ -67,7 +67,7 @@ func (s *Store) MarkDone(ctx context.Context, d Done) error {
 
 // RunDone reads the done row; nil while the run is in progress.
 func (s *Store) RunDone(ctx context.Context) (*Done, error) {
-	e, err := s.state.Get(ctx, pkRun, rkDone)
+	e, err := s.state(pkRun).Get(ctx, pkRun, rkDone)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, nil
 	}

@@ -24,44 +24,62 @@ var (
 // Store reads and writes the rows of one run.
 type Store struct {
 	board  *board.Board
-	state  storage.Table
+	states []storage.Table
 	backs  []storage.Table
 	shards int // partitions a ply's numbered rows are spread over
 }
 
-// New is the store of a run whose control rows live in state and whose
-// backtracking rows live in backs, each partition in the one that a hash
-// of its key picks (back), so that tables on several storage accounts
-// share their load. A ply's numbered rows (expansion and bucket markers,
-// merge outputs, final blobs, resolutions) are spread over shards
-// partitions (keys.go), so that no partition takes more than Azure's
-// target of about 2,000 entities a second; 1 keeps each kind in one
-// partition.
-func New(b *board.Board, state storage.Table, backs []storage.Table, shards int) *Store {
-	return &Store{board: b, state: state, backs: backs, shards: max(1, shards)}
+// New is the store of a run whose state rows (control rows and a ply's
+// markers, merge outputs, final blobs and resolutions) live in states
+// and whose backtracking rows live in backs, each partition in the table
+// that a hash of its key picks (state, back), so that tables on several
+// storage accounts share their load; the control partitions (the run's
+// settings, its plies, its workers) stay in states[0]. A ply's numbered
+// rows are also spread over shards partitions (keys.go), so that no
+// partition takes more than Azure's target of about 2,000 entities a
+// second; 1 keeps each kind in one partition.
+func New(b *board.Board, states, backs []storage.Table, shards int) *Store {
+	return &Store{board: b, states: states, backs: backs, shards: max(1, shards)}
 }
 
 // Tables are the tables the store keeps its rows in, for creating them.
-func (s *Store) Tables() []storage.Table { return append([]storage.Table{s.state}, s.backs...) }
+func (s *Store) Tables() []storage.Table { return append(slices.Clone(s.states), s.backs...) }
+
+// tableOf is the table of a partition: state or back.
+type tableOf func(pk string) storage.Table
+
+// state is the table of state partition pk: states[0] for the control
+// partitions, which take a few requests a task, and FNV-1a of the key
+// for a ply's partitions, which take the rest.
+func (s *Store) state(pk string) storage.Table {
+	switch pk {
+	case pkRun, pkPlies, pkWorkers:
+		return s.states[0]
+	}
+	return pick(s.states, pk)
+}
 
 // back is the table of backtracking partition pk: FNV-1a of the key.
-func (s *Store) back(pk string) storage.Table {
-	if len(s.backs) == 1 {
-		return s.backs[0]
+func (s *Store) back(pk string) storage.Table { return pick(s.backs, pk) }
+
+// pick is the table of ts that FNV-1a of pk picks.
+func pick(ts []storage.Table, pk string) storage.Table {
+	if len(ts) == 1 {
+		return ts[0]
 	}
 	h := fnv.New32a()
 	h.Write([]byte(pk))
-	return s.backs[h.Sum32()%uint32(len(s.backs))]
+	return ts[h.Sum32()%uint32(len(ts))]
 }
 
 // queryAll reads a whole row-key range of one partition.
-func queryAll(ctx context.Context, t storage.Table, pk, from, to string) ([]storage.Entity, error) {
-	return storage.QueryAll(ctx, t, pk, storage.QueryOptions{From: from, To: to})
+func queryAll(ctx context.Context, t tableOf, pk, from, to string) ([]storage.Entity, error) {
+	return storage.QueryAll(ctx, t(pk), pk, storage.QueryOptions{From: from, To: to})
 }
 
 // queryPartitions reads a row-key range of several partitions, merged
 // in row-key order.
-func queryPartitions(ctx context.Context, t storage.Table, pks []string, from, to string) ([]storage.Entity, error) {
+func queryPartitions(ctx context.Context, t tableOf, pks []string, from, to string) ([]storage.Entity, error) {
 	var out []storage.Entity
 	for _, pk := range pks {
 		es, err := queryAll(ctx, t, pk, from, to)
@@ -77,8 +95,8 @@ func queryPartitions(ctx context.Context, t storage.Table, pks []string, from, t
 }
 
 // exists reports whether a row exists.
-func exists(ctx context.Context, t storage.Table, pk, rk string) (bool, error) {
-	_, err := t.Get(ctx, pk, rk)
+func exists(ctx context.Context, t tableOf, pk, rk string) (bool, error) {
+	_, err := t(pk).Get(ctx, pk, rk)
 	if errors.Is(err, storage.ErrNotFound) {
 		return false, nil
 	}
@@ -90,8 +108,8 @@ func exists(ctx context.Context, t storage.Table, pk, rk string) (bool, error) {
 
 // addOnce adds a row that may already exist from an earlier attempt;
 // added is false when it did.
-func addOnce(ctx context.Context, t storage.Table, e storage.Entity) (added bool, err error) {
-	_, err = t.Add(ctx, e)
+func addOnce(ctx context.Context, t tableOf, e storage.Entity) (added bool, err error) {
+	_, err = t(e.PartitionKey).Add(ctx, e)
 	switch {
 	case errors.Is(err, storage.ErrExists):
 		return false, nil
@@ -112,9 +130,9 @@ func conflict(err error) error {
 // transact runs ops on one partition in transactions of at most
 // storage.MaxBatchOps operations each. Each transaction is atomic; the
 // sequence is not.
-func transactAll(ctx context.Context, t storage.Table, pk string, ops []storage.Op) error {
+func transactAll(ctx context.Context, t tableOf, pk string, ops []storage.Op) error {
 	for lo := 0; lo < len(ops); lo += storage.MaxBatchOps {
-		if _, err := t.Transact(ctx, pk, ops[lo:min(len(ops), lo+storage.MaxBatchOps)]); err != nil {
+		if _, err := t(pk).Transact(ctx, pk, ops[lo:min(len(ops), lo+storage.MaxBatchOps)]); err != nil {
 			return err
 		}
 	}
