@@ -255,7 +255,6 @@ func (d *posDecoder) decodeKeys(b *bitReader, count int, dst []board.Position) (
 	k, kOcc, same := d.k, d.kOcc, sameOccBit(d.k)
 	maxWhite := uint64(1)<<k - 1 // a shift by 64 is 0, so k = 64 gives all ones
 	bad, buf := "", b.buf
-loop:
 	for i := 1; i < len(keys); i++ {
 		x := peekAt(buf, pos)
 		if x&same != 0 {
@@ -272,7 +271,7 @@ loop:
 				occ := p.Occ + dOcc + 1
 				if !follows(occ, p.Occ, k) {
 					bad = "occupancy out of range"
-					break loop
+					break
 				}
 				p.Occ, white, pos = occ, x>>((2+used)&63)&maxWhite, pos+2+used+k
 			} else if pos, p.Occ, white, _, bad = d.step(b, pos, p.Occ, white, false); bad != "" {

@@ -96,8 +96,8 @@ const (
 )
 
 // depositPositions turns the white bits of every position of ps into
-// its white discs: by PDEP where useBMI2 is set, by a depositor for each
-// run of one occupancy otherwise.
+// its white discs: by PDEP where useBMI2 is set, by the tables
+// otherwise (depositAll).
 func depositPositions(ps []board.Position) {
 	if len(ps) > 0 {
 		depositAll(unsafe.Pointer(&ps[0]), len(ps), unsafe.Sizeof(ps[0]))
