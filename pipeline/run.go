@@ -43,15 +43,14 @@ func newRun(be storage.Backend, cfg RunConfig) (*Run, error) {
 		poison: be.Queue(PoisonQueue(cfg.Name)),
 		blobs:  be.Container(Container(cfg.Name)),
 	}
-	var backs []storage.Table
-	for _, name := range BackTables(cfg.Name, cfg.Accounts) {
-		backs = append(backs, be.Table(name))
+	tables := func(names []string) []storage.Table {
+		ts := make([]storage.Table, len(names))
+		for i, name := range names {
+			ts[i] = be.Table(name)
+		}
+		return ts
 	}
-	var states []storage.Table
-	for _, name := range StateTables(cfg.Name, cfg.StateAccounts) {
-		states = append(states, be.Table(name))
-	}
-	r.store = runstore.New(b, states, backs, cfg.PartitionShards)
+	r.store = runstore.New(b, tables(StateTables(cfg.Name, cfg.StateAccounts)), tables(BackTables(cfg.Name, cfg.Accounts)), cfg.PartitionShards)
 	r.shared = &task.Run{Name: cfg.Name, Origin: cfg.origin(b), Target: cfg.Target, BlobPositions: cfg.BlobPositions,
 		Solve: cfg.Solve, SolvePositions: cfg.SolvePositions, Store: r.store, Blobs: r.blobs, Work: r.work}
 	return r, nil
