@@ -79,7 +79,12 @@ func (s *Store) readPayloads(ctx context.Context, pk string) ([][]byte, error) {
 	var out [][]byte
 	group := "\x00"
 	for _, e := range es {
+		// A key without a hyphen numbers a row of the partition's one
+		// payload: every such row joins the same payload.
 		g, _, _ := strings.Cut(e.RowKey, "-")
+		if !strings.Contains(e.RowKey, "-") {
+			g = ""
+		}
 		if g != group || len(out) == 0 {
 			out = append(out, nil)
 			group = g
