@@ -68,3 +68,41 @@ func (p *Pending) Done(ctx context.Context) error {
 	}
 	return fmt.Errorf("deleting compensation message: %w", err)
 }
+
+// Set is the compensation messages of one task, which may write several
+// blobs before it commits them all at once. Each blob's message surfaces
+// on its own deadline, so the commit must come before the earliest: a
+// task that checked each blob only as it wrote it could commit after its
+// first blob's message had deleted that blob.
+type Set struct{ pending []*Pending }
+
+// Cover announces a blob of ply that t is about to write (see Cover) and
+// adds its message to the set.
+func (s *Set) Cover(ctx context.Context, t *task.Task, ply int, blob string) error {
+	p, err := Cover(ctx, t, ply, blob)
+	if err != nil {
+		return err
+	}
+	s.pending = append(s.pending, p)
+	return nil
+}
+
+// Check returns ErrExpired once the earliest deadline of the set has
+// passed. Call it immediately before the commit.
+func (s *Set) Check() error {
+	for _, p := range s.pending {
+		if err := p.Check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Done deletes every message of the set after the commit. Errors are
+// ignored: a message left behind surfaces, finds its blob in use, and
+// goes.
+func (s *Set) Done(ctx context.Context) {
+	for _, p := range s.pending {
+		_ = p.Done(ctx)
+	}
+}
