@@ -27,6 +27,7 @@ var ErrExpired = errors.New("compensation: task outlived its compensation delay;
 type Pending struct {
 	queue    storage.Queue
 	receipt  storage.Receipt
+	now      func() time.Time
 	deadline time.Time
 }
 
@@ -36,24 +37,29 @@ type Pending struct {
 // its handler.
 func Cover(ctx context.Context, t *task.Task, ply int, blob string) (*Pending, error) {
 	text := message.Message{Kind: message.KindCompensation, Ply: ply, Blob: blob}.Format()
-	return Enqueue(ctx, t.Run.Work, text, t.Timing.CompensationDelay, t.Timing.Visibility)
+	now := t.Now
+	if now == nil {
+		now = time.Now
+	}
+	return Enqueue(ctx, t.Run.Work, text, t.Timing.CompensationDelay, t.Timing.Visibility, now)
 }
 
 // Enqueue announces a blob about to be written. margin is how long before
 // the message surfaces the writer must have committed: at least one
-// visibility timeout, so a commit in flight cannot race the handler.
-func Enqueue(ctx context.Context, q storage.Queue, text string, delay, margin time.Duration) (*Pending, error) {
-	start := time.Now()
+// visibility timeout, so a commit in flight cannot race the handler. now
+// is the writer's clock.
+func Enqueue(ctx context.Context, q storage.Queue, text string, delay, margin time.Duration, now func() time.Time) (*Pending, error) {
+	start := now()
 	rc, err := q.Enqueue(ctx, text, storage.EnqueueOptions{Delay: delay, TTL: -1})
 	if err != nil {
 		return nil, fmt.Errorf("enqueuing compensation %s: %w", text, err)
 	}
-	return &Pending{queue: q, receipt: rc, deadline: start.Add(delay - margin)}, nil
+	return &Pending{queue: q, receipt: rc, now: now, deadline: start.Add(delay - margin)}, nil
 }
 
 // Check returns ErrExpired once the commit deadline has passed.
 func (p *Pending) Check() error {
-	if time.Now().After(p.deadline) {
+	if p.now().After(p.deadline) {
 		return ErrExpired
 	}
 	return nil

@@ -61,7 +61,7 @@ func merge(ctx context.Context, t *task.Task, m message.Message) error {
 		// Each reader decodes its segment's next block on another
 		// goroutine while the merge works, so decoding uses the other
 		// cores. Its Close, deferred after rc's, runs before it.
-		readers[i] = packed.NewEdgeReaderAhead(rc, packed.AheadFor(in.Len))
+		readers[i] = packed.NewEdgeReaderAhead(rc, aheadFor(in.Len, len(inputs)))
 		defer readers[i].Close()
 	}
 	out := newOutput(ctx, t, m.Ply, bucket)

@@ -33,11 +33,11 @@ const (
 	// MaxBucketBlobs bounds the bucket size.
 	MaxBucketBlobs = 1024
 	// DefaultGrowFrom is the first ply whose final blobs and buckets
-	// double in size (runstore.Sizes): from ply 12 on, 8x8's plies are
+	// double in size (runstore.Sizes): from ply 11 on, 8x8's plies are
 	// large enough that fixed sizes make merge reads grow faster than
 	// the edges (measured: ply 13 read 2.7 times as many segments an edge
 	// as ply 12).
-	DefaultGrowFrom = 12
+	DefaultGrowFrom = 11
 	// DefaultMergeFanIn is the most expansion runs a bucket merge reads
 	// before the ply gets a combine level (runstore.Sizes.Levels). Each
 	// reader holds up to two blocks of about 290 KiB.
@@ -373,6 +373,9 @@ type WorkerConfig struct {
 	ThrottleDelay   time.Duration
 	// Observer, if set, is told about every message handled (metrics).
 	Observer Observer
+	// Clock is the time of leases and of tasks (their compensation
+	// deadlines); nil means the system's. Tests drive it.
+	Clock Clock
 }
 
 // NoThrottleRetries as WorkerConfig.ThrottleRetries fails a throttled
@@ -401,6 +404,9 @@ func (c WorkerConfig) WithDefaults() WorkerConfig {
 	}
 	if c.ThrottleDelay == 0 {
 		c.ThrottleDelay = time.Second
+	}
+	if c.Clock == nil {
+		c.Clock = systemClock{}
 	}
 	return c
 }

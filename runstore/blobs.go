@@ -16,14 +16,14 @@ type BlobKind int
 
 // Blob kinds.
 const (
-	StartBlob     BlobKind = iota + 1 // ply 0's one final blob: the start position
-	ExpansionBlob                     // an expansion task's sorted edges
-	FinalRunBlob                      // a bucket merge's output: distinct positions
-	ResultsBlob                       // results of final blob Index
-	SplittersBlob                     // the ply's bucket bounds
-	InputsBlob                        // each bucket's segments of the expansion (or combine) blobs
-	CombineBlob                       // a combine task's sorted edges
-	CombineInputsBlob                 // each combine task's segments of the expansion blobs
+	StartBlob         BlobKind = iota + 1 // ply 0's one final blob: the start position
+	ExpansionBlob                         // an expansion task's sorted edges
+	FinalRunBlob                          // a bucket merge's output: distinct positions
+	ResultsBlob                           // results of final blob Index
+	SplittersBlob                         // the ply's bucket bounds
+	InputsBlob                            // each bucket's segments of the expansion (or combine) blobs
+	CombineBlob                           // a combine task's sorted edges
+	CombineInputsBlob                     // each combine task's segments of the expansion blobs
 )
 
 // BlobName is a parsed blob name.
