@@ -549,3 +549,33 @@ func goTestList(t *testing.T, root, pkg string) []string {
 	}
 	return strings.Fields(string(out))
 }
+
+// TestDocsLinks checks that every relative link and image of README.md and
+// docs/*.md names a file or directory of the repository.
+func TestDocsLinks(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	for _, file := range docFiles(t, root) {
+		b, err := os.ReadFile(filepath.Join(root, file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+			target, _, _ := strings.Cut(m[1], "#")
+			if target == "" || strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			path := filepath.Join(root, filepath.Dir(file), target)
+			if rel, err := filepath.Rel(root, path); err != nil || strings.HasPrefix(rel, "..") {
+				t.Errorf("%s: link %s leaves the repository", file, m[1])
+				continue
+			}
+			if _, err := os.Stat(path); err != nil {
+				t.Errorf("%s: link %s: %v", file, m[1], err)
+			}
+		}
+	}
+}
