@@ -171,9 +171,14 @@ func TestDocsCommands(t *testing.T) {
 	dataDir := regexp.MustCompile(`-data \./([A-Za-z0-9_.-]+)`)
 	for _, file := range docFiles(t, root) {
 		var runnable []docBlock
-		for _, b := range parseBlocks(t, root, file) {
+		shown := map[int]docBlock{} // an interrupt block's line: the text block after it
+		blocks := parseBlocks(t, root, file)
+		for i, b := range blocks {
 			if b.lang == "sh" && b.section == "" && (b.kind == kindRun || b.kind == kindInterrupt || b.kind == kindServe) {
 				runnable = append(runnable, b)
+				if b.kind == kindInterrupt && i+1 < len(blocks) && blocks[i+1].lang == "text" {
+					shown[b.line] = blocks[i+1]
+				}
 			}
 		}
 		if len(runnable) == 0 {
@@ -201,7 +206,7 @@ func TestDocsCommands(t *testing.T) {
 				case kindRun:
 					runScript(t, root, env, b)
 				case kindInterrupt:
-					runInterrupted(t, root, env, b)
+					runInterrupted(t, root, env, b, shown[b.line])
 				case kindServe:
 					for _, line := range commandLines(b) {
 						serve(t, root, env, b, line)
@@ -263,8 +268,9 @@ func runScript(t *testing.T, root string, env []string, b docBlock) {
 
 // runInterrupted starts the block's first line, sends SIGINT once it has
 // written progress to standard error, and requires the line that says how
-// to resume; then it runs the rest of the block.
-func runInterrupted(t *testing.T, root string, env []string, b docBlock) {
+// to resume, shown in the text block after it but for its numbers; then
+// it runs the rest of the block.
+func runInterrupted(t *testing.T, root string, env []string, b, shown docBlock) {
 	t.Helper()
 	lines := commandLines(b)
 	if len(lines) < 2 {
@@ -309,7 +315,14 @@ func runInterrupted(t *testing.T, root string, env []string, b docBlock) {
 	if !strings.Contains(got, want) || !strings.Contains(got, resume) {
 		t.Fatalf("%s: %s printed no %q ... %q line after SIGINT:\n%s", b, lines[0], want, resume, got)
 	}
-	t.Logf("%s: interrupted: %s", b, got[strings.LastIndex(got, want):])
+	last, _, _ := strings.Cut(got[strings.LastIndex(got, want):], "\n")
+	t.Logf("%s: interrupted: %s", b, last)
+	if len(shown.lines) > 0 {
+		digits := regexp.MustCompile(`\d+`)
+		if d := digits.ReplaceAllString(last, "N"); d != digits.ReplaceAllString(strings.TrimSpace(shown.lines[0]), "N") {
+			t.Errorf("%s: after SIGINT it printed\n%s\nwhich is not the line %s shows but for its numbers:\n%s", b, last, shown, shown.lines[0])
+		}
+	}
 	rest := b
 	rest.lines = lines[1:]
 	runScript(t, root, env, rest)
