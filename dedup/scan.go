@@ -67,7 +67,7 @@ func scan(ctx context.Context, t *task.Task, m message.Message) error {
 		if err != nil || !ready {
 			return err
 		}
-		if err := putInputs(ctx, t, p.Ply, runstore.InputsBlobName(p.Ply), lists); err != nil {
+		if swept, err := putInputs(ctx, t, p.Ply, runstore.InputsBlobName(p.Ply), lists); err != nil || swept {
 			return err
 		}
 	}
@@ -117,7 +117,7 @@ func mergeLists(ctx context.Context, t *task.Task, p *runstore.Ply) (lists [][]I
 			return nil, false, err
 		}
 		lists := CombineInputs(exps, p.Tasks, p.Buckets, p.Groups, p.Ranges)
-		if err := putInputs(ctx, t, p.Ply, runstore.CombineInputsBlobName(p.Ply), lists); err != nil {
+		if swept, err := putInputs(ctx, t, p.Ply, runstore.CombineInputsBlobName(p.Ply), lists); err != nil || swept {
 			return nil, false, err
 		}
 	}
@@ -131,17 +131,18 @@ func mergeLists(ctx context.Context, t *task.Task, p *runstore.Ply) (lists [][]I
 	return nil, false, nil
 }
 
-// putInputs writes an inputs blob once.
-func putInputs(ctx context.Context, t *task.Task, ply int, name string, lists [][]Input) error {
-	err := t.Run.Blobs.PutNew(ctx, name, EncodeInputs(lists))
+// putInputs writes an inputs blob once. swept reports that the ply was
+// already Final, its blobs swept: the scan read it while it was open,
+// and the inputs were deleted again, with nothing left to enqueue.
+func putInputs(ctx context.Context, t *task.Task, ply int, name string, lists [][]Input) (swept bool, err error) {
+	err = t.Run.Blobs.PutNew(ctx, name, EncodeInputs(lists))
 	switch {
 	case errors.Is(err, storage.ErrExists):
-		return nil
+		return false, nil
 	case err != nil:
-		return fmt.Errorf("writing the merge inputs %s: %w", name, err)
+		return false, fmt.Errorf("writing the merge inputs %s: %w", name, err)
 	}
 	// A scan that read the ply before another one's merges completed it
 	// may write after the ply's sweep.
-	_, err = t.Run.DropIfSwept(ctx, ply, name)
-	return err
+	return t.Run.DropIfSwept(ctx, ply, name)
 }
