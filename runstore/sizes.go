@@ -10,11 +10,17 @@ import "math"
 // (expansion tasks) x (buckets): quadratically in the ply. Two rules keep
 // them linear:
 //
-//   - Growth. From ply GrowFrom on, final blobs and buckets double in
-//     size each ply (BlobPositionsAt, BucketBlobsAt), up to caps that
-//     keep an expansion task's sort in memory and a bucket's cuts in one
-//     marker. The ply's positions grow about sevenfold a ply, so tasks
-//     and buckets grow about 3.5 and 1.75 times a ply instead of 7 and 7.
+//   - Growth. From ply GrowFrom on, final blobs double in size each ply
+//     (BlobPositionsAt), and from the ply after, buckets too
+//     (BucketBlobsAt), up to caps that keep an expansion task's sort in
+//     memory and a bucket's cuts in one marker. The ply's positions grow
+//     about sevenfold a ply, so tasks and buckets grow about 3.5 and 1.75
+//     times a ply instead of 7 and 7. Buckets start a ply later because
+//     the first plies that grow have few buckets: a run to ply 13 that
+//     grew both from ply 11 merged ply 13 in 20 buckets, and one core
+//     idled while the last merges ran (459 s wall against 392 s,
+//     measured 2026-11-26, with the ply's reads an edge still below ply
+//     12's either way).
 //   - Combining. A ply fed by more expansion tasks than MergeFanIn gets a
 //     second merge level (Levels): consecutive tasks form groups, the
 //     buckets form ranges of consecutive buckets, and a combine task
@@ -63,9 +69,10 @@ func (s Sizes) BlobPositionsAt(ply int) int {
 	return grow(s.BlobPositions, s.doublings(ply), MaxGrownBlobPositions)
 }
 
-// BucketBlobsAt is the size of ply's buckets in its final blobs.
+// BucketBlobsAt is the size of ply's buckets in its final blobs: it
+// doubles from the ply after GrowFrom.
 func (s Sizes) BucketBlobsAt(ply int) int {
-	return grow(s.BucketBlobs, s.doublings(ply), MaxGrownBucketBlobs)
+	return grow(s.BucketBlobs, max(0, s.doublings(ply)-1), MaxGrownBucketBlobs)
 }
 
 // grow doubles base n times, up to limit, but never below base.

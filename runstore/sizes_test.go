@@ -5,7 +5,7 @@ import "testing"
 func TestSizesGrow(t *testing.T) {
 	s := Sizes{BlobPositions: 1000, BucketBlobs: 4, GrowFrom: 3}
 	for _, c := range []struct{ ply, blob, bucket int }{
-		{0, 1000, 4}, {2, 1000, 4}, {3, 2000, 8}, {4, 4000, 16}, {10, 256000, 1024}, {20, MaxGrownBlobPositions, MaxGrownBucketBlobs},
+		{0, 1000, 4}, {2, 1000, 4}, {3, 2000, 4}, {4, 4000, 8}, {10, 256000, 512}, {20, MaxGrownBlobPositions, MaxGrownBucketBlobs},
 	} {
 		if b, k := s.BlobPositionsAt(c.ply), s.BucketBlobsAt(c.ply); b != c.blob || k != c.bucket {
 			t.Errorf("ply %d: %d positions a blob and %d blobs a bucket, want %d and %d", c.ply, b, k, c.blob, c.bucket)
