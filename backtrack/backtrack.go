@@ -29,11 +29,18 @@ type Tally struct {
 	Draw     bool
 	Scored   uint16 // children with an exact score
 	Best     Score  // the best of those scores for the parent's side to move
+	// Bounded counts the children whose notices bound their
+	// differentials (an exact score, a bound or a result); lower and
+	// upper are the best of those lower and upper bounds for the side to
+	// move, as its own differential (see Bounds).
+	Bounded      uint16
+	lower, upper int8
 }
 
 // Add counts one child's notice to a parent whose side to move is side;
 // unknown results and unknown scores are not counted.
 func (t *Tally) Add(side board.Color, n Notice) {
+	t.addBounds(side, n)
 	switch n.Result {
 	case board.BlackWins:
 		t.BlackWin = true
@@ -76,6 +83,10 @@ type Score struct {
 	Exact bool // Diff is known
 	// Black and White are a perfect-play final count, or 0, 0.
 	Black, White uint8
+	// Bound, when not NoBound, makes a score that is not Exact a bound:
+	// Diff is a lower or an upper bound on the differential (the solve
+	// modes root and wld prove no more than their parents need).
+	Bound Bound
 }
 
 // Known reports whether s holds a perfect-play final count (and so an
@@ -108,6 +119,10 @@ func TerminalScore(b *board.Board, p board.Position) Score {
 // Result is the result a score implies.
 func (s Score) Result() board.Result {
 	switch {
+	case s.Bound == AtLeast && s.Diff > 0:
+		return board.BlackWins
+	case s.Bound == AtMost && s.Diff < 0:
+		return board.WhiteWins
 	case !s.Exact:
 		return board.Unknown
 	case s.Diff > 0:
@@ -142,20 +157,29 @@ func Better(side board.Color, a, b Score) bool {
 }
 
 // A score travels as a 14-bit word: black's and white's final counts, 7
-// bits each, when it has them; otherwise diffOnly in black's bits and
-// Diff/2+32 in white's (under the WOF rule a differential is even, as
-// every board has an even number of squares); 0 when unknown.
+// bits each, when it has them; otherwise diffOnly (atLeast, atMost for a
+// bound) in black's bits and Diff/2+32 in white's (under the WOF rule a
+// differential is even, as every board has an even number of squares); 0
+// when unknown. No board has the 125 squares that would make a count
+// collide with the markers.
 const (
 	scoreBits = 14
 	diffOnly  = 0x7f
+	atLeast   = 0x7e
+	atMost    = 0x7d
 )
 
 func (s Score) word() uint16 {
+	half := uint16(int(s.Diff)/2+32) << 7
 	switch {
 	case s.Known():
 		return uint16(s.Black&0x7f) | uint16(s.White&0x7f)<<7
 	case s.Exact:
-		return diffOnly | uint16(int(s.Diff)/2+32)<<7
+		return diffOnly | half
+	case s.Bound == AtLeast:
+		return atLeast | half
+	case s.Bound == AtMost:
+		return atMost | half
 	}
 	return 0
 }
@@ -167,9 +191,16 @@ func scoreOf(v uint16, squares int) (s Score, ok bool) {
 	switch {
 	case v == 0:
 		return Score{}, true
-	case black == diffOnly:
+	case black == diffOnly, black == atLeast, black == atMost:
 		d := 2 * (white - 32)
-		return DiffScore(d), v < 1<<scoreBits && d >= -squares && d <= squares
+		s := DiffScore(d)
+		switch black {
+		case atLeast:
+			s = BoundScore(d, AtLeast)
+		case atMost:
+			s = BoundScore(d, AtMost)
+		}
+		return s, v < 1<<scoreBits && d >= -squares && d <= squares
 	}
 	return CountScore(black, white, squares), v < 1<<scoreBits && black+white <= squares
 }
@@ -232,7 +263,7 @@ func AppendNotices(dst []byte, ns []Notice) []byte {
 	var prev uint32
 	for _, n := range ns {
 		dst = binary.AppendUvarint(dst, uint64(n.Index-prev))
-		if n.Score.Exact {
+		if n.Score.Exact || n.Score.Bound != NoBound {
 			dst = append(dst, byte(n.Result)|scoreFollows)
 			dst = binary.LittleEndian.AppendUint16(dst, n.Score.word())
 		} else {
@@ -264,7 +295,7 @@ func DecodeNotices(b []byte, squares int, fn func(Notice)) error {
 				return errors.New("backtrack: malformed notice payload")
 			}
 			s, ok := scoreOf(binary.LittleEndian.Uint16(b), squares)
-			if !ok || !s.Exact {
+			if !ok || s == (Score{}) {
 				return errors.New("backtrack: malformed score in notice payload")
 			}
 			nt.Score = s
