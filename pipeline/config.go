@@ -68,6 +68,10 @@ type RunConfig struct {
 	// a run that solves, so that the solving is many small tasks. Zero
 	// without Solve.
 	SolvePositions int
+	// SolveMode says how far Solve solves the target ply
+	// (runstore.SolveMode); "" means runstore.SolveAll with Solve, and
+	// must be "" without.
+	SolveMode runstore.SolveMode
 	// QueueShards is how many queues the work queue is spread over (see
 	// WorkQueues), for runs whose workers together would exceed what one
 	// queue serves. Zero means one.
@@ -137,6 +141,9 @@ func (c RunConfig) WithDefaults() RunConfig {
 	if c.Solve && c.SolvePositions == 0 {
 		c.SolvePositions = min(DefaultSolvePositions, c.BlobPositions)
 	}
+	if c.Solve && c.SolveMode == "" {
+		c.SolveMode = runstore.SolveAll
+	}
 	return c
 }
 
@@ -181,6 +188,10 @@ func (c RunConfig) Validate() error {
 		return fmt.Errorf("solve positions %d: only a run that solves has them", c.SolvePositions)
 	case c.Solve && (c.SolvePositions < 1 || c.SolvePositions > c.BlobPositions):
 		return fmt.Errorf("solve positions %d: must be 1 to the blob positions, %d", c.SolvePositions, c.BlobPositions)
+	case !c.Solve && c.SolveMode != "":
+		return fmt.Errorf("solve mode %s: only a run that solves has one", c.SolveMode)
+	case c.Solve && c.SolveMode != runstore.SolveAll && !c.SolveMode.Pruned():
+		return fmt.Errorf("solve mode %q: must be all, root or wld", c.SolveMode)
 	}
 	return nil
 }
@@ -201,7 +212,7 @@ func (c RunConfig) record(b *board.Board) runstore.Config {
 		start = c.Start.Text()
 	}
 	return runstore.Config{Board: c.Board, Target: c.Target, BlobPositions: c.BlobPositions, BucketBlobs: c.BucketBlobs,
-		Start: start, Solve: c.Solve, SolvePositions: c.SolvePositions,
+		Start: start, Solve: c.Solve, SolvePositions: c.SolvePositions, SolveMode: c.SolveMode,
 		QueueShards: c.QueueShards, PartitionShards: c.PartitionShards, Accounts: c.Accounts, StateAccounts: c.StateAccounts}
 }
 
@@ -209,7 +220,7 @@ func (c RunConfig) record(b *board.Board) runstore.Config {
 // names what in the record is bad.
 func fromRecord(name string, rec runstore.Config) (RunConfig, error) {
 	cfg := RunConfig{Name: name, Board: rec.Board, Target: rec.Target, BlobPositions: rec.BlobPositions, BucketBlobs: rec.BucketBlobs,
-		Solve: rec.Solve, SolvePositions: rec.SolvePositions,
+		Solve: rec.Solve, SolvePositions: rec.SolvePositions, SolveMode: rec.SolveMode,
 		QueueShards: rec.QueueShards, PartitionShards: rec.PartitionShards, Accounts: rec.Accounts, StateAccounts: rec.StateAccounts}
 	b, err := board.New(rec.Board)
 	if err != nil {

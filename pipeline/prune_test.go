@@ -1,0 +1,98 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/reversi-cloud/reversi/backtrack"
+	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/runstore"
+	"github.com/reversi-cloud/reversi/solve"
+)
+
+// TestPrunedSolveModes: the solve modes root and wld give the start's
+// exact score (root) or result (wld) that solving the start gives, every
+// score or bound a position reports holds its solver score, and a
+// frontier is not solved exactly throughout. The target ply's small blobs
+// make the positions' parents learn from several tasks.
+func TestPrunedSolveModes(t *testing.T) {
+	six := board.MustNew(6)
+	sixStart20, err := six.ParseMoves("e4c5b4a5a4e3a6b5d5b6b3e5")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		board  int
+		start  board.Position
+		target int
+	}{
+		{4, board.Position{}, 4}, // the whole 4x4 game: -10 (docs/reference.md)
+		{6, sixStart20, 3},
+	} {
+		b := board.MustNew(tc.board)
+		start := tc.start
+		if start == (board.Position{}) {
+			start = b.Start()
+		}
+		want := solverScore(t, newTestSolver(t), b, start)
+		for _, mode := range []runstore.SolveMode{runstore.SolveRoot, runstore.SolveWLD} {
+			name := fmt.Sprintf("prune%d%s", tc.board, mode)
+			t.Run(name, func(t *testing.T) {
+				rep, r := solveRun(t, RunConfig{Name: name, Board: tc.board, Target: tc.target, BlobPositions: 40, BucketBlobs: 4,
+					Start: start, Solve: true, SolvePositions: 3, SolveMode: mode})
+				wantRoot := map[bool]string{true: "black", false: "white"}[want > 0]
+				if want == 0 {
+					wantRoot = "draw"
+				}
+				if rep.Root != wantRoot {
+					t.Errorf("root %s, want %s (solver %+d)", rep.Root, wantRoot, want)
+				}
+				if mode == runstore.SolveRoot && (rep.RootScore == nil || *rep.RootScore != want) {
+					t.Errorf("root score %v, want %+d", rep.RootScore, want)
+				}
+				checkBounds(t, r, tc.target)
+			})
+		}
+	}
+}
+
+// checkBounds requires every score of plies 0 to last, exact or a bound,
+// to hold the solver's score, and some position of the last ply not to
+// be solved exactly.
+func checkBounds(t *testing.T, r *Run, last int) {
+	t.Helper()
+	s := newTestSolver(t)
+	squares := r.Board.Size() * r.Board.Size()
+	for ply := 0; ply <= last; ply++ {
+		scores, err := r.Scores(context.Background(), ply)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inexact, bounded := 0, 0
+		for p, sc := range scores {
+			want := solverScore(t, s, r.Board, p)
+			if lo, hi := sc.Interval(squares); lo > want || hi < want {
+				t.Errorf("ply %d %s: score %+v, solver %+d", ply, p.Text(), sc, want)
+			}
+			if !sc.Exact {
+				inexact++
+			}
+			if sc.Bound != backtrack.NoBound {
+				bounded++
+			}
+		}
+		t.Logf("ply %d: %d positions, %d exact, %d bounded, %d unknown", ply, len(scores), len(scores)-inexact, bounded, inexact-bounded)
+		if ply == last && inexact == 0 {
+			t.Errorf("ply %d: all %d positions solved exactly, none bounded or skipped", ply, len(scores))
+		}
+	}
+}
+
+func newTestSolver(t *testing.T) *solve.Solver {
+	s, err := solve.New(solve.Options{TableBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
