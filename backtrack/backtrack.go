@@ -83,10 +83,11 @@ type Score struct {
 	Exact bool // Diff is known
 	// Black and White are a perfect-play final count, or 0, 0.
 	Black, White uint8
-	// Bound, when not NoBound, makes a score that is not Exact a bound:
-	// Diff is a lower or an upper bound on the differential (the solve
-	// modes root and wld prove no more than their parents need).
-	Bound Bound
+	// Bounded makes a score that is not Exact a pair of bounds: the
+	// differential is at least Diff and at most Upper (the solve modes
+	// root and wld prove no more than the start needs).
+	Bounded bool
+	Upper   int8
 }
 
 // Known reports whether s holds a perfect-play final count (and so an
@@ -119,9 +120,9 @@ func TerminalScore(b *board.Board, p board.Position) Score {
 // Result is the result a score implies.
 func (s Score) Result() board.Result {
 	switch {
-	case s.Bound == AtLeast && s.Diff > 0:
+	case s.Bounded && s.Diff > 0:
 		return board.BlackWins
-	case s.Bound == AtMost && s.Diff < 0:
+	case s.Bounded && s.Upper < 0:
 		return board.WhiteWins
 	case !s.Exact:
 		return board.Unknown
@@ -157,29 +158,27 @@ func Better(side board.Color, a, b Score) bool {
 }
 
 // A score travels as a 14-bit word: black's and white's final counts, 7
-// bits each, when it has them; otherwise diffOnly (atLeast, atMost for a
-// bound) in black's bits and Diff/2+32 in white's (under the WOF rule a
-// differential is even, as every board has an even number of squares); 0
-// when unknown. No board has the 125 squares that would make a count
-// collide with the markers.
+// bits each, when it has them; otherwise diffOnly in black's bits and
+// Diff/2+32 in white's (under the WOF rule a differential is even, as
+// every board has an even number of squares); 0 when unknown. Bounds lo
+// and hi are the number c = (lo/2+32)*65 + hi/2+32, below 65*65, as
+// boundsBase+c/128 in black's bits and c%128 in white's: black's bits of
+// a count are at most 64.
 const (
-	scoreBits = 14
-	diffOnly  = 0x7f
-	atLeast   = 0x7e
-	atMost    = 0x7d
+	scoreBits  = 14
+	diffOnly   = 0x7f
+	boundsBase = 0x41
 )
 
 func (s Score) word() uint16 {
-	half := uint16(int(s.Diff)/2+32) << 7
 	switch {
 	case s.Known():
 		return uint16(s.Black&0x7f) | uint16(s.White&0x7f)<<7
 	case s.Exact:
-		return diffOnly | half
-	case s.Bound == AtLeast:
-		return atLeast | half
-	case s.Bound == AtMost:
-		return atMost | half
+		return diffOnly | uint16(int(s.Diff)/2+32)<<7
+	case s.Bounded:
+		c := (int(s.Diff)/2+32)*65 + int(s.Upper)/2 + 32
+		return uint16(boundsBase+c/128) | uint16(c%128)<<7
 	}
 	return 0
 }
@@ -191,16 +190,13 @@ func scoreOf(v uint16, squares int) (s Score, ok bool) {
 	switch {
 	case v == 0:
 		return Score{}, true
-	case black == diffOnly, black == atLeast, black == atMost:
+	case black == diffOnly:
 		d := 2 * (white - 32)
-		s := DiffScore(d)
-		switch black {
-		case atLeast:
-			s = BoundScore(d, AtLeast)
-		case atMost:
-			s = BoundScore(d, AtMost)
-		}
-		return s, v < 1<<scoreBits && d >= -squares && d <= squares
+		return DiffScore(d), v < 1<<scoreBits && d >= -squares && d <= squares
+	case black >= boundsBase:
+		c := (black-boundsBase)*128 + white
+		lo, hi := 2*(c/65-32), 2*(c%65-32)
+		return BoundsScore(lo, hi), v < 1<<scoreBits && -squares <= lo && lo < hi && hi <= squares
 	}
 	return CountScore(black, white, squares), v < 1<<scoreBits && black+white <= squares
 }
@@ -263,7 +259,7 @@ func AppendNotices(dst []byte, ns []Notice) []byte {
 	var prev uint32
 	for _, n := range ns {
 		dst = binary.AppendUvarint(dst, uint64(n.Index-prev))
-		if n.Score.Exact || n.Score.Bound != NoBound {
+		if n.Score.Exact || n.Score.Bounded {
 			dst = append(dst, byte(n.Result)|scoreFollows)
 			dst = binary.LittleEndian.AppendUint16(dst, n.Score.word())
 		} else {

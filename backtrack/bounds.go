@@ -8,17 +8,8 @@ import "github.com/reversi-cloud/reversi/board"
 // results words and notices like exact scores, and a parent's bounds are
 // the minimax of its children's.
 
-// Bound says which side of a score's Diff the differential lies on.
-type Bound uint8
-
-const (
-	NoBound Bound = iota // exact or unknown
-	AtLeast              // the differential is Diff or more
-	AtMost               // the differential is Diff or less
-)
-
-// BoundScore is a score known only to be at least or at most diff.
-func BoundScore(diff int, b Bound) Score { return Score{Diff: int8(diff), Bound: b} }
+// BoundsScore is a score known only to lie in [lo, hi], lo < hi.
+func BoundsScore(lo, hi int) Score { return Score{Diff: int8(lo), Upper: int8(hi), Bounded: true} }
 
 // Interval is what s says of the differential on a board of squares
 // squares: it lies in [lo, hi].
@@ -26,36 +17,23 @@ func (s Score) Interval(squares int) (lo, hi int) {
 	switch {
 	case s.Exact:
 		return int(s.Diff), int(s.Diff)
-	case s.Bound == AtLeast:
-		return int(s.Diff), squares
-	case s.Bound == AtMost:
-		return -squares, int(s.Diff)
+	case s.Bounded:
+		return int(s.Diff), int(s.Upper)
 	}
 	return -squares, squares
 }
 
-// IntervalScore is the score that keeps the most of [lo, hi] (a
-// differential's bounds on a board of squares squares) a word can hold:
-// exact when they meet, else the bound that decides the result if one
-// does, else the bound that says who cannot lose, else any finite one.
+// IntervalScore is the score of a differential known to lie in [lo, hi]
+// on a board of squares squares: exact when they meet, unknown when they
+// say nothing.
 func IntervalScore(lo, hi, squares int) Score {
 	switch {
 	case lo == hi:
 		return DiffScore(lo)
-	case lo > 0:
-		return BoundScore(lo, AtLeast)
-	case hi < 0:
-		return BoundScore(hi, AtMost)
-	case lo == 0:
-		return BoundScore(lo, AtLeast)
-	case hi == 0:
-		return BoundScore(hi, AtMost)
-	case lo > -squares:
-		return BoundScore(lo, AtLeast)
-	case hi < squares:
-		return BoundScore(hi, AtMost)
+	case lo <= -squares && hi >= squares:
+		return Score{}
 	}
-	return Score{}
+	return BoundsScore(max(lo, -squares), min(hi, squares))
 }
 
 // noBound stands for the end of an interval no bound closes, beyond every
@@ -68,10 +46,8 @@ func (n Notice) boundsOf() (lo, hi int, ok bool) {
 	switch {
 	case n.Score.Exact:
 		return int(n.Score.Diff), int(n.Score.Diff), true
-	case n.Score.Bound == AtLeast:
-		lo, hi = int(n.Score.Diff), noBound
-	case n.Score.Bound == AtMost:
-		lo, hi = -noBound, int(n.Score.Diff)
+	case n.Score.Bounded:
+		lo, hi = int(n.Score.Diff), int(n.Score.Upper)
 	default:
 		lo, hi = -noBound, noBound
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/packed"
@@ -12,35 +13,75 @@ import (
 	"github.com/reversi-cloud/reversi/task"
 )
 
-// frontier decides how far a resolve task of the target ply solves each
-// position of its final blob in the solve modes root and wld: only as far
-// as its parents still need. A parent needs a child only to learn whether
-// the child beats the best its other children are known to reach for its
-// side to move (root), or, in wld, whether the child wins where none is
-// yet known to; a parent already won (wld) or at the best score the
-// board allows (root) needs nothing, and a position none of whose
-// parents needs anything is skipped. What the parents know comes from
-// the notices other final blobs of this ply have sent so far, read again
-// before each position, and from this task's own results.
+// frontier solves the positions of one final blob of the target ply in
+// the solve modes root and wld, each only as far as the start still
+// needs it: alpha-beta over the enumerated plies, run by the resolve
+// tasks of the target ply together.
 //
-// Crash points: nothing here writes. A retry may see more notices than
-// the attempt it replaces and so bound or skip more, but every result it
-// reports is a true bound, and a parent's need is judged only from
-// results other tasks proved: notices this blob sent in an earlier
-// attempt are left out, as the retry may skip the position they came
-// from.
+// Before each position the task reads what the other final blobs of the
+// ply have reported so far (the notices to the ply above, which tasks
+// write after each position they solve), computes every position's
+// bounds from the target ply up to the start, and then the window each
+// position must be settled in from the start down: the start's is every
+// score (root) or (-1, 1) (wld); a position whose bounds already settle
+// its window passes nothing on; otherwise a child's window is the
+// parent's, narrowed by the best bound the side to move already has. A
+// position of the blob gets the union of its parents' windows: none
+// means it is skipped, a narrow one means a cheap bounded search. Of the
+// positions left, the task solves the one with the narrowest window
+// next, which tends to finish one parent's children before starting
+// another's, as a sequential alpha-beta would.
+//
+// Crash points: every notice row the task writes is its own (keyed by
+// its blob) and holds only true bounds, rewritten whole and growing
+// after each position, so a retry overwrites them. A retry may find
+// another blob's rows written by an attempt that died and whose retry
+// will solve less than they say, so a redelivered task trusts no other
+// blob's notices: it bounds its positions from its own results alone and
+// skips only what those settle, and so supplies whatever its parents
+// need even if every other blob did the same.
 type frontier struct {
-	run         *task.Run
-	mode        runstore.SolveMode
-	ply, index  int
-	squares     int
-	refs        [][]Ref             // each position's parents
-	side        map[Ref]board.Color // each parent's side to move
-	parentBlobs []uint32            // the parents' final blobs
-	own         map[Ref]*Tally      // this task's results, by parent
-	others      map[Ref]*Tally      // other blobs' notices, by parent
-	counts      [frontierStates]int // positions by state
+	run        *task.Run
+	store      *runstore.Store
+	mode       runstore.SolveMode
+	ply, index int
+	squares    int
+	trust      bool // other blobs' notices count (a first delivery)
+	blob       string
+
+	keys []board.Position
+	refs [][]Ref // each position's parents, in the ply above
+	done []bool  // solved, bounded or skipped
+
+	// tree holds the plies top to ply-1 (top is 0 unless they would
+	// exceed maxTree positions); base[k][b] is the first node of final
+	// blob b of ply top+k.
+	top  int
+	tree [][]treeNode
+	base [][]int32
+	// ownTo is, per parent final blob, this blob's notices to it so far.
+	ownTo  map[uint32][]Notice
+	counts [frontierStates]int // positions by state
 }
+
+// treeNode is a position of the plies above the target ply.
+type treeNode struct {
+	side     board.Color
+	terminal bool
+	score    Score   // the final count, when terminal
+	kids     []int32 // children in the next ply of the tree
+	children int     // distinct children (in the last ply: in the target ply)
+	tally    Tally   // in the last ply: its children's notices so far
+	// lo and hi bound its differential, black minus white; alpha and
+	// beta are the window it must be settled in, empty when alpha >= beta.
+	lo, hi, alpha, beta int
+}
+
+// maxTree bounds the positions above the target ply that a frontier
+// follows up to the start. Beyond, it follows fewer plies and takes each
+// position of the highest as needing its exact score (root) or result
+// (wld): sound, only less pruned.
+const maxTree = 1 << 17
 
 // frontierState is what a pruned solve did with a position.
 type frontierState int
@@ -53,158 +94,326 @@ const (
 	frontierStates
 )
 
-// newFrontier reads the parents of the n positions of final blob index
-// of ply (stored in blob) and their sides to move.
-func newFrontier(ctx context.Context, run *task.Run, ply, index int, blob string, n int) (*frontier, error) {
-	f := &frontier{run: run, mode: run.SolveMode, ply: ply, index: index, squares: run.Board.Size() * run.Board.Size(),
-		side: map[Ref]board.Color{}, own: map[Ref]*Tally{}}
+// newFrontier reads final blob index of ply (stored in blob, positions
+// keys), its parents and the plies above.
+func newFrontier(ctx context.Context, t *task.Task, ply, index int, blob string, keys []board.Position) (*frontier, error) {
+	run := t.Run
+	f := &frontier{run: run, store: run.Store, mode: run.SolveMode, ply: ply, index: index, blob: blob,
+		squares: run.Board.Size() * run.Board.Size(), trust: t.Msg.DequeueCount <= 1,
+		keys: keys, refs: make([][]Ref, len(keys)), done: make([]bool, len(keys)),
+		ownTo: map[uint32][]Notice{}}
 	if ply == 0 {
-		f.refs = make([][]Ref, n)
 		return f, nil
 	}
-	payload, err := run.Store.Sources(ctx, blob)
+	payload, err := f.store.Sources(ctx, blob)
 	if err != nil {
 		return nil, err
 	}
 	sr := packed.NewSourceReader(bytes.NewReader(payload))
-	byBlob := map[uint32][]uint32{}
-	for i := range n {
+	for i := range keys {
 		refs, ok := sr.Next(nil)
 		if !ok {
 			if sr.Err() != nil {
 				return nil, fmt.Errorf("backtracking rows of %s: %w", blob, sr.Err())
 			}
-			return nil, fmt.Errorf("backtracking rows of %s cover %d of %d positions", blob, i, n)
+			return nil, fmt.Errorf("backtracking rows of %s cover %d of %d positions", blob, i, len(keys))
 		}
-		f.refs = append(f.refs, refs)
-		for _, r := range refs {
-			if _, ok := byBlob[r.Blob]; !ok {
-				f.parentBlobs = append(f.parentBlobs, r.Blob)
-			}
-			byBlob[r.Blob] = append(byBlob[r.Blob], r.Index)
-		}
+		f.refs[i] = slices.Clone(refs)
 	}
-	for _, pb := range f.parentBlobs {
-		final, err := run.Store.Final(ctx, ply-1, int(pb))
-		if err != nil {
-			return nil, err
-		}
-		keys, err := run.ReadKeys(ctx, final.Blob)
-		if err != nil {
-			return nil, err
-		}
-		for _, i := range byBlob[pb] {
-			if int(i) >= len(keys) {
-				return nil, fmt.Errorf("backtracking rows of %s name position %d of %s, which has %d", blob, i, final.Blob, len(keys))
-			}
-			f.side[Ref{Blob: pb, Index: i}] = keys[i].Side
-		}
-	}
-	return f, nil
+	return f, f.readTree(ctx)
 }
 
-// window returns the window, for p's side to move, that position i (p)
-// of the blob must be solved in; need is false when no parent needs it.
-func (f *frontier) window(ctx context.Context, i int, p board.Position) (alpha, beta int, need bool, err error) {
-	inf := f.squares + 1
-	if len(f.refs[i]) == 0 {
-		// The start itself: the run's answer.
-		if f.mode == runstore.SolveWLD {
-			return -1, 1, true, nil
-		}
-		return -inf, inf, true, nil
-	}
-	if err := f.readNews(ctx); err != nil {
-		return 0, 0, false, err
-	}
-	alpha, beta = inf, -inf // black minus white; empty until a parent needs p
-	for _, r := range f.refs[i] {
-		lower := -inf // the parent's best known, for its side to move
-		for _, t := range [2]*Tally{f.own[r], f.others[r]} {
-			if t != nil {
-				lower = max(lower, t.Lower(f.squares))
-			}
-		}
-		a, b, decided := lower, inf, lower >= f.squares
-		if f.mode == runstore.SolveWLD {
-			a, b, decided = max(lower, -1), 1, lower >= 1
-		}
-		if decided {
-			continue // no child can change what the parent needs to know
-		}
-		if f.side[r] == board.White {
-			a, b = -b, -a
-		}
-		alpha, beta = min(alpha, a), max(beta, b)
-	}
-	if alpha >= beta {
-		return 0, 0, false, nil
-	}
-	if p.Side == board.White {
-		alpha, beta = -beta, -alpha
-	}
-	return alpha, beta, true, nil
-}
-
-// readNews reads what the other final blobs of this ply have reported to
-// the parents so far. A payload that does not decode (half written) is
-// no news.
-func (f *frontier) readNews(ctx context.Context) error {
-	f.others = map[Ref]*Tally{}
-	for _, pb := range f.parentBlobs {
-		payloads, err := f.run.Store.NoticesFrom(ctx, f.ply-1, int(pb))
+// readTree reads the plies above the target ply, as many as maxTree
+// allows (the one above always).
+func (f *frontier) readTree(ctx context.Context) error {
+	var finals [][]runstore.FinalBlob
+	total := int64(0)
+	f.top = f.ply
+	for k := f.ply - 1; k >= 0; k-- {
+		fs, err := f.store.Finals(ctx, k)
 		if err != nil {
 			return err
 		}
-		for child, payload := range payloads {
-			if child == f.index {
+		n := int64(0)
+		for _, fb := range fs {
+			n += fb.Count
+		}
+		if k < f.ply-1 && total+n > maxTree {
+			break
+		}
+		total += n
+		finals = append([][]runstore.FinalBlob{fs}, finals...)
+		f.top = k
+	}
+	f.tree = make([][]treeNode, len(finals))
+	f.base = make([][]int32, len(finals))
+	var kids []board.Position
+	for k, fs := range finals {
+		ply := f.top + k
+		for _, fb := range fs {
+			f.base[k] = append(f.base[k], int32(len(f.tree[k])))
+			keys, err := f.run.ReadKeys(ctx, fb.Blob)
+			if err != nil {
+				return err
+			}
+			for _, p := range keys {
+				n := treeNode{side: p.Side, terminal: f.run.Board.Terminal(p)}
+				switch {
+				case n.terminal:
+					n.score = TerminalScore(f.run.Board, p)
+				case ply == f.ply-1:
+					kids, _ = f.run.Board.Children(p, kids[:0])
+					n.children = len(kids)
+				}
+				f.tree[k] = append(f.tree[k], n)
+			}
+			if k == 0 {
 				continue
 			}
-			var ns []Notice
-			if DecodeNotices(payload, f.squares, func(n Notice) { ns = append(ns, n) }) != nil {
-				continue
+			payload, err := f.store.Sources(ctx, fb.Blob)
+			if err != nil {
+				return err
 			}
-			for _, n := range ns {
-				r := Ref{Blob: pb, Index: n.Index}
-				side, ok := f.side[r]
-				if !ok {
-					continue // a parent of none of this blob's positions
+			sr := packed.NewSourceReader(bytes.NewReader(payload))
+			var refs []Ref
+			for i := range keys {
+				var ok bool
+				if refs, ok = sr.Next(refs); !ok {
+					return fmt.Errorf("backtracking rows of %s cover %d of %d positions: %w", fb.Blob, i, len(keys), sr.Err())
 				}
-				if f.others[r] == nil {
-					f.others[r] = &Tally{}
+				child := f.base[k][fb.Index] + int32(i)
+				for _, r := range refs {
+					parent, err := f.node(k-1, r)
+					if err != nil {
+						return err
+					}
+					parent.kids = append(parent.kids, child)
+					parent.children++
 				}
-				f.others[r].Add(side, n)
 			}
 		}
 	}
 	return nil
 }
 
-// record counts position i's result and score into its parents' tallies
-// and its state into the counts.
-func (f *frontier) record(i int, res board.Result, s Score, state frontierState) {
-	f.counts[state]++
-	if s == (Score{}) && res == board.Unknown {
-		return
+// node is the tree's node for r in ply top+k.
+func (f *frontier) node(k int, r Ref) (*treeNode, error) {
+	if int(r.Blob) >= len(f.base[k]) {
+		return nil, fmt.Errorf("backtracking rows name final blob %d of ply %d, which has %d", r.Blob, f.top+k, len(f.base[k]))
 	}
-	for _, r := range f.refs[i] {
-		if f.own[r] == nil {
-			f.own[r] = &Tally{}
+	id := int(f.base[k][r.Blob]) + int(r.Index)
+	end := len(f.tree[k])
+	if int(r.Blob)+1 < len(f.base[k]) {
+		end = int(f.base[k][r.Blob+1])
+	}
+	if id >= end {
+		return nil, fmt.Errorf("backtracking rows name position %d of final blob %d of ply %d, past its end", r.Index, r.Blob, f.top+k)
+	}
+	return &f.tree[k][id], nil
+}
+
+// rootWindow is the window the mode must settle the start in: every
+// score for root, who wins for wld.
+func (f *frontier) rootWindow() (alpha, beta int) {
+	if f.mode == runstore.SolveWLD {
+		return -1, 1
+	}
+	return -f.squares - 1, f.squares + 1
+}
+
+// windows computes, from the notices so far, the window each position
+// of the blob that is not done must be solved in, for black (empty when
+// nothing needs it).
+func (f *frontier) windows(ctx context.Context) ([][2]int, error) {
+	out := make([][2]int, len(f.keys))
+	if f.ply == 0 {
+		a, b := f.rootWindow()
+		for i := range out {
+			out[i] = [2]int{a, b}
 		}
-		f.own[r].Add(f.side[r], Notice{Index: r.Index, Result: res, Score: s})
+		return out, nil
+	}
+	if err := f.readNews(ctx); err != nil {
+		return nil, err
+	}
+	// Bounds, from the ply above the target up.
+	last := len(f.tree) - 1
+	for k := last; k >= 0; k-- {
+		for i := range f.tree[k] {
+			n := &f.tree[k][i]
+			switch {
+			case n.terminal:
+				n.lo, n.hi = n.score.Interval(f.squares)
+			case k == last:
+				n.lo, n.hi = n.tally.Bounds(n.side, n.children, f.squares)
+			default:
+				// The mover's view: the best of the children's bounds.
+				n.lo, n.hi = -f.squares, -f.squares
+				for _, c := range n.kids {
+					lo, hi := f.tree[k+1][c].lo, f.tree[k+1][c].hi
+					if n.side == board.White {
+						lo, hi = -hi, -lo
+					}
+					n.lo, n.hi = max(n.lo, lo), max(n.hi, hi)
+				}
+				if n.side == board.White {
+					n.lo, n.hi = -n.hi, -n.lo
+				}
+			}
+		}
+	}
+	// Windows, from the top down: a child's is the union of what its
+	// parents need of it.
+	for k := range f.tree {
+		for i := range f.tree[k] {
+			n := &f.tree[k][i]
+			n.alpha, n.beta = f.squares+1, -f.squares-1
+			if k == 0 {
+				n.alpha, n.beta = f.rootWindow()
+			}
+		}
+	}
+	for k := range last {
+		for i := range f.tree[k] {
+			n := &f.tree[k][i]
+			a, b, ok := n.childWindow()
+			if !ok {
+				continue
+			}
+			for _, c := range n.kids {
+				kid := &f.tree[k+1][c]
+				kid.alpha, kid.beta = min(kid.alpha, a), max(kid.beta, b)
+			}
+		}
+	}
+	for i := range out {
+		a, b := f.squares+1, -f.squares-1
+		for _, r := range f.refs[i] {
+			n, err := f.node(last, r)
+			if err != nil {
+				return nil, err
+			}
+			if ca, cb, ok := n.childWindow(); ok {
+				a, b = min(a, ca), max(b, cb)
+			}
+		}
+		out[i] = [2]int{a, b}
+	}
+	return out, nil
+}
+
+// childWindow is the window n's children must be settled in, black
+// minus white: none once n's bounds settle its own window.
+func (n *treeNode) childWindow() (alpha, beta int, ok bool) {
+	switch {
+	case n.alpha >= n.beta, n.lo == n.hi, n.lo >= n.beta, n.hi <= n.alpha:
+		return 0, 0, false
+	case n.side == board.Black:
+		return max(n.alpha, n.lo), n.beta, true
+	}
+	return n.alpha, min(n.beta, n.hi), true
+}
+
+// readNews sets the tallies of the ply above from the notices of the
+// other final blobs so far (first deliveries only; see frontier) and
+// this blob's own results. A payload that does not decode (half
+// written) is no news.
+func (f *frontier) readNews(ctx context.Context) error {
+	last := len(f.tree) - 1
+	for i := range f.tree[last] {
+		f.tree[last][i].tally = Tally{}
+	}
+	add := func(pb uint32, n Notice) error {
+		node, err := f.node(last, Ref{Blob: pb, Index: n.Index})
+		if err != nil {
+			return err
+		}
+		node.tally.Add(node.side, n)
+		return nil
+	}
+	for pb := range f.base[last] {
+		if f.trust {
+			payloads, err := f.store.NoticesFrom(ctx, f.ply-1, pb)
+			if err != nil {
+				return err
+			}
+			for child, payload := range payloads {
+				if child == f.index {
+					continue // the own results below are this attempt's
+				}
+				var ns []Notice
+				if DecodeNotices(payload, f.squares, func(n Notice) { ns = append(ns, n) }) != nil {
+					continue
+				}
+				for _, n := range ns {
+					if err := add(uint32(pb), n); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		for _, n := range f.ownTo[uint32(pb)] {
+			if err := add(uint32(pb), n); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// solveAll solves the blob's positions as far as they are needed, in the
+// order of narrowest window first, and returns their results and scores.
+// Terminal positions are scored before any is solved.
+func (f *frontier) solveAll(ctx context.Context, s *solve.Solver) ([]board.Result, []Score, error) {
+	results := make([]board.Result, len(f.keys))
+	scores := make([]Score, len(f.keys))
+	for i, p := range f.keys {
+		if f.run.Board.Terminal(p) {
+			results[i], scores[i] = f.run.Board.Result(p), TerminalScore(f.run.Board, p)
+			if err := f.record(ctx, i, results[i], scores[i], frontierOver); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		ws, err := f.windows(ctx)
+		if err != nil {
+			return nil, nil, err
+		}
+		next := -1
+		for i, w := range ws {
+			switch {
+			case f.done[i]:
+			case w[0] >= w[1]:
+				// Windows only narrow as bounds arrive: nothing will
+				// need it.
+				if err := f.record(ctx, i, board.Unknown, Score{}, frontierSkipped); err != nil {
+					return nil, nil, err
+				}
+			case next < 0 || w[1]-w[0] < ws[next][1]-ws[next][0]:
+				next = i
+			}
+		}
+		if next < 0 {
+			return results, scores, nil
+		}
+		res, score, err := f.solve(ctx, s, next, ws[next][0], ws[next][1])
+		if err != nil {
+			return nil, nil, fmt.Errorf("solving position %d: %w", next, err)
+		}
+		results[next], scores[next] = res, score
 	}
 }
 
-// solve solves position i (p) of the blob as far as its parents need:
-// its result and its score (exact, a bound, or unknown when skipped).
-func (f *frontier) solve(ctx context.Context, s *solve.Solver, i int, p board.Position) (board.Result, Score, error) {
-	alpha, beta, need, err := f.window(ctx, i, p)
-	if err != nil {
-		return board.Unknown, Score{}, err
-	}
-	if !need {
-		f.record(i, board.Unknown, Score{}, frontierSkipped)
-		return board.Unknown, Score{}, nil
+// solve solves position i in the window (alpha, beta), black minus
+// white, and reports it to its parents.
+func (f *frontier) solve(ctx context.Context, s *solve.Solver, i, alpha, beta int) (board.Result, Score, error) {
+	p := f.keys[i]
+	if p.Side == board.White {
+		alpha, beta = -beta, -alpha
 	}
 	r, err := s.SolveWindow(ctx, f.run.Board, p, alpha, beta)
 	if err != nil {
@@ -219,6 +428,29 @@ func (f *frontier) solve(ctx context.Context, s *solve.Solver, i int, p board.Po
 	if score.Exact {
 		state = frontierSolved
 	}
-	f.record(i, score.Result(), score, state)
-	return score.Result(), score, nil
+	return score.Result(), score, f.record(ctx, i, score.Result(), score, state)
+}
+
+// record marks position i done and, when it has news, sends it to its
+// parents: the blob's notices to each parent blob so far, rewritten
+// whole, so that the other tasks of the ply can use them at once.
+func (f *frontier) record(ctx context.Context, i int, res board.Result, s Score, state frontierState) error {
+	f.done[i] = true
+	f.counts[state]++
+	if s == (Score{}) && res == board.Unknown {
+		return nil
+	}
+	sent := map[uint32]bool{}
+	for _, r := range f.refs[i] {
+		f.ownTo[r.Blob] = append(f.ownTo[r.Blob], Notice{Index: r.Index, Result: res, Score: s})
+		sent[r.Blob] = true
+	}
+	for pb := range sent {
+		ns := slices.Clone(f.ownTo[pb])
+		slices.SortStableFunc(ns, func(a, b Notice) int { return int(a.Index) - int(b.Index) })
+		if err := f.store.PutNotices(ctx, f.ply, f.index, int(pb), AppendNotices(nil, ns)); err != nil {
+			return err
+		}
+	}
+	return nil
 }

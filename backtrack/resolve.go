@@ -91,12 +91,17 @@ func resolve(ctx context.Context, t *task.Task, m message.Message) error {
 	}
 	var solver *solve.Solver
 	var front *frontier
+	var frontResults []board.Result
+	var frontScores []Score
 	if m.Ply >= run.Target && run.Solve {
 		solver = solvers.Get().(*solve.Solver)
 		defer solvers.Put(solver)
 		if run.SolveMode.Pruned() {
-			if front, err = newFrontier(ctx, run, m.Ply, m.Index, final.Blob, len(keys)); err != nil {
+			if front, err = newFrontier(ctx, t, m.Ply, m.Index, final.Blob, keys); err != nil {
 				return err
+			}
+			if frontResults, frontScores, err = front.solveAll(ctx, solver); err != nil {
+				return fmt.Errorf("solving ply %d blob %d: %w", m.Ply, m.Index, err)
 			}
 		}
 	}
@@ -107,18 +112,10 @@ func resolve(ctx context.Context, t *task.Task, m message.Message) error {
 		var res board.Result
 		var score Score
 		switch {
+		case front != nil:
+			res, score = frontResults[i], frontScores[i]
 		case run.Board.Terminal(p):
 			res, score = run.Board.Result(p), TerminalScore(run.Board, p)
-			if front != nil {
-				front.record(i, res, score, frontierOver)
-			}
-		case front != nil:
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			if res, score, err = front.solve(ctx, solver, i, p); err != nil {
-				return fmt.Errorf("solving position %d of ply %d blob %d: %w", i, m.Ply, m.Index, err)
-			}
 		case solver != nil:
 			if err := ctx.Err(); err != nil {
 				return err

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/reversi-cloud/reversi/backtrack"
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/solve"
@@ -78,7 +77,7 @@ func checkBounds(t *testing.T, r *Run, last int) {
 			if !sc.Exact {
 				inexact++
 			}
-			if sc.Bound != backtrack.NoBound {
+			if sc.Bounded {
 				bounded++
 			}
 		}
