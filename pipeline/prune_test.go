@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/report"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/solve"
 )
@@ -51,6 +52,7 @@ func TestPrunedSolveModes(t *testing.T) {
 					t.Errorf("root score %v, want %+d", rep.RootScore, want)
 				}
 				checkBounds(t, r, tc.target)
+				checkFrontier(t, r, rep.Frontier, rep.Plies[tc.target].Positions)
 			})
 		}
 	}
@@ -94,4 +96,41 @@ func newTestSolver(t *testing.T) *solve.Solver {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// checkFrontier requires the report's counts of what the solving did at
+// the target ply to cover its positions, and a lookup of each position
+// to say the same as the report counted.
+func checkFrontier(t *testing.T, r *Run, f *report.Frontier, positions int64) {
+	t.Helper()
+	if f == nil {
+		t.Fatal("no frontier counts in the report")
+	}
+	if f.Solved+f.Bounded+f.Skipped+f.Over != positions {
+		t.Errorf("frontier %+v, want %d positions in all", *f, positions)
+	}
+	scores, err := r.Scores(context.Background(), r.Config.Target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got report.Frontier
+	for p := range scores {
+		info, err := r.Lookup(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch info.Frontier {
+		case "solved":
+			got.Solved++
+		case "bounded":
+			got.Bounded++
+		case "skipped":
+			got.Skipped++
+		default:
+			got.Over++
+		}
+	}
+	if got != *f {
+		t.Errorf("lookups: %+v, report: %+v", got, *f)
+	}
 }
