@@ -28,9 +28,11 @@ import (
 // parent's, narrowed by the best bound the side to move already has. A
 // position of the blob gets the union of its parents' windows: none
 // means it is skipped, a narrow one means a cheap bounded search. Of the
-// positions left, the task solves the one with the narrowest window
-// next, which tends to finish one parent's children before starting
-// another's, as a sequential alpha-beta would.
+// positions left, the task solves next the one a sequential alpha-beta
+// would reach first, trying each position's children best first by a
+// shallow search (see order): one subtree is settled before the next is
+// started, so that its bounds narrow the windows of the next or settle
+// its parent without it.
 //
 // Crash points: every notice row the task writes is its own (keyed by
 // its blob) and holds only true bounds, rewritten whole and growing
@@ -66,6 +68,8 @@ type frontier struct {
 
 // treeNode is a position of the plies above the target ply.
 type treeNode struct {
+	pos      board.Position
+	order    int // its place in a depth-first walk, children best first
 	side     board.Color
 	terminal bool
 	score    Score   // the final count, when terminal
@@ -82,6 +86,14 @@ type treeNode struct {
 // position of the highest as needing its exact score (root) or result
 // (wld): sound, only less pruned.
 const maxTree = 1 << 17
+
+// estimateDepth is the depth, in plies, of the estimates that order the
+// positions: a few milliseconds a position.
+const estimateDepth = 6
+
+// maxOrdered bounds the positions above the target ply whose estimates
+// order the walk; beyond, children keep their blob order.
+const maxOrdered = 1 << 12
 
 // frontierState is what a pruned solve did with a position.
 type frontierState int
@@ -157,7 +169,7 @@ func (f *frontier) readTree(ctx context.Context) error {
 				return err
 			}
 			for _, p := range keys {
-				n := treeNode{side: p.Side, terminal: f.run.Board.Terminal(p)}
+				n := treeNode{pos: p, side: p.Side, terminal: f.run.Board.Terminal(p)}
 				switch {
 				case n.terminal:
 					n.score = TerminalScore(f.run.Board, p)
@@ -375,6 +387,10 @@ func (f *frontier) solveAll(ctx context.Context, s *solve.Solver) ([]board.Resul
 			}
 		}
 	}
+	order, err := f.order(s)
+	if err != nil {
+		return nil, nil, err
+	}
 	for {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
@@ -393,7 +409,7 @@ func (f *frontier) solveAll(ctx context.Context, s *solve.Solver) ([]board.Resul
 				if err := f.record(ctx, i, board.Unknown, Score{}, frontierSkipped); err != nil {
 					return nil, nil, err
 				}
-			case next < 0 || w[1]-w[0] < ws[next][1]-ws[next][0]:
+			case next < 0 || order[i] < order[next]:
 				next = i
 			}
 		}
@@ -453,4 +469,113 @@ func (f *frontier) record(ctx context.Context, i int, res board.Result, s Score,
 		}
 	}
 	return nil
+}
+
+// order ranks the blob's positions for solving: the place of a
+// depth-first walk of the plies above in which every position's children
+// come best first for its side to move by an estimate, then among the
+// children of one parent, the best first. Terminal positions, and the
+// children of a start with no plies above, rank by their estimates alone.
+func (f *frontier) order(s *solve.Solver) ([]int, error) {
+	estimate := func(p board.Position) (int, error) {
+		v, err := s.Estimate(f.run.Board, p, estimateDepth)
+		if p.Side == board.White {
+			v = -v // black minus white
+		}
+		return v, err
+	}
+	// The mover's view of an estimate: larger is better.
+	forMover := func(side board.Color, v int) int {
+		if side == board.White {
+			return -v
+		}
+		return v
+	}
+	total := 0
+	for _, ply := range f.tree {
+		total += len(ply)
+	}
+	if total <= maxOrdered {
+		est := make([][]int, len(f.tree))
+		for k := range f.tree {
+			est[k] = make([]int, len(f.tree[k]))
+			for i := range f.tree[k] {
+				v, err := estimate(f.tree[k][i].pos)
+				if err != nil {
+					return nil, err
+				}
+				est[k][i] = v
+			}
+		}
+		for k := 0; k+1 < len(f.tree); k++ {
+			for i := range f.tree[k] {
+				n := &f.tree[k][i]
+				slices.SortStableFunc(n.kids, func(a, b int32) int {
+					return forMover(n.side, est[k+1][b]) - forMover(n.side, est[k+1][a])
+				})
+			}
+		}
+	}
+	// The walk: a position reached again by another path keeps its first
+	// place.
+	seen := make([][]bool, len(f.tree))
+	for k := range f.tree {
+		seen[k] = make([]bool, len(f.tree[k]))
+	}
+	next := 0
+	var walk func(k int, i int32)
+	walk = func(k int, i int32) {
+		if seen[k][i] {
+			return
+		}
+		seen[k][i] = true
+		f.tree[k][i].order = next
+		next++
+		if k+1 < len(f.tree) {
+			for _, c := range f.tree[k][i].kids {
+				walk(k+1, c)
+			}
+		}
+	}
+	if len(f.tree) > 0 {
+		for i := range f.tree[0] {
+			walk(0, int32(i))
+		}
+	}
+	// A position's rank: its first parent's place, then its estimate for
+	// that parent's side to move, best first.
+	type rank struct{ place, promise, i int }
+	ranks := make([]rank, 0, len(f.keys))
+	for i, p := range f.keys {
+		r := rank{i: i, place: -1}
+		v := 0
+		if !f.done[i] {
+			var err error
+			if v, err = estimate(p); err != nil {
+				return nil, err
+			}
+			r.promise = v
+		}
+		for _, ref := range f.refs[i] {
+			n, err := f.node(len(f.tree)-1, ref)
+			if err != nil {
+				return nil, err
+			}
+			if r.place < 0 || n.order < r.place {
+				r.place, r.promise = n.order, forMover(n.side, v)
+			}
+		}
+		ranks = append(ranks, r)
+	}
+	slices.SortStableFunc(ranks, func(a, b rank) int {
+		if a.place != b.place {
+			return a.place - b.place
+		}
+		return b.promise - a.promise
+	})
+	out := make([]int, len(f.keys))
+	for pos, r := range ranks {
+		out[r.i] = pos
+	}
+	return out, nil
 }

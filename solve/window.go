@@ -116,3 +116,32 @@ func (s *Solver) window(own, opp uint64, alpha, beta, empties int) Bounds {
 	v := s.mtd(own, opp, empties, lo, up, s.guess(own, opp, empties))
 	return Bounds{Lower: v, Upper: v}
 }
+
+// Estimate guesses p's score for the side to move on b, without solving
+// it: a depth-plies search with the evaluation at its leaves (the guess
+// that starts the solver's own narrow tests), for ordering work among
+// positions. It never fails on a valid position; a depth above the
+// empty squares searches to the end.
+func (s *Solver) Estimate(b *board.Board, p board.Position, depth int) (int, error) {
+	if err := b.Valid(p); err != nil {
+		return 0, fmt.Errorf("solve: %w", err)
+	}
+	g := geometries[b.Size()]
+	if s.g != g {
+		s.g = g
+		s.tt.clear()
+	}
+	s.ctx, s.pollAt, s.nodes, s.polled = context.Background(), 0, 0, 0
+	par := s.par
+	s.par = nil
+	defer func() { s.par, s.ctx = par, nil }()
+	empties := g.squares - p.Discs()
+	var v int
+	err := s.guarded(func() {
+		v = s.mid(p.Mover(), p.Opponent(), -probeInf, probeInf, max(min(depth, empties), 1), empties, false)
+	})
+	if err != nil {
+		return 0, err
+	}
+	return (v+evalScale*(g.squares+1))/(2*evalScale)*2 - g.squares, nil
+}

@@ -68,3 +68,26 @@ func TestSolveWindowErrors(t *testing.T) {
 		t.Errorf("cancelled: %v, want context.Canceled", err)
 	}
 }
+
+// TestEstimate: an estimate is a score the board can have, and searched
+// to the end of the game it is the exact score.
+func TestEstimate(t *testing.T) {
+	b := board.MustNew(8)
+	rng := rand.New(rand.NewSource(45))
+	s := newSolver(t, 1<<18)
+	for range 6 {
+		p := randomPosition(b, rng, 9)
+		want, _ := brute(b, p)
+		for _, depth := range []int{1, 3, 20} {
+			got, err := s.Estimate(b, p, depth)
+			switch {
+			case err != nil:
+				t.Fatal(err)
+			case got%2 != 0 || got < -64 || got > 64:
+				t.Errorf("%s depth %d: %d is no score", p.Text(), depth, got)
+			case depth >= 9 && got != want:
+				t.Errorf("%s depth %d: %d, exact %d", p.Text(), depth, got, want)
+			}
+		}
+	}
+}
