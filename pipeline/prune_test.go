@@ -3,12 +3,16 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"os"
+	"strconv"
 	"testing"
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/report"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/solve"
+	"github.com/reversi-cloud/reversi/storage"
+	"github.com/reversi-cloud/reversi/storage/faulty"
 )
 
 // TestPrunedSolveModes: the solve modes root and wld give the start's
@@ -132,5 +136,79 @@ func checkFrontier(t *testing.T, r *Run, f *report.Frontier, positions int64) {
 	}
 	if got != *f {
 		t.Errorf("lookups: %+v, report: %+v", got, *f)
+	}
+}
+
+// TestFaultPrunedSolve strikes a sample of the storage calls of 4x4 runs
+// solved from ply 6 in the modes root and wld, in every fault mode: the
+// frontier tasks read each other's notices while they solve, and a
+// crash must still leave the start's exact score (root) or result (wld),
+// only true bounds everywhere, and nothing behind. FAULT_SEED and
+// FAULT_SAMPLE work as for TestFaultSample.
+func TestFaultPrunedSolve(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a sample of faulty runs")
+	}
+	seed := uint64(29)
+	if s := os.Getenv("FAULT_SEED"); s != "" {
+		var err error
+		if seed, err = strconv.ParseUint(s, 10, 64); err != nil {
+			t.Fatalf("FAULT_SEED=%q: %v", s, err)
+		}
+	}
+	b := board.MustNew(4)
+	truth := map[board.Position]int{}
+	s := newTestSolver(t)
+	score := func(p board.Position) int {
+		if v, ok := truth[p]; ok {
+			return v
+		}
+		truth[p] = solverScore(t, s, b, p)
+		return truth[p]
+	}
+	for _, mode := range []runstore.SolveMode{runstore.SolveRoot, runstore.SolveWLD} {
+		cfg := RunConfig{Name: "faultprune" + string(mode), Board: 4, Target: 6, BlobPositions: 20, BucketBlobs: 2,
+			Solve: true, SolvePositions: 4, SolveMode: mode}
+		check := func(ctx context.Context, be storage.Backend) error {
+			r, err := OpenRun(ctx, be, cfg.Name)
+			if err != nil {
+				return err
+			}
+			rep, err := r.Report(ctx)
+			if err != nil {
+				return err
+			}
+			switch {
+			case !rep.Complete || rep.Root != "white":
+				return fmt.Errorf("complete %v, root %s; want white", rep.Complete, rep.Root)
+			case mode == runstore.SolveRoot && (rep.RootScore == nil || *rep.RootScore != -10):
+				return fmt.Errorf("root score %v, want -10", rep.RootScore)
+			}
+			for ply := 0; ply <= cfg.Target; ply++ {
+				scores, err := r.Scores(ctx, ply)
+				if err != nil {
+					return err
+				}
+				for p, sc := range scores {
+					if lo, hi := sc.Interval(16); lo > score(p) || hi < score(p) {
+						return fmt.Errorf("ply %d %s: score %+v, solver %+d", ply, p.Text(), sc, score(p))
+					}
+				}
+			}
+			return checkClean(ctx, r, cfg)
+		}
+		t.Run(string(mode), func(t *testing.T) {
+			clean := runWithFault(t, cfg, check, faulty.Config{})
+			if clean.err != nil {
+				t.Fatalf("run without faults: %v", clean.err)
+			}
+			for _, fm := range allModes {
+				for _, k := range randomCalls(t, seed, clean.calls) {
+					if o := runWithFault(t, cfg, check, faulty.Config{Mode: fm, At: k}); o.err != nil {
+						t.Fatalf("%s at call %s: %v", fm, o.fired, o.err)
+					}
+				}
+			}
+		})
 	}
 }
