@@ -49,7 +49,6 @@ type frontier struct {
 	ply, index int
 	squares    int
 	trust      bool // other blobs' notices count (a first delivery)
-	blob       string
 
 	keys []board.Position
 	refs [][]Ref // each position's parents, in the ply above
@@ -110,7 +109,7 @@ const (
 // keys), its parents and the plies above.
 func newFrontier(ctx context.Context, t *task.Task, ply, index int, blob string, keys []board.Position) (*frontier, error) {
 	run := t.Run
-	f := &frontier{run: run, store: run.Store, mode: run.SolveMode, ply: ply, index: index, blob: blob,
+	f := &frontier{run: run, store: run.Store, mode: run.SolveMode, ply: ply, index: index,
 		squares: run.Board.Size() * run.Board.Size(), trust: t.Msg.DequeueCount <= 1,
 		keys: keys, refs: make([][]Ref, len(keys)), done: make([]bool, len(keys)),
 		ownTo: map[uint32][]Notice{}}
