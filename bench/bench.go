@@ -70,6 +70,11 @@ type Config struct {
 	Timeout time.Duration
 	// Log receives progress lines.
 	Log io.Writer
+	// Command is the command line, for the sentence above results.md's
+	// table (Intro); Start is when the run began (default: when Run is
+	// called).
+	Command string
+	Start   time.Time
 }
 
 // WithDefaults fills zero fields.
@@ -188,6 +193,13 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 	if err := os.MkdirAll(cfg.OutDir, 0o755); err != nil {
 		return nil, fmt.Errorf("making the output directory: %w", err)
 	}
+	if cfg.Start.IsZero() {
+		cfg.Start = time.Now()
+	}
+	intro := ""
+	if cfg.Command != "" {
+		intro = Intro(cfg.Command, cfg.Start, Machine())
+	}
 	var rows []Row
 	var mismatches []string
 	for _, ply := range cfg.Plies {
@@ -211,7 +223,7 @@ func Run(ctx context.Context, cfg Config) ([]Row, error) {
 			rows = append(rows, row)
 			fmt.Fprintf(cfg.Log, "bench: %s through ply %d: %.2fs wall, %.2fs CPU, %.0f edges/s, %.4f transactions/edge, peak RSS %d MiB, check %s\n",
 				engine, ply, row.Wall, row.CPU, float64(row.Edges)/row.Wall, perEdge(row.TxTotal(), row), row.MaxRSS()>>20, row.Check)
-			if err := WriteFiles(cfg.OutDir, rows); err != nil {
+			if err := WriteFiles(cfg.OutDir, intro, rows); err != nil {
 				return rows, err
 			}
 		}

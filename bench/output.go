@@ -23,9 +23,14 @@ var CSVHeader = []string{
 	"stored_bytes", "bytes_per_position", "peak_disk_bytes", "peak_rss_bytes", "merged_keys", "merged_per_position", "root", "check",
 }
 
-// WriteFiles writes the rows as results.md and results.csv in dir.
-func WriteFiles(dir string, rows []Row) error {
-	if err := os.WriteFile(filepath.Join(dir, MarkdownFile), []byte(Markdown(rows)), 0o644); err != nil {
+// WriteFiles writes the rows as results.md and results.csv in dir;
+// results.md starts with intro (see Intro) when it is not empty.
+func WriteFiles(dir, intro string, rows []Row) error {
+	md := Markdown(rows)
+	if intro != "" {
+		md = intro + "\n\n" + md
+	}
+	if err := os.WriteFile(filepath.Join(dir, MarkdownFile), []byte(md), 0o644); err != nil {
 		return fmt.Errorf("writing the Markdown table: %w", err)
 	}
 	f, err := os.Create(filepath.Join(dir, CSVFile))

@@ -74,7 +74,8 @@ func runBench(env Env) error {
 		return err
 	}
 	cfg := bench.Config{Board: *size, Plies: list, Engines: strings.Split(*engines, ","), Workers: *workers, Processes: *processes,
-		OutDir: *out, BinDir: *bin, Profile: *profile, Timeout: *timeout, Log: env.Stderr}.WithDefaults()
+		OutDir: *out, BinDir: *bin, Profile: *profile, Timeout: *timeout, Log: env.Stderr,
+		Command: strings.Join(append([]string{"bench"}, env.Args...), " "), Start: time.Now()}.WithDefaults()
 	if cfg.Self, err = os.Executable(); err != nil {
 		return fmt.Errorf("finding the harness binary: %w", err)
 	}
@@ -105,7 +106,7 @@ func runBench(env Env) error {
 	}
 	rows, err := bench.Run(ctx, cfg)
 	if len(rows) > 0 {
-		fmt.Fprintf(env.Stdout, "%s\nwritten to %s and %s\n", bench.Markdown(rows), filepath.Join(cfg.OutDir, bench.MarkdownFile), filepath.Join(cfg.OutDir, bench.CSVFile))
+		fmt.Fprintf(env.Stdout, "%s\n\n%s\nwritten to %s and %s\n", bench.Intro(cfg.Command, cfg.Start, bench.Machine()), bench.Markdown(rows), filepath.Join(cfg.OutDir, bench.MarkdownFile), filepath.Join(cfg.OutDir, bench.CSVFile))
 	}
 	return err
 }

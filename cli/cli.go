@@ -418,7 +418,8 @@ func runConfig(fs *flag.FlagSet, cfg pipeline.RunConfig) (pipeline.RunConfig, er
 
 // runFlags spells out the flags that define a run, for a command line.
 func runFlags(c pipeline.RunConfig) string {
-	s := fmt.Sprintf("-run %s -board %d -plies %d -blob-positions %d -bucket-blobs %d", c.Name, c.Board, c.Target, c.BlobPositions, c.BucketBlobs)
+	s := fmt.Sprintf("-run %s -board %d -plies %d -blob-positions %d -bucket-blobs %d -grow-from %d -merge-fan-in %d",
+		c.Name, c.Board, c.Target, c.BlobPositions, c.BucketBlobs, c.GrowFrom, c.MergeFanIn)
 	if c.Solve {
 		s += fmt.Sprintf(" -solve -solve-positions %d", c.SolvePositions)
 		if c.SolveMode != runstore.SolveAll {

@@ -36,6 +36,8 @@ func seed(env Env) error {
 	blobPositions := fs.Int("blob-positions", pipeline.DefaultBlobPositions, "positions per final blob")
 	bucketBlobs := fs.Int("bucket-blobs", pipeline.DefaultBucketBlobs, "final blobs per bucket: each bucket is merged by one task")
 	fleet := fs.Int("fleet", 1, "the most worker loops that will work on the run at once (processes times -concurrency): the capacity plan (enumerate -plan) sizes the queue and partition shards for them when -queue-shards and -partition-shards are left out")
+	var szf sizeFlags
+	szf.register(fs)
 	var stf startFlags
 	stf.register(fs)
 	var sf storageFlags
@@ -47,6 +49,7 @@ func seed(env Env) error {
 		return err
 	}
 	cfg := pipeline.RunConfig{Name: *run, Board: *size, Target: *plies, BlobPositions: *blobPositions, BucketBlobs: *bucketBlobs}
+	szf.apply(&cfg)
 	if err := stf.apply(fs, &cfg); err != nil {
 		return err
 	}

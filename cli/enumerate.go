@@ -74,6 +74,8 @@ func enumerate(env Env) error {
 	bucketBlobs := fs.Int("bucket-blobs", pipeline.DefaultBucketBlobs, "pipeline: final blobs per bucket: each bucket is merged by one task")
 	visibility := fs.Duration("visibility", 60*time.Second, "pipeline: queue visibility timeout")
 	quiet := fs.Bool("quiet", false, "no progress on standard error")
+	var szf sizeFlags
+	szf.register(fs)
 	var stf startFlags
 	stf.register(fs)
 	var sf storageFlags
@@ -106,6 +108,7 @@ func enumerate(env Env) error {
 		name = fmt.Sprintf("enum%d", time.Now().UnixNano()%1e12)
 	}
 	cfg := pipeline.RunConfig{Name: name, Board: *size, Target: *plies, BlobPositions: *blobPositions, BucketBlobs: *bucketBlobs}
+	szf.apply(&cfg)
 	if err := stf.apply(fs, &cfg); err != nil {
 		return err
 	}
@@ -359,6 +362,8 @@ func resumeConfig(ctx context.Context, fs *flag.FlagSet, be storage.Backend, sf 
 		{"plies", have.Target, cfg.Target},
 		{"blob-positions", have.BlobPositions, cfg.BlobPositions},
 		{"bucket-blobs", have.BucketBlobs, cfg.BucketBlobs},
+		{"grow-from", have.GrowFrom, cfg.GrowFrom},
+		{"merge-fan-in", have.MergeFanIn, cfg.MergeFanIn},
 		{"solve-positions", have.SolvePositions, cfg.SolvePositions},
 		{"queue-shards", have.QueueShards, cfg.QueueShards},
 		{"partition-shards", have.PartitionShards, cfg.PartitionShards},

@@ -57,13 +57,10 @@ func (f *planFlags) plan(env Env, cfg pipeline.RunConfig, workers int, jsonOut s
 	if err != nil {
 		return err
 	}
-	if cfg.BlobPositions != m.BlobPositions || cfg.BucketBlobs != m.BucketBlobs {
-		return usagef("-plan: the model was measured with -blob-positions %d -bucket-blobs %d; leave them out", m.BlobPositions, m.BucketBlobs)
-	}
 	if workers < 1 || workers > 1<<20 {
 		return usagef("-workers %d: must be 1 or more", workers)
 	}
-	p, err := m.Make(plan.Config{Target: cfg.Target, Workers: workers, Deadline: f.deadline, Limits: plan.StandardV2, Prices: cf.p})
+	p, err := m.Make(plan.Config{Target: cfg.Target, Workers: workers, Deadline: f.deadline, Sizes: cfg.Sizes(), Limits: plan.StandardV2, Prices: cf.p})
 	if err != nil {
 		return err
 	}
@@ -88,7 +85,7 @@ func planShards(fs *flag.FlagSet, cfg *pipeline.RunConfig, workers int) error {
 	if err != nil {
 		return err
 	}
-	p, err := m.Make(plan.Config{Target: cfg.Target, Workers: workers, Limits: plan.StandardV2, Prices: report.DefaultPrices})
+	p, err := m.Make(plan.Config{Target: cfg.Target, Workers: workers, Sizes: cfg.Sizes(), Limits: plan.StandardV2, Prices: report.DefaultPrices})
 	if err != nil {
 		return err
 	}
@@ -129,12 +126,29 @@ func writePlan(w io.Writer, p *plan.Plan) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	fmt.Fprintf(w, "\nsizes and merge levels (-blob-positions %d -bucket-blobs %d -grow-from %d -merge-fan-in %d):\n",
+		p.Sizes.BlobPositions, p.Sizes.BucketBlobs, p.Sizes.GrowFrom, p.Sizes.MergeFanIn)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "ply\tblob positions\tbucket blobs\tfinal blobs\texpansions in\tbuckets\tcombines\tsegments read\ttx/edge\tfan-in\tworker peak\t\n")
+	for _, y := range p.Plies {
+		u := y.Units
+		combines := "-"
+		if u.Groups > 0 {
+			combines = fmt.Sprintf("%d x %d", u.Groups, u.Ranges)
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%.0f\t%.0f\t%.0f\t%s\t%.0f\t%.2e\t%.0f\t%s\t\n", y.Ply, u.BlobPositions, u.BucketBlobs, u.Finals, u.Tasks, u.Buckets,
+			combines, u.Segments, float64(y.Transactions)/float64(max(1, y.Edges)), u.FanIn, bytesText(y.WorkerPeakBytes))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
 	l := p.Limits
 	queues, partitions := p.Shards()
 	_, err := fmt.Fprintf(w, `* positions past ply 13 (the last counted) grow by a constant factor: extrapolated, not known.
 tx: storage transactions of the ply's messages by category (polling an empty queue is left out); stored: blob data kept after the run; moved: bytes written and read; USD: the transactions at %s; keeping the blobs adds $%.4f a month. On one machine's embedded backend the run peaks at about %s of disk.
 CPU: %.3g s per edge handled, measured on the embedded backend (its storage's CPU included); wall: CPU over the workers, all busy. Edges per position grow %.3f a ply past the measured plies.
 accounts, queues, partitions: units = ceil(rate / (target x %.0f%%)), the rate being the ply's over its wall time (at least 1 s), for a standard general-purpose v2 account's targets: %.0f requests/s, %.0f Gbps in, %.0f Gbps out per account; %.0f messages/s per queue; %.0f entities/s per table partition. part. shards: the same for the busiest partition alone, whose rows a run spreads over -partition-shards partitions. binding: the limit the ply needs the most units of; CPU when one of each suffices.
+combines: groups x ranges of a ply's combine level; segments read: by both merge steps; fan-in: the most runs one merge step reads; worker peak: the memory one worker loop holds for the ply's largest task.
 run settings: -queue-shards %d -partition-shards %d (the most any ply needs; seed and enumerate choose them from this plan when they are left out).
 model fitted to: %s; and %s
 `, p.Prices.Source, p.Total.StorageUSDPerMonth, bytesText(p.EmbeddedDiskBytes), p.CPUPerEdge, p.EdgeGrowth, 100*l.Headroom, l.AccountRequests, l.AccountIngress*8/1e9, l.AccountEgress*8/1e9, l.QueueMessages, l.PartitionEntities, queues, partitions, p.Fitted[0], p.Fitted[1])

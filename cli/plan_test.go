@@ -45,7 +45,7 @@ func TestPlanWritesEveryPly(t *testing.T) {
 		if json.Unmarshal(y["ply"], &ply) != nil || json.Unmarshal(y["positions"], &positions) != nil || ply != int64(i) || positions <= 0 {
 			t.Errorf("entry %d: ply %s, positions %s", i, y["ply"], y["positions"])
 		}
-		for _, k := range []string{"edges", "transactions", "transactions_by_category", "stored_bytes", "bytes_written", "bytes_read", "cost_usd", "accounts", "queue_shards", "table_partitions", "binding_limit"} {
+		for _, k := range []string{"edges", "units", "worker_peak_bytes", "transactions", "transactions_by_category", "stored_bytes", "bytes_written", "bytes_read", "cost_usd", "accounts", "queue_shards", "table_partitions", "binding_limit"} {
 			if _, ok := y[k]; !ok {
 				t.Errorf("entry %d lacks %q", i, k)
 			}
@@ -96,7 +96,7 @@ func TestPlanBadFlags(t *testing.T) {
 		{[]string{"-plan", "-engine", "reference"}, "-plan runs nothing; leave out -engine"},
 		{[]string{"-plan", "-data", "d"}, "leave out -data"},
 		{[]string{"-plan", "-verify"}, "leave out -verify"},
-		{[]string{"-plan", "-blob-positions", "1000"}, "measured with -blob-positions 65536 -bucket-blobs 16"},
+		{[]string{"-plan", "-merge-fan-in", "1"}, "merge fan-in 1: must be 2 to 4096"},
 		{[]string{"-plan", "-plies", "61"}, "-plies 61"},
 		{[]string{"-plan", "-workers", "0"}, "-workers 0"},
 	} {

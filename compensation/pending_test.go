@@ -40,7 +40,7 @@ func queued(t *testing.T, q storage.Queue) int {
 func TestEnqueueHidesTheMessageUntilDone(t *testing.T) {
 	ctx := context.Background()
 	q, _ := open(t)
-	p, err := Enqueue(ctx, q, "X01-p01/e-000001", time.Hour, time.Minute)
+	p, err := Enqueue(ctx, q, "X01-p01/e-000001", time.Hour, time.Minute, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +69,7 @@ func TestEnqueueHidesTheMessageUntilDone(t *testing.T) {
 func TestCheckRefusesACommitPastTheDeadline(t *testing.T) {
 	q, _ := open(t)
 	// The margin takes the whole delay: the handler may run any moment.
-	p, err := Enqueue(context.Background(), q, "X01-p01/e-000002", time.Second, time.Second)
+	p, err := Enqueue(context.Background(), q, "X01-p01/e-000002", time.Second, time.Second, time.Now)
 	if err != nil {
 		t.Fatal(err)
 	}

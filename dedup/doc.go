@@ -17,4 +17,14 @@
 // of the previous ply) so that each merge writes a few final blobs. Every
 // entry is then read by exactly one merge, and the only records are one
 // marker per expansion task and one per bucket.
+//
+// A bucket merge reads a segment of every expansion run with entries in
+// its bucket, so a ply's reads grow as tasks times buckets. Two size
+// rules (runstore.Sizes) keep them linear in the edges: final blobs and
+// buckets grow with the ply, and a ply fed by more runs than a merge's
+// fan-in gets a combine level. Its combine tasks (CombineHandler) each
+// merge one group of consecutive expansion runs over one range of
+// consecutive buckets into a run cut like an expansion run; the bucket
+// merges then read one segment of each group's run. The scan starts the
+// two steps in turn (scan.go), each from an inputs blob (inputs.go).
 package dedup

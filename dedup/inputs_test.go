@@ -18,7 +18,7 @@ var testExpansions = []runstore.Expansion{
 }
 
 func TestInputsRoundTrip(t *testing.T) {
-	blob := EncodeInputs(testExpansions, 3)
+	blob := EncodeInputs(BucketInputs(testExpansions, 3))
 	want := [][]Input{
 		{{Blob: "p05/e-0000000-a", Off: 0, Len: 100}, {Blob: "p05/e-0000001-b", Off: 0, Len: 40}},
 		{{Blob: "p05/e-0000000-a", Off: 100, Len: 150}},
@@ -41,8 +41,9 @@ func TestInputsRoundTrip(t *testing.T) {
 // FuzzReadInputs: an inputs blob comes from storage, so any bytes must
 // give an error or segments that are non-empty.
 func FuzzReadInputs(f *testing.F) {
-	f.Add(EncodeInputs(testExpansions, 3), uint8(1))
-	f.Add(EncodeInputs(nil, 1), uint8(0))
+	f.Add(EncodeInputs(BucketInputs(testExpansions, 3)), uint8(1))
+	f.Add(EncodeInputs(BucketInputs(nil, 1)), uint8(0))
+	f.Add(EncodeInputs(CombineInputs(testExpansions, 3, 3, 2, 3)), uint8(2))
 	f.Fuzz(func(t *testing.T, blob []byte, bucket uint8) {
 		const buckets = 3
 		in, err := readInputs(bytes.NewReader(blob), int(bucket%buckets), buckets)
@@ -55,4 +56,53 @@ func FuzzReadInputs(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestCombineInputs cuts five tasks of four buckets into two groups and
+// two ranges: each combine reads its group's bytes of its range's
+// buckets, and the bucket merges then read the combined runs' cuts.
+func TestCombineInputs(t *testing.T) {
+	exps := []runstore.Expansion{
+		{Task: 0, Blob: "e0", Cuts: []int64{0, 10, 20, 30, 40}},
+		{Task: 1, Blob: "e1", Cuts: []int64{0, 0, 0, 5, 9}},
+		{Task: 2, Blob: "e2", Cuts: []int64{0, 7, 7, 7, 7}},
+		{Task: 3},
+		{Task: 4, Blob: "e4", Cuts: []int64{0, 1, 2, 3, 4}},
+	}
+	// Groups: tasks {0,1,2} and {3,4}; ranges: buckets {0,1} and {2,3}.
+	got := CombineInputs(exps, 5, 4, 2, 2)
+	want := [][]Input{
+		{{Blob: "e0", Off: 0, Len: 20}, {Blob: "e2", Off: 0, Len: 7}},
+		{{Blob: "e0", Off: 20, Len: 20}, {Blob: "e1", Off: 0, Len: 9}},
+		{{Blob: "e4", Off: 0, Len: 2}},
+		{{Blob: "e4", Off: 2, Len: 2}},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d lists, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if !slices.Equal(got[i], want[i]) {
+			t.Errorf("combine %d: %v, want %v", i, got[i], want[i])
+		}
+	}
+	combines := []runstore.Combine{
+		{Index: 0, Blob: "c0", Cuts: []int64{0, 15, 27}},
+		{Index: 1, Blob: "c1", Cuts: []int64{0, 10, 29}},
+		{Index: 2, Blob: "c2", Cuts: []int64{0, 1, 2}},
+		{Index: 3},
+	}
+	merges := MergeInputs(combines, 4, 2, 2)
+	wantMerges := [][]Input{
+		{{Blob: "c0", Off: 0, Len: 15}, {Blob: "c2", Off: 0, Len: 1}},
+		{{Blob: "c0", Off: 15, Len: 12}, {Blob: "c2", Off: 1, Len: 1}},
+		{{Blob: "c1", Off: 0, Len: 10}},
+		{{Blob: "c1", Off: 10, Len: 19}},
+	}
+	blob := EncodeInputs(merges)
+	for b, w := range wantMerges {
+		got, err := readInputs(bytes.NewReader(blob), b, 4)
+		if err != nil || !slices.Equal(got, w) {
+			t.Errorf("bucket %d: %v, %v; want %v", b, got, err, w)
+		}
+	}
 }

@@ -11,7 +11,8 @@ import (
 )
 
 // MergeHandler handles M messages: it k-way merges one bucket's segment
-// of every expansion blob of a Merging ply into final blobs of distinct
+// of every expansion blob (or, in a ply with a combine level, of every
+// combined run) of a Merging ply into final blobs of distinct
 // positions, with their backtracking rows, and commits them with the
 // bucket's marker (runstore.CommitBucket). Every bucket is merged in one
 // round: its inputs are read once, whatever their number.
@@ -46,7 +47,7 @@ func merge(ctx context.Context, t *task.Task, m message.Message) error {
 		}
 		return afterMerge(ctx, t, p, bucket)
 	}
-	inputs, err := ReadInputs(ctx, run, m.Ply, bucket, p.Buckets)
+	inputs, err := ReadInputs(ctx, run, runstore.InputsBlobName(m.Ply), bucket, p.Buckets)
 	if err != nil {
 		return err
 	}
@@ -60,7 +61,7 @@ func merge(ctx context.Context, t *task.Task, m message.Message) error {
 		// Each reader decodes its segment's next block on another
 		// goroutine while the merge works, so decoding uses the other
 		// cores. Its Close, deferred after rc's, runs before it.
-		readers[i] = packed.NewEdgeReaderAhead(rc, packed.AheadFor(in.Len))
+		readers[i] = packed.NewEdgeReaderAhead(rc, aheadFor(in.Len, len(inputs)))
 		defer readers[i].Close()
 	}
 	out := newOutput(ctx, t, m.Ply, bucket)
@@ -74,15 +75,19 @@ func merge(ctx context.Context, t *task.Task, m message.Message) error {
 	if err := out.close(); err != nil {
 		return err
 	}
+	// Every output blob's compensation message must still be hidden: the
+	// first one written surfaces first, and a merge that outlived it
+	// would commit a record naming a deleted blob.
+	if err := out.comps.Check(); err != nil {
+		return err
+	}
 	bm := runstore.BucketMerge{Bucket: bucket, Attempt: t.Attempt(), Segments: int64(len(readers)), Entries: read, Outputs: int64(len(out.runs))}
 	won, err := store.CommitBucket(ctx, m.Ply, bm, out.runs)
 	if err != nil {
 		return err
 	}
 	if won {
-		for _, c := range out.comps {
-			_ = c.Done(ctx)
-		}
+		out.comps.Done(ctx)
 		t.Progress.Merges.Add(1)
 	} else {
 		// Another attempt committed first: our blobs are no record's, and

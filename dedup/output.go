@@ -27,7 +27,7 @@ type output struct {
 	bucket int
 
 	runs  []*runstore.Run
-	comps []*compensation.Pending
+	comps compensation.Set // one message a blob written
 
 	// the current blob: its keys and sources, packed as they come
 	keys, sources bytes.Buffer
@@ -106,11 +106,9 @@ func (o *output) flush() error {
 		return nil
 	}
 	name := runstore.FinalRunBlobName(o.ply, o.bucket, len(o.runs), o.t.Attempt())
-	comp, err := compensation.Cover(o.ctx, o.t, o.ply, name)
-	if err != nil {
+	if err := o.comps.Cover(o.ctx, o.t, o.ply, name); err != nil {
 		return err
 	}
-	o.comps = append(o.comps, comp)
 	if err := o.kw.Close(); err != nil {
 		return err
 	}
@@ -123,8 +121,8 @@ func (o *output) flush() error {
 	if err := o.t.Run.Store.PutSources(task.WithCategory(o.ctx, task.CategoryBacktrack), name, o.sources.Bytes()); err != nil {
 		return err
 	}
-	if err := comp.Check(); err != nil {
-		return err
+	if err := o.comps.Check(); err != nil {
+		return err // no use writing more: this attempt cannot commit
 	}
 	o.runs = append(o.runs, &runstore.Run{
 		Blob: name, Count: o.count, Min: o.first, Max: o.last, Terminal: o.terminal,

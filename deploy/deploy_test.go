@@ -246,8 +246,10 @@ func commandName(t *testing.T, where, path string) string {
 
 // checkAccepts runs a command's real flag parsing and validation on args.
 // enumerate, bench and solve get -h appended (they run locally by default, so
-// they would run); seed, worker and inspect run with an empty environment, so they
-// must get through every check and stop at the missing storage settings.
+// they would run), and so does any command given -data or -storage
+// embedded; seed, worker and inspect otherwise run with an empty
+// environment, so they must get through every check and stop at the
+// missing storage settings.
 func checkAccepts(t *testing.T, where, name string, args []string) {
 	t.Helper()
 	for _, a := range args {
@@ -261,7 +263,8 @@ func checkAccepts(t *testing.T, where, name string, args []string) {
 	// Commands that need no storage settings would run for real: check
 	// only that their flags parse.
 	embedded := slices.Contains(args, "-storage=embedded") || slices.Index(args, "-storage") >= 0 &&
-		slices.Index(args, "-storage")+1 < len(args) && args[slices.Index(args, "-storage")+1] == "embedded"
+		slices.Index(args, "-storage")+1 < len(args) && args[slices.Index(args, "-storage")+1] == "embedded" ||
+		slices.ContainsFunc(args, func(a string) bool { return a == "-data" || strings.HasPrefix(a, "-data=") })
 	if name == "enumerate" || name == "bench" || name == "solve" || embedded {
 		env.Args = append(slices.Clone(args), "-h")
 		if name == "solve" {
@@ -821,20 +824,48 @@ func shellWords(line string) [][]string {
 	return cmds
 }
 
-// readmeCommands returns the command lines in README.md's code blocks that
-// start one of our programs: go run ./cmd/NAME ..., or docker compose run
-// ... SERVICE ... for a compose service running NAME.
+// docPages are README.md and the pages of docs/, as paths from this
+// directory, each with its text.
+func docPages(t *testing.T) map[string]string {
+	t.Helper()
+	pages, err := filepath.Glob("../docs/*.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := map[string]string{}
+	for _, p := range append([]string{"../README.md"}, pages...) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts[strings.TrimPrefix(p, "../")] = string(b)
+	}
+	return texts
+}
+
+// readmeCommands returns the command lines in the code blocks of README.md
+// and docs/*.md that start one of our programs: go run ./cmd/NAME ..., or
+// docker compose run ... SERVICE ... for a compose service running NAME.
+// Each line is prefixed with its page.
 func readmeCommands(t *testing.T, c compose) (found []struct {
 	line, name string
 	args       []string
 }) {
 	t.Helper()
-	b, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
+	pages := docPages(t)
+	for _, page := range slices.Sorted(maps.Keys(pages)) {
+		found = append(found, pageCommands(t, c, page, pages[page])...)
 	}
+	return found
+}
+
+func pageCommands(t *testing.T, c compose, page, text string) (found []struct {
+	line, name string
+	args       []string
+}) {
+	t.Helper()
 	inCode := false
-	for _, line := range strings.Split(string(b), "\n") {
+	for _, line := range strings.Split(text, "\n") {
 		if strings.HasPrefix(strings.TrimSpace(line), "```") {
 			inCode = !inCode
 			continue
@@ -847,7 +878,7 @@ func readmeCommands(t *testing.T, c compose) (found []struct {
 				found = append(found, struct {
 					line, name string
 					args       []string
-				}{strings.TrimSpace(line), name, args})
+				}{page + ": " + strings.TrimSpace(line), name, args})
 			}
 			switch {
 			case len(words) >= 3 && words[0] == "go" && words[1] == "run" && strings.HasPrefix(words[2], "./cmd/"):
@@ -856,17 +887,17 @@ func readmeCommands(t *testing.T, c compose) (found []struct {
 				rest := words[3:]
 				for len(rest) > 0 && strings.HasPrefix(rest[0], "-") {
 					if rest[0] != "--rm" {
-						t.Errorf("README: %q: the test knows only docker compose run --rm", line)
+						t.Errorf("%s: %q: the test knows only docker compose run --rm", page, line)
 					}
 					rest = rest[1:]
 				}
 				if len(rest) == 0 {
-					t.Errorf("README: %q: no service", line)
+					t.Errorf("%s: %q: no service", page, line)
 					continue
 				}
 				s, ok := c.Services[rest[0]]
 				if !ok || len(s.Entrypoint) != 1 {
-					t.Errorf("README: %q: no compose service %q with an entrypoint", line, rest[0])
+					t.Errorf("%s: %q: no compose service %q with an entrypoint", page, line, rest[0])
 					continue
 				}
 				args := s.Command
@@ -883,14 +914,14 @@ func readmeCommands(t *testing.T, c compose) (found []struct {
 func TestReadmeCommandLinesAreAccepted(t *testing.T) {
 	cmds := readmeCommands(t, loadCompose(t))
 	if len(cmds) < 5 {
-		t.Fatalf("found only %d command lines in README.md's code blocks", len(cmds))
+		t.Fatalf("found only %d command lines in the code blocks of README.md and docs/", len(cmds))
 	}
 	for _, c := range cmds {
 		if commands[c.name] == nil {
-			t.Errorf("README: %q runs %q, not a program under cmd/", c.line, c.name)
+			t.Errorf("%q runs %q, not a program under cmd/", c.line, c.name)
 			continue
 		}
-		checkAccepts(t, "README: "+c.line, c.name, c.args)
+		checkAccepts(t, c.line, c.name, c.args)
 	}
 }
 
@@ -908,34 +939,30 @@ func TestReadmeFlagsExist(t *testing.T) {
 			defined[m[1]] = true
 		}
 	}
-	b, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	n := 0
-	for _, m := range regexp.MustCompile("`-([a-z][a-z0-9-]*)[^`]*`").FindAllStringSubmatch(string(b), -1) {
-		n++
-		if !defined[m[1]] {
-			t.Errorf("README names flag -%s in %s; no command defines it", m[1], m[0])
+	pages := docPages(t)
+	for _, page := range slices.Sorted(maps.Keys(pages)) {
+		for _, m := range regexp.MustCompile("`-([a-z][a-z0-9-]*)[^`]*`").FindAllStringSubmatch(pages[page], -1) {
+			if !defined[m[1]] {
+				t.Errorf("%s names flag -%s in %s; no command defines it", page, m[1], m[0])
+			}
 		}
 	}
-	if n == 0 {
+	if regexp.MustCompile("`-([a-z][a-z0-9-]*)[^`]*`").FindString(pages["README.md"]) == "" {
 		t.Error("README names no flags in inline code")
 	}
 }
 
 // TestReadmeEnvironmentVariablesAreRead checks every AZURE_* name in
-// README.md.
+// README.md and docs/*.md.
 func TestReadmeEnvironmentVariablesAreRead(t *testing.T) {
-	b, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
+	pages := docPages(t)
+	for _, page := range slices.Sorted(maps.Keys(pages)) {
+		names := regexp.MustCompile(`\bAZURE_[A-Z_0-9]*[A-Z0-9]\b`).FindAllString(pages[page], -1)
+		if page == "README.md" && (!slices.Contains(names, azure.EnvConnectionString) || !slices.Contains(names, azure.EnvAccount)) {
+			t.Errorf("README should document %s and %s", azure.EnvConnectionString, azure.EnvAccount)
+		}
+		checkEnvNames(t, page, names)
 	}
-	names := regexp.MustCompile(`\bAZURE_[A-Z_]+\b`).FindAllString(string(b), -1)
-	if !slices.Contains(names, azure.EnvConnectionString) || !slices.Contains(names, azure.EnvAccount) {
-		t.Errorf("README should document %s and %s", azure.EnvConnectionString, azure.EnvAccount)
-	}
-	checkEnvNames(t, "README.md", names)
 }
 
 func TestShellWords(t *testing.T) {

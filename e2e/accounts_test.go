@@ -39,8 +39,10 @@ func TestAzuriteTwoAccounts(t *testing.T) {
 	const target = 10
 	// Small blobs and buckets, so ply 10 has some ten buckets to spread;
 	// two queue shards, one on each account, and two partition shards.
+	// Sizes double from ply 9, and the fan-in of 4 gives ply 10 a
+	// combine level, whose runs spread over the accounts too.
 	seeded, err := command(bin, "seed", "-run", run, "-board", "8", "-plies", fmt.Sprint(target), "-blob-positions", "20000", "-bucket-blobs", "4",
-		"-queue-shards", "2", "-partition-shards", "2").CombinedOutput()
+		"-grow-from", "9", "-merge-fan-in", "4", "-queue-shards", "2", "-partition-shards", "2").CombinedOutput()
 	if err != nil {
 		t.Fatalf("seed: %v\n%s", err, seeded)
 	}
@@ -80,6 +82,9 @@ func TestAzuriteTwoAccounts(t *testing.T) {
 		t.Errorf("inspect with one of the two accounts: %v\n%s", err, out)
 	}
 	checkClean(t, bin, run)
+	if c := rep.Plies[target].Combines; c == 0 {
+		t.Errorf("ply %d has no combine tasks: the run did not exercise the combine level", target)
+	}
 	refPath := filepath.Join(t.TempDir(), "reference.json")
 	if out, err := command(bin, "enumerate", "-engine", "reference", "-board", "8", "-plies", fmt.Sprint(target), "-quiet", "-json", refPath).CombinedOutput(); err != nil {
 		t.Fatalf("enumerate -engine reference: %v\n%s", err, out)

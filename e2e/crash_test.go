@@ -234,10 +234,13 @@ func TestCrashRandomWorkers(t *testing.T) {
 
 	run := runName("k")
 	const size, target = 8, 8
-	// This run takes about 100 tasks uninterrupted (more with kills, as
+	// Ply 8 is fed by four expansion runs, over the fan-in of 2: its
+	// buckets are merged in two levels, so kills also land in combine
+	// tasks. This run takes about 100 tasks uninterrupted (more with kills, as
 	// killed tasks are done again); the kills land within its first 80.
 	const tasks = 80
-	if out, err := command(bin, "seed", "-run", run, "-board", fmt.Sprint(size), "-plies", fmt.Sprint(target), "-blob-positions", "3000", "-bucket-blobs", "1").CombinedOutput(); err != nil {
+	if out, err := command(bin, "seed", "-run", run, "-board", fmt.Sprint(size), "-plies", fmt.Sprint(target), "-blob-positions", "3000", "-bucket-blobs", "1",
+		"-merge-fan-in", "2").CombinedOutput(); err != nil {
 		t.Fatalf("seed: %v\n%s", err, out)
 	}
 	points := killPoints(rng, kills, 1, tasks)

@@ -264,7 +264,7 @@ func TestEnumerateInterruptAndResume(t *testing.T) {
 		t.Fatalf("exit %d with %d lines on stderr, want 130 and one line:\n%s", e.code, len(e.lines), strings.Join(e.lines, "\n"))
 	}
 	line := e.lines[0]
-	want := "resume with: enumerate -data " + data + " -run stopped -board 8 -plies 9 -blob-positions 20000 -bucket-blobs 2"
+	want := "resume with: enumerate -data " + data + " -run stopped -board 8 -plies 9 -blob-positions 20000 -bucket-blobs 2 -grow-from 11 -merge-fan-in 1024"
 	if !strings.HasPrefix(line, "enumerate: interrupted ") || !strings.HasSuffix(line, want) || !strings.Contains(line, "tasks done by this process") {
 		t.Fatalf("stderr %q: want how far the run got and %q", line, want)
 	}

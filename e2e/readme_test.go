@@ -19,7 +19,7 @@ import (
 	"github.com/reversi-cloud/reversi/report"
 )
 
-// section returns the code blocks between README.md's markers
+// section returns the code blocks between a page's markers
 // <!-- NAME:begin ... --> and <!-- NAME:end -->: the lines of sh blocks,
 // and the text blocks (shown output), each as its lines.
 func section(t *testing.T, readme, name string) (commands []string, shown [][]string) {
@@ -27,7 +27,7 @@ func section(t *testing.T, readme, name string) (commands []string, shown [][]st
 	_, rest, ok := strings.Cut(readme, "<!-- "+name+":begin")
 	body, _, ok2 := strings.Cut(rest, "<!-- "+name+":end -->")
 	if !ok || !ok2 {
-		t.Fatalf("README.md: no <!-- %s:begin ... --> ... <!-- %s:end --> section", name, name)
+		t.Fatalf("no <!-- %s:begin ... --> ... <!-- %s:end --> section", name, name)
 	}
 	var block []string
 	lang := ""
@@ -200,14 +200,19 @@ func TestReadmeQuickstart(t *testing.T) {
 	}
 }
 
-// TestReadmeAzuriteExample runs README.md's several-workers example as one
-// bash script from the repository root, exactly as written but for set -e
-// in front, with an Azurite of its own (make azurite-start keeps its state
-// in AZURITE_STATE_DIR), and checks the demo.json it writes.
+// TestReadmeAzuriteExample runs docs/azure.md's rehearsal on Azurite (the
+// README points to it) as one bash script from the repository root,
+// exactly as written but for set -e in front, with an Azurite of its own
+// (make azurite-start keeps its state in AZURITE_STATE_DIR), and checks
+// the demo.json it writes.
 func TestReadmeAzuriteExample(t *testing.T) {
 	azurite(t) // Azurite is installed, so make azurite-start needs no download
-	root, text := readme(t)
-	commands, _ := section(t, text, "azurite-example")
+	root, _ := readme(t)
+	page, err := os.ReadFile(filepath.Join(root, "docs", "azure.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	commands, _ := section(t, string(page), "azurite-example")
 	script := strings.Join(commands, "\n")
 	if !strings.Contains(script, "make -s azurite-start") || !strings.Contains(script, "make azurite-stop") {
 		t.Fatalf("the example no longer starts and stops its Azurite with make:\n%s", script)

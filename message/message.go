@@ -23,6 +23,7 @@ const (
 	KindInline       Kind = 'A' // A<ply>-<key>,<key>,...: a whole small ply, inline
 	KindChunk        Kind = 'C' // C<ply>-<index>-<blob>: expand one final blob of a ply
 	KindScan         Kind = 'S' // S<ply>: enqueue the merges of a ply's open buckets, or complete the ply
+	KindCombine      Kind = 'G' // G<ply>-<index>: combine one group's segments of one range of buckets
 	KindMerge        Kind = 'M' // M<ply>-<bucket>: merge one bucket of a ply into final blobs
 	KindResolve      Kind = 'R' // R<ply>-<index>: decide the results of one final blob
 	KindCompensation Kind = 'X' // X<ply>-<blob>: delete the blob unless a record made it live
@@ -36,6 +37,8 @@ func (k Kind) String() string {
 		return "chunk"
 	case KindScan:
 		return "scan"
+	case KindCombine:
+		return "combine"
 	case KindMerge:
 		return "merge"
 	case KindResolve:
@@ -55,7 +58,7 @@ type Message struct {
 	Kind      Kind
 	Ply       int
 	Positions []board.Position // A
-	Index     int              // C, R: a final blob; M: a bucket
+	Index     int              // C, R: a final blob; M: a bucket; G: a combine task
 	Blob      string           // C, X
 }
 
@@ -100,7 +103,7 @@ func (m Message) Format() string {
 		}
 	case KindChunk:
 		fmt.Fprintf(&b, "-%d-%s", m.Index, m.Blob)
-	case KindMerge, KindResolve:
+	case KindCombine, KindMerge, KindResolve:
 		fmt.Fprintf(&b, "-%d", m.Index)
 	case KindCompensation:
 		b.WriteString("-" + m.Blob)
@@ -155,7 +158,7 @@ func ParseMessage(o Origin, text string) (Message, error) {
 			return Message{}, Badf("scan message %q has trailing text", Clip(text))
 		}
 		return m, nil
-	case KindInline, KindChunk, KindMerge, KindResolve, KindCompensation:
+	case KindInline, KindChunk, KindCombine, KindMerge, KindResolve, KindCompensation:
 	default:
 		return Message{}, Badf("message %q: unknown kind %q", Clip(text), text[0])
 	}
@@ -193,7 +196,7 @@ func ParseMessage(o Origin, text string) (Message, error) {
 			return Message{}, Badf("chunk message %q: %v", Clip(text), err)
 		}
 		m.Index, m.Blob = n, blob
-	case KindResolve, KindMerge:
+	case KindResolve, KindMerge, KindCombine:
 		n, err := strconv.Atoi(rest)
 		if err != nil || n < 0 || n > 1<<30 {
 			return Message{}, Badf("%s message %q: expected %c<ply>-<index>", m.Kind, Clip(text), m.Kind)

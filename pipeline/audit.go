@@ -91,6 +91,7 @@ func (a *Audit) warnf(format string, args ...any) {
 type auditState struct {
 	plies       map[int]*runstore.Ply
 	exps        map[int][]runstore.Expansion
+	combines    map[int][]runstore.Combine
 	runs        map[int][]*runstore.Run
 	finals      map[int][]runstore.FinalBlob
 	named       map[int]map[string]bool
@@ -102,7 +103,7 @@ func (r *Run) readAuditState(ctx context.Context) (*auditState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading ply records: %w", err)
 	}
-	s := &auditState{plies: map[int]*runstore.Ply{}, exps: map[int][]runstore.Expansion{}, runs: map[int][]*runstore.Run{}, finals: map[int][]runstore.FinalBlob{},
+	s := &auditState{plies: map[int]*runstore.Ply{}, exps: map[int][]runstore.Expansion{}, combines: map[int][]runstore.Combine{}, runs: map[int][]*runstore.Run{}, finals: map[int][]runstore.FinalBlob{},
 		named: map[int]map[string]bool{}, resolutions: map[int][]runstore.Resolution{}}
 	for _, p := range plies {
 		s.plies[p.Ply] = p
@@ -113,6 +114,9 @@ func (r *Run) readAuditState(ctx context.Context) (*auditState, error) {
 			if s.exps[p.Ply], err = r.store.Expansions(ctx, p.Ply); err != nil {
 				return nil, err
 			}
+			if s.combines[p.Ply], err = r.store.Combines(ctx, p.Ply); err != nil {
+				return nil, err
+			}
 		} else {
 			if s.finals[p.Ply], err = r.store.Finals(ctx, p.Ply); err != nil {
 				return nil, err
@@ -121,7 +125,7 @@ func (r *Run) readAuditState(ctx context.Context) (*auditState, error) {
 				return nil, err
 			}
 		}
-		s.named[p.Ply] = runstore.Named(p, s.exps[p.Ply], s.runs[p.Ply], s.finals[p.Ply])
+		s.named[p.Ply] = runstore.Named(p, s.exps[p.Ply], s.combines[p.Ply], s.runs[p.Ply], s.finals[p.Ply])
 	}
 	return s, nil
 }
@@ -185,7 +189,7 @@ func (r *Run) Audit(ctx context.Context) (*Audit, error) {
 	}
 	a.Plies = len(after.plies)
 	for ply, rs := range after.runs {
-		a.Records += len(rs) + len(after.exps[ply])
+		a.Records += len(rs) + len(after.exps[ply]) + len(after.combines[ply])
 	}
 
 	for _, ply := range sortedPlies(before.plies) {
@@ -228,17 +232,18 @@ func (r *Run) auditPly(ctx context.Context, a *Audit, p *runstore.Ply, s *auditS
 		isFinal[f.Blob] = true
 	}
 	for _, e := range s.exps[p.Ply] {
-		if e.Blob == "" {
-			continue // the task found no edges
+		if e.Blob != "" { // else the task found no edges
+			auditCuts(a, fmt.Sprintf("ply %d: expansion task %d", p.Ply, e.Task), e.Blob, e.Cuts, p.Buckets, sizes)
 		}
-		size, ok := sizes[e.Blob]
-		switch {
-		case !ok:
-			a.errorf("ply %d: expansion task %d names blob %s, which is missing", p.Ply, e.Task, e.Blob)
-		case len(e.Cuts) == 0 || e.Cuts[len(e.Cuts)-1] != size:
-			a.errorf("ply %d: expansion task %d cuts blob %s into buckets ending at %v, but it holds %d bytes", p.Ply, e.Task, e.Blob, e.Cuts[len(e.Cuts)-1:], size)
-		case len(e.Cuts) != p.Buckets+1:
-			a.errorf("ply %d: expansion task %d cuts blob %s into %d buckets, but the ply has %d", p.Ply, e.Task, e.Blob, len(e.Cuts)-1, p.Buckets)
+	}
+	for _, c := range s.combines[p.Ply] {
+		if p.Groups == 0 || c.Index >= p.Groups*p.Ranges {
+			a.errorf("ply %d: a combine marker names task %d, which the ply's %d groups and %d ranges lack", p.Ply, c.Index, p.Groups, p.Ranges)
+			continue
+		}
+		if c.Blob != "" {
+			span := runstore.SpanOf(c.Index%p.Ranges, p.Buckets, p.Ranges)
+			auditCuts(a, fmt.Sprintf("ply %d: combine task %d", p.Ply, c.Index), c.Blob, c.Cuts, span.Hi-span.Lo, sizes)
 		}
 	}
 	for _, run := range runs {
@@ -303,6 +308,22 @@ func (r *Run) auditPly(ctx context.Context, a *Audit, p *runstore.Ply, s *auditS
 		}
 	}
 	return nil
+}
+
+// auditCuts checks a run of edges cut into buckets: what names it, its
+// blob, its cuts, and the buckets it should be cut into.
+func auditCuts(a *Audit, what, blob string, cuts []int64, buckets int, sizes map[string]int64) {
+	size, ok := sizes[blob]
+	switch {
+	case !ok:
+		a.errorf("%s names blob %s, which is missing", what, blob)
+	case len(cuts) == 0:
+		a.errorf("%s names blob %s but records no cuts", what, blob)
+	case cuts[len(cuts)-1] != size:
+		a.errorf("%s cuts blob %s into buckets ending at %d, but it holds %d bytes", what, blob, cuts[len(cuts)-1], size)
+	case len(cuts) != buckets+1:
+		a.errorf("%s cuts blob %s into %d buckets, but it should be %d", what, blob, len(cuts)-1, buckets)
+	}
 }
 
 // auditOrder reports final blobs of a complete ply that are not in

@@ -319,3 +319,36 @@ func plantExpansion(t *testing.T, ctx context.Context, be storage.Backend, r *Ru
 		}
 	}
 }
+
+// TestAuditCuts: a run of edges cut into buckets (an expansion or
+// combine marker) is checked against its blob, and each corruption is
+// reported in one line, a marker without cuts included (it used to
+// panic).
+func TestAuditCuts(t *testing.T) {
+	sizes := map[string]int64{"p05/e-0000001-a": 300}
+	for _, tc := range []struct {
+		name    string
+		blob    string
+		cuts    []int64
+		buckets int
+		want    string
+	}{
+		{"sound", "p05/e-0000001-a", []int64{0, 100, 300}, 2, ""},
+		{"missing blob", "p05/e-0000002-a", []int64{0, 300}, 1, "task 1 names blob p05/e-0000002-a, which is missing"},
+		{"no cuts", "p05/e-0000001-a", nil, 2, "task 1 names blob p05/e-0000001-a but records no cuts"},
+		{"short", "p05/e-0000001-a", []int64{0, 100, 200}, 2, "task 1 cuts blob p05/e-0000001-a into buckets ending at 200, but it holds 300 bytes"},
+		{"other buckets", "p05/e-0000001-a", []int64{0, 300}, 2, "task 1 cuts blob p05/e-0000001-a into 1 buckets, but it should be 2"},
+	} {
+		a := &Audit{}
+		auditCuts(a, "task 1", tc.blob, tc.cuts, tc.buckets, sizes)
+		var got string
+		if len(a.Findings) > 1 {
+			t.Errorf("%s: %d findings: %v", tc.name, len(a.Findings), a.Findings)
+		} else if len(a.Findings) == 1 {
+			got = a.Findings[0].Text
+		}
+		if got != tc.want {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}

@@ -32,6 +32,19 @@ const (
 	DefaultBucketBlobs = 16
 	// MaxBucketBlobs bounds the bucket size.
 	MaxBucketBlobs = 1024
+	// DefaultGrowFrom is the first ply whose final blobs and buckets
+	// double in size (runstore.Sizes): from ply 11 on, 8x8's plies are
+	// large enough that fixed sizes make merge reads grow faster than
+	// the edges (measured: ply 13 read 2.7 times as many segments an edge
+	// as ply 12).
+	DefaultGrowFrom = 11
+	// DefaultMergeFanIn is the most expansion runs a bucket merge reads
+	// before the ply gets a combine level (runstore.Sizes.Levels). Each
+	// reader holds up to two blocks of about 290 KiB.
+	DefaultMergeFanIn = 1024
+	// MaxMergeFanIn bounds it: at 4096 runs, a merge's readers alone
+	// hold over a GiB.
+	MaxMergeFanIn = 4096
 	// DefaultSolvePositions caps positions per final blob of the target
 	// ply of a run that solves. Each of those blobs is one resolve task
 	// that solves its positions one after another, and solving takes
@@ -64,6 +77,13 @@ type RunConfig struct {
 	Target        int // target ply
 	BlobPositions int
 	BucketBlobs   int
+	// GrowFrom is the first ply whose final blobs and buckets double in
+	// size, 0 for never; MergeFanIn the most expansion runs a bucket
+	// merge reads before the ply is combined first, 0 for no limit (see
+	// runstore.Sizes). Zero is kept as given: the defaults are
+	// DefaultGrowFrom and DefaultMergeFanIn, which the commands use.
+	GrowFrom   int
+	MergeFanIn int
 	// Start is the position the run starts from, ply 0; the zero
 	// Position means the board's usual start. Plies count discs placed
 	// since the start.
@@ -181,6 +201,12 @@ func (c RunConfig) Validate() error {
 	if c.BucketBlobs < 1 || c.BucketBlobs > MaxBucketBlobs {
 		return fmt.Errorf("bucket blobs %d: must be 1 to %d", c.BucketBlobs, MaxBucketBlobs)
 	}
+	if c.GrowFrom < 0 || c.GrowFrom > 99 {
+		return fmt.Errorf("grow from ply %d: must be 1 to 99, or 0 for never", c.GrowFrom)
+	}
+	if c.MergeFanIn != 0 && (c.MergeFanIn < 2 || c.MergeFanIn > MaxMergeFanIn) {
+		return fmt.Errorf("merge fan-in %d: must be 2 to %d, or 0 for no limit", c.MergeFanIn, MaxMergeFanIn)
+	}
 	if c.QueueShards < 1 || c.QueueShards > MaxQueueShards {
 		return fmt.Errorf("queue shards %d: must be 1 to %d", c.QueueShards, MaxQueueShards)
 	}
@@ -206,6 +232,11 @@ func (c RunConfig) Validate() error {
 	return nil
 }
 
+// Sizes are the run's size rules.
+func (c RunConfig) Sizes() runstore.Sizes {
+	return runstore.Sizes{BlobPositions: c.BlobPositions, BucketBlobs: c.BucketBlobs, GrowFrom: c.GrowFrom, MergeFanIn: c.MergeFanIn}
+}
+
 func (c RunConfig) origin(b *board.Board) message.Origin {
 	return message.Origin{Board: b, Start: c.Start}
 }
@@ -222,6 +253,7 @@ func (c RunConfig) record(b *board.Board) runstore.Config {
 		start = c.Start.Text()
 	}
 	return runstore.Config{Board: c.Board, Target: c.Target, BlobPositions: c.BlobPositions, BucketBlobs: c.BucketBlobs,
+		GrowFrom: c.GrowFrom, MergeFanIn: c.MergeFanIn,
 		Start: start, Solve: c.Solve, SolvePositions: c.SolvePositions, SolveMode: c.SolveMode,
 		QueueShards: c.QueueShards, PartitionShards: c.PartitionShards, Accounts: c.Accounts, StateAccounts: c.StateAccounts}
 }
@@ -230,6 +262,7 @@ func (c RunConfig) record(b *board.Board) runstore.Config {
 // names what in the record is bad.
 func fromRecord(name string, rec runstore.Config) (RunConfig, error) {
 	cfg := RunConfig{Name: name, Board: rec.Board, Target: rec.Target, BlobPositions: rec.BlobPositions, BucketBlobs: rec.BucketBlobs,
+		GrowFrom: rec.GrowFrom, MergeFanIn: rec.MergeFanIn,
 		Solve: rec.Solve, SolvePositions: rec.SolvePositions, SolveMode: rec.SolveMode,
 		QueueShards: rec.QueueShards, PartitionShards: rec.PartitionShards, Accounts: rec.Accounts, StateAccounts: rec.StateAccounts}
 	b, err := board.New(rec.Board)
@@ -361,6 +394,9 @@ type WorkerConfig struct {
 	ThrottleDelay   time.Duration
 	// Observer, if set, is told about every message handled (metrics).
 	Observer Observer
+	// Clock is the time of leases and of tasks (their compensation
+	// deadlines); nil means the system's. Tests drive it.
+	Clock Clock
 }
 
 // NoThrottleRetries as WorkerConfig.ThrottleRetries fails a throttled
@@ -389,6 +425,9 @@ func (c WorkerConfig) WithDefaults() WorkerConfig {
 	}
 	if c.ThrottleDelay == 0 {
 		c.ThrottleDelay = time.Second
+	}
+	if c.Clock == nil {
+		c.Clock = systemClock{}
 	}
 	return c
 }

@@ -20,7 +20,7 @@ func TestRunConfigRecord(t *testing.T) {
 	}
 	usual := RunConfig{Name: "usual", Board: 6, Target: 5}.WithDefaults()
 	custom := RunConfig{Name: "custom", Board: 6, Target: 4, BlobPositions: 500, BucketBlobs: 3, Start: start,
-		Solve: true, SolvePositions: 16, QueueShards: 2, PartitionShards: 3, Accounts: 2}.WithDefaults()
+		Solve: true, SolvePositions: 16, QueueShards: 2, PartitionShards: 3, Accounts: 2, GrowFrom: 3, MergeFanIn: 8}.WithDefaults()
 	set := map[string]bool{}
 	for _, cfg := range []RunConfig{usual, custom} {
 		if err := cfg.Validate(); err != nil {

@@ -8,7 +8,7 @@ import (
 
 // positions8x8 is the number of canonical positions of each ply of 8x8
 // from the usual start: plies 0 to 8 as docs/reference.md gives them, 9
-// to 13 as this project's runs counted them (README, Performance).
+// to 13 as this project's runs counted them (docs/reference.md).
 var positions8x8 = []int64{1, 1, 3, 14, 60, 322, 1773, 10649, 67245, 434029, 2958586, 19786652, 137642638, 912004167}
 
 // growth8x8 extends positions8x8 past ply 13: the ratio of its last two

@@ -253,10 +253,17 @@ var allModes = []faulty.Mode{faulty.FailBefore, faulty.FailAfter, faulty.CrashBe
 // before or after the call reaches storage, and a crash before or after
 // it (the worker dies; its messages reappear to a fresh worker). Every run
 // must end with exactly the reference's positions and results, both
-// queues empty and no blob but the final and result blobs.
+// queues empty and no blob but the final and result blobs. The second
+// run has a combine level at ply 5 (three expansion runs over a fan-in
+// of two: two groups, two ranges of buckets), so every call of its
+// combine tasks and of the scans between the two merge steps is struck.
 func TestFaultAtEveryCall(t *testing.T) {
-	cfg := RunConfig{Name: "faults", Board: 6, Target: 5, BlobPositions: 40, BucketBlobs: 2}
-	faultSweep(t, cfg, allModes, everyCall)
+	for _, cfg := range []RunConfig{
+		{Name: "faults", Board: 6, Target: 5, BlobPositions: 40, BucketBlobs: 2},
+		{Name: "faultlevels", Board: 6, Target: 5, BlobPositions: 20, BucketBlobs: 8, MergeFanIn: 2},
+	} {
+		t.Run(cfg.Name, func(t *testing.T) { faultSweep(t, cfg, allModes, everyCall) })
+	}
 }
 
 func everyCall(n int64) []int64 {

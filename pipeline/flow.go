@@ -93,8 +93,16 @@ func settings(c runstore.Config) string {
 	if c.StateAccounts != c.Accounts {
 		accounts += fmt.Sprintf(" (state rows on %d)", c.StateAccounts)
 	}
-	return fmt.Sprintf("board %d, target ply %d, blob positions %d, bucket blobs %d, %s, %s, %d queue shards, %d partition shards, %s",
-		c.Board, c.Target, c.BlobPositions, c.BucketBlobs, start, solve, c.QueueShards, c.PartitionShards, accounts)
+	grow := "fixed sizes"
+	if c.GrowFrom > 0 {
+		grow = fmt.Sprintf("sizes doubling from ply %d", c.GrowFrom)
+	}
+	fanIn := "no merge fan-in limit"
+	if c.MergeFanIn > 0 {
+		fanIn = fmt.Sprintf("merge fan-in %d", c.MergeFanIn)
+	}
+	return fmt.Sprintf("board %d, target ply %d, blob positions %d, bucket blobs %d, %s, %s, %s, %s, %d queue shards, %d partition shards, %s",
+		c.Board, c.Target, c.BlobPositions, c.BucketBlobs, grow, fanIn, start, solve, c.QueueShards, c.PartitionShards, accounts)
 }
 
 // seedStart makes ply 0: one run holding the start position, merged at
@@ -248,16 +256,27 @@ func (r *Run) finish(ctx context.Context, p *runstore.Ply, runs []*runstore.Run,
 		t.BlobReads += m.Segments
 		t.Merged += m.Entries
 	}
+	if p.Groups > 0 {
+		combines, err := r.store.Combines(ctx, p.Ply)
+		if err != nil {
+			return err
+		}
+		for _, c := range combines {
+			t.Combines++
+			t.BlobReads += c.Segments
+		}
+	}
 	if err := r.store.PutFinals(ctx, p.Ply, finals); err != nil {
 		return err
 	}
 	var next *runstore.Ply
 	if p.Ply < r.Config.Target && t.Positions > 0 {
-		splitters := dedup.ChooseSplitters(r.Board, samples, t.Positions, r.shared.FinalPositions(p.Ply+1), r.Config.BucketBlobs)
+		splitters := dedup.ChooseSplitters(r.Board, samples, t.Positions, r.shared.FinalPositions(p.Ply+1), r.Config.Sizes().BucketBlobsAt(p.Ply+1))
 		if err := r.blobs.Put(ctx, runstore.SplittersBlobName(p.Ply+1), dedup.EncodeSplitters(splitters)); err != nil {
 			return fmt.Errorf("writing the splitters of ply %d: %w", p.Ply+1, err)
 		}
 		next = &runstore.Ply{Ply: p.Ply + 1, Tasks: len(finals), Buckets: len(splitters) + 1}
+		next.Groups, next.Ranges = r.Config.Sizes().Levels(next.Tasks, next.Buckets)
 	}
 	err = r.store.Finish(ctx, p, owner, t, next)
 	if errors.Is(err, runstore.ErrConflict) && next != nil {
@@ -279,7 +298,7 @@ func (r *Run) afterFinal(ctx context.Context, p *runstore.Ply) error {
 	if err != nil {
 		return err
 	}
-	if err := r.sweep(ctx, p, runstore.Named(p, nil, nil, finals)); err != nil {
+	if err := r.sweep(ctx, p, runstore.Named(p, nil, nil, nil, finals)); err != nil {
 		return err
 	}
 	switch {

@@ -9,7 +9,8 @@ import (
 	"github.com/reversi-cloud/reversi/storage"
 )
 
-// Clock is the time source of leases, so tests can drive it.
+// Clock is the time source of leases and tasks (WorkerConfig.Clock), so
+// tests can drive it.
 type Clock interface {
 	Now() time.Time
 	// After fires once d has passed.

@@ -152,12 +152,11 @@ func TestLeaseLossStopsAMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wcfg := WorkerConfig{Visibility: 2 * time.Second, CompensationDelay: 4 * time.Second, ExitWhenDone: true, PollMax: 20 * time.Millisecond}
+	wcfg := WorkerConfig{Visibility: 2 * time.Second, CompensationDelay: 4 * time.Second, ExitWhenDone: true, PollMax: 20 * time.Millisecond, Clock: clock}
 	w, err := NewWorker(r, wcfg, testLogger(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w.clock = clock
 	w.Run(ctx)
 	mu.Lock()
 	if !stopped || stoppedIn > time.Second {

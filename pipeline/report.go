@@ -81,7 +81,7 @@ func (r *Run) Report(ctx context.Context) (*report.Report, error) {
 			continue
 		}
 		row := report.Ply{Ply: p.Ply, Positions: p.Positions, Terminal: p.Terminal, Edges: p.Edges,
-			Blobs: int64(p.Finals), Merges: p.Merges, BlobReads: p.BlobReads, MergedKeys: p.Merged}
+			Blobs: int64(p.Finals), Merges: p.Merges, Combines: p.Combines, BlobReads: p.BlobReads, MergedKeys: p.Merged}
 		if p.State.AtLeast(runstore.Resolved) {
 			row.BlackWins, row.WhiteWins, row.Draws, row.Unknown = p.Black, p.White, p.Draws, p.Unknown
 		} else {

@@ -16,6 +16,7 @@ var handlers = map[message.Kind]task.Handler{
 	message.KindInline:       expand.Handler,
 	message.KindChunk:        expand.Handler,
 	message.KindScan:         dedup.ScanHandler,
+	message.KindCombine:      dedup.CombineHandler,
 	message.KindMerge:        dedup.MergeHandler,
 	message.KindResolve:      backtrack.ResolveHandler,
 	message.KindCompensation: compensation.Handler,

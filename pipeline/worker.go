@@ -23,7 +23,6 @@ type Worker struct {
 	log      *slog.Logger
 	progress *Progress
 	handler  task.Handler
-	clock    Clock
 
 	stallChecked time.Time // see nudgeIfStalled
 	drainLogged  bool      // see finished
@@ -41,7 +40,7 @@ func NewWorker(r *Run, cfg WorkerConfig, log *slog.Logger, progress *Progress) (
 	if progress == nil {
 		progress = &Progress{}
 	}
-	w := &Worker{run: r, cfg: cfg, log: log.With("run", r.Config.Name), progress: progress, clock: systemClock{}}
+	w := &Worker{run: r, cfg: cfg, log: log.With("run", r.Config.Name), progress: progress}
 	w.handler = chain(task.HandlerFunc(route), recoverPanics, retryThrottled(cfg.ThrottleRetries, cfg.ThrottleDelay), billByKind, checkPly)
 	return w, nil
 }
@@ -128,8 +127,8 @@ func (w *Worker) settle(ctx context.Context, log *slog.Logger, msg storage.Messa
 	w.progress.Started(m)
 	// The message's delete and lease renewals are its ply's work too.
 	ctx = storage.WithPly(ctx, m.Ply)
-	lease, taskCtx := HoldLease(ctx, w.run.work, msg, w.cfg.Visibility, w.clock)
-	t := &task.Task{Run: w.run.shared, Msg: msg, Timing: w.cfg.timing(), Log: log, Progress: w.progress, Flow: flow{w.run}, Now: time.Now}
+	lease, taskCtx := HoldLease(ctx, w.run.work, msg, w.cfg.Visibility, w.cfg.Clock)
+	t := &task.Task{Run: w.run.shared, Msg: msg, Timing: w.cfg.timing(), Log: log, Progress: w.progress, Flow: flow{w.run}, Now: w.cfg.Clock.Now}
 	err = w.handler.Handle(taskCtx, t, m)
 	receipt, lost := lease.Release()
 	msg.PopReceipt = receipt

@@ -20,6 +20,10 @@ type Measurement struct {
 	// storage figures depend on.
 	BlobPositions int `json:"blob_positions"`
 	BucketBlobs   int `json:"bucket_blobs"`
+	// GrowFrom and MergeFanIn are the rest of the run's size rules
+	// (runstore.Sizes); 0 in runs measured before they existed.
+	GrowFrom   int `json:"grow_from,omitempty"`
+	MergeFanIn int `json:"merge_fan_in,omitempty"`
 	// WallSeconds and CPUSeconds are the whole run's: CPU is user plus
 	// system time of the process, which also ran the embedded storage.
 	WallSeconds float64 `json:"wall_seconds"`
@@ -49,6 +53,13 @@ type MeasuredPly struct {
 	// any.
 	HottestPartition int64 `json:"hottest_partition_entities"`
 	Partitions       int   `json:"partitions"`
+	// Finals, Buckets, Combines and Segments are the ply's final blobs,
+	// bucket merges, combine tasks and segments read by both merge
+	// steps; 0 in runs measured before they were recorded.
+	Finals   int64 `json:"finals,omitempty"`
+	Buckets  int64 `json:"buckets,omitempty"`
+	Combines int64 `json:"combines,omitempty"`
+	Segments int64 `json:"segments,omitempty"`
 }
 
 // Usage is storage work: billed transactions by operation, named as

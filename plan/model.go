@@ -5,12 +5,17 @@
 // keep every ply within Azure's scalability targets.
 //
 // The model is fitted to measured runs (Measurement, written by
-// plan/internal/measure; the ones fitted by default are in testdata/):
-// every quantity of a ply's storage work is a straight line in the edges
-// the ply's messages handle, through one small ply and the largest one
-// measured of the same kind, and CPU is a constant per edge handled.
-// Positions come from pipeline.EstimatePositions; edges per position
-// grow by a measured factor per ply past the measured plies.
+// plan/internal/measure; the ones fitted by default are in testdata/).
+// A ply's storage transactions are counted per unit of work under the
+// run's size rules (Units: final blobs, expansion tasks, buckets, combine
+// tasks, segments read), each operation a constant per unit of its
+// driver, fitted to the largest run measured with fixed sizes; the
+// segments a sorted run has in a ply's buckets follow a power law of the
+// buckets fitted to every measured ply. Bytes moved and table entities
+// are straight lines in the edges the ply's messages handle, and CPU is
+// a constant per edge handled. Positions come from
+// pipeline.EstimatePositions; edges per position grow by a measured
+// factor per ply past the measured plies.
 package plan
 
 import (
@@ -22,6 +27,7 @@ import (
 	"strings"
 
 	"github.com/reversi-cloud/reversi/pipeline"
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/task"
 )
 
@@ -134,6 +140,14 @@ type Model struct {
 	EdgeGrowth float64
 	// BlobPositions and BucketBlobs are the run settings measured.
 	BlobPositions, BucketBlobs int
+	// perUnit[kind][category][operation] is the transactions an
+	// operation makes per unit of its driver (driverOfOp), from large's
+	// last plies; segments is the law of the segments merges read, and
+	// bucketFill the buckets a ply has over its edges per bucket, both
+	// from every measured ply with buckets to count.
+	perUnit    [numKinds]map[string]map[string]float64
+	segments   segmentLaw
+	bucketFill float64
 }
 
 // Fit fits a model to two measured runs of 8x8 with the same settings:
@@ -210,7 +224,54 @@ func Fit(small, large Measurement) (*Model, error) {
 	// 1.29 at plies 9 to 11); the factor is the mean over two plies.
 	r := func(p int) float64 { return float64(large.Plies[p].Edges) / float64(large.Plies[p].Positions) }
 	m.EdgeGrowth = math.Sqrt(r(T) / r(T-2))
+	if err := m.fitUnits(large); err != nil {
+		return nil, err
+	}
 	return m, nil
+}
+
+// fitUnits fits the transactions per unit to large's last interior ply
+// and its target ply, and the segment law and the buckets' fill to every
+// ply of large with at least two buckets.
+func (m *Model) fitUnits(large Measurement) error {
+	T := large.Target
+	for k, ply := range [numKinds]int{interior: T - 1, target: T} {
+		u := measuredUnits(large, ply)
+		m.perUnit[k] = map[string]map[string]float64{}
+		for cat, use := range large.Plies[ply].Categories {
+			m.perUnit[k][cat] = map[string]float64{}
+			for op, n := range use.Ops {
+				if d := u.value(driverOfOp(cat, op)); d > 0 {
+					m.perUnit[k][cat][op] = float64(n) / d
+				}
+			}
+		}
+	}
+	// log(segments per run) = log A + Exp log(buckets), least squares.
+	var n, sx, sy, sxx, sxy, fill, fills float64
+	sizes := large.sizes()
+	for ply := 1; ply <= T; ply++ {
+		u := measuredUnits(large, ply)
+		if u.Buckets < 2 || u.Tasks < 1 || u.Segments <= 0 || u.Combines > 0 {
+			continue
+		}
+		x, y := math.Log(u.Buckets), math.Log(u.Segments/u.Tasks)
+		n, sx, sy, sxx, sxy = n+1, sx+x, sy+y, sxx+x*x, sxy+x*y
+		capacity := float64(sizes.BlobPositionsAt(ply)) * float64(sizes.BucketBlobsAt(ply))
+		fill, fills = fill+u.Buckets/(float64(large.Plies[ply].Edges)/capacity), fills+1
+	}
+	if n < 2 || n*sxx-sx*sx <= 0 {
+		return fmt.Errorf("fitting the plan: %v has %g plies with buckets to fit the merges' reads to, want 2 or more", describe(large), n)
+	}
+	exp := (n*sxy - sx*sy) / (n*sxx - sx*sx)
+	m.segments = segmentLaw{A: math.Exp((sy - exp*sx) / n), Exp: exp}
+	m.bucketFill = fill / fills
+	return nil
+}
+
+// sizes are the size rules the run was measured with.
+func (m Measurement) sizes() runstore.Sizes {
+	return runstore.Sizes{BlobPositions: m.BlobPositions, BucketBlobs: m.BucketBlobs, GrowFrom: m.GrowFrom, MergeFanIn: m.MergeFanIn}
 }
 
 func describe(m Measurement) string {
@@ -277,9 +338,11 @@ func (m *Model) Edges(ply int, positions int64) int64 {
 //go:embed testdata/measured-*.json
 var measured embed.FS
 
-// Default is the model fitted to the two smallest measurements in
-// testdata, so that every larger one stays a check of the model (see
-// model_test.go): a model fitted to a run cannot be checked against it.
+// Default is the model fitted to the smallest measurement in testdata
+// and the largest one measured with fixed sizes, so that the others
+// stay checks of the model (see model_test.go): a model fitted to a run
+// cannot be checked against it, and a run with growing sizes checks
+// what the model says of sizes it was not fitted to.
 func Default() (*Model, error) {
 	runs, err := Measured()
 	if err != nil {
@@ -288,7 +351,16 @@ func Default() (*Model, error) {
 	if len(runs) < 3 {
 		return nil, fmt.Errorf("fitting the plan: %d measurements, want 3 or more", len(runs))
 	}
-	return Fit(runs[0], runs[1])
+	large := -1
+	for i, r := range runs[1:] {
+		if r.GrowFrom == 0 && r.MergeFanIn == 0 {
+			large = i + 1
+		}
+	}
+	if large < 0 {
+		return nil, fmt.Errorf("fitting the plan: no measurement with fixed sizes past the first")
+	}
+	return Fit(runs[0], runs[large])
 }
 
 // Measured returns the measurements in testdata, by target ply.

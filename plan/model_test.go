@@ -3,6 +3,7 @@ package plan
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -15,37 +16,38 @@ func defaultConfig(targetPly int) Config {
 	return Config{Target: targetPly, Workers: 2, Limits: StandardV2, Prices: report.DefaultPrices}
 }
 
-// TestPredictsTheLargerMeasuredRuns checks the default model, fitted to
-// the two smallest measured runs (targets 2 and 11), against each larger
-// one (targets 12 and 13), which it never saw: from ply 10 to the run's
-// target, positions, edges, transactions and bytes stored within 15%.
-// Ply 10 and 11 of the run to 11 are fitted points, so those plies check
-// only that a ply costs the same in another run; the rest are
-// predictions. Positions come from pipeline.EstimatePositions, which
-// counts them exactly to ply 13.
-func TestPredictsTheLargerMeasuredRuns(t *testing.T) {
+// TestPredictsTheMeasuredRuns checks the default model, fitted to the
+// smallest measured run and the largest one with fixed sizes, against
+// every other measured run, each planned with its own sizes: from ply 10
+// to the run's target, positions and edges within 15%, bytes stored
+// within 15% and transactions within 25%. The run with growing sizes and
+// a fan-in checks what the model says of sizes it was not fitted to.
+// Positions come from pipeline.EstimatePositions, which counts them
+// exactly to ply 13.
+func TestPredictsTheMeasuredRuns(t *testing.T) {
 	runs, err := Measured()
 	if err != nil {
 		t.Fatal(err)
-	}
-	if got := [3]int{runs[0].Target, runs[1].Target, runs[len(runs)-1].Target}; got != [3]int{2, 11, 13} {
-		t.Fatalf("measured targets %v: want the fit's 2 and 11 and checks up to 13", got)
 	}
 	m, err := Default()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, check := range runs[2:] {
-		for _, f := range m.Fitted {
-			if strings.Contains(f, fmt.Sprintf("target ply %d,", check.Target)) {
-				t.Fatalf("the default model was fitted to the run it is checked against: %s", f)
-			}
+	grown := 0
+	for _, check := range runs[1:] {
+		name := fmt.Sprintf("target ply %d, measured %s", check.Target, check.Date)
+		if slices.ContainsFunc(m.Fitted, func(f string) bool { return strings.HasPrefix(f, name) }) {
+			continue
 		}
-		p, err := m.Make(defaultConfig(check.Target))
+		if check.GrowFrom > 0 {
+			grown++
+		}
+		cfg := defaultConfig(check.Target)
+		cfg.Sizes = check.sizes()
+		p, err := m.Make(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
-		const tolerance = 0.15
 		for ply := 10; ply <= check.Target; ply++ {
 			got, want := p.Plies[ply], check.Plies[ply]
 			var wantTx int64
@@ -55,48 +57,64 @@ func TestPredictsTheLargerMeasuredRuns(t *testing.T) {
 			for _, q := range []struct {
 				name      string
 				got, want int64
+				tolerance float64
 			}{
-				{"positions", got.Positions, want.Positions},
-				{"edges", got.Edges, want.Edges},
-				{"transactions", got.Transactions, wantTx},
-				{"bytes stored", got.StoredBytes, want.StoredBytes},
+				{"positions", got.Positions, want.Positions, 0.15},
+				{"edges", got.Edges, want.Edges, 0.15},
+				{"transactions", got.Transactions, wantTx, 0.25},
+				{"bytes stored", got.StoredBytes, want.StoredBytes, 0.15},
 			} {
 				off := float64(q.got)/float64(q.want) - 1
-				t.Logf("run to %d, ply %d %s: predicted %d, measured %d (%+.1f%%)", check.Target, ply, q.name, q.got, q.want, 100*off)
-				if math.Abs(off) > tolerance {
-					t.Errorf("run to %d, ply %d %s: predicted %d, measured %d: %+.1f%%, more than %.0f%% off", check.Target, ply, q.name, q.got, q.want, 100*off, 100*tolerance)
+				t.Logf("%s, ply %d %s: predicted %d, measured %d (%+.1f%%)", name, ply, q.name, q.got, q.want, 100*off)
+				if math.Abs(off) > q.tolerance {
+					t.Errorf("%s, ply %d %s: predicted %d, measured %d: %+.1f%%, more than %.0f%% off", name, ply, q.name, q.got, q.want, 100*off, 100*q.tolerance)
 				}
 			}
 		}
 	}
+	if grown == 0 {
+		t.Error("no measured run with growing sizes to check the model against")
+	}
 }
 
 // TestFitPassesThroughItsPoints checks the fitting: a plan for the large
-// run's own target reproduces, operation by operation, its target ply
-// and the work of its last interior ply but merging (whose curve may
-// bend, see powerThrough), and the CPU of the whole run.
+// run's own target and sizes reproduces the transactions of its target
+// ply and last interior ply, category by category, within what the
+// predicted units miss (final blobs fill up but for one a bucket, and
+// buckets are counted from the edges), merging but for the segments'
+// law (a fit to every ply); and its bytes, CPU and stored bytes exactly.
 func TestFitPassesThroughItsPoints(t *testing.T) {
 	runs, err := Measured()
 	if err != nil {
 		t.Fatal(err)
 	}
-	small, large := runs[0], runs[1]
+	small, large := runs[0], runs[0]
+	for _, r := range runs[1:] {
+		if r.GrowFrom == 0 {
+			large = r
+		}
+	}
 	m, err := Fit(small, large)
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := m.Make(defaultConfig(large.Target))
+	cfg := defaultConfig(large.Target)
+	cfg.Sizes = large.sizes()
+	p, err := m.Make(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, ply := range []int{large.Target - 1, large.Target} {
 		want, got := large.Plies[ply], p.Plies[ply]
 		for cat, u := range want.Categories {
-			if ply < large.Target && cat == "dedup" {
-				continue
+			tolerance := 0.05
+			if cat == "dedup" {
+				// The segments' law is fitted to every ply of the
+				// run, and is 26% high at ply 13.
+				tolerance = 0.35
 			}
-			if got.TransactionsByCategory[cat] != u.Transactions() {
-				t.Errorf("ply %d %s: %d transactions, measured %d", ply, cat, got.TransactionsByCategory[cat], u.Transactions())
+			if off := float64(got.TransactionsByCategory[cat])/float64(u.Transactions()) - 1; math.Abs(off) > tolerance {
+				t.Errorf("ply %d %s: %d transactions, measured %d (%+.1f%%)", ply, cat, got.TransactionsByCategory[cat], u.Transactions(), 100*off)
 			}
 		}
 	}
@@ -113,6 +131,50 @@ func TestFitPassesThroughItsPoints(t *testing.T) {
 	}
 	if got, want := p.Plies[large.Target].StoredBytes, large.Plies[large.Target].StoredBytes; got != want {
 		t.Errorf("bytes stored at ply %d: %d, measured %d", large.Target, got, want)
+	}
+}
+
+// TestFleetScaleTargets holds the default plan to ply 18 to the costs
+// the size rules exist for: storage transactions per edge never rise by
+// more than 5% from one ply to the next from ply 12 on, a run to ply 16
+// costs at most $25 in transactions and one to ply 18 at most $2,500,
+// one worker loop never needs more than 1 GiB, and the accounts ply 18
+// needs are set by the bytes it moves, not by its requests.
+func TestFleetScaleTargets(t *testing.T) {
+	m, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, target := range []int{16, 18} {
+		cfg := defaultConfig(target)
+		cfg.Deadline = 24 * time.Hour
+		p, err := m.Make(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		limit := map[int]float64{16: 25, 18: 2500}[target]
+		if p.Total.CostUSD > limit {
+			t.Errorf("a run to ply %d costs $%.2f in transactions, more than $%.0f", target, p.Total.CostUSD, limit)
+		}
+		for i := 12; i <= target; i++ {
+			prev, y := p.Plies[i-1], p.Plies[i]
+			perEdge := func(y Ply) float64 { return float64(y.Transactions) / float64(y.Edges) }
+			if i > 12 && perEdge(y) > 1.05*perEdge(prev) {
+				t.Errorf("ply %d: %.3g transactions an edge, more than 5%% over ply %d's %.3g", i, perEdge(y), i-1, perEdge(prev))
+			}
+		}
+		for _, y := range p.Plies {
+			if y.WorkerPeakBytes > 1<<30 {
+				t.Errorf("ply %d: a worker loop needs %d bytes, more than 1 GiB", y.Ply, y.WorkerPeakBytes)
+			}
+		}
+		last, l := p.Plies[target], p.Limits
+		requests := last.RequestsPerSecond / l.AccountRequests
+		bytes := max(last.IngressPerSecond/l.AccountIngress, last.EgressPerSecond/l.AccountEgress)
+		if requests >= bytes {
+			t.Errorf("ply %d: requests take %.3g of an account, more than its bytes' %.3g", target, requests, bytes)
+		}
+		t.Logf("run to %d: $%.2f, %d workers, %d accounts", target, p.Total.CostUSD, p.Workers, p.Total.Accounts)
 	}
 }
 

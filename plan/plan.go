@@ -8,6 +8,7 @@ import (
 
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/report"
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/task"
 )
@@ -61,8 +62,17 @@ type Config struct {
 	// no Deadline; with one, the workers are those the deadline needs.
 	Workers  int
 	Deadline time.Duration
-	Limits   Limits
-	Prices   report.Prices
+	// Sizes are the run's size rules; the zero value means the
+	// pipeline's defaults (DefaultSizes).
+	Sizes  runstore.Sizes
+	Limits Limits
+	Prices report.Prices
+}
+
+// DefaultSizes are the size rules of a run seeded with the defaults.
+func DefaultSizes() runstore.Sizes {
+	return runstore.Sizes{BlobPositions: pipeline.DefaultBlobPositions, BucketBlobs: pipeline.DefaultBucketBlobs,
+		GrowFrom: pipeline.DefaultGrowFrom, MergeFanIn: pipeline.DefaultMergeFanIn}
 }
 
 // Validate checks a configuration.
@@ -87,6 +97,8 @@ type Plan struct {
 	Board     int      `json:"board"`
 	TargetPly int      `json:"target_ply"`
 	Fitted    []string `json:"fitted_to"`
+	// Sizes are the size rules planned for.
+	Sizes runstore.Sizes `json:"sizes"`
 	// Workers is the worker loops planned for (one CPU each): given, or
 	// what the deadline needs.
 	Workers         int     `json:"workers"`
@@ -114,7 +126,14 @@ type Ply struct {
 	Edges     int64 `json:"edges"`
 	// Extrapolated says the positions are past the counted plies (0 to
 	// 13): grown by a constant factor, not known.
-	Extrapolated           bool             `json:"extrapolated,omitempty"`
+	Extrapolated bool `json:"extrapolated,omitempty"`
+	// Units are the ply's work items under the run's sizes: the sizes
+	// the plan picks for it, its tasks, buckets, combine level and
+	// merge reads.
+	Units Units `json:"units"`
+	// WorkerPeakBytes is the most memory one worker loop holds for one
+	// of the ply's tasks (see workerPeak).
+	WorkerPeakBytes        int64            `json:"worker_peak_bytes"`
 	Transactions           int64            `json:"transactions"`
 	TransactionsByCategory map[string]int64 `json:"transactions_by_category"`
 	// StoredBytes is the blob data the ply keeps after the run; written
@@ -158,7 +177,10 @@ func (m *Model) Make(cfg Config) (*Plan, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("planning: %w", err)
 	}
-	pl := &Plan{Board: 8, TargetPly: cfg.Target, Fitted: m.Fitted, CPUPerEdge: m.CPUPerEdge, EdgeGrowth: m.EdgeGrowth, Limits: cfg.Limits, Prices: cfg.Prices}
+	if cfg.Sizes == (runstore.Sizes{}) {
+		cfg.Sizes = DefaultSizes()
+	}
+	pl := &Plan{Board: 8, TargetPly: cfg.Target, Fitted: m.Fitted, Sizes: cfg.Sizes, CPUPerEdge: m.CPUPerEdge, EdgeGrowth: m.EdgeGrowth, Limits: cfg.Limits, Prices: cfg.Prices}
 	pl.EmbeddedDiskBytes, _ = pipeline.EstimateDisk(pipeline.RunConfig{Board: 8, Target: cfg.Target})
 	edges := make([]int64, cfg.Target+2)
 	positions := make([]int64, cfg.Target+2)
@@ -183,9 +205,12 @@ func (m *Model) Make(cfg Config) (*Plan, error) {
 		}
 		var u Usage
 		y.TransactionsByCategory = map[string]int64{}
+		y.Units = m.unitsAt(cfg.Sizes, y.Ply, cfg.Target, positions, edges)
+		y.WorkerPeakBytes = workerPeak(y.Units, positions, edges)
 		var stats storage.Stats
 		for _, cat := range task.Categories {
 			cu := m.lines[k][cat].at(float64(driverOf(edgesAt, k, cat, y.Ply)))
+			cu.Ops = m.opsAt(k, cat, y.Units)
 			if n := cu.Transactions(); n > 0 || cat != task.CategoryCompensation {
 				y.TransactionsByCategory[cat] = n
 			}
@@ -201,6 +226,10 @@ func (m *Model) Make(cfg Config) (*Plan, error) {
 		c := report.EstimateCost(stats, y.StoredBytes, cfg.Prices)
 		y.CostUSD, y.StorageUSDPerMonth = c.TransactionsUSD, c.StorageUSDPerMonth
 		y.CPUSeconds = m.CPUPerEdge * float64(handledBy(edgesAt, cfg.Target, y.Ply))
+		if y.Units.Combines > 0 {
+			// A combine level merges the ply's edges once more.
+			y.CPUSeconds += combineCPUShare * m.CPUPerEdge * float64(y.Edges)
+		}
 		cpu += y.CPUSeconds
 	}
 	pl.Workers = cfg.Workers
@@ -209,6 +238,9 @@ func (m *Model) Make(cfg Config) (*Plan, error) {
 		pl.Workers = max(1, int(math.Ceil(cpu/pl.DeadlineSeconds)))
 	}
 	t := &pl.Total
+	for i := range pl.Plies {
+		t.WorkerPeakBytes = max(t.WorkerPeakBytes, pl.Plies[i].WorkerPeakBytes)
+	}
 	t.Ply, t.Binding, t.TransactionsByCategory = cfg.Target, BoundCPU, map[string]int64{}
 	t.Accounts, t.QueueShards, t.Partitions, t.PartitionShards = 1, 1, 1, 1
 	for i := range pl.Plies {

@@ -24,6 +24,7 @@ type Ply struct {
 	// Pipeline-only figures; zero for the reference engine.
 	Blobs      int64 `json:"blobs,omitempty"`
 	Merges     int64 `json:"merges,omitempty"`
+	Combines   int64 `json:"combines,omitempty"` // combine tasks, in a ply with a combine level
 	BlobReads  int64 `json:"blob_reads,omitempty"`
 	MergedKeys int64 `json:"merged_keys,omitempty"`
 	// The storage transactions made for the ply (its messages' handling)

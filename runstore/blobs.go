@@ -16,12 +16,14 @@ type BlobKind int
 
 // Blob kinds.
 const (
-	StartBlob     BlobKind = iota + 1 // ply 0's one final blob: the start position
-	ExpansionBlob                     // an expansion task's sorted edges
-	FinalRunBlob                      // a bucket merge's output: distinct positions
-	ResultsBlob                       // results of final blob Index
-	SplittersBlob                     // the ply's bucket bounds
-	InputsBlob                        // each bucket's segments of the expansion blobs
+	StartBlob         BlobKind = iota + 1 // ply 0's one final blob: the start position
+	ExpansionBlob                         // an expansion task's sorted edges
+	FinalRunBlob                          // a bucket merge's output: distinct positions
+	ResultsBlob                           // results of final blob Index
+	SplittersBlob                         // the ply's bucket bounds
+	InputsBlob                            // each bucket's segments of the expansion (or combine) blobs
+	CombineBlob                           // a combine task's sorted edges
+	CombineInputsBlob                     // each combine task's segments of the expansion blobs
 )
 
 // BlobName is a parsed blob name.
@@ -41,6 +43,15 @@ func StartBlobName() string { return PlyFolder(0) + "start" }
 func ExpansionBlobName(ply, task int, attempt string) string {
 	return fmt.Sprintf("%se-%07d-%s", PlyFolder(ply), task, attempt)
 }
+
+// CombineBlobName names combine task i's output for ply.
+func CombineBlobName(ply, i int, attempt string) string {
+	return fmt.Sprintf("%sc-%07d-%s", PlyFolder(ply), i, attempt)
+}
+
+// CombineInputsBlobName names the list of each combine task's inputs of
+// a ply.
+func CombineInputsBlobName(ply int) string { return PlyFolder(ply) + "combine-inputs" }
 
 // FinalRunBlobName names output k of a bucket's merge.
 func FinalRunBlobName(ply, bucket, k int, attempt string) string {
@@ -71,6 +82,10 @@ func ParseBlobName(name string) (BlobName, bool) {
 		b.Kind = SplittersBlob
 	case rest == "inputs":
 		b.Kind = InputsBlob
+	case rest == "combine-inputs":
+		b.Kind = CombineInputsBlob
+	case strings.HasPrefix(rest, "c-"):
+		b.Kind = CombineBlob
 	case strings.HasPrefix(rest, "r-") && len(rest) == 9 && digits(rest[2:]):
 		b.Kind = ResultsBlob
 		b.Index, _ = strconv.Atoi(rest[2:])

@@ -15,6 +15,10 @@ type Config struct {
 	Target        int // target ply
 	BlobPositions int // positions per final blob, at most
 	BucketBlobs   int // final blobs per bucket, about
+	// GrowFrom and MergeFanIn are the rest of the run's Sizes; 0 (never
+	// grow, no limit) for runs seeded before they existed.
+	GrowFrom   int
+	MergeFanIn int
 	// Start is the start position's key text (board.Position.Text), ""
 	// for the board's usual start.
 	Start string
@@ -41,6 +45,11 @@ type Config struct {
 	Created       int64
 }
 
+// Sizes are the run's size rules.
+func (c Config) Sizes() Sizes {
+	return Sizes{BlobPositions: c.BlobPositions, BucketBlobs: c.BucketBlobs, GrowFrom: c.GrowFrom, MergeFanIn: c.MergeFanIn}
+}
+
 // SolveMode is how far a run solves the positions of its target ply.
 type SolveMode string
 
@@ -63,6 +72,7 @@ func (c Config) entity() storage.Entity {
 	return storage.Entity{PartitionKey: pkRun, RowKey: rkConfig, Props: map[string]any{
 		"Board": int64(c.Board), "Target": int64(c.Target),
 		"BlobPositions": int64(c.BlobPositions), "BucketBlobs": int64(c.BucketBlobs),
+		"GrowFrom": int64(c.GrowFrom), "MergeFanIn": int64(c.MergeFanIn),
 		"Start": c.Start, "Solve": c.Solve, "SolvePositions": int64(c.SolvePositions), "SolveMode": string(c.SolveMode),
 		"QueueShards": int64(c.QueueShards), "PartitionShards": int64(c.PartitionShards),
 		"Accounts": int64(c.Accounts), "StateAccounts": int64(c.StateAccounts), "Created": c.Created,
@@ -109,6 +119,11 @@ func ReadConfig(ctx context.Context, state storage.Table) (Config, error) {
 	c.StateAccounts = 1
 	if d.optional("StateAccounts") {
 		c.StateAccounts = d.count("StateAccounts")
+	}
+	// Runs seeded before the sizes grew keep them fixed, in one merge
+	// level.
+	if d.optional("GrowFrom") {
+		c.GrowFrom, c.MergeFanIn = d.count("GrowFrom"), d.count("MergeFanIn")
 	}
 	return c, d.done("the run's settings")
 }

@@ -12,11 +12,11 @@ import (
 //
 //   - No ply record: nothing can name the blob.
 //   - Results: needed once the ply is Final, for each of its final blobs.
-//   - Splitters and the merge inputs: needed while the ply is cut into
-//     buckets and merged, that is until the ply is Final.
+//   - Splitters and the merge and combine inputs: needed while the ply
+//     is cut into buckets and merged, that is until the ply is Final.
 //   - Anything else: needed while a record names it: a final blob row once
-//     the ply is Final; before, an expansion marker or a committed merge
-//     output.
+//     the ply is Final; before, an expansion or combine marker or a
+//     committed merge output.
 func BlobInUse(p *Ply, name string, named map[string]bool) bool {
 	b, ok := ParseBlobName(name)
 	switch {
@@ -24,7 +24,7 @@ func BlobInUse(p *Ply, name string, named map[string]bool) bool {
 		return false
 	case b.Kind == ResultsBlob:
 		return p.State.AtLeast(Final) && b.Index < p.Finals
-	case b.Kind == SplittersBlob || b.Kind == InputsBlob:
+	case b.Kind == SplittersBlob || b.Kind == InputsBlob || b.Kind == CombineInputsBlob:
 		return !p.State.AtLeast(Final)
 	default:
 		return named[name]
@@ -32,9 +32,9 @@ func BlobInUse(p *Ply, name string, named map[string]bool) bool {
 }
 
 // Named is the set of blob names that a ply's records name: its final
-// blob rows once it is Final; before, its expansion markers and committed
-// merge outputs. Only what matters for p's state is read.
-func Named(p *Ply, exps []Expansion, runs []*Run, finals []FinalBlob) map[string]bool {
+// blob rows once it is Final; before, its expansion and combine markers
+// and committed merge outputs. Only what matters for p's state is read.
+func Named(p *Ply, exps []Expansion, combines []Combine, runs []*Run, finals []FinalBlob) map[string]bool {
 	named := map[string]bool{}
 	if p.State.AtLeast(Final) {
 		for _, f := range finals {
@@ -44,6 +44,9 @@ func Named(p *Ply, exps []Expansion, runs []*Run, finals []FinalBlob) map[string
 	}
 	for _, e := range exps {
 		named[e.Blob] = true
+	}
+	for _, c := range combines {
+		named[c.Blob] = true
 	}
 	for _, r := range runs {
 		named[r.Blob] = true
@@ -58,17 +61,23 @@ func (s *Store) blobNames(ctx context.Context, p *Ply) (map[string]bool, error) 
 		if err != nil {
 			return nil, err
 		}
-		return Named(p, nil, nil, finals), nil
+		return Named(p, nil, nil, nil, finals), nil
 	}
 	exps, err := s.Expansions(ctx, p.Ply)
 	if err != nil {
 		return nil, err
 	}
+	var combines []Combine
+	if p.Groups > 0 {
+		if combines, err = s.Combines(ctx, p.Ply); err != nil {
+			return nil, err
+		}
+	}
 	runs, err := s.Runs(ctx, p.Ply)
 	if err != nil {
 		return nil, err
 	}
-	return Named(p, exps, runs, nil), nil
+	return Named(p, exps, combines, runs, nil), nil
 }
 
 // InUse applies BlobInUse to one blob, reading what it needs.
@@ -85,7 +94,7 @@ func (s *Store) InUse(ctx context.Context, name string) (bool, error) {
 		return false, err
 	}
 	var named map[string]bool
-	if b.Kind != ResultsBlob && b.Kind != SplittersBlob && b.Kind != InputsBlob {
+	if b.Kind != ResultsBlob && b.Kind != SplittersBlob && b.Kind != InputsBlob && b.Kind != CombineInputsBlob {
 		if named, err = s.blobNames(ctx, p); err != nil {
 			return false, err
 		}

@@ -87,6 +87,9 @@ func (s *Store) finalRows(ply int) spread { return spread{pkFinals(ply), s.shard
 func (s *Store) expansionMarkers(ply int) stageMarkers {
 	return stageMarkers{spread: s.runRows(ply), item: 'd', group: 'e'}
 }
+func (s *Store) combineMarkers(ply int) stageMarkers {
+	return stageMarkers{spread: s.runRows(ply), item: 'a', group: 'b'}
+}
 func (s *Store) bucketMarkers(ply int) stageMarkers {
 	return stageMarkers{spread: s.runRows(ply), item: 'c', group: 'k'}
 }

@@ -86,7 +86,12 @@ func (s *Store) readPayloadGroups(ctx context.Context, pk string) ([]string, [][
 	var groups []string
 	var out [][]byte
 	for _, e := range es {
+		// A key without a hyphen numbers a row of the partition's one
+		// payload: every such row joins the same payload.
 		g, _, _ := strings.Cut(e.RowKey, "-")
+		if !strings.Contains(e.RowKey, "-") {
+			g = ""
+		}
 		if len(groups) == 0 || g != groups[len(groups)-1] {
 			groups = append(groups, g)
 			out = append(out, nil)

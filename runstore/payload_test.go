@@ -2,7 +2,9 @@ package runstore
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/reversi-cloud/reversi/storage"
@@ -33,5 +35,49 @@ func TestSplitAndJoinPayload(t *testing.T) {
 	bad := storage.Entity{PartitionKey: "p", RowKey: "r", Props: map[string]any{"d00": "text"}}
 	if _, err := joinPayload(bad, nil); !errors.Is(err, ErrMalformed) {
 		t.Errorf("joining a string property: %v, want ErrMalformed", err)
+	}
+}
+
+// TestPayloadRoundTrip stores payloads that span several rows and
+// several batches, as sources and as notices from two child blobs, and
+// reads each back whole. Sources of a final blob of 262,144 positions
+// take about 700 kB, more than one row holds.
+func TestPayloadRoundTrip(t *testing.T) {
+	s, _ := openStore(t)
+	ctx := context.Background()
+	one := payloadPropBytes * payloadProps
+	for _, n := range []int{0, 1, one, one + 1, 3*one + 17, (payloadRowsPerBatch+1)*one + 5} {
+		payload := make([]byte, n)
+		for i := range payload {
+			payload[i] = byte(i*7 + i/251)
+		}
+		blob := fmt.Sprintf("p05/f-000000-%04d-a", n%10000)
+		if err := s.PutSources(ctx, blob, payload); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.Sources(ctx, blob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, payload) {
+			t.Errorf("sources of %d bytes: read %d bytes back", n, len(got))
+		}
+		for child := 0; child < 2; child++ {
+			if err := s.PutNotices(ctx, 5, child, n, append([]byte{byte(child)}, payload...)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ns, err := s.Notices(ctx, 4, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ns) != 2 {
+			t.Fatalf("notices of %d bytes from 2 children: read %d payloads", n, len(ns))
+		}
+		for child, got := range ns {
+			if !bytes.Equal(got, append([]byte{byte(child)}, payload...)) {
+				t.Errorf("notices of %d bytes from child %d: read %d bytes back", n, child, len(got))
+			}
+		}
 	}
 }

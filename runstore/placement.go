@@ -11,8 +11,8 @@ type Placement struct{ Accounts int }
 
 // Blob returns the account of the run's blob name: a final blob by its
 // bucket, a results blob by its final blob's index, an expansion blob by
-// its task, each shifted by the ply so that plies of one bucket do not
-// all start on account 0. The start, the splitters, the merge inputs and
+// its task, a combined run by its combine task, each shifted by the ply so that plies of one bucket do not
+// all start on account 0. The start, the splitters, the merge and combine inputs and
 // any name outside the run's layout go to account 0.
 func (p Placement) Blob(name string) int {
 	if p.Accounts <= 1 {
@@ -28,6 +28,8 @@ func (p Placement) Blob(name string) int {
 		slot, ok = number(name, "f-", 6) // FinalRunBlobName's bucket
 	case ExpansionBlob:
 		slot, ok = number(name, "e-", 7) // ExpansionBlobName's task
+	case CombineBlob:
+		slot, ok = number(name, "c-", 7) // CombineBlobName's task
 	case ResultsBlob:
 		slot = b.Index
 	default:

@@ -67,8 +67,9 @@ type Totals struct {
 	Terminal  int64 // positions where the game is over
 	Edges     int64 // moves from the previous ply into this one
 	Merges    int64 // merges that committed: one per bucket
-	BlobReads int64 // expansion segments read by merges
+	BlobReads int64 // segments read by combines and bucket merges
 	Merged    int64 // entries read by merges
+	Combines  int64 // combine tasks that committed
 }
 
 // Counts are a ply's results, fixed when it becomes Resolved.
@@ -84,6 +85,12 @@ type Ply struct {
 	// Buckets is how many buckets the ply's splitters cut it into; each
 	// is merged by one task. Fixed with the record.
 	Buckets int
+	// Groups and Ranges are the ply's combine level (Sizes.Levels), 0
+	// when its buckets merge the expansion runs directly: the tasks form
+	// Groups groups and the buckets Ranges ranges, and combine task
+	// g*Ranges+r merges group g's segments of range r. Fixed with the
+	// record.
+	Groups, Ranges int
 	Totals
 	Counts
 }
@@ -91,8 +98,9 @@ type Ply struct {
 func (p *Ply) entity() storage.Entity {
 	return storage.Entity{PartitionKey: pkPlies, RowKey: rkPly(p.Ply), Props: map[string]any{
 		"State": p.State.String(), "Owner": p.Owner, "Tasks": int64(p.Tasks), "Buckets": int64(p.Buckets),
+		"Groups": int64(p.Groups), "Ranges": int64(p.Ranges),
 		"Finals": int64(p.Finals), "Positions": p.Positions, "Terminal": p.Terminal, "Edges": p.Edges,
-		"Merges": p.Merges, "BlobReads": p.BlobReads, "Merged": p.Merged,
+		"Merges": p.Merges, "BlobReads": p.BlobReads, "Merged": p.Merged, "Combines": p.Combines,
 		"Black": p.Black, "White": p.White, "Draws": p.Draws, "Unknown": p.Unknown,
 	}}
 }
@@ -104,6 +112,10 @@ func decodePly(e storage.Entity) (*Ply, error) {
 	}
 	d := decode(e, nil)
 	p := &Ply{Ply: n, ETag: e.ETag, Owner: d.str("Owner"), Tasks: d.count("Tasks"), Buckets: d.count("Buckets")}
+	// Plies recorded before combining existed have no combine level.
+	if d.optional("Groups") {
+		p.Groups, p.Ranges = d.count("Groups"), d.count("Ranges")
+	}
 	name := d.str("State")
 	var ok bool
 	if p.State, ok = parseState(name); !ok && d.err == nil {
@@ -111,6 +123,9 @@ func decodePly(e storage.Entity) (*Ply, error) {
 	}
 	p.Totals = Totals{Finals: d.count("Finals"), Positions: d.int("Positions"), Terminal: d.int("Terminal"),
 		Edges: d.int("Edges"), Merges: d.int("Merges"), BlobReads: d.int("BlobReads"), Merged: d.int("Merged")}
+	if d.optional("Combines") {
+		p.Combines = d.int("Combines")
+	}
 	p.Counts = Counts{Black: d.int("Black"), White: d.int("White"), Draws: d.int("Draws"), Unknown: d.int("Unknown")}
 	return p, d.done(fmt.Sprintf("ply %d record", n))
 }

@@ -33,7 +33,7 @@ func CategoryOf(k message.Kind) string {
 	switch k {
 	case message.KindInline, message.KindChunk:
 		return CategoryEnumeration
-	case message.KindScan, message.KindMerge:
+	case message.KindScan, message.KindCombine, message.KindMerge:
 		return CategoryDedup
 	case message.KindResolve:
 		return CategoryBacktrack

@@ -26,7 +26,7 @@ func (p *Progress) Current() string {
 
 var verbs = map[message.Kind]string{
 	message.KindInline: "expanding", message.KindChunk: "expanding",
-	message.KindScan: "merging", message.KindMerge: "merging",
+	message.KindScan: "merging", message.KindCombine: "merging", message.KindMerge: "merging",
 	message.KindResolve: "resolving", message.KindCompensation: "cleaning",
 }
 

@@ -20,8 +20,9 @@ type Run struct {
 	// Origin holds the board and the start position, which number the
 	// plies (Ply).
 	message.Origin
-	Target        int // target ply
-	BlobPositions int // positions per final blob, at most
+	Target int // target ply
+	// Sizes size every ply's final blobs, buckets and merge levels.
+	Sizes runstore.Sizes
 	// Solve says the target ply's positions are solved exactly.
 	Solve bool
 	// SolvePositions caps positions per final blob at the target ply of a
@@ -48,14 +49,15 @@ func (r *Run) EnqueueText(ctx context.Context, text string, delay time.Duration)
 	return nil
 }
 
-// FinalPositions caps the positions of one final blob of ply: smaller at
-// the target ply of a run that solves, where each final blob is one
-// resolve task that solves its positions one after another.
+// FinalPositions caps the positions of one final blob of ply: the
+// Sizes' BlobPositionsAt, but smaller at the target ply of a run that
+// solves, where each final blob is one resolve task that solves its
+// positions one after another.
 func (r *Run) FinalPositions(ply int) int {
 	if r.Solve && ply == r.Target {
 		return r.SolvePositions
 	}
-	return r.BlobPositions
+	return r.Sizes.BlobPositionsAt(ply)
 }
 
 // ReadKeys reads a blob of sorted position keys (a final blob, packed)

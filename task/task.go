@@ -26,7 +26,8 @@ type Task struct {
 	Log      *slog.Logger
 	Progress *Progress
 	Flow     Flow
-	// Now is the clock; time.Now unless a test sets another.
+	// Now is the clock of the task's deadlines (compensation.Cover):
+	// the worker's, time.Now unless a test sets another.
 	Now func() time.Time
 }
 

@@ -42,6 +42,8 @@ func run() error {
 	workers := flag.Int("workers", runtime.NumCPU(), "worker loops")
 	machine := flag.String("machine", "", "the machine, for the record (required)")
 	out := flag.String("o", "", "write the measurement to this file (required)")
+	growFrom := flag.Int("grow-from", pipeline.DefaultGrowFrom, "the run's -grow-from (0: fixed sizes)")
+	fanIn := flag.Int("merge-fan-in", pipeline.DefaultMergeFanIn, "the run's -merge-fan-in (0: no limit)")
 	flag.Parse()
 	if *out == "" || *machine == "" || *plies < 1 || *workers < 1 {
 		return fmt.Errorf("want -o FILE, -machine TEXT, -plies 1 or more and -workers 1 or more")
@@ -60,7 +62,7 @@ func run() error {
 	mt := &meter{origin: message.StandardOrigin(b), plies: map[int]*plyMeter{}}
 	metered := storage.NewMetered(raw)
 	be := storage.Wrap(metered, mt.middleware)
-	cfg := pipeline.RunConfig{Name: "measure", Board: 8, Target: *plies}.WithDefaults()
+	cfg := pipeline.RunConfig{Name: "measure", Board: 8, Target: *plies, GrowFrom: *growFrom, MergeFanIn: *fanIn}.WithDefaults()
 	ctx := context.Background()
 	cpu0, start := cpuSeconds(), time.Now()
 	rep, err := pipeline.RunLocal(ctx, be, cfg, *workers, pipeline.WorkerConfig{}, nil, nil)
@@ -74,13 +76,15 @@ func run() error {
 	}
 	m := plan.Measurement{
 		Date: start.UTC().Format(time.RFC3339), Machine: *machine,
-		Command: fmt.Sprintf("go run ./plan/internal/measure -plies %d -workers %d", *plies, *workers),
+		Command: fmt.Sprintf("go run ./plan/internal/measure -plies %d -workers %d -grow-from %d -merge-fan-in %d", *plies, *workers, *growFrom, *fanIn),
 		Board:   8, Target: *plies, Workers: *workers, BlobPositions: cfg.BlobPositions, BucketBlobs: cfg.BucketBlobs,
+		GrowFrom: cfg.GrowFrom, MergeFanIn: cfg.MergeFanIn,
 		WallSeconds: wall, CPUSeconds: cpu,
 	}
 	split := mt.split(metered.Stats())
 	for _, p := range rep.Plies {
-		mp := plan.MeasuredPly{Ply: p.Ply, Positions: p.Positions, Edges: p.Edges, Categories: split[p.Ply]}
+		mp := plan.MeasuredPly{Ply: p.Ply, Positions: p.Positions, Edges: p.Edges, Categories: split[p.Ply],
+			Finals: p.Blobs, Buckets: p.Merges, Combines: p.Combines, Segments: p.BlobReads}
 		for _, bl := range blobs {
 			if strings.HasPrefix(bl.Name, runstore.PlyFolder(p.Ply)) {
 				mp.StoredBytes += bl.Size

@@ -1,0 +1,185 @@
+package dedup
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/compensation"
+	"github.com/reversi-cloud/reversi/message"
+	"github.com/reversi-cloud/reversi/packed"
+	"github.com/reversi-cloud/reversi/runstore"
+	"github.com/reversi-cloud/reversi/task"
+)
+
+// CombineHandler handles G messages, the first merge level of a ply with
+// a combine level (runstore.Sizes.Levels): combine task g*Ranges+r
+// k-way merges group g's segments of range r into one run of edges, cut
+// at the range's buckets like an expansion run, and commits it with its
+// marker (runstore.AddCombine). The ply's bucket merges then read one
+// segment of each group's run instead of one of each expansion run.
+//
+// The run is streamed to storage as it is merged: its size is about one
+// bucket's edges times the range's buckets, and no more than a few
+// blocks of it are held at once.
+//
+// Crash points are an expansion task's: the blob carries this attempt's
+// tag and a compensation message covers it until the marker names it;
+// the marker is added once, so of two attempts the first wins and the
+// other's blob is left to its message; a redelivery that finds the
+// marker only repeats the follow-up (the scan once every combine is
+// done). The commit comes only while the compensation message is still
+// hidden.
+var CombineHandler task.Handler = task.HandlerFunc(combine)
+
+func combine(ctx context.Context, t *task.Task, m message.Message) error {
+	run, store := t.Run, t.Run.Store
+	p, err := store.Ply(ctx, m.Ply)
+	if err != nil {
+		return err
+	}
+	switch {
+	case p.State < runstore.Merging:
+		return message.Badf("ply %d is %s: its runs are combined only once it is merging", m.Ply, p.State)
+	case p.State > runstore.Merging:
+		return nil // a stale duplicate: the ply is complete
+	case m.Index >= p.Groups*p.Ranges:
+		return message.Badf("ply %d has %d combine tasks, not %d", m.Ply, p.Groups*p.Ranges, m.Index+1)
+	}
+	if done, err := store.CombineDone(ctx, m.Ply, m.Index); err != nil || done {
+		if err != nil {
+			return err
+		}
+		return afterCombine(ctx, t, p, m.Index)
+	}
+	inputs, err := ReadInputs(ctx, run, runstore.CombineInputsBlobName(m.Ply), m.Index, p.Groups*p.Ranges)
+	if err != nil {
+		return err
+	}
+	splitters, err := ReadSplitters(ctx, run, m.Ply)
+	if err != nil {
+		return err
+	}
+	if len(splitters)+1 != p.Buckets {
+		return fmt.Errorf("ply %d has %d buckets but %d splitters: its records are inconsistent", m.Ply, p.Buckets, len(splitters))
+	}
+	span := runstore.SpanOf(m.Index%p.Ranges, p.Buckets, p.Ranges)
+	c := runstore.Combine{Index: m.Index, Attempt: t.Attempt(), Segments: int64(len(inputs))}
+	var comps compensation.Set
+	if len(inputs) > 0 {
+		c.Blob = runstore.CombineBlobName(m.Ply, m.Index, t.Attempt())
+		if err := comps.Cover(ctx, t, m.Ply, c.Blob); err != nil {
+			return err
+		}
+		if c.Cuts, c.Entries, err = combineInto(ctx, t, c.Blob, inputs, splitters[span.Lo:span.Hi-1]); err != nil {
+			return fmt.Errorf("combining task %d of ply %d: %w", m.Index, m.Ply, err)
+		}
+	}
+	if err := comps.Check(); err != nil {
+		return err
+	}
+	committed, err := store.AddCombine(ctx, m.Ply, c)
+	if err != nil {
+		return err
+	}
+	if committed {
+		comps.Done(ctx)
+	}
+	return afterCombine(ctx, t, p, m.Index)
+}
+
+// combineInto merges the inputs into blob name, cut at the splitters
+// (the inner bounds of the range's buckets), as the merge goes: the
+// writer feeds the upload through a pipe. It returns the cuts (the start
+// of each bucket, then the end) and the entries written.
+func combineInto(ctx context.Context, t *task.Task, name string, inputs []Input, splitters []board.Position) (cuts []int64, entries int64, err error) {
+	readers := make([]*packed.EdgeReader, len(inputs))
+	for i, in := range inputs {
+		rc, err := t.Run.Blobs.Open(ctx, in.Blob, in.Off, in.Len)
+		if err != nil {
+			return nil, 0, fmt.Errorf("opening %s: %w", in.Blob, err)
+		}
+		defer rc.Close()
+		readers[i] = packed.NewEdgeReaderAhead(rc, aheadFor(in.Len, len(inputs)))
+		defer readers[i].Close()
+	}
+	pr, pw := io.Pipe()
+	merged := make(chan error, 1)
+	go func() {
+		var werr error
+		cuts, entries, werr = writeCut(pw, readers, splitters)
+		pw.CloseWithError(werr)
+		merged <- werr
+	}()
+	uerr := t.Run.Blobs.Upload(ctx, name, pr)
+	pr.CloseWithError(errUploadEnded) // stops the merge if the upload gave up early
+	switch werr := <-merged; {
+	case werr != nil && !errors.Is(werr, errUploadEnded):
+		return nil, 0, werr
+	case uerr != nil:
+		return nil, 0, fmt.Errorf("writing combined run %s: %w", name, uerr)
+	}
+	return cuts, entries, ctx.Err()
+}
+
+// errUploadEnded is what the merge's writes return once the upload has
+// stopped reading.
+var errUploadEnded = errors.New("dedup: the upload ended before the merge")
+
+// writeCut merges readers into w as packed edges, ending a segment at
+// each splitter, and returns the cuts and the entries written.
+func writeCut(w io.Writer, readers []*packed.EdgeReader, splitters []board.Position) (cuts []int64, entries int64, err error) {
+	ew, err := packed.NewEdgeWriter(w, packed.Options{})
+	if err != nil {
+		return nil, 0, err
+	}
+	cuts = make([]int64, 1, len(splitters)+2)
+	next := 0 // the next splitter to pass
+	_, err = Merge(readers, func(e Entry) error {
+		for next < len(splitters) && board.Compare(e.Pos, splitters[next]) >= 0 {
+			end, err := ew.EndSegment()
+			if err != nil {
+				return err
+			}
+			cuts = append(cuts, end)
+			next++
+		}
+		entries++
+		return ew.Add(e)
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	for ; next <= len(splitters); next++ {
+		end, err := ew.EndSegment()
+		if err != nil {
+			return nil, 0, err
+		}
+		cuts = append(cuts, end)
+	}
+	return cuts, entries, ew.Close()
+}
+
+// aheadFor is the read-ahead of one of n readers of a segment of size
+// bytes: none past 256 readers, where the blocks held ahead would cost
+// more memory (up to 290 KiB a reader) than the decoding on other cores
+// saves time.
+func aheadFor(size int64, n int) int {
+	if n > 256 {
+		return 0
+	}
+	return packed.AheadFor(size)
+}
+
+// afterCombine enqueues the scan that starts the bucket merges once
+// every combine task is done. The scan may be enqueued more than once,
+// which is harmless.
+func afterCombine(ctx context.Context, t *task.Task, p *runstore.Ply, i int) error {
+	all, err := t.Run.Store.AllCombined(ctx, p, i)
+	if err != nil || !all {
+		return err
+	}
+	return t.Run.Enqueue(ctx, message.Message{Kind: message.KindScan, Ply: p.Ply})
+}

@@ -1,0 +1,106 @@
+package pipeline
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/reversi-cloud/reversi/storage"
+)
+
+// jumpClock is the system's clock, moved forward by jump just before
+// it answers the skip+1-th call of Now after Arm.
+type jumpClock struct {
+	mu     sync.Mutex
+	offset time.Duration
+	armed  bool
+	skip   int
+	jump   time.Duration
+}
+
+func (c *jumpClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.armed {
+		if c.skip == 0 {
+			c.offset += c.jump
+			c.armed = false
+		}
+		c.skip--
+	}
+	return time.Now().Add(c.offset)
+}
+
+func (c *jumpClock) After(d time.Duration) <-chan time.Time { return time.After(d) }
+
+func (c *jumpClock) Arm(skip int, jump time.Duration) {
+	c.mu.Lock()
+	c.armed, c.skip, c.jump = true, skip, jump
+	c.mu.Unlock()
+}
+
+// TestSlowMergeDoesNotCommitLate makes one merge of ply 6 outlive its
+// first final blob's compensation delay. The merge writes that blob and
+// its rows and checks its deadline; then the clock jumps past the delay,
+// just as the merge covers its second blob, as if merging the positions
+// between had taken that long. The merge writes its other blobs, each
+// under a fresh compensation message, and comes to its commit: it must
+// refuse, since the first blob's message has surfaced and may have
+// deleted it, and a retry must merge the bucket. A merge that checked
+// only the blob it had just written committed, naming a blob that was no
+// longer safe.
+//
+// One worker makes the task the clock's only reader (leases use only
+// After): after the first blob's rows, the merge reads it once to check
+// that blob's deadline and next to cover the second blob.
+func TestSlowMergeDoesNotCommitLate(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	clock := &jumpClock{}
+	wcfg := WorkerConfig{Visibility: 2 * time.Second, CompensationDelay: 4 * time.Second, PollMax: 20 * time.Millisecond, Clock: clock}
+	var mu sync.Mutex
+	slowed := ""
+	// The sources of bucket 1's first output blob
+	// (sp06-f-000001-0000-<attempt>) are written right after the blob.
+	be := storage.Wrap(openEmbedded(t), func(c *storage.Call, next func() error) error {
+		err := next()
+		const first = "sp06-f-000001-0000-"
+		mu.Lock()
+		defer mu.Unlock()
+		if c.Op == storage.TableTransact && strings.HasPrefix(c.Partition, first) && err == nil && slowed == "" {
+			slowed = strings.TrimPrefix(c.Partition, first)
+			clock.Arm(1, wcfg.CompensationDelay)
+		}
+		return err
+	})
+	cfg := RunConfig{Name: "slowmerge", Board: 4, Target: 8, BlobPositions: 4, BucketBlobs: 4}
+	rep, err := RunLocal(ctx, be, cfg, 1, wcfg, testLogger(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkReport4x4(t, rep, cfg.Target)
+	mu.Lock()
+	attempt := slowed
+	mu.Unlock()
+	if attempt == "" {
+		t.Fatal("no merge of bucket 1 of ply 6 wrote a first output: the test slowed nothing")
+	}
+	r, err := OpenRun(ctx, be, cfg.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bm, ok, err := r.store.BucketMerged(ctx, 6, 1)
+	if err != nil || !ok {
+		t.Fatalf("bucket 1 of ply 6: merged %v, %v", ok, err)
+	}
+	if strings.HasPrefix(attempt, bm.Attempt) {
+		t.Errorf("the slowed merge (attempt %s) committed bucket 1 after its first blob's compensation delay", bm.Attempt)
+	}
+	settle(t, ctx, r, wcfg)
+	if got, _ := auditLines(t, ctx, r); !slices.Equal(got, []string(nil)) {
+		t.Errorf("audit %q, want it clean", got)
+	}
+}

@@ -1,0 +1,75 @@
+package plan
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestPerformancePageShowsThePlan checks the "after" columns of the plan
+// to ply 18 in docs/performance.md against the plan the default model
+// makes today, so that the page follows the model: transactions an
+// edge to two significant digits, segments read, and the cost to the
+// cent.
+func TestPerformancePageShowsThePlan(t *testing.T) {
+	data, err := os.ReadFile("../docs/performance.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(data), "## Fleet scale")
+	if !ok {
+		t.Fatal("docs/performance.md has no section on the fleet-scale plan")
+	}
+	m, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := m.Make(defaultConfig(18))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := 0
+	for _, line := range strings.Split(section, "\n") {
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if len(cells) != 6 || !strings.HasPrefix(line, "| 1") {
+			continue
+		}
+		var ply int
+		if _, err := fmt.Sscan(cells[0], &ply); err != nil || ply > 18 {
+			continue
+		}
+		rows++
+		y := p.Plies[ply]
+		perEdge := float64(y.Transactions) / float64(y.Edges)
+		var doc float64
+		if _, err := fmt.Sscan(cells[2], &doc); err != nil || fmt.Sprintf("%.2g", doc) != fmt.Sprintf("%.2g", perEdge) {
+			t.Errorf("ply %d: the page says %s transactions an edge, the plan %.2g", ply, cells[2], perEdge)
+		}
+		if want := commas(fmt.Sprintf("%.0f", y.Units.Segments)); cells[3] != want {
+			t.Errorf("ply %d: the page says %s segments read, the plan %s", ply, cells[3], want)
+		}
+		if want := commas(fmt.Sprintf("%.2f", y.CostUSD)); cells[5] != want {
+			t.Errorf("ply %d: the page says $%s, the plan $%s", ply, cells[5], want)
+		}
+	}
+	if rows != 7 {
+		t.Errorf("%d rows for plies 12 to 18 in the page's plan table, want 7", rows)
+	}
+}
+
+// commas groups the digits of a decimal number's whole part by three.
+func commas(s string) string {
+	whole, frac, _ := strings.Cut(s, ".")
+	var b strings.Builder
+	for i, c := range whole {
+		if i > 0 && (len(whole)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if frac != "" {
+		b.WriteString("." + frac)
+	}
+	return b.String()
+}

@@ -1,0 +1,228 @@
+package plan
+
+import (
+	"math"
+	"strings"
+
+	"github.com/reversi-cloud/reversi/runstore"
+	"github.com/reversi-cloud/reversi/task"
+)
+
+// Units are a ply's work items under a run's sizes (runstore.Sizes).
+// The storage transactions of a ply are counted per unit: an operation of
+// a category is a constant number of transactions per unit of its driver
+// (see driverOf), fitted to a measured run. Only the segments the merges
+// read depend on the sizes in a way that is not a count of items, and
+// they have a law of their own (segmentsPerRun).
+type Units struct {
+	Ply int `json:"ply"`
+	// BlobPositions and BucketBlobs are the ply's sizes.
+	BlobPositions int `json:"blob_positions"`
+	BucketBlobs   int `json:"bucket_blobs"`
+	// Finals are the ply's final blobs; Tasks the expansion tasks that
+	// feed it (the previous ply's final blobs); Out the expansion tasks
+	// it feeds (its own final blobs, below the target).
+	Finals float64 `json:"finals"`
+	Tasks  float64 `json:"tasks"`
+	Out    float64 `json:"expansions_out"`
+	// Buckets are the bucket merges; Groups and Ranges the combine level
+	// (0 without one) and Combines its tasks, Groups x Ranges.
+	Buckets  float64 `json:"buckets"`
+	Groups   int     `json:"groups,omitempty"`
+	Ranges   int     `json:"ranges,omitempty"`
+	Combines float64 `json:"combines,omitempty"`
+	// Segments are the blob segments both merge steps read.
+	Segments float64 `json:"segments"`
+	// FanIn is the most runs one merge step reads.
+	FanIn float64 `json:"fan_in"`
+}
+
+// The drivers of a ply's transactions.
+const (
+	drvFinals   = "finals"   // a ply's final blobs: merge outputs, results, notices
+	drvParents  = "parents"  // the previous ply's final blobs (notices sent to them)
+	drvOut      = "out"      // expansion tasks the ply feeds
+	drvTasks    = "tasks"    // expansion runs swept when the ply is final
+	drvBuckets  = "buckets"  // merge steps: bucket merges and combines
+	drvSegments = "segments" // segments read by the merges
+	drvMessages = "messages" // messages handled: polling and deleting
+	drvPly      = "ply"      // once a ply
+)
+
+// driverOfOp names the driver of an operation of a category.
+func driverOfOp(cat, op string) string {
+	switch cat {
+	case task.CategoryEnumeration:
+		return drvOut
+	case task.CategoryControl:
+		return drvMessages
+	case task.CategoryBacktrack:
+		if op == "queue.enqueue" {
+			return drvParents
+		}
+		return drvFinals
+	case task.CategoryDedup:
+		switch {
+		case op == "blob.open":
+			return drvSegments
+		case op == "blob.delete":
+			return drvTasks
+		case op == "blob.list" || op == "blob.put" || op == "blob.put_new" || op == "blob.get":
+			return drvPly
+		case strings.HasPrefix(op, "table."):
+			return drvBuckets
+		}
+	}
+	return drvFinals
+}
+
+// value is a driver's count in a ply's units. A combine task costs what
+// a bucket merge does in table rows and messages, plus one blob written.
+func (u Units) value(driver string) float64 {
+	switch driver {
+	case drvFinals:
+		return u.Finals + u.Combines
+	case drvParents:
+		return u.Tasks
+	case drvOut:
+		return u.Out
+	case drvTasks:
+		return u.Tasks + u.Combines
+	case drvBuckets:
+		return u.Buckets + u.Combines
+	case drvSegments:
+		// Each merge step also reads its list of inputs in three ranged
+		// reads.
+		return u.Segments + 3*(u.Buckets+u.Combines)
+	case drvMessages:
+		return u.Out + u.Finals + u.Buckets + u.Combines
+	case drvPly:
+		return 1
+	}
+	return 0
+}
+
+// segmentLaw is how many buckets one sorted run has entries in: about
+// A x buckets^Exp, never more than buckets. Measured runs put Exp near
+// 3/4, and show no dependence on the run's size: a run's children spread
+// over the ply as widely whether it comes from 65,536 parents or 262,144.
+type segmentLaw struct{ A, Exp float64 }
+
+func (l segmentLaw) per(buckets float64) float64 {
+	if buckets <= 1 {
+		return buckets
+	}
+	return min(buckets, l.A*math.Pow(buckets, l.Exp))
+}
+
+// unitsAt works out a ply's units from its positions and edges under
+// sizes: final blobs fill up but for the last of each bucket; buckets
+// are the ply's edges over a bucket's capacity (the splitters count a
+// child once per parent), at most runstore.MaxBuckets.
+func (m *Model) unitsAt(s runstore.Sizes, ply, target int, positions, edges []int64) Units {
+	u := Units{Ply: ply, BlobPositions: s.BlobPositionsAt(ply), BucketBlobs: s.BucketBlobsAt(ply)}
+	u.Buckets = 1
+	if ply > 0 {
+		u.Buckets = math.Ceil(m.bucketFill * float64(edges[ply]) / (float64(u.BlobPositions) * float64(u.BucketBlobs)))
+		u.Buckets = min(max(1, u.Buckets), runstore.MaxBuckets)
+	}
+	u.Finals = finalsOf(positions[ply], u.BlobPositions, u.Buckets)
+	if ply < target {
+		u.Out = u.Finals
+	}
+	u.Tasks = 1
+	if ply > 0 {
+		prev := s.BlobPositionsAt(ply - 1)
+		u.Tasks = finalsOf(positions[ply-1], prev, min(max(1, math.Ceil(m.bucketFill*float64(edges[ply-1])/(float64(prev)*float64(s.BucketBlobsAt(ply-1))))), runstore.MaxBuckets))
+	}
+	u.Groups, u.Ranges = s.Levels(int(u.Tasks), int(u.Buckets))
+	if u.Groups == 0 {
+		u.Segments = u.Tasks * m.segments.per(u.Buckets)
+		u.FanIn = u.Tasks
+		return u
+	}
+	g, r := float64(u.Groups), float64(u.Ranges)
+	u.Combines = g * r
+	u.Segments = u.Tasks*m.segments.per(r) + g*m.segments.per(u.Buckets)
+	u.FanIn = max(math.Ceil(u.Tasks/g), g)
+	return u
+}
+
+func finalsOf(positions int64, blobPositions int, buckets float64) float64 {
+	if positions == 0 {
+		return 0
+	}
+	return math.Ceil(float64(positions)/float64(blobPositions) + buckets/2)
+}
+
+// measuredUnits reads a measured ply's units from what it recorded, or,
+// for runs measured before the units were recorded, from its operations:
+// a results blob per final blob, a marker per bucket, a C message per
+// expansion task.
+func measuredUnits(m Measurement, ply int) Units {
+	p := m.Plies[ply]
+	ops := func(cat, op string) float64 { return float64(p.Categories[cat].Ops[op]) }
+	u := Units{Ply: ply, Finals: float64(p.Finals), Buckets: float64(p.Buckets), Combines: float64(p.Combines), Segments: float64(p.Segments)}
+	if u.Finals == 0 {
+		u.Finals = ops(task.CategoryBacktrack, "blob.put")
+		u.Buckets = ops(task.CategoryDedup, "table.add")
+		u.Segments = max(0, ops(task.CategoryDedup, "blob.open")-3*u.Buckets)
+	}
+	if ply < m.Target {
+		u.Out = u.Finals
+	}
+	u.Tasks = 1
+	if ply > 0 {
+		u.Tasks = measuredUnits(m, ply-1).Finals
+	}
+	return u
+}
+
+// opsAt is the transactions of a category's operations in a ply of kind
+// k with units u.
+func (m *Model) opsAt(k kind, cat string, u Units) map[string]int64 {
+	out := map[string]int64{}
+	for op, per := range m.perUnit[k][cat] {
+		if n := round(per * u.value(driverOfOp(cat, op))); n > 0 {
+			out[op] = n
+		}
+	}
+	return out
+}
+
+// combineCPUShare is the CPU a combine level adds, as a share of the CPU
+// per edge handled: it decodes, merges and encodes every edge of the ply
+// once more, which is about a third of what an edge costs through
+// expansion, merging and resolution (estimated from the profile of a
+// merge, not measured on a run).
+const combineCPUShare = 0.35
+
+// Memory of one worker loop, per task kind (see workerPeak).
+const (
+	entryBytes      = 32        // a child and its parent, sorted in memory by an expansion
+	readerBytes     = 290 << 10 // one block of 8,192 edges, raw and decoded
+	workerBaseBytes = 64 << 20  // the runtime, the storage client, buffers
+)
+
+// workerPeak is the most memory one worker loop holds for a task of a
+// ply with units u: an expansion of the previous ply's final blob sorts
+// its children in memory and packs them (4 bytes an edge); a merge step
+// holds a block of each of its inputs (two with read-ahead, at most 256
+// inputs) and a final blob's keys and sources; a resolve task holds a
+// final blob's positions and results.
+func workerPeak(u Units, positions, edges []int64) int64 {
+	var expand float64
+	if u.Ply > 0 && positions[u.Ply-1] > 0 {
+		perParent := float64(edges[u.Ply]) / float64(positions[u.Ply-1])
+		children := perParent * float64(min(int64(u.BlobPositions), positions[u.Ply-1]))
+		prev := float64(u.BlobPositions) // the previous ply's blobs are no larger
+		expand = children*entryBytes + children*4 + prev*24
+	}
+	blocks := 1.0
+	if u.FanIn <= 256 {
+		blocks = 2
+	}
+	merge := u.FanIn*blocks*readerBytes + float64(u.BlobPositions)*8
+	resolve := float64(u.BlobPositions) * 48
+	return int64(workerBaseBytes + max(expand, merge, resolve))
+}

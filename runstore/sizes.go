@@ -1,0 +1,121 @@
+package runstore
+
+import "math"
+
+// Sizes are the rules that size a run's work, ply by ply. They are part
+// of the run's settings, so every worker sizes every ply the same way.
+//
+// A bucket merge reads one segment of every expansion run that has
+// children in its bucket, so with fixed sizes its reads grow as
+// (expansion tasks) x (buckets): quadratically in the ply. Two rules keep
+// them linear:
+//
+//   - Growth. From ply GrowFrom on, final blobs and buckets double in
+//     size each ply (BlobPositionsAt, BucketBlobsAt), up to caps that
+//     keep an expansion task's sort in memory and a bucket's cuts in one
+//     marker. The ply's positions grow about sevenfold a ply, so tasks
+//     and buckets grow about 3.5 and 1.75 times a ply instead of 7 and 7.
+//   - Combining. A ply fed by more expansion tasks than MergeFanIn gets a
+//     second merge level (Levels): consecutive tasks form groups, the
+//     buckets form ranges of consecutive buckets, and a combine task
+//     merges one group's segments of one range into one run, cut at the
+//     range's buckets. Each bucket merge then reads one segment a group
+//     instead of one a task. Reads go from tasks x buckets to
+//     tasks x ranges + groups x buckets, both linear when groups and
+//     ranges are about the square root of the tasks and buckets.
+//
+// Invariants: BlobPositionsAt and BucketBlobsAt never fall as the ply
+// grows, and never below the base sizes; Levels returns (0, 0) or
+// groups >= 2 and 1 <= ranges <= buckets, with at most MergeFanIn tasks a
+// group when tasks <= MergeFanIn^2.
+type Sizes struct {
+	// BlobPositions caps a final blob's positions before GrowFrom.
+	BlobPositions int
+	// BucketBlobs is a bucket's size in final blobs before GrowFrom.
+	BucketBlobs int
+	// GrowFrom is the first ply whose sizes double; 0 means never.
+	GrowFrom int
+	// MergeFanIn is the most expansion runs one merge reads before the
+	// ply gets a combine level; 0 means no limit.
+	MergeFanIn int
+}
+
+// Caps of the growth.
+const (
+	// MaxGrownBlobPositions caps the growth of final blobs: an expansion
+	// task sorts the children of one final blob in memory, about 10 of
+	// them a position at 32 bytes each (320 MiB at this cap).
+	MaxGrownBlobPositions = 1 << 20
+	// MaxGrownBucketBlobs caps the growth of buckets.
+	MaxGrownBucketBlobs = 1024
+)
+
+// doublings is how many times the sizes of ply have doubled.
+func (s Sizes) doublings(ply int) int {
+	if s.GrowFrom <= 0 || ply < s.GrowFrom {
+		return 0
+	}
+	return min(ply-s.GrowFrom+1, 30)
+}
+
+// BlobPositionsAt caps the positions of one final blob of ply.
+func (s Sizes) BlobPositionsAt(ply int) int {
+	return grow(s.BlobPositions, s.doublings(ply), MaxGrownBlobPositions)
+}
+
+// BucketBlobsAt is the size of ply's buckets in its final blobs.
+func (s Sizes) BucketBlobsAt(ply int) int {
+	return grow(s.BucketBlobs, s.doublings(ply), MaxGrownBucketBlobs)
+}
+
+// grow doubles base n times, up to limit, but never below base.
+func grow(base, n, limit int) int {
+	v := base
+	for i := 0; i < n && v < limit; i++ {
+		v *= 2
+	}
+	return max(base, min(v, limit))
+}
+
+// Levels says how a ply fed by tasks expansion runs and cut into buckets
+// is merged: groups and ranges are 0 when every bucket merge reads the
+// expansion runs themselves; otherwise tasks form groups of consecutive
+// tasks and buckets form ranges of consecutive buckets, and each (group,
+// range) pair is combined first (see Sizes).
+//
+// groups is the fewest that keep a group within MergeFanIn tasks; ranges
+// makes a combine about as much work as a bucket merge (each range holds
+// about groups buckets), which also balances the two levels' reads.
+func (s Sizes) Levels(tasks, buckets int) (groups, ranges int) {
+	if s.MergeFanIn <= 0 || tasks <= s.MergeFanIn || buckets < 1 {
+		return 0, 0
+	}
+	groups = (tasks + s.MergeFanIn - 1) / s.MergeFanIn
+	ranges = max(1, int(math.Ceil(float64(buckets)/float64(groups))))
+	return groups, ranges
+}
+
+// Span is the items [Lo, Hi) of one part of n items cut into parts
+// nearly equal parts: the first n mod parts parts hold one more.
+type Span struct{ Lo, Hi int }
+
+// SpanOf returns part i of n items cut into parts parts.
+func SpanOf(i, n, parts int) Span {
+	q, r := n/parts, n%parts
+	lo := i*q + min(i, r)
+	hi := lo + q
+	if i < r {
+		hi++
+	}
+	return Span{lo, hi}
+}
+
+// PartOf returns the part, of n items cut into parts parts, that holds
+// item j (the inverse of SpanOf).
+func PartOf(j, n, parts int) int {
+	q, r := n/parts, n%parts
+	if j < r*(q+1) {
+		return j / (q + 1)
+	}
+	return r + (j-r*(q+1))/q
+}
