@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/packed"
@@ -18,10 +19,11 @@ import (
 // needs it: alpha-beta over the enumerated plies, run by the resolve
 // tasks of the target ply together.
 //
-// Before each position the task reads what the other final blobs of the
+// Before each position the task takes what the other final blobs of the
 // ply have reported so far (the notices to the ply above, which tasks
-// write after each position they solve), computes every position's
-// bounds from the target ply up to the start, and then the window each
+// write as they go, and read, at most once a newsInterval), computes
+// every position's bounds from the target ply up to the start, and then
+// the window each
 // position must be settled in from the start down: the start's is every
 // score (root) or (-1, 1) (wld); a position whose bounds already settle
 // its window passes nothing on; otherwise a child's window is the
@@ -60,10 +62,24 @@ type frontier struct {
 	top  int
 	tree [][]treeNode
 	base [][]int32
-	// ownTo is, per parent final blob, this blob's notices to it so far.
+	// ownTo is, per parent final blob, this blob's notices to it so far;
+	// unsent names those with notices not yet written, sentAt when they
+	// last were.
 	ownTo  map[uint32][]Notice
+	unsent map[uint32]bool
+	sentAt time.Time
+	// others holds the other blobs' notices by parent final blob, as read
+	// at readAt.
+	others map[uint32][]Notice
+	readAt time.Time
+	now    func() time.Time
 	counts [frontierStates]int // positions by state
 }
+
+// newsInterval is how often a frontier task reads the other blobs'
+// notices and writes its own: positions can take milliseconds, and a
+// storage call for each would cost more than the news is worth.
+const newsInterval = time.Second
 
 // treeNode is a position of the plies above the target ply.
 type treeNode struct {
@@ -112,7 +128,10 @@ func newFrontier(ctx context.Context, t *task.Task, ply, index int, blob string,
 	f := &frontier{run: run, store: run.Store, mode: run.SolveMode, ply: ply, index: index,
 		squares: run.Board.Size() * run.Board.Size(), trust: t.Msg.DequeueCount <= 1,
 		keys: keys, refs: make([][]Ref, len(keys)), done: make([]bool, len(keys)),
-		ownTo: map[uint32][]Notice{}}
+		ownTo: map[uint32][]Notice{}, unsent: map[uint32]bool{}, now: t.Now}
+	if f.now == nil {
+		f.now = time.Now
+	}
 	if ply == 0 {
 		return f, nil
 	}
@@ -325,47 +344,42 @@ func (n *treeNode) childWindow() (alpha, beta int, ok bool) {
 	return n.alpha, min(n.beta, n.hi), true
 }
 
-// readNews sets the tallies of the ply above from the notices of the
-// other final blobs so far (first deliveries only; see frontier) and
-// this blob's own results. A payload that does not decode (half
-// written) is no news.
+// readNews sets the tallies of the ply above from the other final
+// blobs' notices (read again once newsInterval has passed; first
+// deliveries only, see frontier) and this blob's own results. A payload
+// that does not decode (half written) is no news.
 func (f *frontier) readNews(ctx context.Context) error {
 	last := len(f.tree) - 1
-	for i := range f.tree[last] {
-		f.tree[last][i].tally = Tally{}
-	}
-	add := func(pb uint32, n Notice) error {
-		node, err := f.node(last, Ref{Blob: pb, Index: n.Index})
-		if err != nil {
-			return err
-		}
-		node.tally.Add(node.side, n)
-		return nil
-	}
-	for pb := range f.base[last] {
-		if f.trust {
+	if f.trust && (f.others == nil || f.now().Sub(f.readAt) >= newsInterval) {
+		f.others = map[uint32][]Notice{}
+		for pb := range f.base[last] {
 			payloads, err := f.store.NoticesFrom(ctx, f.ply-1, pb)
 			if err != nil {
 				return err
 			}
 			for child, payload := range payloads {
 				if child == f.index {
-					continue // the own results below are this attempt's
+					continue // this attempt's own results count instead
 				}
 				var ns []Notice
-				if DecodeNotices(payload, f.squares, func(n Notice) { ns = append(ns, n) }) != nil {
-					continue
-				}
-				for _, n := range ns {
-					if err := add(uint32(pb), n); err != nil {
-						return err
-					}
+				if DecodeNotices(payload, f.squares, func(n Notice) { ns = append(ns, n) }) == nil {
+					f.others[uint32(pb)] = append(f.others[uint32(pb)], ns...)
 				}
 			}
 		}
-		for _, n := range f.ownTo[uint32(pb)] {
-			if err := add(uint32(pb), n); err != nil {
-				return err
+		f.readAt = f.now()
+	}
+	for i := range f.tree[last] {
+		f.tree[last][i].tally = Tally{}
+	}
+	for pb := range f.base[last] {
+		for _, ns := range [2][]Notice{f.others[uint32(pb)], f.ownTo[uint32(pb)]} {
+			for _, n := range ns {
+				node, err := f.node(last, Ref{Blob: uint32(pb), Index: n.Index})
+				if err != nil {
+					return err
+				}
+				node.tally.Add(node.side, n)
 			}
 		}
 	}
@@ -448,25 +462,31 @@ func (f *frontier) solve(ctx context.Context, s *solve.Solver, i, alpha, beta in
 
 // record marks position i done and, when it has news, sends it to its
 // parents: the blob's notices to each parent blob so far, rewritten
-// whole, so that the other tasks of the ply can use them at once.
+// whole, so that the other tasks of the ply can use them before this one
+// ends; at most once every newsInterval (the resolve task writes them
+// all when the blob is done).
 func (f *frontier) record(ctx context.Context, i int, res board.Result, s Score, state frontierState) error {
 	f.done[i] = true
 	f.counts[state]++
 	if s == (Score{}) && res == board.Unknown {
 		return nil
 	}
-	sent := map[uint32]bool{}
 	for _, r := range f.refs[i] {
 		f.ownTo[r.Blob] = append(f.ownTo[r.Blob], Notice{Index: r.Index, Result: res, Score: s})
-		sent[r.Blob] = true
+		f.unsent[r.Blob] = true
 	}
-	for pb := range sent {
+	if f.now().Sub(f.sentAt) < newsInterval {
+		return nil
+	}
+	for pb := range f.unsent {
 		ns := slices.Clone(f.ownTo[pb])
 		slices.SortStableFunc(ns, func(a, b Notice) int { return int(a.Index) - int(b.Index) })
 		if err := f.store.PutNotices(ctx, f.ply, f.index, int(pb), AppendNotices(nil, ns)); err != nil {
 			return err
 		}
 	}
+	clear(f.unsent)
+	f.sentAt = f.now()
 	return nil
 }
 
