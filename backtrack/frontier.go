@@ -37,8 +37,8 @@ import (
 // its parent without it.
 //
 // Crash points: every notice row the task writes is its own (keyed by
-// its blob) and holds only true bounds, rewritten whole and growing
-// after each position, so a retry overwrites them. A retry may find
+// its blob) and holds only true bounds, rewritten whole and growing as
+// the task goes, so a retry overwrites them. A retry may find
 // another blob's rows written by an attempt that died and whose retry
 // will solve less than they say, so a redelivered task trusts no other
 // blob's notices: it bounds its positions from its own results alone and
