@@ -154,7 +154,9 @@ func newFrontier(ctx context.Context, t *task.Task, ply, index int, blob string,
 }
 
 // readTree reads the plies above the target ply, as many as maxTree
-// allows (the one above always).
+// allows; the one above always, but when it alone exceeds maxTree only
+// its final blobs that hold parents of this blob's positions (the others
+// read as empty).
 func (f *frontier) readTree(ctx context.Context) error {
 	var finals [][]runstore.FinalBlob
 	total := int64(0)
@@ -175,6 +177,15 @@ func (f *frontier) readTree(ctx context.Context) error {
 		finals = append([][]runstore.FinalBlob{fs}, finals...)
 		f.top = k
 	}
+	var parents map[uint32]bool // the blobs of the ply above to read; nil: all
+	if total > maxTree {
+		parents = map[uint32]bool{}
+		for _, refs := range f.refs {
+			for _, r := range refs {
+				parents[r.Blob] = true
+			}
+		}
+	}
 	f.tree = make([][]treeNode, len(finals))
 	f.base = make([][]int32, len(finals))
 	var kids []board.Position
@@ -182,6 +193,9 @@ func (f *frontier) readTree(ctx context.Context) error {
 		ply := f.top + k
 		for _, fb := range fs {
 			f.base[k] = append(f.base[k], int32(len(f.tree[k])))
+			if ply == f.ply-1 && parents != nil && !parents[uint32(fb.Index)] {
+				continue
+			}
 			keys, err := f.run.ReadKeys(ctx, fb.Blob)
 			if err != nil {
 				return err
@@ -226,20 +240,25 @@ func (f *frontier) readTree(ctx context.Context) error {
 	return nil
 }
 
+// blobLen is how many positions of final blob b of ply top+k the tree
+// holds.
+func (f *frontier) blobLen(k, b int) int {
+	end := len(f.tree[k])
+	if b+1 < len(f.base[k]) {
+		end = int(f.base[k][b+1])
+	}
+	return end - int(f.base[k][b])
+}
+
 // node is the tree's node for r in ply top+k.
 func (f *frontier) node(k int, r Ref) (*treeNode, error) {
 	if int(r.Blob) >= len(f.base[k]) {
 		return nil, fmt.Errorf("backtracking rows name final blob %d of ply %d, which has %d", r.Blob, f.top+k, len(f.base[k]))
 	}
-	id := int(f.base[k][r.Blob]) + int(r.Index)
-	end := len(f.tree[k])
-	if int(r.Blob)+1 < len(f.base[k]) {
-		end = int(f.base[k][r.Blob+1])
-	}
-	if id >= end {
+	if int(r.Index) >= f.blobLen(k, int(r.Blob)) {
 		return nil, fmt.Errorf("backtracking rows name position %d of final blob %d of ply %d, past its end", r.Index, r.Blob, f.top+k)
 	}
-	return &f.tree[k][id], nil
+	return &f.tree[k][int(f.base[k][r.Blob])+int(r.Index)], nil
 }
 
 // rootWindow is the window the mode must settle the start in: every
@@ -353,6 +372,9 @@ func (f *frontier) readNews(ctx context.Context) error {
 	if f.trust && (f.others == nil || f.now().Sub(f.readAt) >= newsInterval) {
 		f.others = map[uint32][]Notice{}
 		for pb := range f.base[last] {
+			if f.blobLen(last, pb) == 0 {
+				continue // not read: no parent of this blob's positions
+			}
 			payloads, err := f.store.NoticesFrom(ctx, f.ply-1, pb)
 			if err != nil {
 				return err
