@@ -29,11 +29,18 @@ type Tally struct {
 	Draw     bool
 	Scored   uint16 // children with an exact score
 	Best     Score  // the best of those scores for the parent's side to move
+	// Bounded counts the children whose notices bound their
+	// differentials (an exact score, a bound or a result); lower and
+	// upper are the best of those lower and upper bounds for the side to
+	// move, as its own differential (see Bounds).
+	Bounded      uint16
+	lower, upper int8
 }
 
 // Add counts one child's notice to a parent whose side to move is side;
 // unknown results and unknown scores are not counted.
 func (t *Tally) Add(side board.Color, n Notice) {
+	t.addBounds(side, n)
 	switch n.Result {
 	case board.BlackWins:
 		t.BlackWin = true
@@ -76,6 +83,11 @@ type Score struct {
 	Exact bool // Diff is known
 	// Black and White are a perfect-play final count, or 0, 0.
 	Black, White uint8
+	// Bounded makes a score that is not Exact a pair of bounds: the
+	// differential is at least Diff and at most Upper (the solve modes
+	// root and wld prove no more than the start needs).
+	Bounded bool
+	Upper   int8
 }
 
 // Known reports whether s holds a perfect-play final count (and so an
@@ -108,6 +120,10 @@ func TerminalScore(b *board.Board, p board.Position) Score {
 // Result is the result a score implies.
 func (s Score) Result() board.Result {
 	switch {
+	case s.Bounded && s.Diff > 0:
+		return board.BlackWins
+	case s.Bounded && s.Upper < 0:
+		return board.WhiteWins
 	case !s.Exact:
 		return board.Unknown
 	case s.Diff > 0:
@@ -144,10 +160,14 @@ func Better(side board.Color, a, b Score) bool {
 // A score travels as a 14-bit word: black's and white's final counts, 7
 // bits each, when it has them; otherwise diffOnly in black's bits and
 // Diff/2+32 in white's (under the WOF rule a differential is even, as
-// every board has an even number of squares); 0 when unknown.
+// every board has an even number of squares); 0 when unknown. Bounds lo
+// and hi are the number c = (lo/2+32)*65 + hi/2+32, below 65*65, as
+// boundsBase+c/128 in black's bits and c%128 in white's: black's bits of
+// a count are at most 64.
 const (
-	scoreBits = 14
-	diffOnly  = 0x7f
+	scoreBits  = 14
+	diffOnly   = 0x7f
+	boundsBase = 0x41
 )
 
 func (s Score) word() uint16 {
@@ -156,6 +176,9 @@ func (s Score) word() uint16 {
 		return uint16(s.Black&0x7f) | uint16(s.White&0x7f)<<7
 	case s.Exact:
 		return diffOnly | uint16(int(s.Diff)/2+32)<<7
+	case s.Bounded:
+		c := (int(s.Diff)/2+32)*65 + int(s.Upper)/2 + 32
+		return uint16(boundsBase+c/128) | uint16(c%128)<<7
 	}
 	return 0
 }
@@ -170,6 +193,10 @@ func scoreOf(v uint16, squares int) (s Score, ok bool) {
 	case black == diffOnly:
 		d := 2 * (white - 32)
 		return DiffScore(d), v < 1<<scoreBits && d >= -squares && d <= squares
+	case black >= boundsBase:
+		c := (black-boundsBase)*128 + white
+		lo, hi := 2*(c/65-32), 2*(c%65-32)
+		return BoundsScore(lo, hi), v < 1<<scoreBits && -squares <= lo && lo < hi && hi <= squares
 	}
 	return CountScore(black, white, squares), v < 1<<scoreBits && black+white <= squares
 }
@@ -232,7 +259,7 @@ func AppendNotices(dst []byte, ns []Notice) []byte {
 	var prev uint32
 	for _, n := range ns {
 		dst = binary.AppendUvarint(dst, uint64(n.Index-prev))
-		if n.Score.Exact {
+		if n.Score.Exact || n.Score.Bounded {
 			dst = append(dst, byte(n.Result)|scoreFollows)
 			dst = binary.LittleEndian.AppendUint16(dst, n.Score.word())
 		} else {
@@ -264,7 +291,7 @@ func DecodeNotices(b []byte, squares int, fn func(Notice)) error {
 				return errors.New("backtrack: malformed notice payload")
 			}
 			s, ok := scoreOf(binary.LittleEndian.Uint16(b), squares)
-			if !ok || !s.Exact {
+			if !ok || s == (Score{}) {
 				return errors.New("backtrack: malformed score in notice payload")
 			}
 			nt.Score = s

@@ -106,7 +106,8 @@ func TestResultsRoundTrip(t *testing.T) {
 	var want []Notice
 	for r := board.Unknown; r <= board.Draw; r++ {
 		for _, sc := range []Score{{}, CountScore(64, 0, 64), CountScore(0, 64, 64), CountScore(3, 11, 64), CountScore(33, 31, 64),
-			DiffScore(0), DiffScore(64), DiffScore(-64), DiffScore(-10)} {
+			DiffScore(0), DiffScore(64), DiffScore(-64), DiffScore(-10),
+			BoundsScore(0, 64), BoundsScore(-64, 64), BoundsScore(-64, -62), BoundsScore(-8, 30), BoundsScore(62, 64)} {
 			words = append(words, Word(r, sc))
 			want = append(want, Notice{Result: r, Score: sc})
 		}
@@ -128,6 +129,8 @@ func TestNoticesRoundTrip(t *testing.T) {
 		{Index: 0, Result: board.Draw, Score: CountScore(32, 32, 64)},
 		{Index: 7, Result: board.WhiteWins, Score: CountScore(0, 16, 64)},
 		{Index: 8, Result: board.WhiteWins, Score: DiffScore(-18)},
+		{Index: 9, Result: board.Unknown, Score: BoundsScore(-64, 0)},
+		{Index: 10, Result: board.BlackWins, Score: BoundsScore(4, 10)},
 		{Index: 1 << 20, Result: board.Draw},
 		{Index: 0xffffffff, Result: board.BlackWins, Score: CountScore(40, 24, 64)},
 	}

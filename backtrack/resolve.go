@@ -23,7 +23,9 @@ import (
 // parents named in the blob's backtracking rows. Results flow back one ply
 // at a time, from the target ply to the start. At the target ply of a run
 // that solves (runstore.Config.Solve), it solves every non-terminal
-// position exactly instead, so exact scores flow back to the start.
+// position exactly instead, so exact scores flow back to the start; in
+// the solve modes root and wld, only as far as its parents need (see
+// frontier), and bounds flow back with the exact scores.
 //
 // Crash points: the results blob and the notice rows have names derived
 // from the blob, and their content depends only on the notices, which are
@@ -88,9 +90,20 @@ func resolve(ctx context.Context, t *task.Task, m message.Message) error {
 		}
 	}
 	var solver *solve.Solver
+	var front *frontier
+	var frontResults []board.Result
+	var frontScores []Score
 	if m.Ply >= run.Target && run.Solve {
 		solver = solvers.Get().(*solve.Solver)
 		defer solvers.Put(solver)
+		if run.SolveMode.Pruned() {
+			if front, err = newFrontier(ctx, t, m.Ply, m.Index, final.Blob, keys); err != nil {
+				return err
+			}
+			if frontResults, frontScores, err = front.solveAll(ctx, solver); err != nil {
+				return fmt.Errorf("solving ply %d blob %d: %w", m.Ply, m.Index, err)
+			}
+		}
 	}
 	results := make([]uint16, 0, len(keys))
 	var counts [4]int64
@@ -99,6 +112,8 @@ func resolve(ctx context.Context, t *task.Task, m message.Message) error {
 		var res board.Result
 		var score Score
 		switch {
+		case front != nil:
+			res, score = frontResults[i], frontScores[i]
 		case run.Board.Terminal(p):
 			res, score = run.Board.Result(p), TerminalScore(run.Board, p)
 		case solver != nil:
@@ -109,7 +124,7 @@ func resolve(ctx context.Context, t *task.Task, m message.Message) error {
 				return fmt.Errorf("solving position %d of ply %d blob %d: %w", i, m.Ply, m.Index, err)
 			}
 			res = score.Result()
-		case m.Ply >= run.Target, tallies[i].Known == 0:
+		case m.Ply >= run.Target, tallies[i].Known == 0 && tallies[i].Bounded == 0:
 			// No child reported a result, so nothing is decided whatever
 			// the moves are (a non-terminal position has at least one):
 			// this spares listing the children of most positions.
@@ -118,9 +133,16 @@ func resolve(ctx context.Context, t *task.Task, m message.Message) error {
 			kids, _ = run.Board.Children(p, kids[:0])
 			res = Decide(p.Side, len(kids), tallies[i])
 			score = tallies[i].Score(len(kids))
+			if !score.Exact && run.SolveMode.Pruned() {
+				res, score = boundedResult(p.Side, len(kids), squares, res, tallies[i])
+			}
 		}
 		results = append(results, Word(res, score))
 		counts[res]++
+	}
+	if front != nil {
+		t.Log.Info("frontier solved as far as needed", "ply", m.Ply, "blob", m.Index, "mode", run.SolveMode,
+			"solved", front.counts[frontierSolved], "bounded", front.counts[frontierBounded], "skipped", front.counts[frontierSkipped])
 	}
 	if err := run.Blobs.Put(ctx, runstore.ResultsBlobName(m.Ply, m.Index), packed.EncodeResults(results)); err != nil {
 		return fmt.Errorf("writing results of ply %d blob %d: %w", m.Ply, m.Index, err)
@@ -143,6 +165,21 @@ func resolve(ctx context.Context, t *task.Task, m message.Message) error {
 		return err
 	}
 	return t.Flow.Resolved(ctx, t, m.Ply, m.Index)
+}
+
+// boundedResult is the result and score of a position whose children's
+// notices give no exact score, in the solve modes root and wld: the
+// minimax of their bounds (res is what Decide made of their results).
+func boundedResult(side board.Color, children, squares int, res board.Result, t Tally) (board.Result, Score) {
+	lo, hi := t.Bounds(side, children, squares)
+	score := IntervalScore(lo, hi, squares)
+	if score.Exact && t.Scored > 0 && t.Best.Exact && int(t.Best.Diff) == lo {
+		score = t.Best // keeps a final count, when the best child has one
+	}
+	if res == board.Unknown {
+		res = score.Result()
+	}
+	return res, score
 }
 
 // solvers keeps the solvers of the resolve tasks that solve the target
@@ -190,7 +227,7 @@ func sendNotices(ctx context.Context, store *runstore.Store, ply, j int, blob st
 			return fmt.Errorf("backtracking rows of %s cover %d of %d positions", blob, i, n)
 		}
 		res, score := FromWord(results[i], squares)
-		if res == board.Unknown {
+		if res == board.Unknown && score == (Score{}) {
 			continue
 		}
 		for _, ref := range refs {

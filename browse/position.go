@@ -57,6 +57,12 @@ type Position struct {
 	Result    string   `json:"result"`
 	Score     *[2]int  `json:"score,omitempty"` // perfect-play discs, black then white
 	Diff      *int     `json:"diff,omitempty"`  // perfect play, black minus white, empty squares to the winner
+	// Bounds are what a pruned solve (solve mode root or wld) proved
+	// where it proved no exact score: black minus white lies in them.
+	Bounds *[2]int `json:"bounds,omitempty"`
+	// Frontier is "solved", "bounded" or "skipped" for a position of the
+	// target ply of a pruned solve (see pipeline.PositionInfo).
+	Frontier  string   `json:"frontier,omitempty"`
 	BestMoves []string `json:"best_moves,omitempty"`
 	Parents   []string `json:"parents"` // canonical keys
 	Children  []Child  `json:"children"`
@@ -72,6 +78,7 @@ type Child struct {
 	Result    string   `json:"result"`
 	Score     *[2]int  `json:"score,omitempty"`
 	Diff      *int     `json:"diff,omitempty"`
+	Bounds    *[2]int  `json:"bounds,omitempty"`
 }
 
 // NewPosition describes what a run knows about a position.
@@ -79,12 +86,12 @@ func NewPosition(b *board.Board, info *pipeline.PositionInfo) Position {
 	p := info.Position
 	out := Position{Key: p.Text(), Canonical: info.Canonical.Text(), Ply: info.Ply, Side: p.Side.String(),
 		Rows: rows(b, p), Result: resultText(info.Resolved, info.Result), Score: scorePair(info.Score), Diff: scoreDiff(info.Score),
-		BestMoves: info.BestMoves(), Parents: []string{}, Children: []Child{}}
+		Bounds: scoreBounds(info.Score), Frontier: info.Frontier, BestMoves: info.BestMoves(), Parents: []string{}, Children: []Child{}}
 	for _, q := range info.Parents {
 		out.Parents = append(out.Parents, q.Text())
 	}
 	for _, c := range info.Children {
-		ch := Child{Moves: c.Moves, Canonical: c.Canonical.Text(), InRun: c.InRun, Result: "beyond target", Score: scorePair(c.Score), Diff: scoreDiff(c.Score)}
+		ch := Child{Moves: c.Moves, Canonical: c.Canonical.Text(), InRun: c.InRun, Result: "beyond target", Score: scorePair(c.Score), Diff: scoreDiff(c.Score), Bounds: scoreBounds(c.Score)}
 		// Lookup named the moves from p, so they parse and play.
 		if sq, err := b.ParseSquare(c.Moves[0]); err == nil {
 			if q, err := b.Play(p, sq); err == nil {
@@ -141,4 +148,12 @@ func scoreDiff(s backtrack.Score) *int {
 	}
 	d := int(s.Diff)
 	return &d
+}
+
+// scoreBounds is a bounded score's interval, black minus white.
+func scoreBounds(s backtrack.Score) *[2]int {
+	if !s.Bounded {
+		return nil
+	}
+	return &[2]int{int(s.Diff), int(s.Upper)}
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/pipeline"
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/storage/azure"
 	"github.com/reversi-cloud/reversi/storage/embedded"
@@ -421,6 +422,9 @@ func runFlags(c pipeline.RunConfig) string {
 		c.Name, c.Board, c.Target, c.BlobPositions, c.BucketBlobs, c.GrowFrom, c.MergeFanIn)
 	if c.Solve {
 		s += fmt.Sprintf(" -solve -solve-positions %d", c.SolvePositions)
+		if c.SolveMode != runstore.SolveAll {
+			s += fmt.Sprintf(" -solve-mode %s", c.SolveMode)
+		}
 	}
 	if c.QueueShards > 1 {
 		s += fmt.Sprintf(" -queue-shards %d", c.QueueShards)

@@ -40,6 +40,13 @@ squares to the winner). For example, FFO endgame #45, solved 3 plies in:
 
   go run ./cmd/enumerate -plies 3 -solve -start "---XXXX-X-XXXO--XXOXOO--XXXOXO--XXOXXO---OXXXOO-O-OOOO------OO-- X"
 
+-solve-mode root solves each position of the target ply only as far as
+its parents need for the start's exact score (a bound where a sibling
+already does better, nothing once its parents are settled), at a cost
+nearer one solver's; -solve-mode wld only as far as the start's win, draw
+or loss needs. Both report which positions were solved, bounded and
+skipped.
+
 -plan runs nothing: it prints what a run through -plies would take, ply
 by ply (storage transactions, bytes, cost, CPU, and the accounts, queue
 shards and table partitions it needs), from a model fitted to measured
@@ -365,6 +372,10 @@ func resumeConfig(ctx context.Context, fs *flag.FlagSet, be storage.Backend, sf 
 			return cfg, usagef("-%s %d would change run %s %s, started with %s; leave -%s out to continue it, or pick another -run",
 				f.name, f.got, cfg.Name, sf.where(), runFlags(have), f.name)
 		}
+	}
+	if given(fs, "solve-mode") && cfg.SolveMode != have.SolveMode {
+		return cfg, usagef("-solve-mode %s would change run %s %s, started with %s; leave -solve-mode out to continue it, or pick another -run",
+			cfg.SolveMode, cfg.Name, sf.where(), runFlags(have))
 	}
 	return have, nil
 }

@@ -93,6 +93,8 @@ func resultText(resolved bool, r board.Result, s backtrack.Score) string {
 		out += fmt.Sprintf(" (perfect play %d-%d)", s.Black, s.White)
 	case s.Exact:
 		out += fmt.Sprintf(" (score %+d)", s.Diff)
+	case s.Bounded:
+		out += fmt.Sprintf(" (score %+d to %+d)", s.Diff, s.Upper)
 	}
 	return out
 }
@@ -105,6 +107,9 @@ func writePosition(w io.Writer, b *board.Board, info *pipeline.PositionInfo) {
 	fmt.Fprintf(w, "result     %s\n", resultText(info.Resolved, info.Result, info.Score))
 	if info.Resolved && info.Score.Exact {
 		fmt.Fprintf(w, "score      %+d (black minus white, empty squares to the winner)\n", info.Score.Diff)
+	}
+	if info.Frontier != "" {
+		fmt.Fprintf(w, "frontier   %s by the pruned solve\n", info.Frontier)
 	}
 	if best := info.BestMoves(); len(best) > 0 {
 		keep := "keep the draw"

@@ -51,6 +51,13 @@ const (
 	// milliseconds to minutes a position where merging takes
 	// microseconds: small blobs spread the solving over every worker.
 	DefaultSolvePositions = 64
+	// DefaultPrunedSolvePositions is DefaultSolvePositions for the solve
+	// modes root and wld, where a blob's task prunes its positions by
+	// what the blob's other positions and the blobs being solved at the
+	// same time have shown: fewer, larger blobs prune far more (FFO #45
+	// three plies in: 27 s of CPU in one blob, 44 s in two, 101 s in
+	// seventeen of 64), so a blob holds about what a worker should solve.
+	DefaultPrunedSolvePositions = 512
 	// MaxQueueShards bounds the work queue's shards: 64 queues take
 	// 128,000 messages a second at Azure's target of 2,000 a queue, more
 	// than one storage account serves (20,000 requests a second).
@@ -88,6 +95,10 @@ type RunConfig struct {
 	// a run that solves, so that the solving is many small tasks. Zero
 	// without Solve.
 	SolvePositions int
+	// SolveMode says how far Solve solves the target ply
+	// (runstore.SolveMode); "" means runstore.SolveAll with Solve, and
+	// must be "" without.
+	SolveMode runstore.SolveMode
 	// QueueShards is how many queues the work queue is spread over (see
 	// WorkQueues), for runs whose workers together would exceed what one
 	// queue serves. Zero means one.
@@ -154,8 +165,14 @@ func (c RunConfig) WithDefaults() RunConfig {
 	if c.StateAccounts == 0 {
 		c.StateAccounts = c.Accounts
 	}
+	if c.Solve && c.SolveMode == "" {
+		c.SolveMode = runstore.SolveAll
+	}
 	if c.Solve && c.SolvePositions == 0 {
 		c.SolvePositions = min(DefaultSolvePositions, c.BlobPositions)
+		if c.SolveMode.Pruned() {
+			c.SolvePositions = min(DefaultPrunedSolvePositions, c.BlobPositions)
+		}
 	}
 	return c
 }
@@ -207,6 +224,10 @@ func (c RunConfig) Validate() error {
 		return fmt.Errorf("solve positions %d: only a run that solves has them", c.SolvePositions)
 	case c.Solve && (c.SolvePositions < 1 || c.SolvePositions > c.BlobPositions):
 		return fmt.Errorf("solve positions %d: must be 1 to the blob positions, %d", c.SolvePositions, c.BlobPositions)
+	case !c.Solve && c.SolveMode != "":
+		return fmt.Errorf("solve mode %s: only a run that solves has one", c.SolveMode)
+	case c.Solve && c.SolveMode != runstore.SolveAll && !c.SolveMode.Pruned():
+		return fmt.Errorf("solve mode %q: must be all, root or wld", c.SolveMode)
 	}
 	return nil
 }
@@ -233,7 +254,7 @@ func (c RunConfig) record(b *board.Board) runstore.Config {
 	}
 	return runstore.Config{Board: c.Board, Target: c.Target, BlobPositions: c.BlobPositions, BucketBlobs: c.BucketBlobs,
 		GrowFrom: c.GrowFrom, MergeFanIn: c.MergeFanIn,
-		Start: start, Solve: c.Solve, SolvePositions: c.SolvePositions,
+		Start: start, Solve: c.Solve, SolvePositions: c.SolvePositions, SolveMode: c.SolveMode,
 		QueueShards: c.QueueShards, PartitionShards: c.PartitionShards, Accounts: c.Accounts, StateAccounts: c.StateAccounts}
 }
 
@@ -242,7 +263,7 @@ func (c RunConfig) record(b *board.Board) runstore.Config {
 func fromRecord(name string, rec runstore.Config) (RunConfig, error) {
 	cfg := RunConfig{Name: name, Board: rec.Board, Target: rec.Target, BlobPositions: rec.BlobPositions, BucketBlobs: rec.BucketBlobs,
 		GrowFrom: rec.GrowFrom, MergeFanIn: rec.MergeFanIn,
-		Solve: rec.Solve, SolvePositions: rec.SolvePositions,
+		Solve: rec.Solve, SolvePositions: rec.SolvePositions, SolveMode: rec.SolveMode,
 		QueueShards: rec.QueueShards, PartitionShards: rec.PartitionShards, Accounts: rec.Accounts, StateAccounts: rec.StateAccounts}
 	b, err := board.New(rec.Board)
 	if err != nil {

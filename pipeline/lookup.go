@@ -16,6 +16,19 @@ import (
 	"github.com/reversi-cloud/reversi/task"
 )
 
+// FrontierState is what a pruned solve (solve mode root or wld) did with
+// a position of the target ply where the game goes on, given its score:
+// "solved", "bounded" or "skipped".
+func FrontierState(s backtrack.Score) string {
+	switch {
+	case s.Exact:
+		return "solved"
+	case s.Bounded:
+		return "bounded"
+	}
+	return "skipped"
+}
+
 // ErrNotInRun reports a position that a run never reached: beyond its
 // target ply, in a ply not enumerated yet, or not reachable at all.
 var ErrNotInRun = errors.New("position not in the run")
@@ -30,6 +43,12 @@ type PositionInfo struct {
 	Score     backtrack.Score
 	Parents   []board.Position // canonical parents, from the backtracking rows
 	Children  []ChildInfo      // one per distinct canonical child, in move order
+	// Frontier says, for a position of the target ply of a run in the
+	// solve mode root or wld, what the solving did with it: "solved"
+	// (an exact score), "bounded" (Score holds bounds) or "skipped" (its
+	// parents were settled without it); "" elsewhere and where the game
+	// is over.
+	Frontier string
 	// solved holds the best moves the solver found, for a solved position
 	// of the target ply: its children are beyond the run.
 	solved []string
@@ -66,7 +85,12 @@ func (r *Run) Lookup(ctx context.Context, p board.Position) (*PositionInfo, erro
 	if info.Parents, err = l.parents(ctx, at); err != nil {
 		return nil, err
 	}
-	if info.Resolved && info.Ply == r.Config.Target && r.Config.Solve && !r.Board.Terminal(p) {
+	if info.Resolved && info.Ply == r.Config.Target && r.Config.SolveMode.Pruned() && !r.Board.Terminal(p) {
+		info.Frontier = FrontierState(info.Score)
+	}
+	// The best moves of a solved position of the target ply; a bounded
+	// or skipped one would need a whole solve, which the run spared.
+	if info.Resolved && info.Ply == r.Config.Target && r.Config.Solve && !r.Board.Terminal(p) && info.Score.Exact {
 		res, err := solve.Solve(r.Board, p, solve.Options{})
 		if err != nil {
 			return nil, err

@@ -96,6 +96,34 @@ func (r *Run) Report(ctx context.Context) (*report.Report, error) {
 	if done != nil {
 		rep.Complete, rep.Root, rep.Score, rep.RootScore = true, done.Root, done.Score, done.RootScore
 	}
+	if r.Config.Solve {
+		rep.SolveMode = string(r.Config.SolveMode)
+	}
+	targetResolved := false
+	for _, p := range plies {
+		targetResolved = targetResolved || p.Ply == r.Config.Target && p.State.AtLeast(runstore.Resolved)
+	}
+	if r.Config.SolveMode.Pruned() && targetResolved {
+		f := &report.Frontier{}
+		err := r.readResults(ctx, r.Config.Target, func(p board.Position, _ board.Result, s backtrack.Score) {
+			if r.Board.Terminal(p) {
+				f.Over++
+				return
+			}
+			switch FrontierState(s) {
+			case "solved":
+				f.Solved++
+			case "bounded":
+				f.Bounded++
+			default:
+				f.Skipped++
+			}
+		})
+		if err != nil {
+			return nil, err
+		}
+		rep.Frontier = f
+	}
 	return rep, nil
 }
 

@@ -52,7 +52,7 @@ func newRun(be storage.Backend, cfg RunConfig) (*Run, error) {
 	}
 	r.store = runstore.New(b, tables(StateTables(cfg.Name, cfg.StateAccounts)), tables(BackTables(cfg.Name, cfg.Accounts)), cfg.PartitionShards)
 	r.shared = &task.Run{Name: cfg.Name, Origin: cfg.origin(b), Target: cfg.Target, Sizes: cfg.Sizes(),
-		Solve: cfg.Solve, SolvePositions: cfg.SolvePositions, Store: r.store, Blobs: r.blobs, Work: r.work}
+		Solve: cfg.Solve, SolvePositions: cfg.SolvePositions, SolveMode: cfg.SolveMode, Store: r.store, Blobs: r.blobs, Work: r.work}
 	return r, nil
 }
 

@@ -56,6 +56,11 @@ type Report struct {
 	// the board's usual start; Solve says the target ply was solved.
 	Start string `json:"start,omitempty"`
 	Solve bool   `json:"solve,omitempty"`
+	// SolveMode is how far the target ply was solved (all, root, wld);
+	// Frontier counts what a pruned mode (root, wld) did with its
+	// positions once it is resolved.
+	SolveMode string    `json:"solve_mode,omitempty"`
+	Frontier  *Frontier `json:"frontier,omitempty"`
 	// Perfect-play final score, set when the whole game was enumerated.
 	Score *Score `json:"score,omitempty"`
 	// RootScore is the start position's score under perfect play: black's
@@ -64,6 +69,15 @@ type Report struct {
 	RootScore   *int    `json:"root_score,omitempty"`
 	WallSeconds float64 `json:"wall_seconds,omitempty"`
 	Plies       []Ply   `json:"plies"`
+}
+
+// Frontier counts the positions of a target ply solved in a pruned solve
+// mode by what the solving did with each.
+type Frontier struct {
+	Solved  int64 `json:"solved"`  // an exact score
+	Bounded int64 `json:"bounded"` // bounds that settled what their parents needed
+	Skipped int64 `json:"skipped"` // not searched: their parents were settled without them
+	Over    int64 `json:"over"`    // the game is over: nothing to solve
 }
 
 // Score is a final disc count with perfect play.
@@ -137,6 +151,9 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	if r.RootScore != nil {
 		fmt.Fprintf(w, ", root score %+d", *r.RootScore)
+	}
+	if f := r.Frontier; f != nil {
+		fmt.Fprintf(w, ", solve mode %s: ply %d %d solved, %d bounded, %d skipped, %d over", r.SolveMode, r.TargetPly, f.Solved, f.Bounded, f.Skipped, f.Over)
 	}
 	fmt.Fprintf(w, ", storage transactions: %d", r.StorageTransactions)
 	if r.TransactionsPerEdge > 0 {

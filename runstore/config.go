@@ -27,6 +27,10 @@ type Config struct {
 	// SolvePositions caps positions per final blob at the target ply of
 	// a run that solves; 0 without Solve.
 	SolvePositions int
+	// SolveMode says how far a run that solves solves the target ply:
+	// SolveAll ("" in runs seeded before modes existed), SolveRoot or
+	// SolveWLD; "" without Solve.
+	SolveMode SolveMode
 	// QueueShards is how many queues the work queue is spread over.
 	QueueShards int
 	// PartitionShards is how many partitions each kind of a ply's
@@ -46,12 +50,30 @@ func (c Config) Sizes() Sizes {
 	return Sizes{BlobPositions: c.BlobPositions, BucketBlobs: c.BucketBlobs, GrowFrom: c.GrowFrom, MergeFanIn: c.MergeFanIn}
 }
 
+// SolveMode is how far a run solves the positions of its target ply.
+type SolveMode string
+
+const (
+	// SolveAll solves every position exactly: a table of exact scores.
+	SolveAll SolveMode = "all"
+	// SolveRoot solves each position only as far as its parents need
+	// for their exact scores, so that the start's exact score is known.
+	SolveRoot SolveMode = "root"
+	// SolveWLD solves each position only as far as its parents need
+	// for their results (win, draw or loss), so that the start's is known.
+	SolveWLD SolveMode = "wld"
+)
+
+// Pruned reports whether the mode solves positions only as far as their
+// parents need (root or wld).
+func (m SolveMode) Pruned() bool { return m == SolveRoot || m == SolveWLD }
+
 func (c Config) entity() storage.Entity {
 	return storage.Entity{PartitionKey: pkRun, RowKey: rkConfig, Props: map[string]any{
 		"Board": int64(c.Board), "Target": int64(c.Target),
 		"BlobPositions": int64(c.BlobPositions), "BucketBlobs": int64(c.BucketBlobs),
 		"GrowFrom": int64(c.GrowFrom), "MergeFanIn": int64(c.MergeFanIn),
-		"Start": c.Start, "Solve": c.Solve, "SolvePositions": int64(c.SolvePositions),
+		"Start": c.Start, "Solve": c.Solve, "SolvePositions": int64(c.SolvePositions), "SolveMode": string(c.SolveMode),
 		"QueueShards": int64(c.QueueShards), "PartitionShards": int64(c.PartitionShards),
 		"Accounts": int64(c.Accounts), "StateAccounts": int64(c.StateAccounts), "Created": c.Created,
 	}}
@@ -78,6 +100,13 @@ func ReadConfig(ctx context.Context, state storage.Table) (Config, error) {
 		c.SolvePositions = d.count("SolvePositions")
 	} else if c.Solve {
 		c.SolvePositions = c.BlobPositions
+	}
+	// Runs seeded before solve modes existed solve every position.
+	if d.optional("SolveMode") {
+		c.SolveMode = SolveMode(d.str("SolveMode"))
+	}
+	if c.Solve && c.SolveMode == "" {
+		c.SolveMode = SolveAll
 	}
 	// Runs seeded before sharding have one queue, one partition of each
 	// kind and one account.

@@ -3,6 +3,7 @@ package runstore
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/reversi-cloud/reversi/storage"
@@ -72,12 +73,18 @@ func (s *Store) putPayload(ctx context.Context, pk string, payload []byte, rowKe
 // them into payloads: rows whose keys share the prefix before the first
 // '-' (or the whole partition, when keys hold none) form one payload.
 func (s *Store) readPayloads(ctx context.Context, pk string) ([][]byte, error) {
+	_, out, err := s.readPayloadGroups(ctx, pk)
+	return out, err
+}
+
+// readPayloadGroups is readPayloads, with each payload's key prefix.
+func (s *Store) readPayloadGroups(ctx context.Context, pk string) ([]string, [][]byte, error) {
 	es, err := queryAll(ctx, s.back, pk, "", "")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	var groups []string
 	var out [][]byte
-	group := "\x00"
 	for _, e := range es {
 		// A key without a hyphen numbers a row of the partition's one
 		// payload: every such row joins the same payload.
@@ -85,15 +92,15 @@ func (s *Store) readPayloads(ctx context.Context, pk string) ([][]byte, error) {
 		if !strings.Contains(e.RowKey, "-") {
 			g = ""
 		}
-		if g != group || len(out) == 0 {
+		if len(groups) == 0 || g != groups[len(groups)-1] {
+			groups = append(groups, g)
 			out = append(out, nil)
-			group = g
 		}
 		if out[len(out)-1], err = joinPayload(e, out[len(out)-1]); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return out, nil
+	return groups, out, nil
 }
 
 // PutSources stores the backtracking sources of one final blob: for each
@@ -153,6 +160,27 @@ func (s *Store) PutNotices(ctx context.Context, ply, child, parent int, payload 
 		return fmt.Errorf("sending notices to ply %d blob %d: %w", ply-1, parent, err)
 	}
 	return nil
+}
+
+// NoticesFrom reads the notice payloads sent to final blob index of ply
+// by each child blob that sent any, by the child blob's index. Read
+// while the child ply is being resolved (the solve modes root and wld
+// do), a payload of several rows may be half written: a caller must
+// take one that does not decode as no news.
+func (s *Store) NoticesFrom(ctx context.Context, ply, index int) (map[int][]byte, error) {
+	groups, ps, err := s.readPayloadGroups(ctx, pkNotices(ply, index))
+	if err != nil {
+		return nil, fmt.Errorf("reading notices of ply %d blob %d: %w", ply, index, err)
+	}
+	out := make(map[int][]byte, len(ps))
+	for i, g := range groups {
+		child, err := strconv.Atoi(g)
+		if err != nil {
+			return nil, fmt.Errorf("notices of ply %d blob %d: row key %q names no child blob", ply, index, g)
+		}
+		out[child] = ps[i]
+	}
+	return out, nil
 }
 
 // Notices reads the notice payloads sent to final blob index of ply, one

@@ -21,8 +21,12 @@ const (
 func (s *Solver) guess(own, opp uint64, empties int) int {
 	g := s.g
 	depth := min(max(empties-guessLeave, 1), guessMaxDepth)
-	est := s.mid(own, opp, -probeInf, probeInf, depth, empties, false)
-	// Round to the nearest even disc count: scores are even.
+	return g.evenScore(s.mid(own, opp, -probeInf, probeInf, depth, empties, false))
+}
+
+// evenScore rounds an estimate in evalScale units to the nearest score
+// the board can have: even, within its squares.
+func (g *geometry) evenScore(est int) int {
 	v := (est + evalScale*(g.squares+1)) / (2 * evalScale) * 2
 	return min(max(v-g.squares, -g.squares), g.squares)
 }

@@ -23,6 +23,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/reversi-cloud/reversi/board"
@@ -267,6 +268,7 @@ func (s *Solver) solve(b *board.Board, p board.Position) Result {
 	}
 	ml := &s.lists[empties]
 	s.order(ml, own, opp, legal, empty, hint, empties)
+	twin := twins(b, p, ml)
 	var best []int
 	score := -g.squares - 1
 	var deferred uint64
@@ -276,6 +278,9 @@ func (s *Solver) solve(b *board.Board, p board.Position) Result {
 			break
 		}
 		m := &ml.mv[i]
+		if twin[m.sq] >= 0 {
+			continue // scores as its twin does
+		}
 		x := uint64(1) << uint(m.sq)
 		cown, copp := opp&^m.flip, own|m.flip|x
 		h, mark := s.claim(cown, copp, k, ml.n, empties)
@@ -314,8 +319,42 @@ func (s *Solver) solve(b *board.Board, p board.Position) Result {
 			best = append(best, m.sq)
 		}
 	}
+	if !s.oneBest {
+		for sq, t := range twin {
+			if t >= 0 && slices.Contains(best, t) {
+				best = append(best, sq)
+			}
+		}
+	}
 	sortInts(best)
 	return Result{Score: score, BestMoves: best, Nodes: s.nodes}
+}
+
+// twins maps each root move of ml to an earlier move of ml that leads to
+// the same position up to the board's symmetries (so to the same score),
+// or to -1: a symmetric position, such as a start, has moves that need
+// no search of their own.
+func twins(b *board.Board, p board.Position, ml *moveList) [64]int {
+	var twin [64]int
+	for i := range twin {
+		twin[i] = -1
+	}
+	var seen [64]board.Position
+	for i := 0; i < ml.n; i++ {
+		sq := ml.mv[i].sq
+		q, err := b.Play(p, sq)
+		if err != nil {
+			continue // a move of ml is legal: Play does not fail
+		}
+		seen[i] = b.Canonical(q)
+		for j := range i {
+			if seen[j] == seen[i] {
+				twin[sq] = ml.mv[j].sq
+				break
+			}
+		}
+	}
+	return twin
 }
 
 // sortInts sorts a handful of squares in place.

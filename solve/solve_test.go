@@ -130,3 +130,36 @@ func TestRandomPositions(t *testing.T) {
 		}
 	}
 }
+
+// TestTwins: the four moves of a start lead to one position up to
+// symmetry, so three of them are twins of the first; a position without
+// symmetry has none.
+func TestTwins(t *testing.T) {
+	for _, tc := range []struct {
+		size, moves, twins int
+	}{
+		{4, 0, 3}, {6, 0, 3}, {8, 0, 3}, {8, 1, 0},
+	} {
+		b := board.MustNew(tc.size)
+		p := b.Start()
+		for range tc.moves {
+			p, _ = b.Play(p, bits.TrailingZeros64(b.Moves(p)))
+		}
+		s := newSolver(t, 1<<16)
+		s.g = geometries[tc.size]
+		ml := &s.lists[0]
+		g := s.g
+		own, opp := p.Mover(), p.Opponent()
+		empty := g.mask &^ p.Occ
+		s.order(ml, own, opp, moves(own, opp, empty), empty, -1, 0)
+		n := 0
+		for _, tw := range twins(b, p, ml) {
+			if tw >= 0 {
+				n++
+			}
+		}
+		if n != tc.twins {
+			t.Errorf("%dx%d after %d moves: %d twins, want %d", tc.size, tc.size, tc.moves, n, tc.twins)
+		}
+	}
+}

@@ -28,6 +28,8 @@ type Run struct {
 	// SolvePositions caps positions per final blob at the target ply of a
 	// run that solves.
 	SolvePositions int
+	// SolveMode says how far a run that solves solves its target ply.
+	SolveMode runstore.SolveMode
 
 	Store *runstore.Store
 	Blobs storage.Container

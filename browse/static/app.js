@@ -74,6 +74,7 @@ function renderReport(r) {
   let s = "target ply " + r.target_ply + ", " + (r.complete ? "complete" : "in progress") + ", root: " + r.root;
   if (r.score) s += ", perfect play " + r.score.black + "-" + r.score.white + " (black-white)";
   if (r.start) s += ", from the start position " + r.start;
+  if (r.frontier) s += ", solve mode " + r.solve_mode + ": ply " + r.target_ply + " " + r.frontier.solved + " solved, " + r.frontier.bounded + " bounded, " + r.frontier.skipped + " skipped";
   $("#summary").textContent = s;
   document.body.dataset.complete = r.complete ? "true" : "false";
 
@@ -253,9 +254,11 @@ function resultClass(res) {
   return "r-" + (res === "beyond target" ? "beyond" : res);
 }
 
-function resultText(res, score, diff) {
+function resultText(res, score, diff, bounds) {
+  const signed = (v) => (v > 0 ? "+" : "") + v;
   if (score) return res + " " + score[0] + "-" + score[1];
-  return diff === undefined ? res : res + " " + (diff > 0 ? "+" : "") + diff;
+  if (bounds) return res + " " + signed(bounds[0]) + " to " + signed(bounds[1]);
+  return diff === undefined ? res : res + " " + signed(diff);
 }
 
 function renderPosition(rt, p) {
@@ -279,7 +282,7 @@ function renderPosition(rt, p) {
       const cx = M + col * C + C / 2, cy = M + row * C + C / 2;
       const href = rt.kind === "moves" ? movesHref(tokens(rt.value).concat([mv])) : childHref(rt, c);
       board.append(svg("a", { class: "move", href: href, "data-move": mv, "data-result": c.result },
-        svg("title", { text: mv + ": " + resultText(c.result, c.score, c.diff) + (best.has(mv) ? " (best)" : "") }),
+        svg("title", { text: mv + ": " + resultText(c.result, c.score, c.diff, c.bounds) + (best.has(mv) ? " (best)" : "") }),
         svg("rect", { class: "hit", x: M + col * C, y: M + row * C, width: C, height: C }),
         svg("circle", { class: "mark " + resultClass(c.result), cx: cx, cy: cy, r: best.has(mv) ? 9 : 6 })));
     }
@@ -289,7 +292,7 @@ function renderPosition(rt, p) {
   const facts = [
     ["to move", p.side],
     ["ply", p.ply],
-    ["result", resultText(p.result, p.score, p.diff)],
+    ["result", resultText(p.result, p.score, p.diff, p.bounds) + (p.frontier ? " (" + p.frontier + " by the pruned solve)" : "")],
     ["best moves", (p.best_moves || []).join(" ") || "–"],
     ["key", el("a", { class: "key", href: "#/pos/" + p.key, text: p.key })],
     ["canonical", el("span", { class: "key", text: p.canonical })],
