@@ -32,11 +32,10 @@ const (
 	DefaultBucketBlobs = 16
 	// MaxBucketBlobs bounds the bucket size.
 	MaxBucketBlobs = 1024
-	// DefaultGrowFrom is the first ply whose final blobs and buckets
-	// double in size (runstore.Sizes): from ply 11 on, 8x8's plies are
-	// large enough that fixed sizes make merge reads grow faster than
-	// the edges (measured: ply 13 read 2.7 times as many segments an edge
-	// as ply 12).
+	// DefaultGrowFrom is the first ply whose final blobs double in size
+	// (runstore.Sizes; buckets follow a ply later): from ply 11 on, 8x8's
+	// plies are large enough that fixed sizes make merge reads grow
+	// faster than the edges.
 	DefaultGrowFrom = 11
 	// DefaultMergeFanIn is the most expansion runs a bucket merge reads
 	// before the ply gets a combine level (runstore.Sizes.Levels). Each

@@ -16,11 +16,9 @@ import "math"
 //     memory and a bucket's cuts in one marker. The ply's positions grow
 //     about sevenfold a ply, so tasks and buckets grow about 3.5 and 1.75
 //     times a ply instead of 7 and 7. Buckets start a ply later because
-//     the first plies that grow have few buckets: a run to ply 13 that
-//     grew both from ply 11 merged ply 13 in 20 buckets, and one core
-//     idled while the last merges ran (459 s wall against 392 s,
-//     measured 2026-11-26, with the ply's reads an edge still below ply
-//     12's either way).
+//     the first plies that grow have few buckets, and growing them at
+//     once left a core idle while a ply's last merges ran (see
+//     docs/performance.md).
 //   - Combining. A ply fed by more expansion tasks than MergeFanIn gets a
 //     second merge level (Levels): consecutive tasks form groups, the
 //     buckets form ranges of consecutive buckets, and a combine task
