@@ -13,7 +13,8 @@ import (
 // time, each step by one ETag-guarded write, so each happens exactly once.
 //
 //	Expanding  runs arrive from the previous ply's expansion tasks
-//	Merging    every expansion task is done; merges remove duplicates
+//	Merging    every expansion task is done; combines (if the ply has
+//	           a combine level), then merges, remove duplicates
 //	Final      the final blobs are fixed; the next work is being enqueued
 //	Dispatched the next ply's expansion (or, at the target, this ply's
 //	           resolution) is enqueued; results are awaited
