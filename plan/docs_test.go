@@ -73,3 +73,68 @@ func commas(s string) string {
 	}
 	return b.String()
 }
+
+// TestPerformancePageShowsTheMeasuredRuns checks the table of the runs
+// to ply 13 in docs/performance.md against the measurements it names in
+// plan/testdata: transactions an edge and segments read an edge at plies
+// 12 and 13 to two significant digits, all transactions, and the wall
+// and CPU seconds.
+func TestPerformancePageShowsTheMeasuredRuns(t *testing.T) {
+	data, err := os.ReadFile("../docs/performance.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := 0
+	for _, line := range strings.Split(string(data), "\n") {
+		cells := strings.Split(strings.Trim(line, "| "), " | ")
+		if len(cells) != 8 || !strings.Contains(cells[0], "(`measured-") {
+			continue
+		}
+		rows++
+		_, file, _ := strings.Cut(cells[0], "(`")
+		file, _, _ = strings.Cut(file, "`")
+		raw, err := measured.ReadFile("testdata/" + file)
+		if err != nil {
+			t.Fatalf("the page names %s: %v", file, err)
+		}
+		m, err := ParseMeasurement(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var total int64
+		for _, p := range m.Plies {
+			for _, u := range p.Categories {
+				total += u.Transactions()
+			}
+		}
+		want := []string{"", "", "", "", "", commas(fmt.Sprint(total)), fmt.Sprintf("%.0f", m.WallSeconds), fmt.Sprintf("%.0f", m.CPUSeconds)}
+		for i, ply := range []int{12, 13} {
+			p := m.Plies[ply]
+			var tx int64
+			for _, u := range p.Categories {
+				tx += u.Transactions()
+			}
+			reads := p.Segments
+			if reads == 0 { // measured before segments were recorded
+				reads = int64(measuredUnits(m, ply).Segments)
+			}
+			want[1+i] = fmt.Sprintf("%.2g", float64(tx)/float64(p.Edges))
+			want[3+i] = fmt.Sprintf("%.2g", float64(reads)/float64(p.Edges))
+		}
+		for i := 1; i < len(cells); i++ {
+			got := cells[i]
+			if i <= 4 {
+				var v float64
+				if _, err := fmt.Sscan(got, &v); err == nil {
+					got = fmt.Sprintf("%.2g", v)
+				}
+			}
+			if got != want[i] {
+				t.Errorf("%s, column %d: the page says %s, the measurement %s", file, i+1, cells[i], want[i])
+			}
+		}
+	}
+	if rows != 2 {
+		t.Errorf("%d rows of measured runs to ply 13 in the page, want 2", rows)
+	}
+}
