@@ -106,3 +106,25 @@ func TestCombineInputs(t *testing.T) {
 		}
 	}
 }
+
+// TestSamplesPerRun: a ply keeps at most maxPlySamples samples in all,
+// and each final run at least one and at most sampleKeys.
+func TestSamplesPerRun(t *testing.T) {
+	for _, c := range []struct {
+		buckets, bucketBlobs int
+		want                 int64
+	}{
+		{1, 16, sampleKeys},
+		{174, 16, 94},
+		{8192, 1024, 1},
+		{0, 0, sampleKeys},
+	} {
+		got := samplesPerRun(c.buckets, c.bucketBlobs)
+		if got != c.want {
+			t.Errorf("%d buckets of %d blobs: %d samples a run, want %d", c.buckets, c.bucketBlobs, got, c.want)
+		}
+		if c.buckets > 0 && got > 1 && got*int64(c.buckets*c.bucketBlobs) > maxPlySamples {
+			t.Errorf("%d buckets of %d blobs: %d samples in all", c.buckets, c.bucketBlobs, got*int64(c.buckets*c.bucketBlobs))
+		}
+	}
+}

@@ -64,7 +64,7 @@ func merge(ctx context.Context, t *task.Task, m message.Message) error {
 		readers[i] = packed.NewEdgeReaderAhead(rc, aheadFor(in.Len, len(inputs)))
 		defer readers[i].Close()
 	}
-	out := newOutput(ctx, t, m.Ply, bucket)
+	out := newOutput(ctx, t, p, bucket)
 	read, err := Merge(readers, out.add)
 	if err == nil {
 		err = ctx.Err() // a merge of small segments may not touch storage again before its commit

@@ -12,9 +12,22 @@ import (
 	"github.com/reversi-cloud/reversi/task"
 )
 
-// sampleKeys is how many positions a final run keeps as samples for
-// choosing the next ply's splitters.
-const sampleKeys = 256
+// Samples for choosing the next ply's splitters: a final run keeps up
+// to sampleKeys of its positions, and fewer in a ply of many final blobs,
+// so that a ply's samples stay within maxPlySamples. The scan that
+// finishes the ply holds them all and expands them (ChooseSplitters):
+// at 2^18 samples, about 10 children each, that is some 60 MB, and
+// still hundreds of children a bucket at the most buckets a ply has.
+const (
+	sampleKeys    = 256
+	maxPlySamples = 1 << 18
+)
+
+// samplesPerRun is how many samples each final run of a ply keeps, given
+// its buckets and their size in final blobs.
+func samplesPerRun(buckets, bucketBlobs int) int64 {
+	return int64(min(sampleKeys, max(1, maxPlySamples/max(1, buckets*bucketBlobs))))
+}
 
 // output receives a bucket's merged entries in order and writes them as
 // final blobs of at most BlobPositions distinct positions (packed keys),
@@ -25,6 +38,7 @@ type output struct {
 	t      *task.Task
 	ply    int
 	bucket int
+	perRun int64 // samples to keep from a full blob (samplesPerRun)
 
 	runs  []*runstore.Run
 	comps compensation.Set // one message a blob written
@@ -44,8 +58,8 @@ type output struct {
 	refs    []packed.Ref
 }
 
-func newOutput(ctx context.Context, t *task.Task, ply, bucket int) *output {
-	return &output{ctx: ctx, t: t, ply: ply, bucket: bucket}
+func newOutput(ctx context.Context, t *task.Task, p *runstore.Ply, bucket int) *output {
+	return &output{ctx: ctx, t: t, ply: p.Ply, bucket: bucket, perRun: samplesPerRun(p.Buckets, t.Run.Sizes.BucketBlobsAt(p.Ply))}
 }
 
 func (o *output) add(e Entry) error {
@@ -84,8 +98,8 @@ func (o *output) emit() error {
 	if err := o.sw.Add(o.refs); err != nil {
 		return fmt.Errorf("packing the sources of bucket %d: %w", o.bucket, err)
 	}
-	// Samples are evenly spaced in a full blob: sampleKeys of them.
-	if o.count%max(1, int64(o.t.Run.FinalPositions(o.ply))/sampleKeys) == 0 {
+	// Samples are evenly spaced in a full blob: o.perRun of them.
+	if o.count%max(1, int64(o.t.Run.FinalPositions(o.ply))/o.perRun) == 0 {
 		o.samples = o.cur.AppendKey(o.samples)
 	}
 	if o.t.Run.Board.Terminal(o.cur) {
