@@ -481,15 +481,23 @@ func TestPerformanceTables(t *testing.T) {
 	}
 
 	// Go benchmarks named in the page exist.
+	benchLines := regexp.MustCompile(`(?m)^Benchmark(\w+)`)
+	benchOutput := regexp.MustCompile(`(?m)^Benchmark.*$`)
+	benchFormat := regexp.MustCompile(`^Benchmark[\w/]+-\d+\s+\d+\s+[\d.]+ ns/op(\s+[\d.]+ [\w/-]+)*$`)
 	for pkg, names := range map[string][]string{
-		"./packed":           firstColumn(pageSection(string(b), "## Packed blobs: decoding speed")),
-		"./storage/embedded": regexp.MustCompile(`(?m)^Benchmark(\w+)`).FindAllString(string(b), -1),
+		"./packed":           benchLines.FindAllString(pageSection(string(b), "## Packed blobs: decoding speed"), -1),
+		"./storage/embedded": benchLines.FindAllString(pageSection(string(b), "## Embedded storage"), -1),
 	} {
 		if len(names) == 0 {
 			t.Errorf("docs/performance.md names no benchmark of %s", pkg)
 			continue
 		}
 		list := goTestList(t, root, pkg)
+		for _, l := range benchOutput.FindAllString(pageSection(string(b), map[string]string{"./packed": "## Packed blobs: decoding speed", "./storage/embedded": "## Embedded storage"}[pkg]), -1) {
+			if !benchFormat.MatchString(l) {
+				t.Errorf("docs/performance.md: %q is not a line go test -bench prints", l)
+			}
+		}
 		for _, n := range names {
 			top, _, _ := strings.Cut(strings.TrimPrefix(n, "Benchmark"), "/")
 			if !slices.Contains(list, "Benchmark"+top) {
@@ -551,16 +559,6 @@ func pageSection(text, heading string) string {
 	}
 	body, _, _ := strings.Cut(rest, "\n## ")
 	return body
-}
-
-// firstColumn returns the Go benchmarks named in the first column of a
-// table, such as | `EdgeDecode/serial` |.
-func firstColumn(text string) []string {
-	var out []string
-	for _, m := range regexp.MustCompile("(?m)^\\| `([A-Z][A-Za-z]*(?:/[a-z]+)?)` \\|").FindAllStringSubmatch(text, -1) {
-		out = append(out, m[1])
-	}
-	return out
 }
 
 func goTestList(t *testing.T, root, pkg string) []string {
