@@ -93,7 +93,8 @@ func runEmbedded(ctx context.Context, cfg ChildConfig, start time.Time) (rep *re
 	defer raw.Close()
 	disk := sampleDisk(dir, 250*time.Millisecond)
 	be := storage.NewMetered(raw)
-	rc := pipeline.RunConfig{Name: fmt.Sprintf("bench%d", cfg.Ply), Board: cfg.Board, Target: cfg.Ply}
+	rc := pipeline.RunConfig{Name: fmt.Sprintf("bench%d", cfg.Ply), Board: cfg.Board, Target: cfg.Ply,
+		GrowFrom: pipeline.DefaultGrowFrom, MergeFanIn: pipeline.DefaultMergeFanIn}
 	rep, err = pipeline.RunLocal(ctx, be, rc, cfg.Workers, pipeline.WorkerConfig{}, nil, nil)
 	peakDisk = disk.Peak()
 	if err != nil {
