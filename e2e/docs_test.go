@@ -483,17 +483,18 @@ func TestPerformanceTables(t *testing.T) {
 	// Go benchmarks named in the page exist.
 	benchLines := regexp.MustCompile(`(?m)^Benchmark(\w+)`)
 	benchOutput := regexp.MustCompile(`(?m)^Benchmark.*$`)
-	benchFormat := regexp.MustCompile(`^Benchmark[\w/]+-\d+\s+\d+\s+[\d.]+ ns/op(\s+[\d.]+ [\w/-]+)*$`)
+	benchFormat := regexp.MustCompile(`^Benchmark[\w/]+(-\d+)?\s+\d+\s+[\d.]+ ns/op(\s+[\d.]+ [\w/-]+)*$`)
 	for pkg, names := range map[string][]string{
 		"./packed":           benchLines.FindAllString(pageSection(string(b), "## Packed blobs: decoding speed"), -1),
 		"./storage/embedded": benchLines.FindAllString(pageSection(string(b), "## Embedded storage"), -1),
+		"./board":            benchLines.FindAllString(pageSection(string(b), "## Board rules"), -1),
 	} {
 		if len(names) == 0 {
 			t.Errorf("docs/performance.md names no benchmark of %s", pkg)
 			continue
 		}
 		list := goTestList(t, root, pkg)
-		for _, l := range benchOutput.FindAllString(pageSection(string(b), map[string]string{"./packed": "## Packed blobs: decoding speed", "./storage/embedded": "## Embedded storage"}[pkg]), -1) {
+		for _, l := range benchOutput.FindAllString(pageSection(string(b), map[string]string{"./packed": "## Packed blobs: decoding speed", "./storage/embedded": "## Embedded storage", "./board": "## Board rules"}[pkg]), -1) {
 			if !benchFormat.MatchString(l) {
 				t.Errorf("docs/performance.md: %q is not a line go test -bench prints", l)
 			}
