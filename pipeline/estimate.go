@@ -16,13 +16,13 @@ var positions8x8 = []int64{1, 1, 3, 14, 60, 322, 1773, 10649, 67245, 434029, 295
 const growth8x8 = 6.7
 
 // Disk model of the embedded backend, from the peak disk of the
-// benchmark harness's runs with packed format version 2 (2026-11-25,
-// README): 11.1 bytes per position of the last ply at ply 11, 12.1 at ply
-// 12 and 13.2 at ply 13, dominated by that ply's expansion blobs and
-// final blobs, plus what the store keeps whatever the run's size (its
-// log, memtables and the free-space reserve it refuses to write into).
-// The figure grows by about a byte a ply, so past ply 13 the estimate is
-// low by that much (a tenth at ply 14).
+// benchmark harness's runs with the default sizes (docs/performance.md):
+// about 11 bytes per position of the last ply at ply 11, 12 at ply 12
+// and 13.5 at ply 13, dominated by that ply's expansion blobs and final
+// blobs, plus what the store keeps whatever the run's size (its log,
+// memtables and the free-space reserve it refuses to write into). The
+// figure grows by about a byte a ply, so past ply 13 the estimate is low
+// by that much (a tenth at ply 14).
 const (
 	diskPerPosition = 13
 	diskFixed       = 32 << 20
