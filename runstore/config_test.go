@@ -9,8 +9,9 @@ import (
 
 // TestReadConfigOfOlderRuns reads settings rows as runs seeded by earlier
 // releases wrote them: without shards and accounts (before sharding) and
-// without state accounts (before the state rows were spread), each read
-// with the default that keeps such a run's rows where they are.
+// without state accounts (before the state rows were spread), without
+// size rules (before sizes grew: fixed sizes, one merge level), each
+// read with the default that keeps such a run as it was.
 func TestReadConfigOfOlderRuns(t *testing.T) {
 	ctx := context.Background()
 	full := Config{Board: 8, Target: 9, BlobPositions: 100, BucketBlobs: 4, Start: "", Solve: false,
@@ -22,12 +23,19 @@ func TestReadConfigOfOlderRuns(t *testing.T) {
 		}
 		return e
 	}
+	grown := full
+	grown.GrowFrom, grown.MergeFanIn = 11, 1024
+	fixed := grown.entity()
+	delete(fixed.Props, "GrowFrom")
+	delete(fixed.Props, "MergeFanIn")
 	for _, tc := range []struct {
 		name string
 		row  storage.Entity
 		want Config
 	}{
 		{"today", full.entity(), full},
+		{"today, growing sizes", grown.entity(), grown},
+		{"before growing sizes", fixed, full},
 		{"before spread state rows", drop("StateAccounts"),
 			Config{Board: 8, Target: 9, BlobPositions: 100, BucketBlobs: 4, QueueShards: 2, PartitionShards: 3, Accounts: 4, StateAccounts: 1, Created: 7}},
 		{"before sharding", drop("StateAccounts", "QueueShards", "PartitionShards", "Accounts"),

@@ -132,3 +132,22 @@ func TestMalformedRows(t *testing.T) {
 		})
 	}
 }
+
+// TestPlyRecordOfOlderRuns: a ply record written before combine levels
+// existed (no Groups, Ranges or Combines) reads as a ply merged in one
+// level; a record with a combine level reads back whole.
+func TestPlyRecordOfOlderRuns(t *testing.T) {
+	p := &Ply{Ply: 5, State: Merging, Tasks: 9, Buckets: 4, Groups: 2, Ranges: 2, Totals: Totals{Combines: 4}}
+	got, err := decodePly(p.entity())
+	if err != nil || got.Groups != 2 || got.Ranges != 2 || got.Combines != 4 {
+		t.Fatalf("read %+v, %v; want 2 groups, 2 ranges, 4 combines", got, err)
+	}
+	old := p.entity()
+	for _, n := range []string{"Groups", "Ranges", "Combines"} {
+		delete(old.Props, n)
+	}
+	got, err = decodePly(old)
+	if err != nil || got.Groups != 0 || got.Ranges != 0 || got.Combines != 0 || got.Buckets != 4 {
+		t.Fatalf("read %+v, %v; want one level of 4 buckets", got, err)
+	}
+}
