@@ -103,17 +103,27 @@ func TestThrottledRun(t *testing.T) {
 	if most.stats.Waits+most.stats.Refused == 0 {
 		t.Errorf("%d loops never met a limit: the test shows nothing", most.loops)
 	}
-	// Levelling off: the most loops do at least half the work per second
-	// of the best run; a collapse (retry storms, poisoned or stalled
-	// messages) does far less.
+	// Levelling off: the most loops do at least a third of the work per
+	// second of the best run, and rerun few tasks; a collapse (retry
+	// storms, poisoned or stalled messages) does far less and reruns
+	// many. The bar is wide because a shared machine's load moves these
+	// rates by half from one run to the next (0.47 to 0.74 of the best
+	// seen on 2026-11-26), and the test is about a collapse, not speed.
 	best := 0.0
 	for _, r := range results[:3] {
 		best = max(best, r.tasksPerSecond)
 	}
-	if most.tasksPerSecond < best/2 {
+	if most.tasksPerSecond < best/3 {
 		t.Errorf("%d loops do %.1f tasks/s, the best run %.1f: throughput collapsed", most.loops, most.tasksPerSecond, best)
 	}
-	if sharded := results[3]; sharded.tasksPerSecond < most.tasksPerSecond/2 {
+	var tasks int
+	for _, n := range most.outcomes {
+		tasks += n
+	}
+	if reruns := most.outcomes[OutcomeThrottled]; reruns*10 > tasks {
+		t.Errorf("%d loops: %d of %d tasks throttled and run again: a retry storm", most.loops, reruns, tasks)
+	}
+	if sharded := results[3]; sharded.tasksPerSecond < most.tasksPerSecond/3 {
 		t.Errorf("with %d partition shards, %d loops do %.1f tasks/s, against %.1f with one", sharded.partitionShards, sharded.loops, sharded.tasksPerSecond, most.tasksPerSecond)
 	}
 }
