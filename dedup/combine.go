@@ -95,16 +95,11 @@ func combine(ctx context.Context, t *task.Task, m message.Message) error {
 // writer feeds the upload through a pipe. It returns the cuts (the start
 // of each bucket, then the end) and the entries written.
 func combineInto(ctx context.Context, t *task.Task, name string, inputs []Input, splitters []board.Position) (cuts []int64, entries int64, err error) {
-	readers := make([]*packed.EdgeReader, len(inputs))
-	for i, in := range inputs {
-		rc, err := t.Run.Blobs.Open(ctx, in.Blob, in.Off, in.Len)
-		if err != nil {
-			return nil, 0, fmt.Errorf("opening %s: %w", in.Blob, err)
-		}
-		defer rc.Close()
-		readers[i] = packed.NewEdgeReaderAhead(rc, aheadFor(in.Len, len(inputs)))
-		defer readers[i].Close()
+	readers, closeReaders, err := openInputs(ctx, t.Run, inputs)
+	if err != nil {
+		return nil, 0, err
 	}
+	defer closeReaders()
 	pr, pw := io.Pipe()
 	merged := make(chan error, 1)
 	go func() {
@@ -160,17 +155,6 @@ func writeCut(w io.Writer, readers []*packed.EdgeReader, splitters []board.Posit
 		cuts = append(cuts, end)
 	}
 	return cuts, entries, ew.Close()
-}
-
-// aheadFor is the read-ahead of one of n readers of a segment of size
-// bytes: none past 256 readers, where the blocks held ahead would cost
-// more memory (up to 290 KiB a reader) than the decoding on other cores
-// saves time.
-func aheadFor(size int64, n int) int {
-	if n > 256 {
-		return 0
-	}
-	return packed.AheadFor(size)
 }
 
 // afterCombine enqueues the scan that starts the bucket merges once

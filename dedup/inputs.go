@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/reversi-cloud/reversi/packed"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/task"
@@ -81,7 +82,7 @@ func BucketInputs(exps []runstore.Expansion, buckets int) [][]Input {
 	lists := make([][]Input, buckets)
 	for _, e := range exps {
 		for b := range lists {
-			if off, n := e.Segment(b); n > 0 {
+			if off, n := e.Cuts.Segment(b); n > 0 {
 				lists[b] = append(lists[b], Input{Blob: e.Blob, Off: off, Len: n})
 			}
 		}
@@ -119,7 +120,7 @@ func MergeInputs(combines []runstore.Combine, buckets, groups, ranges int) [][]I
 		}
 		span := runstore.SpanOf(c.Index%ranges, buckets, ranges)
 		for b := span.Lo; b < span.Hi; b++ {
-			if off, n := c.Segment(b - span.Lo); n > 0 {
+			if off, n := c.Cuts.Segment(b - span.Lo); n > 0 {
 				lists[b] = append(lists[b], Input{Blob: c.Blob, Off: off, Len: n})
 			}
 		}
@@ -199,4 +200,34 @@ func readInputs(r io.ReaderAt, want, lists int) ([]Input, error) {
 		out = append(out, Input{Blob: names[v[0]], Off: int64(v[1]), Len: int64(v[2])})
 	}
 	return out, nil
+}
+
+// openInputs opens a reader of each input for a merge step. Each reader
+// decodes its segment's next block on another goroutine while the merge
+// works, so decoding uses the other cores, except past 256 readers, where
+// the blocks held ahead would cost more memory (up to 290 KiB a reader)
+// than they save time. closeAll closes every reader, then its stream.
+func openInputs(ctx context.Context, run *task.Run, inputs []Input) (readers []*packed.EdgeReader, closeAll func(), err error) {
+	readers = make([]*packed.EdgeReader, 0, len(inputs))
+	streams := make([]io.Closer, 0, len(inputs))
+	closeAll = func() {
+		for i, r := range readers {
+			r.Close() // waits for a read of its stream in progress
+			streams[i].Close()
+		}
+	}
+	for _, in := range inputs {
+		rc, err := run.Blobs.Open(ctx, in.Blob, in.Off, in.Len)
+		if err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("opening %s at %d: %w", in.Blob, in.Off, err)
+		}
+		ahead := packed.AheadFor(in.Len)
+		if len(inputs) > 256 {
+			ahead = 0
+		}
+		streams = append(streams, rc)
+		readers = append(readers, packed.NewEdgeReaderAhead(rc, ahead))
+	}
+	return readers, closeAll, nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/reversi-cloud/reversi/message"
-	"github.com/reversi-cloud/reversi/packed"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/task"
 )
@@ -51,19 +50,11 @@ func merge(ctx context.Context, t *task.Task, m message.Message) error {
 	if err != nil {
 		return err
 	}
-	readers := make([]*packed.EdgeReader, len(inputs))
-	for i, in := range inputs {
-		rc, err := run.Blobs.Open(ctx, in.Blob, in.Off, in.Len)
-		if err != nil {
-			return fmt.Errorf("opening bucket %d of %s: %w", bucket, in.Blob, err)
-		}
-		defer rc.Close()
-		// Each reader decodes its segment's next block on another
-		// goroutine while the merge works, so decoding uses the other
-		// cores. Its Close, deferred after rc's, runs before it.
-		readers[i] = packed.NewEdgeReaderAhead(rc, aheadFor(in.Len, len(inputs)))
-		defer readers[i].Close()
+	readers, closeReaders, err := openInputs(ctx, run, inputs)
+	if err != nil {
+		return fmt.Errorf("bucket %d of ply %d: %w", bucket, m.Ply, err)
 	}
+	defer closeReaders()
 	out := newOutput(ctx, t, p, bucket)
 	read, err := Merge(readers, out.add)
 	if err == nil {

@@ -45,15 +45,12 @@ func scan(ctx context.Context, t *task.Task, m message.Message) error {
 	if err != nil {
 		return err
 	}
-	merged := make([]bool, p.Buckets)
-	open := p.Buckets
-	for _, bm := range merges {
-		if bm.Bucket < p.Buckets && !merged[bm.Bucket] {
-			merged[bm.Bucket] = true
-			open--
-		}
+	merged := make([]int, len(merges))
+	for i, bm := range merges {
+		merged[i] = bm.Bucket
 	}
-	if open == 0 {
+	open := undone(p.Buckets, merged)
+	if len(open) == 0 {
 		runs, err := store.Runs(ctx, m.Ply)
 		if err != nil {
 			return err
@@ -62,7 +59,7 @@ func scan(ctx context.Context, t *task.Task, m message.Message) error {
 	}
 	// The inputs go first: merges read them. A later scan (the last one,
 	// or a nudge) finds them there.
-	if open == p.Buckets {
+	if len(open) == p.Buckets {
 		lists, ready, err := mergeLists(ctx, t, p)
 		if err != nil || !ready {
 			return err
@@ -71,15 +68,7 @@ func scan(ctx context.Context, t *task.Task, m message.Message) error {
 			return err
 		}
 	}
-	for b, done := range merged {
-		if done {
-			continue
-		}
-		if err := t.Run.Enqueue(ctx, message.Message{Kind: message.KindMerge, Ply: m.Ply, Index: b}); err != nil {
-			return err
-		}
-	}
-	return nil
+	return enqueueAll(ctx, t, message.KindMerge, p.Ply, open)
 }
 
 // mergeLists returns each bucket merge's inputs, from the expansion
@@ -100,18 +89,15 @@ func mergeLists(ctx context.Context, t *task.Task, p *runstore.Ply) (lists [][]I
 		return nil, false, err
 	}
 	tasks := p.Groups * p.Ranges
-	done := make([]bool, tasks)
-	left := tasks
-	for _, c := range combines {
-		if c.Index < tasks && !done[c.Index] {
-			done[c.Index] = true
-			left--
-		}
+	combined := make([]int, len(combines))
+	for i, c := range combines {
+		combined[i] = c.Index
 	}
-	if left == 0 {
+	left := undone(tasks, combined)
+	if len(left) == 0 {
 		return MergeInputs(combines, p.Buckets, p.Groups, p.Ranges), true, nil
 	}
-	if left == tasks {
+	if len(left) == tasks {
 		exps, err := store.Expansions(ctx, p.Ply)
 		if err != nil {
 			return nil, false, err
@@ -121,14 +107,36 @@ func mergeLists(ctx context.Context, t *task.Task, p *runstore.Ply) (lists [][]I
 			return nil, false, err
 		}
 	}
-	for i, d := range done {
-		if !d {
-			if err := t.Run.Enqueue(ctx, message.Message{Kind: message.KindCombine, Ply: p.Ply, Index: i}); err != nil {
-				return nil, false, err
-			}
+	return nil, false, enqueueAll(ctx, t, message.KindCombine, p.Ply, left)
+}
+
+// undone lists the items 0 to n-1 that no marker names; markers names
+// the items whose markers were found, in any order, repeats and strays
+// past n included.
+func undone(n int, markers []int) []int {
+	done := make([]bool, n)
+	for _, i := range markers {
+		if i >= 0 && i < n {
+			done[i] = true
 		}
 	}
-	return nil, false, nil
+	var out []int
+	for i, d := range done {
+		if !d {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// enqueueAll enqueues a message of kind for each item of ply.
+func enqueueAll(ctx context.Context, t *task.Task, kind message.Kind, ply int, items []int) error {
+	for _, i := range items {
+		if err := t.Run.Enqueue(ctx, message.Message{Kind: kind, Ply: ply, Index: i}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // putInputs writes an inputs blob once. swept reports that the ply was

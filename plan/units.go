@@ -121,19 +121,14 @@ func (l segmentLaw) per(buckets float64) float64 {
 // child once per parent), at most runstore.MaxBuckets.
 func (m *Model) unitsAt(s runstore.Sizes, ply, target int, positions, edges []int64) Units {
 	u := Units{Ply: ply, BlobPositions: s.BlobPositionsAt(ply), BucketBlobs: s.BucketBlobsAt(ply)}
-	u.Buckets = 1
-	if ply > 0 {
-		u.Buckets = math.Ceil(m.bucketFill * float64(edges[ply]) / (float64(u.BlobPositions) * float64(u.BucketBlobs)))
-		u.Buckets = min(max(1, u.Buckets), runstore.MaxBuckets)
-	}
+	u.Buckets = m.bucketsAt(s, ply, edges)
 	u.Finals = finalsOf(positions[ply], u.BlobPositions, u.Buckets)
 	if ply < target {
 		u.Out = u.Finals
 	}
 	u.Tasks = 1
 	if ply > 0 {
-		prev := s.BlobPositionsAt(ply - 1)
-		u.Tasks = finalsOf(positions[ply-1], prev, min(max(1, math.Ceil(m.bucketFill*float64(edges[ply-1])/(float64(prev)*float64(s.BucketBlobsAt(ply-1))))), runstore.MaxBuckets))
+		u.Tasks = finalsOf(positions[ply-1], s.BlobPositionsAt(ply-1), m.bucketsAt(s, ply-1, edges))
 	}
 	u.Groups, u.Ranges = s.Levels(int(u.Tasks), int(u.Buckets))
 	if u.Groups == 0 {
@@ -146,6 +141,16 @@ func (m *Model) unitsAt(s runstore.Sizes, ply, target int, positions, edges []in
 	u.Segments = u.Tasks*m.segments.per(r) + g*m.segments.per(u.Buckets)
 	u.FanIn = max(math.Ceil(u.Tasks/g), g)
 	return u
+}
+
+// bucketsAt is a ply's buckets: one at ply 0, else its edges over a
+// bucket's capacity, at most runstore.MaxBuckets.
+func (m *Model) bucketsAt(s runstore.Sizes, ply int, edges []int64) float64 {
+	if ply == 0 {
+		return 1
+	}
+	capacity := float64(s.BlobPositionsAt(ply)) * float64(s.BucketBlobsAt(ply))
+	return min(max(1, math.Ceil(m.bucketFill*float64(edges[ply])/capacity)), runstore.MaxBuckets)
 }
 
 func finalsOf(positions int64, blobPositions int, buckets float64) float64 {

@@ -13,26 +13,17 @@ import (
 // of range i%Ranges (see Sizes.Levels).
 //
 // Invariant: Blob holds the group's edges of the range sorted, cut at
-// the ply's splitters: the range's k-th bucket is bytes [Cuts[k],
-// Cuts[k+1]) of Blob, so len(Cuts) is the range's bucket count plus one
+// the ply's splitters: the range's k-th bucket is Cuts.Segment(k) of
+// Blob, so len(Cuts) is the range's bucket count plus one
 // (or 0 when the group had no edges in the range and no blob was
 // written).
 type Combine struct {
 	Index    int
 	Attempt  string
 	Blob     string
-	Cuts     []int64
+	Cuts     Cuts
 	Segments int64 // expansion segments read
 	Entries  int64 // entries written
-}
-
-// Segment is where the range's k-th bucket lies in c.Blob; n is 0 when
-// there is nothing.
-func (c Combine) Segment(k int) (off, n int64) {
-	if k < 0 || k+1 >= len(c.Cuts) {
-		return 0, 0
-	}
-	return c.Cuts[k], c.Cuts[k+1] - c.Cuts[k]
 }
 
 // AddCombine commits combine task c.Index's marker once. committed is
@@ -76,13 +67,8 @@ func (s *Store) Combines(ctx context.Context, ply int) ([]Combine, error) {
 	out := make([]Combine, len(es))
 	for i, e := range es {
 		d := decode(e, nil)
-		out[i] = Combine{Index: d.keyIndex(string(m.item)), Attempt: d.str("Attempt"), Blob: d.str("Blob"),
+		out[i] = Combine{Index: d.keyIndex(string(m.item)), Attempt: d.str("Attempt"), Blob: d.str("Blob"), Cuts: d.cuts("Cuts"),
 			Segments: d.int("Segments"), Entries: d.int("Entries")}
-		cuts, err := decodeCuts(d.bytes("Cuts"))
-		if err != nil {
-			d.fail(err)
-		}
-		out[i].Cuts = cuts
 		if err := d.done("combine marker " + e.RowKey); err != nil {
 			return nil, err
 		}

@@ -17,29 +17,33 @@ const MaxBuckets = 8192
 // written; its presence says the task is done and where its edges are.
 //
 // Invariant: Blob holds the task's edges sorted, cut at the ply's
-// splitters: bucket b's edges are bytes [Cuts[b], Cuts[b+1]) of Blob, so
+// splitters: bucket b's edges are Cuts.Segment(b) of Blob, so
 // len(Cuts) is the ply's bucket count plus one (or 0 when the task found
 // no edges and wrote no blob).
 type Expansion struct {
 	Task     int
 	Blob     string
-	Cuts     []int64
+	Cuts     Cuts
 	Parents  int64 // positions expanded
 	Terminal int64 // of which terminal
 	Edges    int64 // moves found
 	Entries  int64 // entries written (distinct children per parent)
 }
 
-// Segment is where bucket b's edges lie in e.Blob; n is 0 when there are
-// none.
-func (e Expansion) Segment(b int) (off, n int64) {
-	if b+1 >= len(e.Cuts) {
+// Cuts are where each bucket starts in a run of edges cut into buckets
+// (an expansion or a combine task's blob), then where the last ends.
+type Cuts []int64
+
+// Segment is where bucket b of the cuts lies; n is 0 when it holds
+// nothing or the cuts have no bucket b.
+func (c Cuts) Segment(b int) (off, n int64) {
+	if b < 0 || b+1 >= len(c) {
 		return 0, 0
 	}
-	return e.Cuts[b], e.Cuts[b+1] - e.Cuts[b]
+	return c[b], c[b+1] - c[b]
 }
 
-func encodeCuts(cuts []int64) []byte {
+func encodeCuts(cuts Cuts) []byte {
 	out := make([]byte, 0, 2*len(cuts))
 	var prev int64
 	for _, c := range cuts {
@@ -49,8 +53,8 @@ func encodeCuts(cuts []int64) []byte {
 	return out
 }
 
-func decodeCuts(b []byte) ([]int64, error) {
-	var out []int64
+func decodeCuts(b []byte) (Cuts, error) {
+	var out Cuts
 	var at int64
 	for len(b) > 0 {
 		d, n := binary.Uvarint(b)
@@ -104,13 +108,8 @@ func (s *Store) Expansions(ctx context.Context, ply int) ([]Expansion, error) {
 	out := make([]Expansion, len(es))
 	for i, e := range es {
 		d := decode(e, nil)
-		out[i] = Expansion{Task: d.keyIndex(string(m.item)), Blob: d.str("Blob"),
+		out[i] = Expansion{Task: d.keyIndex(string(m.item)), Blob: d.str("Blob"), Cuts: d.cuts("Cuts"),
 			Parents: d.int("Parents"), Terminal: d.int("Terminal"), Edges: d.int("Edges"), Entries: d.int("Entries")}
-		cuts, err := decodeCuts(d.bytes("Cuts"))
-		if err != nil {
-			d.fail(err)
-		}
-		out[i].Cuts = cuts
 		if err := d.done("expansion marker " + e.RowKey); err != nil {
 			return nil, err
 		}

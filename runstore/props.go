@@ -70,6 +70,15 @@ func (d *decoder) optional(name string) bool {
 	return ok
 }
 
+// cuts reads a property written by encodeCuts.
+func (d *decoder) cuts(name string) Cuts {
+	c, err := decodeCuts(d.bytes(name))
+	if err != nil {
+		d.fail(err)
+	}
+	return c
+}
+
 func (d *decoder) bytes(name string) []byte {
 	v, err := storage.PropBytes(d.e, name)
 	if err != nil {
