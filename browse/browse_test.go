@@ -20,6 +20,7 @@ import (
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/report"
+	"github.com/reversi-cloud/reversi/task"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
@@ -331,6 +332,14 @@ func TestProgress(t *testing.T) {
 	p.Started(message.Message{Kind: message.KindMerge, Ply: 7})
 	if got := s.snapshot(started.Add(2 * time.Second)); got.Ply != 7 || got.Current != "merging ply 7" {
 		t.Errorf("after a merge of ply 7 started: %+v", got)
+	}
+	p.SetStep(task.Step{Ply: 14, Name: "merging", Done: 10, Total: 80, At: started})
+	if got := s.snapshot(started.Add(2 * time.Second)); got.Step != "ply 14: 10/80 bucket merges" || got.StepDone != 10 || got.StepTotal != 80 || got.StepETASeconds != 0 {
+		t.Errorf("after a first status reading: %+v", got)
+	}
+	p.SetStep(task.Step{Ply: 14, Name: "merging", Done: 30, Total: 80, At: started.Add(40 * time.Second)})
+	if got := s.snapshot(started.Add(2 * time.Second)); got.StepDone != 30 || got.StepETASeconds != 100 {
+		t.Errorf("20 buckets in 40 s, 50 to go: %+v, want 100 s left", got)
 	}
 	p.Started(message.Message{Kind: message.KindInline, Ply: 0})
 	if got := s.snapshot(started.Add(2 * time.Second)); got.Ply != 0 || got.Current != "expanding ply 0" {

@@ -20,6 +20,14 @@ type Progress struct {
 	ElapsedSeconds     float64 `json:"elapsed_seconds"`
 	PositionsPerSecond float64 `json:"positions_per_second"`
 	EdgesPerSecond     float64 `json:"edges_per_second"`
+	// Step is the step under way as the run's records last said, for
+	// example "ply 14: 31/79 bucket merges", with its items done out
+	// of the total, and StepETASeconds the time it should take yet at
+	// the rate seen so far (0 when not known).
+	Step           string  `json:"step,omitempty"`
+	StepDone       int     `json:"step_done"`
+	StepTotal      int     `json:"step_total"`
+	StepETASeconds float64 `json:"step_eta_seconds"`
 	// PollMillis and ReportPolls tell the page how often to poll.
 	PollMillis  int64 `json:"poll_ms"`
 	ReportPolls int   `json:"report_polls"`
@@ -41,6 +49,12 @@ func (s *Server) snapshot(now time.Time) Progress {
 	}
 	out.Tasks, out.Positions, out.Edges = p.Tasks.Load(), p.Positions.Load(), p.Edges.Load()
 	out.Merges, out.Poisoned = p.Merges.Load(), p.Poisoned.Load()
+	if st, ok := p.Step(); ok {
+		out.Step, out.StepDone, out.StepTotal = st.String(), st.Done, st.Total
+		if left, ok := p.ETA(); ok {
+			out.StepETASeconds = left.Seconds()
+		}
+	}
 	out.ElapsedSeconds = now.Sub(s.cfg.Started).Seconds()
 	if out.ElapsedSeconds > 0 {
 		out.PositionsPerSecond = float64(out.Positions) / out.ElapsedSeconds

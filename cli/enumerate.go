@@ -325,9 +325,7 @@ func showProgress(env Env, p *pipeline.Progress, start time.Time) func() {
 			case <-done:
 				return
 			case <-tick.C:
-				el := time.Since(start).Seconds()
-				fmt.Fprintf(env.Stderr, "\r%6.1fs  %s  tasks %d  positions expanded %d  edges %d  merges %d  %.0f edges/s ",
-					el, p.Current(), p.Tasks.Load(), p.Positions.Load(), p.Edges.Load(), p.Merges.Load(), float64(p.Edges.Load())/el)
+				fmt.Fprintf(env.Stderr, "\r%s ", progressLine(p, time.Since(start)))
 			}
 		}
 	}()
@@ -336,6 +334,21 @@ func showProgress(env Env, p *pipeline.Progress, start time.Time) func() {
 		<-finished
 		fmt.Fprintln(env.Stderr)
 	}
+}
+
+// progressLine says how far the run is, for a person: the time, the
+// step under way with its items done out of the total and the time it
+// should take yet, and this process's throughput.
+func progressLine(p *pipeline.Progress, elapsed time.Duration) string {
+	el := elapsed.Seconds()
+	where := p.Current()
+	if s, ok := p.Step(); ok {
+		where = s.String()
+		if left, ok := p.ETA(); ok {
+			where += fmt.Sprintf(", about %s left in this step", left.Round(time.Second))
+		}
+	}
+	return fmt.Sprintf("%6.1fs  %s  tasks %d  edges %d  %.0f edges/s", el, where, p.Tasks.Load(), p.Edges.Load(), float64(p.Edges.Load())/max(el, 1e-9))
 }
 
 // resumeConfig returns the configuration of the run the flags name: cfg

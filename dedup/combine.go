@@ -157,10 +157,14 @@ func writeCut(w io.Writer, readers []*packed.EdgeReader, splitters []board.Posit
 	return cuts, entries, ew.Close()
 }
 
-// afterCombine enqueues the scan that starts the bucket merges once
-// every combine task is done. The scan may be enqueued more than once,
-// which is harmless.
+// afterCombine deletes the expansion runs that combine task i was the
+// last to need (releaseGroup), then enqueues the scan that starts the
+// bucket merges once every combine task is done. The scan may be
+// enqueued more than once, which is harmless.
 func afterCombine(ctx context.Context, t *task.Task, p *runstore.Ply, i int) error {
+	if err := releaseGroup(ctx, t, p, i/p.Ranges); err != nil {
+		return err
+	}
 	all, err := t.Run.Store.AllCombined(ctx, p, i)
 	if err != nil || !all {
 		return err

@@ -88,9 +88,16 @@ func merge(ctx context.Context, t *task.Task, m message.Message) error {
 	return afterMerge(ctx, t, p, bucket)
 }
 
-// afterMerge enqueues the scan that completes the ply once every bucket
-// is merged. The scan may be enqueued more than once, which is harmless.
+// afterMerge deletes the combined runs that bucket was the last to need
+// (releaseRange), then enqueues the scan that completes the ply once
+// every bucket is merged. The scan may be enqueued more than once, which
+// is harmless.
 func afterMerge(ctx context.Context, t *task.Task, p *runstore.Ply, bucket int) error {
+	if p.Groups > 0 {
+		if err := releaseRange(ctx, t, p, runstore.PartOf(bucket, p.Buckets, p.Ranges)); err != nil {
+			return err
+		}
+	}
 	all, err := t.Run.Store.AllMerged(ctx, p, bucket)
 	if err != nil || !all {
 		return err

@@ -90,10 +90,7 @@ func (a *Audit) warnf(format string, args ...any) {
 // name, and its resolution markers.
 type auditState struct {
 	plies       map[int]*runstore.Ply
-	exps        map[int][]runstore.Expansion
-	combines    map[int][]runstore.Combine
-	runs        map[int][]*runstore.Run
-	finals      map[int][]runstore.FinalBlob
+	recs        map[int]runstore.Records
 	named       map[int]map[string]bool
 	resolutions map[int][]runstore.Resolution
 }
@@ -103,29 +100,28 @@ func (r *Run) readAuditState(ctx context.Context) (*auditState, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading ply records: %w", err)
 	}
-	s := &auditState{plies: map[int]*runstore.Ply{}, exps: map[int][]runstore.Expansion{}, combines: map[int][]runstore.Combine{}, runs: map[int][]*runstore.Run{}, finals: map[int][]runstore.FinalBlob{},
+	s := &auditState{plies: map[int]*runstore.Ply{}, recs: map[int]runstore.Records{},
 		named: map[int]map[string]bool{}, resolutions: map[int][]runstore.Resolution{}}
 	for _, p := range plies {
 		s.plies[p.Ply] = p
-		if s.runs[p.Ply], err = r.store.Runs(ctx, p.Ply); err != nil {
-			return nil, err
-		}
+		var recs runstore.Records
 		if !p.State.AtLeast(runstore.Final) {
-			if s.exps[p.Ply], err = r.store.Expansions(ctx, p.Ply); err != nil {
-				return nil, err
-			}
-			if s.combines[p.Ply], err = r.store.Combines(ctx, p.Ply); err != nil {
+			if recs, err = r.store.MergeRecords(ctx, p); err != nil {
 				return nil, err
 			}
 		} else {
-			if s.finals[p.Ply], err = r.store.Finals(ctx, p.Ply); err != nil {
+			if recs.Runs, err = r.store.Runs(ctx, p.Ply); err != nil {
+				return nil, err
+			}
+			if recs.Finals, err = r.store.Finals(ctx, p.Ply); err != nil {
 				return nil, err
 			}
 			if s.resolutions[p.Ply], err = r.store.Resolutions(ctx, p.Ply); err != nil {
 				return nil, err
 			}
 		}
-		s.named[p.Ply] = runstore.Named(p, s.exps[p.Ply], s.combines[p.Ply], s.runs[p.Ply], s.finals[p.Ply])
+		s.recs[p.Ply] = recs
+		s.named[p.Ply] = runstore.Named(p, recs)
 	}
 	return s, nil
 }
@@ -188,8 +184,8 @@ func (r *Run) Audit(ctx context.Context) (*Audit, error) {
 		return nil, err
 	}
 	a.Plies = len(after.plies)
-	for ply, rs := range after.runs {
-		a.Records += len(rs) + len(after.exps[ply]) + len(after.combines[ply])
+	for _, recs := range after.recs {
+		a.Records += len(recs.Runs) + len(recs.Expansions) + len(recs.Combines)
 	}
 
 	for _, ply := range sortedPlies(before.plies) {
@@ -197,7 +193,11 @@ func (r *Run) Audit(ctx context.Context) (*Audit, error) {
 		if q, ok := after.plies[ply]; !ok || q.ETag != p.ETag {
 			continue // the ply moved on while we listed; its blobs are checked on the next audit
 		}
-		if err := r.auditPly(ctx, a, p, before, sizes); err != nil {
+		// Blobs are spent (and deleted) without a change to the ply
+		// record, and only ever become spent: the state read after the
+		// listing says which may be gone.
+		spent := runstore.Spent(p, after.recs[ply])
+		if err := r.auditPly(ctx, a, p, before, sizes, spent); err != nil {
 			return nil, err
 		}
 	}
@@ -225,25 +225,27 @@ func sortedPlies(m map[int]*runstore.Ply) []int {
 }
 
 // auditPly checks one ply's records against the blobs.
-func (r *Run) auditPly(ctx context.Context, a *Audit, p *runstore.Ply, s *auditState, sizes map[string]int64) error {
-	runs, finals := s.runs[p.Ply], s.finals[p.Ply]
+func (r *Run) auditPly(ctx context.Context, a *Audit, p *runstore.Ply, s *auditState, sizes map[string]int64, spent map[string]bool) error {
+	recs := s.recs[p.Ply]
+	runs, finals := recs.Runs, recs.Finals
 	isFinal := map[string]bool{}
 	for _, f := range finals {
 		isFinal[f.Blob] = true
 	}
-	for _, e := range s.exps[p.Ply] {
+	// A spent blob may be deleted already: only its marker is checked.
+	for _, e := range recs.Expansions {
 		if e.Blob != "" { // else the task found no edges
-			auditCuts(a, fmt.Sprintf("ply %d: expansion task %d", p.Ply, e.Task), e.Blob, e.Cuts, p.Buckets, sizes)
+			auditCuts(a, fmt.Sprintf("ply %d: expansion task %d", p.Ply, e.Task), e.Blob, e.Cuts, p.Buckets, sizes, spent[e.Blob])
 		}
 	}
-	for _, c := range s.combines[p.Ply] {
+	for _, c := range recs.Combines {
 		if p.Groups == 0 || c.Index >= p.Groups*p.Ranges {
 			a.errorf("ply %d: a combine marker names task %d, which the ply's %d groups and %d ranges lack", p.Ply, c.Index, p.Groups, p.Ranges)
 			continue
 		}
 		if c.Blob != "" {
 			span := runstore.SpanOf(c.Index%p.Ranges, p.Buckets, p.Ranges)
-			auditCuts(a, fmt.Sprintf("ply %d: combine task %d", p.Ply, c.Index), c.Blob, c.Cuts, span.Hi-span.Lo, sizes)
+			auditCuts(a, fmt.Sprintf("ply %d: combine task %d", p.Ply, c.Index), c.Blob, c.Cuts, span.Hi-span.Lo, sizes, spent[c.Blob])
 		}
 	}
 	for _, run := range runs {
@@ -312,14 +314,14 @@ func (r *Run) auditPly(ctx context.Context, a *Audit, p *runstore.Ply, s *auditS
 
 // auditCuts checks a run of edges cut into buckets: what names it, its
 // blob, its cuts, and the buckets it should be cut into.
-func auditCuts(a *Audit, what, blob string, cuts []int64, buckets int, sizes map[string]int64) {
+func auditCuts(a *Audit, what, blob string, cuts []int64, buckets int, sizes map[string]int64, spent bool) {
 	size, ok := sizes[blob]
 	switch {
-	case !ok:
+	case !ok && !spent:
 		a.errorf("%s names blob %s, which is missing", what, blob)
 	case len(cuts) == 0:
 		a.errorf("%s names blob %s but records no cuts", what, blob)
-	case cuts[len(cuts)-1] != size:
+	case ok && cuts[len(cuts)-1] != size:
 		a.errorf("%s cuts blob %s into buckets ending at %d, but it holds %d bytes", what, blob, cuts[len(cuts)-1], size)
 	case len(cuts) != buckets+1:
 		a.errorf("%s cuts blob %s into %d buckets, but it should be %d", what, blob, len(cuts)-1, buckets)

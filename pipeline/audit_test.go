@@ -331,16 +331,20 @@ func TestAuditCuts(t *testing.T) {
 		blob    string
 		cuts    []int64
 		buckets int
+		spent   bool
 		want    string
 	}{
-		{"sound", "p05/e-0000001-a", []int64{0, 100, 300}, 2, ""},
-		{"missing blob", "p05/e-0000002-a", []int64{0, 300}, 1, "task 1 names blob p05/e-0000002-a, which is missing"},
-		{"no cuts", "p05/e-0000001-a", nil, 2, "task 1 names blob p05/e-0000001-a but records no cuts"},
-		{"short", "p05/e-0000001-a", []int64{0, 100, 200}, 2, "task 1 cuts blob p05/e-0000001-a into buckets ending at 200, but it holds 300 bytes"},
-		{"other buckets", "p05/e-0000001-a", []int64{0, 300}, 2, "task 1 cuts blob p05/e-0000001-a into 1 buckets, but it should be 2"},
+		{"sound", "p05/e-0000001-a", []int64{0, 100, 300}, 2, false, ""},
+		{"missing blob", "p05/e-0000002-a", []int64{0, 300}, 1, false, "task 1 names blob p05/e-0000002-a, which is missing"},
+		{"spent and deleted", "p05/e-0000002-a", []int64{0, 300}, 1, true, ""},
+		{"spent, not yet deleted", "p05/e-0000001-a", []int64{0, 100, 300}, 2, true, ""},
+		{"spent, no cuts", "p05/e-0000002-a", nil, 1, true, "task 1 names blob p05/e-0000002-a but records no cuts"},
+		{"no cuts", "p05/e-0000001-a", nil, 2, false, "task 1 names blob p05/e-0000001-a but records no cuts"},
+		{"short", "p05/e-0000001-a", []int64{0, 100, 200}, 2, false, "task 1 cuts blob p05/e-0000001-a into buckets ending at 200, but it holds 300 bytes"},
+		{"other buckets", "p05/e-0000001-a", []int64{0, 300}, 2, false, "task 1 cuts blob p05/e-0000001-a into 1 buckets, but it should be 2"},
 	} {
 		a := &Audit{}
-		auditCuts(a, "task 1", tc.blob, tc.cuts, tc.buckets, sizes)
+		auditCuts(a, "task 1", tc.blob, tc.cuts, tc.buckets, sizes, tc.spent)
 		var got string
 		if len(a.Findings) > 1 {
 			t.Errorf("%s: %d findings: %v", tc.name, len(a.Findings), a.Findings)

@@ -15,17 +15,23 @@ var positions8x8 = []int64{1, 1, 3, 14, 60, 322, 1773, 10649, 67245, 434029, 295
 // plies, rounded up (6.69 at ply 11, 6.96 at ply 12, 6.63 at ply 13).
 const growth8x8 = 6.7
 
-// Disk model of the embedded backend, from the peak disk of the
-// benchmark harness's runs with the default sizes (docs/performance.md):
-// about 11 bytes per position of the last ply at ply 11, 12 at ply 12
-// and 13.5 at ply 13, dominated by that ply's expansion blobs and final
-// blobs, plus what the store keeps whatever the run's size (its log,
-// memtables and the free-space reserve it refuses to write into). The
-// figure grows by about a byte a ply, so past ply 13 the estimate is low
-// by that much (a tenth at ply 14).
+// Disk model of the embedded backend, in bytes per position of a run's
+// last ply, from the peak disk of runs to ply 13 (docs/performance.md).
+// At its peak a run holds the plies before the last (final blobs and
+// backtracking rows), the last ply's expansion runs, and its final blobs
+// and backtracking rows as they are written; plus what the store keeps
+// whatever the run's size (its log, memtables and the free-space reserve
+// it refuses to write into). With a combine level the expansion runs go
+// as their groups are combined and the combined runs as their ranges are
+// merged (runstore.Spent), so the ply holds its expansion runs plus a
+// group's combined runs, or its final blobs plus a range's combined
+// runs: 13.5 bytes a position at ply 13 without a combine level, 10.5
+// with one of 24 groups and 2 ranges.
 const (
-	diskPerPosition = 13
-	diskFixed       = 32 << 20
+	diskEarlier   = 1.1
+	diskExpansion = 6.1 // as much again for the combined runs
+	diskFinal     = 6.4
+	diskFixed     = 32 << 20
 )
 
 // EstimatePositions estimates the canonical positions of ply of a run
@@ -53,5 +59,23 @@ func EstimateDisk(cfg RunConfig) (bytes int64, ok bool) {
 	if !ok {
 		return 0, false
 	}
-	return diskFixed + int64(diskPerPosition*float64(n)), true
+	per := diskEarlier + diskExpansion + diskFinal
+	if groups, ranges := estimateLevels(cfg, n); groups > 0 {
+		per = diskEarlier + max(diskExpansion*(1+1/float64(groups)), diskFinal+diskExpansion/float64(ranges))
+	}
+	return diskFixed + int64(per*float64(n)), true
+}
+
+// estimateLevels estimates the combine level of the target ply of a run
+// whose target ply has n positions, from full final blobs and buckets.
+func estimateLevels(cfg RunConfig, n int64) (groups, ranges int) {
+	if cfg.Target < 1 {
+		return 0, 0
+	}
+	prev, _ := EstimatePositions(cfg, cfg.Target-1)
+	sizes := cfg.WithDefaults().Sizes()
+	blob := int64(sizes.BlobPositionsAt(cfg.Target - 1))
+	tasks := (prev + blob - 1) / blob
+	bucket := int64(sizes.BlobPositionsAt(cfg.Target)) * int64(sizes.BucketBlobsAt(cfg.Target))
+	return sizes.Levels(int(tasks), int((n+bucket-1)/bucket))
 }

@@ -298,7 +298,7 @@ func (r *Run) afterFinal(ctx context.Context, p *runstore.Ply) error {
 	if err != nil {
 		return err
 	}
-	if err := r.sweep(ctx, p, runstore.Named(p, nil, nil, nil, finals)); err != nil {
+	if err := r.sweep(ctx, p, runstore.Named(p, runstore.Records{Finals: finals})); err != nil {
 		return err
 	}
 	switch {

@@ -11,6 +11,10 @@ import (
 	"github.com/reversi-cloud/reversi/storage"
 )
 
+// StatusPeriod is how often RunLocal reads the run's status into its
+// progress (Run.Status).
+const StatusPeriod = 5 * time.Second
+
 // RunLocal seeds a run and runs workers loops in this process until the
 // run is complete, then reports. The loops are the same code cmd/worker
 // runs, so a local run exercises exactly what a fleet does.
@@ -27,6 +31,11 @@ func RunLocal(ctx context.Context, be storage.Backend, cfg RunConfig, workers in
 		// Loops in one process wait on each other's messages; a short
 		// back-off keeps the hand-offs quick.
 		wcfg.PollMax = 100 * time.Millisecond
+	}
+	if progress != nil {
+		pollCtx, stopPolling := context.WithCancel(ctx)
+		defer stopPolling()
+		go r.pollStatus(pollCtx, progress, StatusPeriod)
 	}
 	var wg sync.WaitGroup
 	for i := 0; i < workers; i++ {

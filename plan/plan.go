@@ -181,7 +181,8 @@ func (m *Model) Make(cfg Config) (*Plan, error) {
 		cfg.Sizes = DefaultSizes()
 	}
 	pl := &Plan{Board: 8, TargetPly: cfg.Target, Fitted: m.Fitted, Sizes: cfg.Sizes, CPUPerEdge: m.CPUPerEdge, EdgeGrowth: m.EdgeGrowth, Limits: cfg.Limits, Prices: cfg.Prices}
-	pl.EmbeddedDiskBytes, _ = pipeline.EstimateDisk(pipeline.RunConfig{Board: 8, Target: cfg.Target})
+	pl.EmbeddedDiskBytes, _ = pipeline.EstimateDisk(pipeline.RunConfig{Board: 8, Target: cfg.Target, BlobPositions: cfg.Sizes.BlobPositions,
+		BucketBlobs: cfg.Sizes.BucketBlobs, GrowFrom: cfg.Sizes.GrowFrom, MergeFanIn: cfg.Sizes.MergeFanIn})
 	edges := make([]int64, cfg.Target+2)
 	positions := make([]int64, cfg.Target+2)
 	for p := range edges {

@@ -99,8 +99,18 @@ func (s *Store) AllExpanded(ctx context.Context, ply, task, tasks int) (bool, er
 
 // Expansions reads the markers of a ply's expansion tasks.
 func (s *Store) Expansions(ctx context.Context, ply int) ([]Expansion, error) {
+	from, to := s.expansionMarkers(ply).allItems()
+	return s.expansions(ctx, ply, from, to)
+}
+
+// ExpansionsOf reads the markers of a ply's expansion tasks in span.
+func (s *Store) ExpansionsOf(ctx context.Context, ply int, span Span) ([]Expansion, error) {
 	m := s.expansionMarkers(ply)
-	from, to := m.allItems()
+	return s.expansions(ctx, ply, markerKey(m.item, span.Lo), markerKey(m.item, span.Hi))
+}
+
+func (s *Store) expansions(ctx context.Context, ply int, from, to string) ([]Expansion, error) {
+	m := s.expansionMarkers(ply)
 	es, err := s.items(ctx, m, from, to)
 	if err != nil {
 		return nil, fmt.Errorf("reading the expansion markers of ply %d: %w", ply, err)

@@ -30,7 +30,7 @@ import "math"
 //
 // Invariants: BlobPositionsAt and BucketBlobsAt never fall as the ply
 // grows, and never below the base sizes; Levels returns (0, 0) or
-// groups >= 2 and 1 <= ranges <= buckets, with at most MergeFanIn tasks a
+// groups >= 2 and min(buckets, MinRanges) <= ranges <= buckets, with at most MergeFanIn tasks a
 // group when tasks <= MergeFanIn^2.
 type Sizes struct {
 	// BlobPositions caps a final blob's positions before GrowFrom.
@@ -88,17 +88,28 @@ func grow(base, n, limit int) int {
 // tasks and buckets form ranges of consecutive buckets, and each (group,
 // range) pair is combined first (see Sizes).
 //
-// groups is the fewest that keep a group within MergeFanIn tasks; ranges
-// makes a combine about as much work as a bucket merge (each range holds
-// about groups buckets), which also balances the two levels' reads.
+// groups is about the square root of tasks, and more when that is needed
+// to keep a group within MergeFanIn tasks; ranges makes a combine about
+// as much work as a bucket merge (each range holds about groups buckets),
+// which also balances the two levels' reads, but is at least MinRanges.
+// Many groups and ranges keep the disk a ply holds bounded: a group's
+// expansion runs are deleted once its combines are done, and a range's
+// combined runs once its buckets are merged (see Spent), so the ply
+// holds at most about 1/groups, then 1/ranges, of its data twice.
 func (s Sizes) Levels(tasks, buckets int) (groups, ranges int) {
 	if s.MergeFanIn <= 0 || tasks <= s.MergeFanIn || buckets < 1 {
 		return 0, 0
 	}
-	groups = (tasks + s.MergeFanIn - 1) / s.MergeFanIn
-	ranges = max(1, int(math.Ceil(float64(buckets)/float64(groups))))
+	groups = max((tasks+s.MergeFanIn-1)/s.MergeFanIn, int(math.Ceil(math.Sqrt(float64(tasks)))))
+	ranges = max(min(buckets, MinRanges), int(math.Ceil(float64(buckets)/float64(groups))))
 	return groups, ranges
 }
+
+// MinRanges is the fewest ranges a combine level cuts its buckets into
+// (or every bucket, when there are fewer): a range's combined runs are
+// deleted only once all its buckets are merged, so while the ply's final
+// blobs are written it also holds up to 1/ranges of its data twice.
+const MinRanges = 8
 
 // Span is the items [Lo, Hi) of one part of n items cut into parts
 // nearly equal parts: the first n mod parts parts hold one more.

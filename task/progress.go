@@ -3,6 +3,7 @@ package task
 import (
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/reversi-cloud/reversi/message"
 )
@@ -16,6 +17,8 @@ type Progress struct {
 	Poisoned  atomic.Int64
 	current   atomic.Value // string: what the latest task was doing
 	ply       atomic.Int64 // 1 + the latest task's ply; 0 before the first
+	step      atomic.Value // *Step: the latest status reading
+	rate      atomic.Value // *stepRate
 }
 
 // Current says what the latest task was doing, such as "expanding ply 7".
@@ -46,4 +49,59 @@ func (p *Progress) Started(m message.Message) {
 func (p *Progress) Add(positions, edges int64) {
 	p.Positions.Add(positions)
 	p.Edges.Add(edges)
+}
+
+// Step is where a run stands, as a status poll last read it: the ply
+// being worked on, the step under way ("expanding", "combining",
+// "merging", "resolving"), and how many of the step's items (tasks,
+// combine tasks, buckets, final blobs) are done out of its total.
+type Step struct {
+	Ply         int
+	Name        string
+	Done, Total int
+	At          time.Time // when it was read
+}
+
+// stepRate remembers the first reading of a step, from which its rate
+// is measured.
+type stepRate struct {
+	first Step
+}
+
+// SetStep records a status reading.
+func (p *Progress) SetStep(s Step) {
+	prev, _ := p.step.Load().(*Step)
+	p.step.Store(&s)
+	r, _ := p.rate.Load().(*stepRate)
+	if r == nil || r.first.Ply != s.Ply || r.first.Name != s.Name || prev != nil && s.Done < prev.Done {
+		p.rate.Store(&stepRate{first: s})
+	}
+}
+
+// Step returns the latest status reading; ok is false before the first.
+func (p *Progress) Step() (s Step, ok bool) {
+	sp, _ := p.step.Load().(*Step)
+	if sp == nil {
+		return Step{}, false
+	}
+	return *sp, true
+}
+
+// ETA estimates the time left in the current step from the rate at which
+// its items were done since this process first saw it; ok is false
+// until at least one item was done in that time.
+func (p *Progress) ETA() (left time.Duration, ok bool) {
+	s, have := p.Step()
+	r, _ := p.rate.Load().(*stepRate)
+	if !have || r == nil || s.Done <= r.first.Done || !s.At.After(r.first.At) {
+		return 0, false
+	}
+	return s.At.Sub(r.first.At) * time.Duration(s.Total-s.Done) / time.Duration(s.Done-r.first.Done), true
+}
+
+// String describes the step in a few words, for example "ply 14:
+// 31/79 bucket merges".
+func (s Step) String() string {
+	items := map[string]string{"expanding": "expansion tasks", "combining": "combine tasks", "merging": "bucket merges", "resolving": "final blobs resolved"}[s.Name]
+	return fmt.Sprintf("ply %d: %d/%d %s", s.Ply, s.Done, s.Total, items)
 }

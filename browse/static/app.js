@@ -319,6 +319,14 @@ function onGoto(ev) {
 
 // ---- live progress
 
+// duration writes seconds as hours, minutes and seconds: "1h 02m 03s".
+function duration(s) {
+  s = Math.round(s);
+  const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), sec = s % 60;
+  const pad = (n) => String(n).padStart(2, "0");
+  return h > 0 ? `${h}h ${pad(m)}m ${pad(sec)}s` : m > 0 ? `${m}m ${pad(sec)}s` : `${sec}s`;
+}
+
 let polls = 0;
 let lastPly = null;
 
@@ -344,6 +352,8 @@ async function pollProgress() {
     if (f === "ply") v = v < 0 ? "–" : v;
     else if (f === "current") v = body.finished ? "finished" : v || "starting";
     else if (f === "elapsed_seconds") v = v.toFixed(1) + " s";
+    else if (f === "step") v = v || "–";
+    else if (f === "step_eta_seconds") v = body.finished || !v ? "–" : duration(v);
     else if (f.endsWith("_per_second")) v = fmt(Math.round(v));
     else v = fmt(v);
     dd.textContent = v;

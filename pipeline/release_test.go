@@ -1,0 +1,144 @@
+package pipeline
+
+import (
+	"context"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/runstore"
+	"github.com/reversi-cloud/reversi/storage"
+)
+
+// liveBlobs tracks which expansion and combine blobs exist, and at each
+// combine or merge output written, how many of its ply's expansion and
+// combine blobs were still there.
+type liveBlobs struct {
+	storage.Backend
+	mu   sync.Mutex
+	live map[string]runstore.BlobName
+	// least[ply] is the fewest expansion blobs live at a combine upload,
+	// and the fewest combine blobs live at a merge output upload.
+	leastExpansions, leastCombines map[int]int
+}
+
+func (b *liveBlobs) Container(name string) storage.Container {
+	return liveContainer{b.Backend.Container(name), b}
+}
+
+type liveContainer struct {
+	storage.Container
+	b *liveBlobs
+}
+
+func (c liveContainer) wrote(name string) {
+	n, ok := runstore.ParseBlobName(name)
+	if !ok {
+		return
+	}
+	b := c.b
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	count := func(kind runstore.BlobKind) int {
+		k := 0
+		for _, m := range b.live {
+			if m.Ply == n.Ply && m.Kind == kind {
+				k++
+			}
+		}
+		return k
+	}
+	least := func(m map[int]int, v int) {
+		if old, ok := m[n.Ply]; !ok || v < old {
+			m[n.Ply] = v
+		}
+	}
+	switch n.Kind {
+	case runstore.ExpansionBlob:
+		b.live[name] = n
+	case runstore.CombineBlob:
+		least(b.leastExpansions, count(runstore.ExpansionBlob))
+		b.live[name] = n
+	case runstore.FinalRunBlob:
+		least(b.leastCombines, count(runstore.CombineBlob))
+	}
+}
+
+func (c liveContainer) Put(ctx context.Context, name string, data []byte) error {
+	err := c.Container.Put(ctx, name, data)
+	if err == nil {
+		c.wrote(name)
+	}
+	return err
+}
+
+func (c liveContainer) PutNew(ctx context.Context, name string, data []byte) error {
+	err := c.Container.PutNew(ctx, name, data)
+	if err == nil {
+		c.wrote(name)
+	}
+	return err
+}
+
+func (c liveContainer) Upload(ctx context.Context, name string, r io.Reader) error {
+	err := c.Container.Upload(ctx, name, r)
+	if err == nil {
+		c.wrote(name)
+	}
+	return err
+}
+
+func (c liveContainer) Delete(ctx context.Context, name string) error {
+	err := c.Container.Delete(ctx, name)
+	c.b.mu.Lock()
+	delete(c.b.live, name)
+	c.b.mu.Unlock()
+	return err
+}
+
+// TestDiskFollowsTheWork: on a ply with a combine level, a group's
+// expansion runs are deleted once its combines are done, and a range's
+// combined runs once its buckets are merged, not when the ply is Final.
+// One worker loop takes the combines and merges in order, so the last
+// combine of a ply must find at most the last group's expansion runs,
+// and the last merges at most the last range's combined runs. The run
+// must still count exactly.
+func TestDiskFollowsTheWork(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	be := &liveBlobs{Backend: openEmbedded(t), live: map[string]runstore.BlobName{}, leastExpansions: map[int]int{}, leastCombines: map[int]int{}}
+	cfg := RunConfig{Name: "release", Board: 8, Target: 8, BlobPositions: 300, BucketBlobs: 2, MergeFanIn: 3}
+	rep, err := RunLocal(ctx, be, cfg, 1, WorkerConfig{Visibility: 10 * time.Second, PollMax: 50 * time.Millisecond}, testLogger(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := cfg.Sizes()
+	checked := 0
+	for i, p := range rep.Plies {
+		if p.Positions != testkit.Ref8x8Positions[i] || p.Edges != testkit.Ref8x8Edges[i] {
+			t.Errorf("ply %d: %d positions and %d edges, want %d and %d", i, p.Positions, p.Edges, testkit.Ref8x8Positions[i], testkit.Ref8x8Edges[i])
+		}
+		if i == 0 {
+			continue
+		}
+		tasks, buckets := int(rep.Plies[i-1].Blobs), max(1, int(p.Merges))
+		groups, ranges := sizes.Levels(tasks, buckets)
+		if groups == 0 || ranges < 2 {
+			continue
+		}
+		checked++
+		lastGroup := runstore.SpanOf(groups-1, tasks, groups)
+		if got := be.leastExpansions[i]; got > lastGroup.Hi-lastGroup.Lo {
+			t.Errorf("ply %d: %d expansion runs in %d groups; the last combine still found %d of them", i, tasks, groups, got)
+		}
+		if got := be.leastCombines[i]; got > groups {
+			t.Errorf("ply %d: %d groups x %d ranges; the last merge still found %d combined runs", i, groups, ranges, got)
+		}
+	}
+	if checked < 2 {
+		t.Fatalf("only %d plies had a combine level of several ranges: the test does not exercise the release", checked)
+	}
+}
+
