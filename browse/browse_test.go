@@ -20,8 +20,8 @@ import (
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/report"
-	"github.com/reversi-cloud/reversi/task"
 	"github.com/reversi-cloud/reversi/storage"
+	"github.com/reversi-cloud/reversi/task"
 )
 
 // pricedRun is a run whose reports carry the cost of the transactions

@@ -141,4 +141,3 @@ func TestDiskFollowsTheWork(t *testing.T) {
 		t.Fatalf("only %d plies had a combine level of several ranges: the test does not exercise the release", checked)
 	}
 }
-
