@@ -14,6 +14,7 @@ import (
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/report"
+	"github.com/reversi-cloud/reversi/task"
 )
 
 // serve serves h on addr until the test ends and returns its URL.
@@ -227,9 +228,14 @@ func TestBrowserLiveProgress(t *testing.T) {
 	p.Tasks.Store(9)
 	p.Add(1234, 5000)
 	p.Started(message.Message{Kind: message.KindResolve, Ply: 11})
+	at := time.Now()
+	p.SetStep(task.Step{Ply: 11, Name: "resolving", Done: 10, Total: 100, At: at})
+	p.SetStep(task.Step{Ply: 11, Name: "resolving", Done: 40, Total: 100, At: at.Add(61 * time.Second)}) // 60 blobs left at 2.03 s each
 	c.waitFor(`document.querySelector("#progress").dataset.tasks === "9" && document.querySelector('#progress [data-field="positions"]').textContent === "1,234"
 		&& document.querySelector('#progress [data-field="ply"]').textContent === "11"
-		&& document.querySelector('#progress [data-field="current"]').textContent === "resolving ply 11"`)
+		&& document.querySelector('#progress [data-field="current"]').textContent === "resolving ply 11"
+		&& document.querySelector('#progress [data-field="step"]').textContent === "ply 11: 40/100 final blobs resolved"
+		&& document.querySelector('#progress [data-field="step_eta_seconds"]').textContent === "2m 02s"`)
 	s.Finish()
 	c.waitFor(`document.querySelector("#progress").classList.contains("finished") && document.querySelector('#progress [data-field="current"]').textContent === "finished"`)
 }
