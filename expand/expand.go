@@ -9,6 +9,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
+	"slices"
+	"sync"
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/compensation"
@@ -91,7 +94,10 @@ func handle(ctx context.Context, t *task.Task, m message.Message) error {
 			return err
 		}
 	}
-	entries, st := Positions(run.Board, positions, uint32(task))
+	buf := entryBufs.Get().(*[]dedup.Entry)
+	defer entryBufs.Put(buf)
+	entries, st := Positions(run.Board, positions, uint32(task), (*buf)[:0])
+	*buf = entries[:0]
 	dedup.SortEntries(entries)
 	t.Progress.Add(int64(len(positions)), st.Edges)
 
@@ -132,6 +138,7 @@ func handle(ctx context.Context, t *task.Task, m message.Message) error {
 // the last is the end).
 func pack(entries []dedup.Entry, splitters []board.Position) ([]byte, []int64, error) {
 	var buf bytes.Buffer
+	buf.Grow(len(entries) * packedEdgeBytes)
 	w, err := packed.NewEdgeWriter(&buf, packed.Options{})
 	if err != nil {
 		return nil, nil, err
@@ -156,17 +163,34 @@ func pack(entries []dedup.Entry, splitters []board.Position) ([]byte, []int64, e
 	return buf.Bytes(), cuts, nil
 }
 
+// packedEdgeBytes is about what a packed edge takes, with room to spare
+// (about 4 bytes on 8x8; see packed's TestSizes), so that pack's buffer
+// rarely grows.
+const packedEdgeBytes = 5
+
 // Stats counts what an expansion found.
 type Stats struct {
 	Terminal int64 // positions where the game is over
 	Edges    int64 // moves
 }
 
-// Positions lists the edges from each non-terminal position to its
-// distinct canonical children, naming the parent by (blob, index).
-func Positions(b *board.Board, positions []board.Position, blob uint32) ([]dedup.Entry, Stats) {
+// entryBufs holds the edge buffers of finished expansions for the next
+// one: an expansion of a blob of 2^19 positions holds about 5 million
+// edges (170 MB), and a fresh buffer a task left the garbage collector
+// twice as much to keep.
+var entryBufs = sync.Pool{New: func() any { return new([]dedup.Entry) }}
+
+// Positions appends to dst the edges from each non-terminal position to
+// its distinct canonical children, naming the parent by (blob, index).
+// It grows dst once, to the positions' number of moves, which bounds the
+// edges.
+func Positions(b *board.Board, positions []board.Position, blob uint32, dst []dedup.Entry) ([]dedup.Entry, Stats) {
 	var st Stats
-	entries := make([]dedup.Entry, 0, len(positions)*10)
+	moves := 0
+	for _, p := range positions {
+		moves += bits.OnesCount64(b.Moves(p))
+	}
+	entries := slices.Grow(dst, moves)
 	kids := make([]board.Position, 0, 32)
 	for i, p := range positions {
 		var moves int

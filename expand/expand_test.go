@@ -1,0 +1,55 @@
+package expand
+
+import (
+	"math/bits"
+	"testing"
+
+	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/dedup"
+)
+
+// TestPositions: every parent's distinct canonical children, each once,
+// named by the parent's index; the buffer grows once, to the moves,
+// keeping what dst held.
+func TestPositions(t *testing.T) {
+	b := board.MustNew(8)
+	// Plies 0 to 3 from the start, expanded by hand.
+	frontier := []board.Position{b.Start()}
+	var all []board.Position
+	for range 4 {
+		var next []board.Position
+		for _, p := range frontier {
+			next, _ = b.Children(p, next)
+		}
+		all = append(all, next...)
+		frontier = next
+	}
+	moves := 0
+	for _, p := range all {
+		moves += bits.OnesCount64(b.Moves(p))
+	}
+	dst := []dedup.Entry{{Ref: dedup.Ref{Blob: 99}}}
+	entries, st := Positions(b, all, 7, dst)
+	if cap(entries) < 1+moves || entries[0].Ref.Blob != 99 {
+		t.Fatalf("capacity %d for %d moves after 1 entry; first entry %+v", cap(entries), moves, entries[0])
+	}
+	if st.Edges != int64(moves) {
+		t.Errorf("%d edges, want the %d moves", st.Edges, moves)
+	}
+	i := 1
+	for j, p := range all {
+		kids, _ := b.Children(p, nil)
+		if len(kids) == 0 {
+			continue
+		}
+		for _, k := range kids {
+			if e := entries[i]; e.Pos != k || e.Ref != (dedup.Ref{Blob: 7, Index: uint32(j)}) {
+				t.Fatalf("entry %d: %+v, want child %v of parent %d", i, e, k, j)
+			}
+			i++
+		}
+	}
+	if i != len(entries) {
+		t.Errorf("%d entries, want %d", len(entries), i)
+	}
+}
