@@ -93,8 +93,10 @@ func runEmbedded(ctx context.Context, cfg ChildConfig, start time.Time) (rep *re
 	defer raw.Close()
 	disk := sampleDisk(dir, 250*time.Millisecond)
 	be := storage.NewMetered(raw)
-	rc := pipeline.RunConfig{Name: fmt.Sprintf("bench%d", cfg.Ply), Board: cfg.Board, Target: cfg.Ply,
-		GrowFrom: pipeline.DefaultGrowFrom, MergeFanIn: pipeline.DefaultMergeFanIn}
+	// From the defaults, as enumerate's flags: the zero RunConfig has
+	// fixed sizes, which is not what a benchmark of the defaults measures.
+	rc := pipeline.DefaultRunConfig()
+	rc.Name, rc.Board, rc.Target = fmt.Sprintf("bench%d", cfg.Ply), cfg.Board, cfg.Ply
 	rep, err = pipeline.RunLocal(ctx, be, rc, cfg.Workers, pipeline.WorkerConfig{}, nil, nil)
 	peakDisk = disk.Peak()
 	if err != nil {

@@ -20,6 +20,7 @@ import (
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/report"
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/task"
 )
@@ -47,7 +48,7 @@ func run4x4(t testing.TB) pricedRun {
 	t.Helper()
 	be := testkit.Embedded(t)
 	ctx := context.Background()
-	cfg := pipeline.RunConfig{Name: "four", Board: 4, Target: pipeline.DefaultTarget(4)}.WithDefaults()
+	cfg := pipeline.RunConfig{Name: "four", Config: runstore.Config{Board: 4, Target: pipeline.DefaultTarget(4)}}.WithDefaults()
 	wcfg := pipeline.WorkerConfig{Visibility: 5 * time.Second, PollMax: 20 * time.Millisecond}
 	if _, err := pipeline.RunLocal(ctx, be, cfg, 2, wcfg, slog.New(slog.DiscardHandler), nil); err != nil {
 		t.Fatal(err)
@@ -73,7 +74,7 @@ func runFrom4x4(t testing.TB, moves string) (*pipeline.Run, message.Origin) {
 	be := testkit.Embedded(t)
 	ctx := context.Background()
 	o := message.Origin{Board: b, Start: start}
-	cfg := pipeline.RunConfig{Name: "fromhere", Board: 4, Start: start, Target: o.LastPly()}.WithDefaults()
+	cfg := pipeline.RunConfig{Name: "fromhere", Config: runstore.Config{Board: 4, Start: start, Target: o.LastPly()}}.WithDefaults()
 	wcfg := pipeline.WorkerConfig{Visibility: 5 * time.Second, PollMax: 20 * time.Millisecond}
 	if _, err := pipeline.RunLocal(ctx, be, cfg, 2, wcfg, slog.New(slog.DiscardHandler), nil); err != nil {
 		t.Fatal(err)

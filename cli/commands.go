@@ -11,6 +11,7 @@ import (
 
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/pipeline"
+	"github.com/reversi-cloud/reversi/runstore"
 )
 
 const seedIntro = `
@@ -48,7 +49,7 @@ func seed(env Env) error {
 	if err := requireRun(*run); err != nil {
 		return err
 	}
-	cfg := pipeline.RunConfig{Name: *run, Board: *size, Target: *plies, BlobPositions: *blobPositions, BucketBlobs: *bucketBlobs}
+	cfg := pipeline.RunConfig{Name: *run, Config: runstore.Config{Board: *size, Target: *plies, Sizes: runstore.Sizes{BlobPositions: *blobPositions, BucketBlobs: *bucketBlobs}}}
 	szf.apply(&cfg)
 	if err := stf.apply(fs, &cfg); err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/reference"
 	"github.com/reversi-cloud/reversi/report"
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
@@ -107,7 +108,7 @@ func enumerate(env Env) error {
 	if name == "" {
 		name = fmt.Sprintf("enum%d", time.Now().UnixNano()%1e12)
 	}
-	cfg := pipeline.RunConfig{Name: name, Board: *size, Target: *plies, BlobPositions: *blobPositions, BucketBlobs: *bucketBlobs}
+	cfg := pipeline.RunConfig{Name: name, Config: runstore.Config{Board: *size, Target: *plies, Sizes: runstore.Sizes{BlobPositions: *blobPositions, BucketBlobs: *bucketBlobs}}}
 	szf.apply(&cfg)
 	if err := stf.apply(fs, &cfg); err != nil {
 		return err

@@ -60,7 +60,7 @@ func (f *planFlags) plan(env Env, cfg pipeline.RunConfig, workers int, jsonOut s
 	if workers < 1 || workers > 1<<20 {
 		return usagef("-workers %d: must be 1 or more", workers)
 	}
-	p, err := m.Make(plan.Config{Target: cfg.Target, Workers: workers, Deadline: f.deadline, Sizes: cfg.Sizes(), Limits: plan.StandardV2, Prices: cf.p})
+	p, err := m.Make(plan.Config{Target: cfg.Target, Workers: workers, Deadline: f.deadline, Sizes: cfg.Sizes, Limits: plan.StandardV2, Prices: cf.p})
 	if err != nil {
 		return err
 	}
@@ -85,7 +85,7 @@ func planShards(fs *flag.FlagSet, cfg *pipeline.RunConfig, workers int) error {
 	if err != nil {
 		return err
 	}
-	p, err := m.Make(plan.Config{Target: cfg.Target, Workers: workers, Sizes: cfg.Sizes(), Limits: plan.StandardV2, Prices: report.DefaultPrices})
+	p, err := m.Make(plan.Config{Target: cfg.Target, Workers: workers, Sizes: cfg.Sizes, Limits: plan.StandardV2, Prices: report.DefaultPrices})
 	if err != nil {
 		return err
 	}

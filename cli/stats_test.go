@@ -8,6 +8,7 @@ import (
 
 	"github.com/reversi-cloud/reversi/internal/testkit"
 	"github.com/reversi-cloud/reversi/pipeline"
+	"github.com/reversi-cloud/reversi/runstore"
 )
 
 // TestRecordStatsEvery: a recorder started before its run is seeded finds
@@ -18,7 +19,7 @@ func TestRecordStatsEvery(t *testing.T) {
 	ctx := context.Background()
 	be := testkit.Embedded(t)
 	stop := recordStatsEvery(be, "statsrun", "p1", 5*time.Millisecond, slog.Default())
-	r, err := pipeline.Seed(ctx, be, pipeline.RunConfig{Name: "statsrun", Board: 4, Target: 2})
+	r, err := pipeline.Seed(ctx, be, pipeline.RunConfig{Name: "statsrun", Config: runstore.Config{Board: 4, Target: 2}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/reversi-cloud/reversi/cli"
 	"github.com/reversi-cloud/reversi/pipeline"
+	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/storage/azure"
 )
 
@@ -533,7 +534,7 @@ func checkEnvNames(t *testing.T, where string, names []string) {
 // storageVariable reports whether storage/azure reads name: one of the
 // accounts' numbered variables (azure.ConfigsFromEnv).
 func storageVariable(name string) bool {
-	for n := 1; n <= azure.MaxAccounts; n++ {
+	for n := 1; n <= storage.MaxAccounts; n++ {
 		if name == azure.EnvName(azure.EnvConnectionString, n) || name == azure.EnvName(azure.EnvAccount, n) {
 			return true
 		}

@@ -81,7 +81,7 @@ func TestAuditCompleteRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	be := openEmbedded(t)
-	r := runComplete(t, ctx, be, RunConfig{Name: "audit", Board: 4, Target: 12, BlobPositions: 100, BucketBlobs: 4})
+	r := runComplete(t, ctx, be, RunConfig{Name: "audit", Config: runstore.Config{Board: 4, Target: 12, Sizes: runstore.Sizes{BlobPositions: 100, BucketBlobs: 4}}})
 	expectClean(t, ctx, r, "complete run")
 
 	const ply = 9
@@ -222,7 +222,7 @@ func compareText(a, b string) int {
 func TestAudit6x6(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	r := runComplete(t, ctx, openEmbedded(t), RunConfig{Name: "auditsix", Board: 6, Target: 6, BlobPositions: 300, BucketBlobs: 3})
+	r := runComplete(t, ctx, openEmbedded(t), RunConfig{Name: "auditsix", Config: runstore.Config{Board: 6, Target: 6, Sizes: runstore.Sizes{BlobPositions: 300, BucketBlobs: 3}}})
 	expectClean(t, ctx, r, "6x6 through ply 6")
 }
 
@@ -233,7 +233,7 @@ func TestAudit6x6(t *testing.T) {
 func TestAuditRunInProgress(t *testing.T) {
 	ctx := context.Background()
 	be := openEmbedded(t)
-	r, err := Seed(ctx, be, RunConfig{Name: "auditseed", Board: 4, Target: 12})
+	r, err := Seed(ctx, be, RunConfig{Name: "auditseed", Config: runstore.Config{Board: 4, Target: 12}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -263,7 +263,7 @@ func TestAuditWhileRunning(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	be := openEmbedded(t)
-	cfg := RunConfig{Name: "auditlive", Board: 6, Target: 7, BlobPositions: 200, BucketBlobs: 3}
+	cfg := RunConfig{Name: "auditlive", Config: runstore.Config{Board: 6, Target: 7, Sizes: runstore.Sizes{BlobPositions: 200, BucketBlobs: 3}}}
 	r, err := Seed(ctx, be, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/runstore"
+	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/task"
 )
 
@@ -64,57 +65,31 @@ const (
 	// MaxPartitionShards bounds the partitions a ply's numbered rows are
 	// spread over (runstore.New).
 	MaxPartitionShards = 64
-	// MaxAccounts bounds the storage accounts of a run, as
-	// storage/azure.ConfigsFromEnv does.
-	MaxAccounts = 64
 )
 
-// RunConfig is what a run records about itself, so workers need only its name.
+// RunConfig is a run's name and its settings, which the run records
+// (runstore.Config) so that workers need only its name.
+//
+// A field left zero takes its default in WithDefaults, but where zero is
+// itself a setting: Target 0 (the start alone), GrowFrom 0 (fixed sizes)
+// and MergeFanIn 0 (no limit). So the zero RunConfig is not the
+// defaults: DefaultRunConfig is, and the commands' flags start from it.
 type RunConfig struct {
-	Name          string
-	Board         int
-	Target        int // target ply
-	BlobPositions int
-	BucketBlobs   int
-	// GrowFrom is the first ply whose final blobs and buckets double in
-	// size, 0 for never; MergeFanIn the most expansion runs a bucket
-	// merge reads before the ply is combined first, 0 for no limit (see
-	// runstore.Sizes). Zero is kept as given: the defaults are
-	// DefaultGrowFrom and DefaultMergeFanIn, which the commands use.
-	GrowFrom   int
-	MergeFanIn int
-	// Start is the position the run starts from, ply 0; the zero
-	// Position means the board's usual start. Plies count discs placed
-	// since the start.
-	Start board.Position
-	// Solve solves every non-terminal position of the target ply exactly
-	// (package solve), so that exact scores flow back to the start.
-	Solve bool
-	// SolvePositions caps positions per final blob at the target ply of
-	// a run that solves, so that the solving is many small tasks. Zero
-	// without Solve.
-	SolvePositions int
-	// SolveMode says how far Solve solves the target ply
-	// (runstore.SolveMode); "" means runstore.SolveAll with Solve, and
-	// must be "" without.
-	SolveMode runstore.SolveMode
-	// QueueShards is how many queues the work queue is spread over (see
-	// WorkQueues), for runs whose workers together would exceed what one
-	// queue serves. Zero means one.
-	QueueShards int
-	// PartitionShards is how many table partitions each kind of a ply's
-	// numbered rows (task and bucket markers, final blobs, resolutions)
-	// is spread over, for runs whose workers together would exceed what
-	// one partition serves. Zero means one.
-	PartitionShards int
-	// Accounts is how many storage accounts the run's data is spread
-	// over (storage/spread); every process of the run must open as
-	// many. Zero means one.
-	Accounts int
-	// StateAccounts is how many of the accounts hold the run's state
-	// rows, one table on each (StateTables): zero means all of them. A
-	// run seeded before state rows were spread records 1.
-	StateAccounts int
+	Name string
+	runstore.Config
+}
+
+// AutoTarget as RunConfig.Target asks WithDefaults for DefaultTarget's
+// ply, from the board and the start position.
+const AutoTarget = -1
+
+// DefaultRunConfig is the configuration of a run given nothing but its
+// name: the one definition of the defaults, which the flags of seed and
+// enumerate show and start from.
+func DefaultRunConfig() RunConfig {
+	return RunConfig{Config: runstore.Config{Board: 8, Target: AutoTarget,
+		Sizes:       runstore.Sizes{BlobPositions: DefaultBlobPositions, BucketBlobs: DefaultBucketBlobs, GrowFrom: DefaultGrowFrom, MergeFanIn: DefaultMergeFanIn},
+		QueueShards: 1, PartitionShards: 1, Accounts: 1}}
 }
 
 // DefaultTarget is the target ply when none is given: the end of the game
@@ -126,13 +101,38 @@ func DefaultTarget(size int) int {
 	return 9
 }
 
-// WithDefaults fills zero fields. A start position whose side to move
-// has no move but whose opponent has passes at once, as every position
-// of a run does.
+// WithDefaults fills the fields left zero that have DefaultRunConfig's
+// value when zero is no setting of theirs (the board, the blob and
+// bucket sizes, the shards and the accounts), then what WithDerived
+// fills.
 func (c RunConfig) WithDefaults() RunConfig {
-	if c.Board == 0 {
-		c.Board = 8
+	d := DefaultRunConfig()
+	for _, f := range []struct {
+		field *int
+		def   int
+	}{
+		{&c.Board, d.Board}, {&c.BlobPositions, d.BlobPositions}, {&c.BucketBlobs, d.BucketBlobs},
+		{&c.QueueShards, d.QueueShards}, {&c.PartitionShards, d.PartitionShards}, {&c.Accounts, d.Accounts},
+	} {
+		if *f.field == 0 {
+			*f.field = f.def
+		}
 	}
+	return c.WithDerived()
+}
+
+// WithDerived fills the settings that follow from others, where they are
+// left unset: the zero start is the board's usual start, a Target of
+// AutoTarget DefaultTarget's ply (or the last ply from the start, if
+// sooner), zero state accounts all the accounts, and a run that solves
+// gets SolveAll and, with no solve positions, DefaultSolvePositions
+// (DefaultPrunedSolvePositions for a pruned mode), within its blob
+// positions. A start whose side to move has no move but whose opponent
+// has passes at once, as every position of a run does.
+//
+// The commands call it alone: their flags hold the defaults already, and
+// a zero typed on the command line must be refused, not replaced.
+func (c RunConfig) WithDerived() RunConfig {
 	b, err := board.New(c.Board)
 	if err == nil && c.Start == (board.Position{}) {
 		c.Start = b.Start()
@@ -140,26 +140,11 @@ func (c RunConfig) WithDefaults() RunConfig {
 	if err == nil && b.Moves(c.Start) == 0 && !b.Terminal(c.Start) {
 		c.Start.Side = c.Start.Side.Opponent()
 	}
-	if c.Target < 0 {
+	if c.Target == AutoTarget {
 		c.Target = DefaultTarget(c.Board)
 		if err == nil {
 			c.Target = min(c.Target, c.origin(b).LastPly())
 		}
-	}
-	if c.BlobPositions == 0 {
-		c.BlobPositions = DefaultBlobPositions
-	}
-	if c.BucketBlobs == 0 {
-		c.BucketBlobs = DefaultBucketBlobs
-	}
-	if c.QueueShards == 0 {
-		c.QueueShards = 1
-	}
-	if c.PartitionShards == 0 {
-		c.PartitionShards = 1
-	}
-	if c.Accounts == 0 {
-		c.Accounts = 1
 	}
 	if c.StateAccounts == 0 {
 		c.StateAccounts = c.Accounts
@@ -212,8 +197,8 @@ func (c RunConfig) Validate() error {
 	if c.PartitionShards < 1 || c.PartitionShards > MaxPartitionShards {
 		return fmt.Errorf("partition shards %d: must be 1 to %d", c.PartitionShards, MaxPartitionShards)
 	}
-	if c.Accounts < 1 || c.Accounts > MaxAccounts {
-		return fmt.Errorf("storage accounts %d: must be 1 to %d", c.Accounts, MaxAccounts)
+	if c.Accounts < 1 || c.Accounts > storage.MaxAccounts {
+		return fmt.Errorf("storage accounts %d: must be 1 to %d", c.Accounts, storage.MaxAccounts)
 	}
 	if c.StateAccounts < 1 || c.StateAccounts > c.Accounts {
 		return fmt.Errorf("state accounts %d: must be 1 to the storage accounts, %d", c.StateAccounts, c.Accounts)
@@ -231,50 +216,8 @@ func (c RunConfig) Validate() error {
 	return nil
 }
 
-// Sizes are the run's size rules.
-func (c RunConfig) Sizes() runstore.Sizes {
-	return runstore.Sizes{BlobPositions: c.BlobPositions, BucketBlobs: c.BucketBlobs, GrowFrom: c.GrowFrom, MergeFanIn: c.MergeFanIn}
-}
-
 func (c RunConfig) origin(b *board.Board) message.Origin {
 	return message.Origin{Board: b, Start: c.Start}
-}
-
-// record is the settings row that records c (runstore.Config), without
-// its creation time; fromRecord is its inverse. The two keep the list of
-// recorded fields in one place.
-//
-// The row records the start position as "" for the board's usual start,
-// so runs seeded before -start existed match.
-func (c RunConfig) record(b *board.Board) runstore.Config {
-	start := ""
-	if c.Start != b.Start() {
-		start = c.Start.Text()
-	}
-	return runstore.Config{Board: c.Board, Target: c.Target, BlobPositions: c.BlobPositions, BucketBlobs: c.BucketBlobs,
-		GrowFrom: c.GrowFrom, MergeFanIn: c.MergeFanIn,
-		Start: start, Solve: c.Solve, SolvePositions: c.SolvePositions, SolveMode: c.SolveMode,
-		QueueShards: c.QueueShards, PartitionShards: c.PartitionShards, Accounts: c.Accounts, StateAccounts: c.StateAccounts}
-}
-
-// fromRecord is the configuration of run name that rec records; an error
-// names what in the record is bad.
-func fromRecord(name string, rec runstore.Config) (RunConfig, error) {
-	cfg := RunConfig{Name: name, Board: rec.Board, Target: rec.Target, BlobPositions: rec.BlobPositions, BucketBlobs: rec.BucketBlobs,
-		GrowFrom: rec.GrowFrom, MergeFanIn: rec.MergeFanIn,
-		Solve: rec.Solve, SolvePositions: rec.SolvePositions, SolveMode: rec.SolveMode,
-		QueueShards: rec.QueueShards, PartitionShards: rec.PartitionShards, Accounts: rec.Accounts, StateAccounts: rec.StateAccounts}
-	b, err := board.New(rec.Board)
-	if err != nil {
-		return RunConfig{}, err
-	}
-	cfg.Start = b.Start()
-	if rec.Start != "" {
-		if cfg.Start, err = b.ParseText(rec.Start); err != nil {
-			return RunConfig{}, fmt.Errorf("bad start position: %w", err)
-		}
-	}
-	return cfg, cfg.Validate()
 }
 
 // ValidRunName checks a run name: 3 to 32 lowercase letters and digits,
@@ -332,7 +275,7 @@ func TableAccount(name string) (account int, ok bool) {
 		return 0, true
 	}
 	n, err := strconv.Atoi(digits)
-	if err != nil || n < 2 || n > MaxAccounts || digits != strconv.Itoa(n) {
+	if err != nil || n < 2 || n > storage.MaxAccounts || digits != strconv.Itoa(n) {
 		return 0, false
 	}
 	return n - 1, true

@@ -1,53 +1,39 @@
 package pipeline
 
 import (
-	"reflect"
+	"context"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/runstore"
 )
 
-// TestRunConfigRecord: a run's settings row reads back as the
-// configuration that wrote it, for the usual start and another, and the
-// test's configurations set every recorded field, so a field added to
-// the row but not to record and fromRecord fails here.
+// TestRunConfigRecord: a seeded run opens with the configuration it was
+// seeded with, for the usual start and another. (runstore's
+// TestConfigRoundTrip checks that every setting is recorded.)
 func TestRunConfigRecord(t *testing.T) {
-	b := board.MustNew(6)
-	start, err := b.ParseMoves(sixStart)
+	ctx := context.Background()
+	start, err := board.MustNew(6).ParseMoves(sixStart)
 	if err != nil {
 		t.Fatal(err)
 	}
-	usual := RunConfig{Name: "usual", Board: 6, Target: 5}.WithDefaults()
-	custom := RunConfig{Name: "custom", Board: 6, Target: 4, BlobPositions: 500, BucketBlobs: 3, Start: start,
-		Solve: true, SolvePositions: 16, QueueShards: 2, PartitionShards: 3, Accounts: 2, GrowFrom: 3, MergeFanIn: 8}.WithDefaults()
-	set := map[string]bool{}
+	usual := RunConfig{Name: "usual", Config: runstore.Config{Board: 6, Target: 5}}
+	custom := RunConfig{Name: "custom", Config: runstore.Config{Board: 6, Target: 4,
+		Sizes: runstore.Sizes{BlobPositions: 500, BucketBlobs: 3, GrowFrom: 3, MergeFanIn: 8},
+		Start: start, Solve: true, SolvePositions: 16, QueueShards: 2, PartitionShards: 3, Accounts: 2}}
 	for _, cfg := range []RunConfig{usual, custom} {
-		if err := cfg.Validate(); err != nil {
+		be := openEmbedded(t)
+		if _, err := Seed(ctx, be, cfg); err != nil {
 			t.Fatalf("%s: %v", cfg.Name, err)
 		}
-		rec := cfg.record(b)
-		v := reflect.ValueOf(rec)
-		for i := range v.NumField() {
-			if !v.Field(i).IsZero() {
-				set[v.Type().Field(i).Name] = true
-			}
-		}
-		got, err := fromRecord(cfg.Name, rec)
+		r, err := OpenRun(ctx, be, cfg.Name)
 		if err != nil {
-			t.Fatalf("%s: reading back: %v", cfg.Name, err)
+			t.Fatalf("%s: opening: %v", cfg.Name, err)
 		}
-		if got != cfg {
-			t.Errorf("%s: read back as %+v, want %+v", cfg.Name, got, cfg)
-		}
-	}
-	if usual.record(b).Start != "" {
-		t.Errorf("the usual start is recorded as %q, want \"\"", usual.record(b).Start)
-	}
-	typ := reflect.TypeOf(usual.record(b))
-	for i := range typ.NumField() {
-		if name := typ.Field(i).Name; name != "Created" && !set[name] {
-			t.Errorf("field %s of the settings row is never set by record", name)
+		if want := cfg.WithDefaults(); r.Config != want {
+			t.Errorf("%s: opened as %+v, want %+v", cfg.Name, r.Config, want)
 		}
 	}
 }
@@ -55,14 +41,54 @@ func TestRunConfigRecord(t *testing.T) {
 // TestRunConfigRecordBad: a settings row that no configuration could have
 // written is an error, not a run.
 func TestRunConfigRecordBad(t *testing.T) {
-	good := RunConfig{Name: "bad", Board: 6, Target: 4}.WithDefaults().record(board.MustNew(6))
-	badBoard, badStart, badTarget := good, good, good
-	badBoard.Board = 5
-	badStart.Start = "not a position"
-	badTarget.Target = -3
-	for name, rec := range map[string]runstore.Config{"board": badBoard, "start": badStart, "target": badTarget} {
-		if _, err := fromRecord("bad", rec); err == nil {
-			t.Errorf("%s: no error", name)
+	ctx := context.Background()
+	be := openEmbedded(t)
+	bad := RunConfig{Name: "bad", Config: runstore.Config{Board: 6, Target: 4}}.WithDefaults()
+	bad.Target = 40
+	state := be.Table(StateTable(bad.Name))
+	if err := state.Create(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runstore.AddConfig(ctx, state, bad.Config, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenRun(ctx, be, bad.Name); err == nil || !strings.Contains(err.Error(), "bad recorded configuration") {
+		t.Errorf("opening a run recorded with target ply 40 on 6x6: %v, want a bad recorded configuration", err)
+	}
+}
+
+// TestConfigDefaults: WithDefaults fills a zero field with
+// DefaultRunConfig's value only where zero is no setting, so the zero
+// RunConfig is not the defaults (fixed sizes, no fan-in limit), and
+// DefaultRunConfig is: completing it with WithDefaults or WithDerived
+// gives the same run.
+func TestConfigDefaults(t *testing.T) {
+	d := DefaultRunConfig()
+	for _, tc := range []struct {
+		name string
+		got  RunConfig
+		want func(c *RunConfig)
+	}{
+		{"zero", RunConfig{}.WithDefaults(), func(c *RunConfig) {
+			c.Start, c.Target, c.StateAccounts = board.MustNew(8).Start(), 0, 1
+			c.GrowFrom, c.MergeFanIn = 0, 0
+		}},
+		{"defaults", d.WithDefaults(), func(c *RunConfig) { c.Start, c.Target, c.StateAccounts = board.MustNew(8).Start(), 9, 1 }},
+		{"defaults derived", d.WithDerived(), func(c *RunConfig) { c.Start, c.Target, c.StateAccounts = board.MustNew(8).Start(), 9, 1 }},
+		{"4x4, auto target", RunConfig{Config: runstore.Config{Board: 4, Target: AutoTarget}}.WithDefaults(), func(c *RunConfig) {
+			c.Board, c.Start, c.Target, c.StateAccounts = 4, board.MustNew(4).Start(), 12, 1
+			c.GrowFrom, c.MergeFanIn = 0, 0
+		}},
+		{"solving, pruned", RunConfig{Config: runstore.Config{Solve: true, SolveMode: runstore.SolveRoot, Accounts: 3}}.WithDefaults(), func(c *RunConfig) {
+			c.Start, c.Target, c.Accounts, c.StateAccounts = board.MustNew(8).Start(), 0, 3, 3
+			c.GrowFrom, c.MergeFanIn = 0, 0
+			c.Solve, c.SolveMode, c.SolvePositions = true, runstore.SolveRoot, DefaultPrunedSolvePositions
+		}},
+	} {
+		want := d
+		tc.want(&want)
+		if tc.got != want {
+			t.Errorf("%s: %+v, want %+v", tc.name, tc.got, want)
 		}
 	}
 }

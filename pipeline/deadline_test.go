@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
@@ -76,7 +77,7 @@ func TestSlowMergeDoesNotCommitLate(t *testing.T) {
 		}
 		return err
 	})
-	cfg := RunConfig{Name: "slowmerge", Board: 4, Target: 8, BlobPositions: 4, BucketBlobs: 4}
+	cfg := RunConfig{Name: "slowmerge", Config: runstore.Config{Board: 4, Target: 8, Sizes: runstore.Sizes{BlobPositions: 4, BucketBlobs: 4}}}
 	rep, err := RunLocal(ctx, be, cfg, 1, wcfg, testLogger(t), nil)
 	if err != nil {
 		t.Fatal(err)

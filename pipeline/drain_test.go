@@ -17,7 +17,7 @@ func TestDrainWaitsForCompensations(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	be := openEmbedded(t)
-	cfg := RunConfig{Name: "drain", Board: 4, Target: 4}
+	cfg := RunConfig{Name: "drain", Config: runstore.Config{Board: 4, Target: 4}}
 	if _, err := RunLocal(ctx, be, cfg, 1, WorkerConfig{PollMax: 20 * time.Millisecond}, testLogger(t), nil); err != nil {
 		t.Fatal(err)
 	}

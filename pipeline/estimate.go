@@ -73,7 +73,7 @@ func estimateLevels(cfg RunConfig, n int64) (groups, ranges int) {
 		return 0, 0
 	}
 	prev, _ := EstimatePositions(cfg, cfg.Target-1)
-	sizes := cfg.WithDefaults().Sizes()
+	sizes := cfg.WithDefaults().Sizes
 	blob := int64(sizes.BlobPositionsAt(cfg.Target - 1))
 	tasks := (prev + blob - 1) / blob
 	bucket := int64(sizes.BlobPositionsAt(cfg.Target)) * int64(sizes.BucketBlobsAt(cfg.Target))

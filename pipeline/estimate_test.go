@@ -5,12 +5,13 @@ import (
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/runstore"
 )
 
 // TestEstimatePositions checks the table against the published counts it
 // restates, and that past it the estimate grows by the model's factor.
 func TestEstimatePositions(t *testing.T) {
-	cfg := RunConfig{Board: 8}
+	cfg := RunConfig{Config: runstore.Config{Board: 8}}
 	for ply, want := range testkit.Ref8x8Positions {
 		if got, ok := EstimatePositions(cfg, ply); !ok || got != want {
 			t.Errorf("ply %d: %d (%v), want %d", ply, got, ok, want)
@@ -21,7 +22,7 @@ func TestEstimatePositions(t *testing.T) {
 	if !ok || p14 != int64(float64(p13)*growth8x8) {
 		t.Errorf("ply 14: %d, want %d x %.1f", p14, p13, growth8x8)
 	}
-	for _, c := range []RunConfig{{Board: 6}, {Board: 4}, {Board: 8, Start: board.Position{Occ: 0x0000001818000000 | 1, White: 0x0000000810000000}}} {
+	for _, c := range []RunConfig{{Config: runstore.Config{Board: 6}}, {Config: runstore.Config{Board: 4}}, {Config: runstore.Config{Board: 8, Start: board.Position{Occ: 0x0000001818000000 | 1, White: 0x0000000810000000}}}} {
 		if _, ok := EstimatePositions(c, 5); ok {
 			t.Errorf("%+v: an estimate where the model has none", c)
 		}
@@ -34,7 +35,7 @@ func TestEstimatePositions(t *testing.T) {
 // tenth, nor exceed it by more than a half.
 func TestEstimateDiskAgainstMeasured(t *testing.T) {
 	defaults := func(ply, fanIn int) RunConfig {
-		return RunConfig{Board: 8, Target: ply, BlobPositions: 65536, BucketBlobs: 16, GrowFrom: 11, MergeFanIn: fanIn}
+		return RunConfig{Config: runstore.Config{Board: 8, Target: ply, Sizes: runstore.Sizes{BlobPositions: 65536, BucketBlobs: 16, GrowFrom: 11, MergeFanIn: fanIn}}}
 	}
 	for _, m := range []struct {
 		cfg      RunConfig

@@ -8,6 +8,7 @@ import (
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/reference"
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage/embedded"
 	"github.com/reversi-cloud/reversi/storage/faulty"
 )
@@ -22,7 +23,7 @@ import (
 // could never be merged. Once for an expansion blob and once for a final
 // merge output.
 func TestStaleCompensationDuringRetry(t *testing.T) {
-	cfg := RunConfig{Name: "stale", Board: 6, Target: 5, BlobPositions: 40, BucketBlobs: 2}
+	cfg := RunConfig{Name: "stale", Config: runstore.Config{Board: 6, Target: 5, Sizes: runstore.Sizes{BlobPositions: 40, BucketBlobs: 2}}}
 	ref, err := reference.Enumerate(board.MustNew(cfg.Board), cfg.Target)
 	if err != nil {
 		t.Fatal(err)

@@ -259,8 +259,8 @@ var allModes = []faulty.Mode{faulty.FailBefore, faulty.FailAfter, faulty.CrashBe
 // combine tasks and of the scans between the two merge steps is struck.
 func TestFaultAtEveryCall(t *testing.T) {
 	for _, cfg := range []RunConfig{
-		{Name: "faults", Board: 6, Target: 5, BlobPositions: 40, BucketBlobs: 2},
-		{Name: "faultlevels", Board: 6, Target: 5, BlobPositions: 20, BucketBlobs: 8, MergeFanIn: 2},
+		{Name: "faults", Config: runstore.Config{Board: 6, Target: 5, Sizes: runstore.Sizes{BlobPositions: 40, BucketBlobs: 2}}},
+		{Name: "faultlevels", Config: runstore.Config{Board: 6, Target: 5, Sizes: runstore.Sizes{BlobPositions: 20, BucketBlobs: 8, MergeFanIn: 2}}},
 	} {
 		t.Run(cfg.Name, func(t *testing.T) { faultSweep(t, cfg, allModes, everyCall) })
 	}
@@ -294,8 +294,8 @@ func TestFaultSample(t *testing.T) {
 	t.Logf("FAULT_SEED=%d", seed)
 	sample := func(n int64) []int64 { return randomCalls(t, seed, n) }
 	for _, cfg := range []RunConfig{
-		{Name: "faultfour", Board: 4, Target: 12},
-		{Name: "faultsix", Board: 6, Target: 5, BlobPositions: 25, BucketBlobs: 2},
+		{Name: "faultfour", Config: runstore.Config{Board: 4, Target: 12}},
+		{Name: "faultsix", Config: runstore.Config{Board: 6, Target: 5, Sizes: runstore.Sizes{BlobPositions: 25, BucketBlobs: 2}}},
 	} {
 		t.Run(cfg.Name, func(t *testing.T) { faultSweep(t, cfg, allModes, sample) })
 	}

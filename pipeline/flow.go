@@ -62,13 +62,10 @@ func Seed(ctx context.Context, be storage.Backend, cfg RunConfig) (*Run, error) 
 			return nil, fmt.Errorf("creating run resources: %w", err)
 		}
 	}
-	want := cfg.record(r.Board)
-	want.Created = time.Now().UnixNano()
-	have, err := runstore.AddConfig(ctx, be.Table(StateTable(cfg.Name)), want)
+	have, err := runstore.AddConfig(ctx, be.Table(StateTable(cfg.Name)), cfg.Config, time.Now())
 	if errors.Is(err, storage.ErrExists) {
-		have.Created = want.Created
-		if have != want {
-			return nil, fmt.Errorf("run %q already exists with %s; refusing %s", cfg.Name, settings(have), settings(want))
+		if have != cfg.Config {
+			return nil, fmt.Errorf("run %q already exists with %s; refusing %s", cfg.Name, settings(have), settings(cfg.Config))
 		}
 	} else if err != nil {
 		return nil, err
@@ -82,8 +79,8 @@ func Seed(ctx context.Context, be storage.Backend, cfg RunConfig) (*Run, error) 
 // settings describes a run's settings row in the words of the flags.
 func settings(c runstore.Config) string {
 	start := "the usual start"
-	if c.Start != "" {
-		start = "start " + c.Start
+	if b, err := board.New(c.Board); err != nil || c.Start != b.Start() {
+		start = "start " + c.Start.Text()
 	}
 	solve := "no solving"
 	if c.Solve {
@@ -271,12 +268,12 @@ func (r *Run) finish(ctx context.Context, p *runstore.Ply, runs []*runstore.Run,
 	}
 	var next *runstore.Ply
 	if p.Ply < r.Config.Target && t.Positions > 0 {
-		splitters := dedup.ChooseSplitters(r.Board, samples, t.Positions, r.shared.FinalPositions(p.Ply+1), r.Config.Sizes().BucketBlobsAt(p.Ply+1))
+		splitters := dedup.ChooseSplitters(r.Board, samples, t.Positions, r.shared.FinalPositions(p.Ply+1), r.Config.Sizes.BucketBlobsAt(p.Ply+1))
 		if err := r.blobs.Put(ctx, runstore.SplittersBlobName(p.Ply+1), dedup.EncodeSplitters(splitters)); err != nil {
 			return fmt.Errorf("writing the splitters of ply %d: %w", p.Ply+1, err)
 		}
 		next = &runstore.Ply{Ply: p.Ply + 1, Tasks: len(finals), Buckets: len(splitters) + 1}
-		next.Groups, next.Ranges = r.Config.Sizes().Levels(next.Tasks, next.Buckets)
+		next.Groups, next.Ranges = r.Config.Sizes.Levels(next.Tasks, next.Buckets)
 	}
 	err = r.store.Finish(ctx, p, owner, t, next)
 	if errors.Is(err, runstore.ErrConflict) && next != nil {

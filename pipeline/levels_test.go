@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/runstore"
 )
 
 // TestSizeRules runs small plies with every size rule in force: final
@@ -19,13 +20,13 @@ func TestSizeRules(t *testing.T) {
 		cfg  RunConfig
 		want func(t *testing.T, ply int, got [6]int64)
 	}{
-		{"4x4", RunConfig{Name: "levelsfour", Board: 4, Target: 12, BlobPositions: 8, BucketBlobs: 1, GrowFrom: 3, MergeFanIn: 2},
+		{"4x4", RunConfig{Name: "levelsfour", Config: runstore.Config{Board: 4, Target: 12, Sizes: runstore.Sizes{BlobPositions: 8, BucketBlobs: 1, GrowFrom: 3, MergeFanIn: 2}}},
 			func(t *testing.T, ply int, got [6]int64) {
 				if got != testkit.Ref4x4[ply] {
 					t.Errorf("ply %d: got %v, want %v", ply, got, testkit.Ref4x4[ply])
 				}
 			}},
-		{"8x8", RunConfig{Name: "levelseight", Board: 8, Target: 8, BlobPositions: 300, BucketBlobs: 2, GrowFrom: 7, MergeFanIn: 3},
+		{"8x8", RunConfig{Name: "levelseight", Config: runstore.Config{Board: 8, Target: 8, Sizes: runstore.Sizes{BlobPositions: 300, BucketBlobs: 2, GrowFrom: 7, MergeFanIn: 3}}},
 			func(t *testing.T, ply int, got [6]int64) {
 				if got[0] != testkit.Ref8x8Positions[ply] || got[2] != testkit.Ref8x8Edges[ply] {
 					t.Errorf("ply %d: %d positions and %d edges, want %d and %d", ply, got[0], got[2], testkit.Ref8x8Positions[ply], testkit.Ref8x8Edges[ply])
@@ -43,7 +44,7 @@ func TestSizeRules(t *testing.T) {
 			if !rep.Complete {
 				t.Fatal("the run did not complete")
 			}
-			sizes := tc.cfg.Sizes()
+			sizes := tc.cfg.Sizes
 			combined := 0
 			for i, p := range rep.Plies {
 				tc.want(t, i, [6]int64{p.Positions, p.Terminal, p.Edges, p.BlackWins, p.WhiteWins, p.Draws})

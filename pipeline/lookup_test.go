@@ -11,6 +11,7 @@ import (
 	"github.com/reversi-cloud/reversi/backtrack"
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/reference"
+	"github.com/reversi-cloud/reversi/runstore"
 )
 
 // checkLookups compares Lookup with the reference engine for perPly
@@ -102,7 +103,7 @@ func checkLookups(t *testing.T, ctx context.Context, r *Run, ref *reference.Resu
 func TestLookupOutsideTheRun(t *testing.T) {
 	ctx := context.Background()
 	be := openEmbedded(t)
-	cfg := RunConfig{Name: "small", Board: 6, Target: 3}
+	cfg := RunConfig{Name: "small", Config: runstore.Config{Board: 6, Target: 3}}
 	if _, err := RunLocal(ctx, be, cfg, 1, WorkerConfig{}, testLogger(t), nil); err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/reference"
 	"github.com/reversi-cloud/reversi/report"
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/task"
 )
@@ -184,7 +185,7 @@ func TestLostMergeIsRedone(t *testing.T) {
 			lateMsg := storage.Message{ID: "late"}
 			late := (&task.Task{Msg: lateMsg}).Attempt()
 			be := newLostBackend(openEmbedded(t), 7, poison, late)
-			cfg := RunConfig{Name: "lost", Board: 4, Target: 8, BlobPositions: 100, BucketBlobs: 1}
+			cfg := RunConfig{Name: "lost", Config: runstore.Config{Board: 4, Target: 8, Sizes: runstore.Sizes{BlobPositions: 100, BucketBlobs: 1}}}
 			start := time.Now()
 			var oldMerge atomic.Value
 			oldDone := make(chan struct{})

@@ -16,6 +16,7 @@ import (
 	"github.com/reversi-cloud/reversi/internal/testkit"
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/report"
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/task"
 )
@@ -45,7 +46,7 @@ func TestPanicAndInvalidArePoisonedAtOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	be := openEmbedded(t)
-	cfg := RunConfig{Name: "mwpoison", Board: 4, Target: 12}
+	cfg := RunConfig{Name: "mwpoison", Config: runstore.Config{Board: 4, Target: 12}}
 	r, err := Seed(ctx, be, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +148,7 @@ func TestLeaseLossStopsAMerge(t *testing.T) {
 			return next()
 		}
 	})
-	cfg := RunConfig{Name: "leaseloss", Board: 4, Target: 8, BlobPositions: 100, BucketBlobs: 4}
+	cfg := RunConfig{Name: "leaseloss", Config: runstore.Config{Board: 4, Target: 8, Sizes: runstore.Sizes{BlobPositions: 100, BucketBlobs: 4}}}
 	r, err := Seed(ctx, be, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -183,7 +184,7 @@ func TestEachPlyIsBilled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	be := testkit.Embedded(t)
-	cfg := RunConfig{Name: "plybill", Board: 6, Target: 5}.WithDefaults()
+	cfg := RunConfig{Name: "plybill", Config: runstore.Config{Board: 6, Target: 5}}.WithDefaults()
 	if _, err := RunLocal(ctx, be, cfg, 2, WorkerConfig{Visibility: 5 * time.Second, PollMax: 20 * time.Millisecond}, nil, nil); err != nil {
 		t.Fatal(err)
 	}

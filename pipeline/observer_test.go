@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
@@ -39,7 +40,7 @@ func TestObserverAndTaskLogFields(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	be := openEmbedded(t)
-	cfg := RunConfig{Name: "obs", Board: 4, Target: 12, BlobPositions: 200, BucketBlobs: 4}
+	cfg := RunConfig{Name: "obs", Config: runstore.Config{Board: 4, Target: 12, Sizes: runstore.Sizes{BlobPositions: 200, BucketBlobs: 4}}}
 	if _, err := Seed(ctx, be, cfg); err != nil {
 		t.Fatal(err)
 	}

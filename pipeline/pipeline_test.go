@@ -9,6 +9,7 @@ import (
 
 	"github.com/reversi-cloud/reversi/internal/testkit"
 	"github.com/reversi-cloud/reversi/report"
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/task"
 )
@@ -26,7 +27,7 @@ func TestPipeline4x4ToTheEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	be := openEmbedded(t)
-	cfg := RunConfig{Name: "four", Board: 4, Target: 12, BlobPositions: 100, BucketBlobs: 4}
+	cfg := RunConfig{Name: "four", Config: runstore.Config{Board: 4, Target: 12, Sizes: runstore.Sizes{BlobPositions: 100, BucketBlobs: 4}}}
 	rep, err := RunLocal(ctx, be, cfg, 4, WorkerConfig{Visibility: 5 * time.Second, PollMax: 50 * time.Millisecond}, testLogger(t), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -67,7 +68,7 @@ func TestPipeline8x8Ply8(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	be := openEmbedded(t)
-	cfg := RunConfig{Name: "eight", Board: 8, Target: 8, BlobPositions: 5000, BucketBlobs: 8}
+	cfg := RunConfig{Name: "eight", Config: runstore.Config{Board: 8, Target: 8, Sizes: runstore.Sizes{BlobPositions: 5000, BucketBlobs: 8}}}
 	rep, err := RunLocal(ctx, be, cfg, 4, WorkerConfig{Visibility: 10 * time.Second, PollMax: 50 * time.Millisecond}, testLogger(t), nil)
 	if err != nil {
 		t.Fatal(err)

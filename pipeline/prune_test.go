@@ -43,8 +43,7 @@ func TestPrunedSolveModes(t *testing.T) {
 		for _, mode := range []runstore.SolveMode{runstore.SolveRoot, runstore.SolveWLD} {
 			name := fmt.Sprintf("prune%d%s", tc.board, mode)
 			t.Run(name, func(t *testing.T) {
-				rep, r := solveRun(t, RunConfig{Name: name, Board: tc.board, Target: tc.target, BlobPositions: 40, BucketBlobs: 4,
-					Start: start, Solve: true, SolvePositions: 3, SolveMode: mode})
+				rep, r := solveRun(t, RunConfig{Name: name, Config: runstore.Config{Board: tc.board, Target: tc.target, Sizes: runstore.Sizes{BlobPositions: 40, BucketBlobs: 4}, Start: start, Solve: true, SolvePositions: 3, SolveMode: mode}})
 				wantRoot := map[bool]string{true: "black", false: "white"}[want > 0]
 				if want == 0 {
 					wantRoot = "draw"
@@ -167,8 +166,7 @@ func TestFaultPrunedSolve(t *testing.T) {
 		return truth[p]
 	}
 	for _, mode := range []runstore.SolveMode{runstore.SolveRoot, runstore.SolveWLD} {
-		cfg := RunConfig{Name: "faultprune" + string(mode), Board: 4, Target: 6, BlobPositions: 20, BucketBlobs: 2,
-			Solve: true, SolvePositions: 4, SolveMode: mode}
+		cfg := RunConfig{Name: "faultprune" + string(mode), Config: runstore.Config{Board: 4, Target: 6, Sizes: runstore.Sizes{BlobPositions: 20, BucketBlobs: 2}, Solve: true, SolvePositions: 4, SolveMode: mode}}
 		check := func(ctx context.Context, be storage.Backend) error {
 			r, err := OpenRun(ctx, be, cfg.Name)
 			if err != nil {

@@ -109,12 +109,12 @@ func TestDiskFollowsTheWork(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	be := &liveBlobs{Backend: openEmbedded(t), live: map[string]runstore.BlobName{}, leastExpansions: map[int]int{}, leastCombines: map[int]int{}}
-	cfg := RunConfig{Name: "release", Board: 8, Target: 8, BlobPositions: 300, BucketBlobs: 2, MergeFanIn: 3}
+	cfg := RunConfig{Name: "release", Config: runstore.Config{Board: 8, Target: 8, Sizes: runstore.Sizes{BlobPositions: 300, BucketBlobs: 2, MergeFanIn: 3}}}
 	rep, err := RunLocal(ctx, be, cfg, 1, WorkerConfig{Visibility: 10 * time.Second, PollMax: 50 * time.Millisecond}, testLogger(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sizes := cfg.Sizes()
+	sizes := cfg.Sizes
 	checked := 0
 	for i, p := range rep.Plies {
 		if p.Positions != testkit.Ref8x8Positions[i] || p.Edges != testkit.Ref8x8Edges[i] {

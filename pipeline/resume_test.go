@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage/embedded"
 )
 
@@ -16,7 +17,7 @@ import (
 // results come out exact, and the audit is clean.
 func TestInterruptedRunContinues(t *testing.T) {
 	dir := t.TempDir()
-	cfg := RunConfig{Name: "resume", Board: 4, Target: 12, BlobPositions: 200, BucketBlobs: 4}
+	cfg := RunConfig{Name: "resume", Config: runstore.Config{Board: 4, Target: 12, Sizes: runstore.Sizes{BlobPositions: 200, BucketBlobs: 4}}}
 	wcfg := WorkerConfig{Visibility: time.Second, PollMax: 50 * time.Millisecond}
 	for _, stopAfter := range []int64{3, 40} {
 		be, err := embedded.Open(embedded.Config{Dir: dir, Persist: true})

@@ -51,7 +51,7 @@ func newRun(be storage.Backend, cfg RunConfig) (*Run, error) {
 		return ts
 	}
 	r.store = runstore.New(b, tables(StateTables(cfg.Name, cfg.StateAccounts)), tables(BackTables(cfg.Name, cfg.Accounts)), cfg.PartitionShards)
-	r.shared = &task.Run{Name: cfg.Name, Origin: cfg.origin(b), Target: cfg.Target, Sizes: cfg.Sizes(),
+	r.shared = &task.Run{Name: cfg.Name, Origin: cfg.origin(b), Target: cfg.Target, Sizes: cfg.Sizes,
 		Solve: cfg.Solve, SolvePositions: cfg.SolvePositions, SolveMode: cfg.SolveMode, Store: r.store, Blobs: r.blobs, Work: r.work}
 	return r, nil
 }
@@ -94,8 +94,8 @@ func OpenRun(ctx context.Context, be storage.Backend, name string) (*Run, error)
 	if err != nil {
 		return nil, fmt.Errorf("reading run %q configuration: %w", name, err)
 	}
-	cfg, err := fromRecord(name, c)
-	if err != nil {
+	cfg := RunConfig{Name: name, Config: c}
+	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("run %q has a bad recorded configuration: %w", name, err)
 	}
 	return newRun(be, cfg)

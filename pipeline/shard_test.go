@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
@@ -39,7 +40,7 @@ func TestShardedRun(t *testing.T) {
 	})
 	// Blobs of 4 positions make more than 64 tasks, buckets and final
 	// blobs a ply, so their completion groups fall in every shard.
-	cfg := RunConfig{Name: "sharded", Board: 4, Target: 12, BlobPositions: 4, BucketBlobs: 2, QueueShards: 3, PartitionShards: 3, Accounts: 2}
+	cfg := RunConfig{Name: "sharded", Config: runstore.Config{Board: 4, Target: 12, Sizes: runstore.Sizes{BlobPositions: 4, BucketBlobs: 2}, QueueShards: 3, PartitionShards: 3, Accounts: 2}}
 	rep, err := RunLocal(ctx, be, cfg, 4, WorkerConfig{Visibility: 5 * time.Second, PollMax: 50 * time.Millisecond}, testLogger(t), nil)
 	if err != nil {
 		t.Fatal(err)

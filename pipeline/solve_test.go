@@ -8,6 +8,7 @@ import (
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/report"
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/solve"
 )
 
@@ -74,7 +75,7 @@ func checkScores(t *testing.T, r *Run, last int) {
 // has the solver's score. The target ply is cut into final blobs of
 // SolvePositions, the others of BlobPositions.
 func TestSolveAtTheTargetPly(t *testing.T) {
-	rep, r := solveRun(t, RunConfig{Name: "solvefour", Board: 4, Target: 4, BlobPositions: 20, BucketBlobs: 4, Solve: true, SolvePositions: 3})
+	rep, r := solveRun(t, RunConfig{Name: "solvefour", Config: runstore.Config{Board: 4, Target: 4, Sizes: runstore.Sizes{BlobPositions: 20, BucketBlobs: 4}, Solve: true, SolvePositions: 3}})
 	for _, p := range rep.Plies {
 		size := 20
 		if p.Ply == 4 {
@@ -100,7 +101,7 @@ func TestSolveAtTheTargetPly(t *testing.T) {
 // the end of the game are the solver's too, position by position: both
 // give empty squares to the winner.
 func TestScoresOfTheWholeGame(t *testing.T) {
-	_, r := solveRun(t, RunConfig{Name: "wholefour", Board: 4, Target: 12, BlobPositions: 50, BucketBlobs: 4})
+	_, r := solveRun(t, RunConfig{Name: "wholefour", Config: runstore.Config{Board: 4, Target: 12, Sizes: runstore.Sizes{BlobPositions: 50, BucketBlobs: 4}}})
 	checkScores(t, r, 12)
 }
 
@@ -119,7 +120,7 @@ func TestSolveFromAPosition(t *testing.T) {
 	if empty := 36 - start.Discs(); empty != 16 || start.Side != board.Black {
 		t.Fatalf("%d empty squares, %s to move; want 16, black", empty, start.Side)
 	}
-	rep, r := solveRun(t, RunConfig{Name: "solvesix", Board: 6, Target: 2, BlobPositions: 40, BucketBlobs: 4, Start: start, Solve: true})
+	rep, r := solveRun(t, RunConfig{Name: "solvesix", Config: runstore.Config{Board: 6, Target: 2, Sizes: runstore.Sizes{BlobPositions: 40, BucketBlobs: 4}, Start: start, Solve: true}})
 	res, err := solve.Solve(b, start, solve.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +180,7 @@ func TestSeedRefusesOtherStartOrSolve(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := RunConfig{Name: "reseed", Board: 6, Target: 2, Start: start, Solve: true}
+	cfg := RunConfig{Name: "reseed", Config: runstore.Config{Board: 6, Target: 2, Start: start, Solve: true}}
 	if _, err := Seed(ctx, be, cfg); err != nil {
 		t.Fatal(err)
 	}
@@ -187,8 +188,8 @@ func TestSeedRefusesOtherStartOrSolve(t *testing.T) {
 		t.Errorf("seeding again with the same settings: %v", err)
 	}
 	for name, other := range map[string]RunConfig{
-		"usual start": {Name: "reseed", Board: 6, Target: 2, Solve: true},
-		"no solve":    {Name: "reseed", Board: 6, Target: 2, Start: start},
+		"usual start": {Name: "reseed", Config: runstore.Config{Board: 6, Target: 2, Solve: true}},
+		"no solve":    {Name: "reseed", Config: runstore.Config{Board: 6, Target: 2, Start: start}},
 	} {
 		_, err := Seed(ctx, be, other)
 		if err == nil || !strings.Contains(err.Error(), "already exists") || strings.Contains(err.Error(), "\n") {
@@ -214,7 +215,7 @@ func TestFinishedStart(t *testing.T) {
 	if !b.Terminal(start) {
 		t.Fatal("the start is not a finished game")
 	}
-	rep, _ := solveRun(t, RunConfig{Name: "finished", Board: 4, Target: 0, Start: start})
+	rep, _ := solveRun(t, RunConfig{Name: "finished", Config: runstore.Config{Board: 4, Target: 0, Start: start}})
 	if p := rep.Plies[0]; p.Positions != 1 || p.Terminal != 1 || p.BlackWins != 1 {
 		t.Errorf("ply 0: %+v, want one terminal position, won by black", p)
 	}

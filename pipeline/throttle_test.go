@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage/faulty"
 )
 
@@ -59,7 +60,7 @@ func TestThrottledRun(t *testing.T) {
 		// A guard against a hung run; nothing is measured against it.
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		be := th.Wrap(openEmbedded(t))
-		cfg := RunConfig{Name: "throttled", Board: 4, Target: 12, BlobPositions: 100, BucketBlobs: 2, PartitionShards: c.partitionShards}
+		cfg := RunConfig{Name: "throttled", Config: runstore.Config{Board: 4, Target: 12, Sizes: runstore.Sizes{BlobPositions: 100, BucketBlobs: 2}, PartitionShards: c.partitionShards}}
 		progress := &Progress{}
 		start := time.Now()
 		rep, err := RunLocal(ctx, be, cfg, c.loops, WorkerConfig{Visibility: 10 * time.Second, PollMax: 200 * time.Millisecond, ThrottleDelay: 100 * time.Millisecond, Observer: obs}, testLogger(t), progress)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/reference"
+	"github.com/reversi-cloud/reversi/runstore"
 )
 
 // TestPipelineMatchesReference compares results position by position with
@@ -31,7 +32,7 @@ func TestPipelineMatchesReference(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			be := openEmbedded(t)
-			cfg := RunConfig{Name: tc.name, Board: tc.size, Target: tc.target, BlobPositions: tc.blob, BucketBlobs: tc.bucketBlobs}
+			cfg := RunConfig{Name: tc.name, Config: runstore.Config{Board: tc.size, Target: tc.target, Sizes: runstore.Sizes{BlobPositions: tc.blob, BucketBlobs: tc.bucketBlobs}}}
 			rep, err := RunLocal(ctx, be, cfg, tc.jobs, WorkerConfig{Visibility: 10 * time.Second, PollMax: 50 * time.Millisecond}, testLogger(t), nil)
 			if err != nil {
 				t.Fatal(err)
@@ -75,7 +76,7 @@ func TestPipeline8x8Ply9(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	be := openEmbedded(t)
-	cfg := RunConfig{Name: "nine", Board: 8, Target: 9, BlobPositions: 30000}
+	cfg := RunConfig{Name: "nine", Config: runstore.Config{Board: 8, Target: 9, Sizes: runstore.Sizes{BlobPositions: 30000}}}
 	rep, err := RunLocal(ctx, be, cfg, 2, WorkerConfig{Visibility: 30 * time.Second, PollMax: 50 * time.Millisecond}, testLogger(t), nil)
 	if err != nil {
 		t.Fatal(err)

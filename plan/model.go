@@ -310,7 +310,7 @@ func handledBy(edges func(int) int64, target, p int) int64 {
 // Positions is the model's positions of a ply: pipeline.EstimatePositions,
 // exact through ply 13 and extrapolated past it (extrapolated is true).
 func (m *Model) Positions(ply int) (n int64, extrapolated bool, err error) {
-	n, ok := pipeline.EstimatePositions(pipeline.RunConfig{Board: 8}, ply)
+	n, ok := pipeline.EstimatePositions(pipeline.RunConfig{Config: runstore.Config{Board: 8}}, ply)
 	if !ok {
 		return 0, false, fmt.Errorf("no estimate of the positions of ply %d", ply)
 	}

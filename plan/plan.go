@@ -63,16 +63,10 @@ type Config struct {
 	Workers  int
 	Deadline time.Duration
 	// Sizes are the run's size rules; the zero value means the
-	// pipeline's defaults (DefaultSizes).
+	// pipeline's defaults (pipeline.DefaultRunConfig).
 	Sizes  runstore.Sizes
 	Limits Limits
 	Prices report.Prices
-}
-
-// DefaultSizes are the size rules of a run seeded with the defaults.
-func DefaultSizes() runstore.Sizes {
-	return runstore.Sizes{BlobPositions: pipeline.DefaultBlobPositions, BucketBlobs: pipeline.DefaultBucketBlobs,
-		GrowFrom: pipeline.DefaultGrowFrom, MergeFanIn: pipeline.DefaultMergeFanIn}
 }
 
 // Validate checks a configuration.
@@ -178,11 +172,10 @@ func (m *Model) Make(cfg Config) (*Plan, error) {
 		return nil, fmt.Errorf("planning: %w", err)
 	}
 	if cfg.Sizes == (runstore.Sizes{}) {
-		cfg.Sizes = DefaultSizes()
+		cfg.Sizes = pipeline.DefaultRunConfig().Sizes
 	}
 	pl := &Plan{Board: 8, TargetPly: cfg.Target, Fitted: m.Fitted, Sizes: cfg.Sizes, CPUPerEdge: m.CPUPerEdge, EdgeGrowth: m.EdgeGrowth, Limits: cfg.Limits, Prices: cfg.Prices}
-	pl.EmbeddedDiskBytes, _ = pipeline.EstimateDisk(pipeline.RunConfig{Board: 8, Target: cfg.Target, BlobPositions: cfg.Sizes.BlobPositions,
-		BucketBlobs: cfg.Sizes.BucketBlobs, GrowFrom: cfg.Sizes.GrowFrom, MergeFanIn: cfg.Sizes.MergeFanIn})
+	pl.EmbeddedDiskBytes, _ = pipeline.EstimateDisk(pipeline.RunConfig{Config: runstore.Config{Board: 8, Target: cfg.Target, Sizes: cfg.Sizes}})
 	edges := make([]int64, cfg.Target+2)
 	positions := make([]int64, cfg.Target+2)
 	for p := range edges {

@@ -4,32 +4,34 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
-// Config is the run's settings row, written once when the run is seeded.
-// Workers read it, so they need only the run's name.
+// Config is a run's settings: the one row, written once when the run is
+// seeded, that workers read so that they need only the run's name. Every
+// field is recorded (see TestConfigRoundTrip); the row also holds its
+// version (ConfigVersion) and when it was written.
 type Config struct {
-	Board         int
-	Target        int // target ply
-	BlobPositions int // positions per final blob, at most
-	BucketBlobs   int // final blobs per bucket, about
-	// GrowFrom and MergeFanIn are the rest of the run's Sizes; 0 (never
-	// grow, no limit) for runs seeded before they existed.
-	GrowFrom   int
-	MergeFanIn int
-	// Start is the start position's key text (board.Position.Text), ""
-	// for the board's usual start.
-	Start string
-	// Solve says the target ply's positions are solved exactly.
+	Board  int // the board's size: 4, 6 or 8
+	Target int // target ply
+	// Sizes size every ply's final blobs, buckets and merge levels.
+	Sizes
+	// Start is the position the run starts from, ply 0: plies count discs
+	// placed since it. The row records the board's usual start as "", as
+	// runs seeded before -start existed did.
+	Start board.Position
+	// Solve says the target ply's positions are solved exactly (package
+	// solve), so that exact scores flow back to the start.
 	Solve bool
-	// SolvePositions caps positions per final blob at the target ply of
-	// a run that solves; 0 without Solve.
+	// SolvePositions caps positions per final blob at the target ply of a
+	// run that solves, so that the solving is many small tasks; 0 without
+	// Solve.
 	SolvePositions int
-	// SolveMode says how far a run that solves solves the target ply:
-	// SolveAll ("" in runs seeded before modes existed), SolveRoot or
-	// SolveWLD; "" without Solve.
+	// SolveMode says how far a run that solves solves the target ply;
+	// "" without Solve.
 	SolveMode SolveMode
 	// QueueShards is how many queues the work queue is spread over.
 	QueueShards int
@@ -37,17 +39,10 @@ type Config struct {
 	// numbered rows is spread over (New).
 	PartitionShards int
 	// Accounts is how many storage accounts the run's data is spread
-	// over.
+	// over; every process of the run must open as many.
 	Accounts int
-	// StateAccounts is how many of them hold the run's state rows (New):
-	// Accounts for runs seeded since those rows were spread, 1 before.
+	// StateAccounts is how many of them hold the run's state rows (New).
 	StateAccounts int
-	Created       int64
-}
-
-// Sizes are the run's size rules.
-func (c Config) Sizes() Sizes {
-	return Sizes{BlobPositions: c.BlobPositions, BucketBlobs: c.BucketBlobs, GrowFrom: c.GrowFrom, MergeFanIn: c.MergeFanIn}
 }
 
 // SolveMode is how far a run solves the positions of its target ply.
@@ -68,70 +63,169 @@ const (
 // parents need (root or wld).
 func (m SolveMode) Pruned() bool { return m == SolveRoot || m == SolveWLD }
 
-func (c Config) entity() storage.Entity {
-	return storage.Entity{PartitionKey: pkRun, RowKey: rkConfig, Props: map[string]any{
-		"Board": int64(c.Board), "Target": int64(c.Target),
-		"BlobPositions": int64(c.BlobPositions), "BucketBlobs": int64(c.BucketBlobs),
-		"GrowFrom": int64(c.GrowFrom), "MergeFanIn": int64(c.MergeFanIn),
-		"Start": c.Start, "Solve": c.Solve, "SolvePositions": int64(c.SolvePositions), "SolveMode": string(c.SolveMode),
-		"QueueShards": int64(c.QueueShards), "PartitionShards": int64(c.PartitionShards),
-		"Accounts": int64(c.Accounts), "StateAccounts": int64(c.StateAccounts), "Created": c.Created,
-	}}
+// ConfigVersion is the version of the settings row that this code
+// writes. A row records its version so that a reader knows which
+// migrations (configMigrations) bring it to this one, and refuses a row
+// of a later version instead of misreading it. Rows written before rows
+// had a version lack the property: they are version 0.
+//
+// Older code reads a row of this version too: it ignores the Version
+// property. A change that older code would misread needs more than a new
+// version (a new row, say).
+const ConfigVersion = 1
+
+// configMigrations[v] rewrites the properties of a settings row of
+// version v as version v+1 writes them, with the values that keep the
+// run as it was seeded. ReadConfig applies them in turn, so each
+// migration is written once, against the version it upgrades, and never
+// changes after.
+var configMigrations = []func(props map[string]any) error{
+	0: fromUnversioned,
 }
 
-// ReadConfig reads a run's settings from its state table, before a board
-// (and so a Store) exists. It returns storage.ErrNotFound when the run
-// has not been seeded.
+// fromUnversioned brings a row of version 0 to version 1. Version 0 is
+// six generations of rows, each written before some properties existed;
+// the generation shows only in which properties a row lacks, so each
+// gap is filled on its own, as a row lacking it was always read.
+func fromUnversioned(props map[string]any) error {
+	absent := func(name string) bool { _, ok := props[name]; return !ok }
+	row := storage.Entity{Props: props}
+	// Before -start and -solve: the usual start, no solving.
+	if absent("Start") {
+		props["Start"], props["Solve"] = "", false
+	}
+	solve, err := storage.PropBool(row, "Solve")
+	if err != nil {
+		return err
+	}
+	// Before SolvePositions: a run that solves cut every blob at
+	// BlobPositions.
+	if absent("SolvePositions") {
+		props["SolvePositions"] = int64(0)
+		if solve {
+			props["SolvePositions"] = props["BlobPositions"]
+		}
+	}
+	// Before solve modes: a run that solves solves every position.
+	if absent("SolveMode") {
+		props["SolveMode"] = ""
+	}
+	if mode, err := storage.PropString(row, "SolveMode"); err == nil && solve && mode == "" {
+		props["SolveMode"] = string(SolveAll)
+	}
+	// Before sharding: one queue, one partition of each kind and one
+	// account.
+	if absent("QueueShards") {
+		props["QueueShards"], props["PartitionShards"], props["Accounts"] = int64(1), int64(1), int64(1)
+	}
+	// Before the state rows were spread: all on the first account.
+	if absent("StateAccounts") {
+		props["StateAccounts"] = int64(1)
+	}
+	// Before the sizes grew: fixed sizes, one merge level.
+	if absent("GrowFrom") {
+		props["GrowFrom"], props["MergeFanIn"] = int64(0), int64(0)
+	}
+	return nil
+}
+
+// entity is the row that records c, written at created.
+func (c Config) entity(created time.Time) (storage.Entity, error) {
+	b, err := board.New(c.Board)
+	if err != nil {
+		return storage.Entity{}, err
+	}
+	start := ""
+	if c.Start != b.Start() {
+		start = c.Start.Text()
+	}
+	return storage.Entity{PartitionKey: pkRun, RowKey: rkConfig, Props: map[string]any{
+		"Version": int64(ConfigVersion),
+		"Board":   int64(c.Board), "Target": int64(c.Target),
+		"BlobPositions": int64(c.BlobPositions), "BucketBlobs": int64(c.BucketBlobs),
+		"GrowFrom": int64(c.GrowFrom), "MergeFanIn": int64(c.MergeFanIn),
+		"Start": start, "Solve": c.Solve, "SolvePositions": int64(c.SolvePositions), "SolveMode": string(c.SolveMode),
+		"QueueShards": int64(c.QueueShards), "PartitionShards": int64(c.PartitionShards),
+		"Accounts": int64(c.Accounts), "StateAccounts": int64(c.StateAccounts), "Created": created.UnixNano(),
+	}}, nil
+}
+
+// decodeConfig reads a settings row of any version up to ConfigVersion.
+func decodeConfig(e storage.Entity) (Config, error) {
+	props := make(map[string]any, len(e.Props))
+	for k, v := range e.Props {
+		props[k] = v
+	}
+	e.Props = props
+	version := 0
+	if _, ok := props["Version"]; ok {
+		v, err := storage.PropInt64(e, "Version")
+		if err != nil {
+			return Config{}, fmt.Errorf("decoding the run's settings: %w: %w", ErrMalformed, err)
+		}
+		if v < 1 || v > ConfigVersion {
+			return Config{}, fmt.Errorf("the run's settings row is version %d, which this release does not know (it reads versions up to %d): use the release that seeded the run, or a later one", v, ConfigVersion)
+		}
+		version = int(v)
+	}
+	for ; version < ConfigVersion; version++ {
+		if err := configMigrations[version](props); err != nil {
+			return Config{}, fmt.Errorf("decoding the run's settings of version %d: %w: %w", version, ErrMalformed, err)
+		}
+	}
+	d := decode(e, nil)
+	c := Config{Board: d.count("Board"), Target: d.count("Target"),
+		Sizes: Sizes{BlobPositions: d.count("BlobPositions"), BucketBlobs: d.count("BucketBlobs"),
+			GrowFrom: d.count("GrowFrom"), MergeFanIn: d.count("MergeFanIn")},
+		Solve: d.bool("Solve"), SolvePositions: d.count("SolvePositions"), SolveMode: SolveMode(d.str("SolveMode")),
+		QueueShards: d.count("QueueShards"), PartitionShards: d.count("PartitionShards"),
+		Accounts: d.count("Accounts"), StateAccounts: d.count("StateAccounts")}
+	d.int("Created") // no setting, but every row has it
+	c.Start = d.start(c.Board)
+	return c, d.done("the run's settings")
+}
+
+// start reads the Start property of a settings row on a board of size
+// n: "" is the board's usual start.
+func (d *decoder) start(n int) board.Position {
+	text := d.str("Start")
+	if d.err != nil {
+		return board.Position{}
+	}
+	b, err := board.New(n)
+	if err != nil {
+		d.fail(fmt.Errorf("board %d: %w", n, err))
+		return board.Position{}
+	}
+	if text == "" {
+		return b.Start()
+	}
+	p, err := b.ParseText(text)
+	if err != nil {
+		d.fail(fmt.Errorf("start position: %w", err))
+	}
+	return p
+}
+
+// ReadConfig reads a run's settings from its state table, before a
+// Store exists, migrating a row of an earlier version (ConfigVersion).
+// It returns storage.ErrNotFound when the run has not been seeded.
 func ReadConfig(ctx context.Context, state storage.Table) (Config, error) {
 	e, err := state.Get(ctx, pkRun, rkConfig)
 	if err != nil {
 		return Config{}, err
 	}
-	d := decode(e, nil)
-	c := Config{Board: d.count("Board"), Target: d.count("Target"), BlobPositions: d.count("BlobPositions"),
-		BucketBlobs: d.count("BucketBlobs"), Created: d.int("Created")}
-	// Runs seeded before -start and -solve existed lack them.
-	if d.optional("Start") {
-		c.Start, c.Solve = d.str("Start"), d.bool("Solve")
-	}
-	// Runs seeded before SolvePositions existed cut every blob at
-	// BlobPositions.
-	if d.optional("SolvePositions") {
-		c.SolvePositions = d.count("SolvePositions")
-	} else if c.Solve {
-		c.SolvePositions = c.BlobPositions
-	}
-	// Runs seeded before solve modes existed solve every position.
-	if d.optional("SolveMode") {
-		c.SolveMode = SolveMode(d.str("SolveMode"))
-	}
-	if c.Solve && c.SolveMode == "" {
-		c.SolveMode = SolveAll
-	}
-	// Runs seeded before sharding have one queue, one partition of each
-	// kind and one account.
-	c.QueueShards, c.PartitionShards, c.Accounts = 1, 1, 1
-	if d.optional("QueueShards") {
-		c.QueueShards, c.PartitionShards, c.Accounts = d.count("QueueShards"), d.count("PartitionShards"), d.count("Accounts")
-	}
-	// Runs seeded before the state rows were spread keep them all on the
-	// first account.
-	c.StateAccounts = 1
-	if d.optional("StateAccounts") {
-		c.StateAccounts = d.count("StateAccounts")
-	}
-	// Runs seeded before the sizes grew keep them fixed, in one merge
-	// level.
-	if d.optional("GrowFrom") {
-		c.GrowFrom, c.MergeFanIn = d.count("GrowFrom"), d.count("MergeFanIn")
-	}
-	return c, d.done("the run's settings")
+	return decodeConfig(e)
 }
 
-// AddConfig records a run's settings. If the run already has settings,
-// it returns them and storage.ErrExists.
-func AddConfig(ctx context.Context, state storage.Table, c Config) (Config, error) {
-	_, err := state.Add(ctx, c.entity())
+// AddConfig records a run's settings, written at created. If the run
+// already has settings, it returns them and storage.ErrExists.
+func AddConfig(ctx context.Context, state storage.Table, c Config, created time.Time) (Config, error) {
+	e, err := c.entity(created)
+	if err != nil {
+		return Config{}, fmt.Errorf("recording the run's settings: %w", err)
+	}
+	_, err = state.Add(ctx, e)
 	if errors.Is(err, storage.ErrExists) {
 		have, rerr := ReadConfig(ctx, state)
 		if rerr != nil {

@@ -2,56 +2,163 @@ package runstore
 
 import (
 	"context"
+	"errors"
+	"reflect"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
-// TestReadConfigOfOlderRuns reads settings rows as runs seeded by earlier
-// releases wrote them: without shards and accounts (before sharding) and
-// without state accounts (before the state rows were spread), without
-// size rules (before sizes grew: fixed sizes, one merge level), each
-// read with the default that keeps such a run as it was.
-func TestReadConfigOfOlderRuns(t *testing.T) {
-	ctx := context.Background()
-	full := Config{Board: 8, Target: 9, BlobPositions: 100, BucketBlobs: 4, Start: "", Solve: false,
-		QueueShards: 2, PartitionShards: 3, Accounts: 4, StateAccounts: 4, Created: 7}
-	drop := func(names ...string) storage.Entity {
-		e := full.entity()
-		for _, n := range names {
-			delete(e.Props, n)
-		}
-		return e
+// solving is a run's settings with every field set, on an unusual start.
+func solving(t *testing.T) Config {
+	t.Helper()
+	start, err := board.MustNew(8).ParseMoves("f5d6")
+	if err != nil {
+		t.Fatal(err)
 	}
-	grown := full
-	grown.GrowFrom, grown.MergeFanIn = 11, 1024
-	fixed := grown.entity()
-	delete(fixed.Props, "GrowFrom")
-	delete(fixed.Props, "MergeFanIn")
-	for _, tc := range []struct {
-		name string
-		row  storage.Entity
-		want Config
+	return Config{Board: 8, Target: 9, Sizes: Sizes{BlobPositions: 100, BucketBlobs: 4, GrowFrom: 7, MergeFanIn: 32},
+		Start: start, Solve: true, SolvePositions: 16, SolveMode: SolveRoot,
+		QueueShards: 2, PartitionShards: 3, Accounts: 4, StateAccounts: 4}
+}
+
+// readRow writes row as a run's settings and reads it back.
+func readRow(t *testing.T, row storage.Entity) (Config, error) {
+	t.Helper()
+	ctx := context.Background()
+	_, state := openStore(t)
+	if _, err := state.Add(ctx, row); err != nil {
+		t.Fatal(err)
+	}
+	return ReadConfig(ctx, state)
+}
+
+// row is the settings row of c as this release writes it, without the
+// named properties.
+func row(t *testing.T, c Config, without ...string) storage.Entity {
+	t.Helper()
+	e, err := c.entity(time.Unix(0, 7))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range without {
+		delete(e.Props, name)
+	}
+	return e
+}
+
+// TestConfigRoundTrip: settings with every field set read back as
+// written, in a row of ConfigVersion; a field added to Config but not to
+// its row fails here, and so does the usual start recorded as anything
+// but "".
+func TestConfigRoundTrip(t *testing.T) {
+	full := solving(t)
+	v := reflect.ValueOf(full)
+	for i := range v.NumField() {
+		if v.Field(i).IsZero() {
+			t.Errorf("the test's settings leave %s zero: set every field, so that each is seen to be recorded", v.Type().Field(i).Name)
+		}
+	}
+	usual := Config{Board: 6, Target: 5, Sizes: Sizes{BlobPositions: 100, BucketBlobs: 4},
+		Start: board.MustNew(6).Start(), QueueShards: 1, PartitionShards: 1, Accounts: 1, StateAccounts: 1}
+	for _, c := range []Config{full, usual} {
+		e := row(t, c)
+		if got, err := storage.PropInt64(e, "Version"); err != nil || got != ConfigVersion {
+			t.Errorf("the row's version is %d, %v; want %d", got, err, ConfigVersion)
+		}
+		got, err := readRow(t, e)
+		if err != nil || got != c {
+			t.Errorf("read %+v, %v; want %+v", got, err, c)
+		}
+	}
+	if start := row(t, usual).Props["Start"]; start != "" {
+		t.Errorf("the usual start is recorded as %q, want \"\"", start)
+	}
+}
+
+// TestReadConfigOfOlderRuns reads settings rows as runs seeded by earlier
+// releases wrote them: version 0, without a version, is six generations,
+// each lacking the properties that later ones added; each reads with the
+// values that keep such a run as it was seeded. Each generation here
+// lacks its own properties and every later one's, as it was written.
+func TestReadConfigOfOlderRuns(t *testing.T) {
+	full := solving(t)
+	usualStart := board.MustNew(8).Start()
+	// Each generation lacks the properties of the entries above it, and
+	// the row reads as the entry's want changes full.
+	generations := []struct {
+		name  string
+		lacks []string
+		want  func(c *Config)
 	}{
-		{"today", full.entity(), full},
-		{"today, growing sizes", grown.entity(), grown},
-		{"before growing sizes", fixed, full},
-		{"before spread state rows", drop("StateAccounts"),
-			Config{Board: 8, Target: 9, BlobPositions: 100, BucketBlobs: 4, QueueShards: 2, PartitionShards: 3, Accounts: 4, StateAccounts: 1, Created: 7}},
-		{"before sharding", drop("StateAccounts", "QueueShards", "PartitionShards", "Accounts"),
-			Config{Board: 8, Target: 9, BlobPositions: 100, BucketBlobs: 4, QueueShards: 1, PartitionShards: 1, Accounts: 1, StateAccounts: 1, Created: 7}},
+		{"the last release without versions", []string{"Version"}, func(c *Config) {}},
+		{"before growing sizes", []string{"GrowFrom", "MergeFanIn"}, func(c *Config) { c.GrowFrom, c.MergeFanIn = 0, 0 }},
+		{"before spread state rows", []string{"StateAccounts"}, func(c *Config) { c.StateAccounts = 1 }},
+		{"before sharding", []string{"QueueShards", "PartitionShards", "Accounts"}, func(c *Config) {
+			c.QueueShards, c.PartitionShards, c.Accounts = 1, 1, 1
+		}},
+		{"before solve modes", []string{"SolveMode"}, func(c *Config) { c.SolveMode = SolveAll }},
+		{"before solve positions", []string{"SolvePositions"}, func(c *Config) { c.SolvePositions = c.BlobPositions }},
+		{"before -start and -solve", []string{"Start", "Solve"}, func(c *Config) {
+			c.Start, c.Solve, c.SolvePositions, c.SolveMode = usualStart, false, 0, ""
+		}},
+	}
+	var lacks []string
+	want := full
+	for _, g := range generations {
+		lacks = append(lacks, g.lacks...)
+		g.want(&want)
+		t.Run(g.name, func(t *testing.T) {
+			got, err := readRow(t, row(t, full, lacks...))
+			if err != nil || got != want {
+				t.Errorf("read %+v, %v; want %+v", got, err, want)
+			}
+		})
+	}
+	// A generation's gap is filled on its own, whatever else the row
+	// has: a run that does not solve keeps no solve positions.
+	t.Run("before solve positions, not solving", func(t *testing.T) {
+		c := full
+		c.Solve, c.SolvePositions, c.SolveMode = false, 0, ""
+		got, err := readRow(t, row(t, c, "Version", "SolvePositions"))
+		if err != nil || got != c {
+			t.Errorf("read %+v, %v; want %+v", got, err, c)
+		}
+	})
+}
+
+// TestReadConfigRefuses: a row of a version this release does not know
+// is refused in one line that names the version, and a row no release
+// could have written is malformed.
+func TestReadConfigRefuses(t *testing.T) {
+	full := solving(t)
+	for _, tc := range []struct {
+		name      string
+		spoil     func(props map[string]any)
+		malformed bool
+		mention   string
+	}{
+		{"a later version", func(p map[string]any) { p["Version"] = int64(ConfigVersion + 1) }, false, "version 2"},
+		{"version zero written down", func(p map[string]any) { p["Version"] = int64(0) }, false, "version 0"},
+		{"a version of the wrong type", func(p map[string]any) { p["Version"] = "1" }, true, "Version"},
+		{"no board", func(p map[string]any) { delete(p, "Board") }, true, "Board"},
+		{"a board of no size", func(p map[string]any) { p["Board"] = int64(5) }, true, "board 5"},
+		{"a bad start", func(p map[string]any) { p["Start"] = "not a position" }, true, "start position"},
+		{"an unversioned row of the wrong type", func(p map[string]any) { delete(p, "Version"); p["Solve"] = "yes" }, true, "Solve"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, state := openStore(t)
-			if _, err := state.Add(ctx, tc.row); err != nil {
-				t.Fatal(err)
-			}
-			got, err := ReadConfig(ctx, state)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got != tc.want {
-				t.Errorf("read %+v, want %+v", got, tc.want)
+			e := row(t, full)
+			tc.spoil(e.Props)
+			_, err := readRow(t, e)
+			switch {
+			case err == nil:
+				t.Fatal("no error")
+			case errors.Is(err, ErrMalformed) != tc.malformed:
+				t.Errorf("%v: malformed %v, want %v", err, !tc.malformed, tc.malformed)
+			case strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), tc.mention):
+				t.Errorf("%q: want one line that mentions %q", err, tc.mention)
 			}
 		})
 	}

@@ -12,6 +12,10 @@ import (
 	"time"
 )
 
+// MaxAccounts bounds the storage accounts that one process opens
+// (azure.ConfigsFromEnv) and that a run spreads its data over.
+const MaxAccounts = 64
+
 // Sentinel errors. Backends convert their own errors into these at the
 // boundary, so callers test with errors.Is.
 var (

@@ -11,6 +11,8 @@ import (
 
 	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
 	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+
+	"github.com/reversi-cloud/reversi/storage"
 )
 
 // Environment variables read by ConfigFromEnv.
@@ -145,11 +147,6 @@ func configFromValues(cs, acct string, n int) (Config, error) {
 	return Config{Account: acct, Credential: cred}, nil
 }
 
-// MaxAccounts bounds the numbered variables ConfigsFromEnv reads:
-// AZURE_STORAGE_CONNECTION_STRING_2 to _64 (or AZURE_STORAGE_ACCOUNT_2
-// to _64) besides the unnumbered first.
-const MaxAccounts = 64
-
 // EnvName is the name of variable base (EnvConnectionString or
 // EnvAccount) for account n, counted from 1: base itself for the first,
 // base_2, base_3 and so on for the others.
@@ -163,7 +160,8 @@ func EnvName(base string, n int) string {
 // ConfigsFromEnv builds one Config per storage account: the first from
 // AZURE_STORAGE_CONNECTION_STRING or AZURE_STORAGE_ACCOUNT, as
 // ConfigFromEnv does, then account n from AZURE_STORAGE_CONNECTION_STRING_n
-// or AZURE_STORAGE_ACCOUNT_n, for n = 2, 3 and so on while either is set.
+// or AZURE_STORAGE_ACCOUNT_n, for n = 2, 3 and so on while either is set,
+// up to storage.MaxAccounts.
 // Each account may use either style, but not both; the numbers must be
 // contiguous (no gap, no _1), and no account may be named twice (the same
 // blob endpoint, or the same account name). The accounts of the same
@@ -177,7 +175,7 @@ func ConfigsFromEnv(getenv func(string) string) ([]Config, error) {
 	}
 	var cfgs []Config
 	seen := map[string]int{} // blob endpoint -> account number
-	for n := 1; n <= MaxAccounts; n++ {
+	for n := 1; n <= storage.MaxAccounts; n++ {
 		cs, acct := value(EnvConnectionString, n), value(EnvAccount, n)
 		if cs == "" && acct == "" {
 			if n == 1 {
@@ -207,7 +205,7 @@ func ConfigsFromEnv(getenv func(string) string) ([]Config, error) {
 
 // noneAfter refuses a numbered variable beyond the gap at account n.
 func noneAfter(value func(base string, n int) string, n int) error {
-	for m := n + 1; m <= MaxAccounts; m++ {
+	for m := n + 1; m <= storage.MaxAccounts; m++ {
 		for _, base := range []string{EnvConnectionString, EnvAccount} {
 			if value(base, m) != "" {
 				return fmt.Errorf("%w: %s is set but account %d is not: number the accounts without gaps", ErrConfig, EnvName(base, m), n)

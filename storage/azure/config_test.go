@@ -208,7 +208,7 @@ func TestConfigsFromEnv(t *testing.T) {
 		{"nothing", nil, nil, "set " + EnvConnectionString},
 		{"only a second", map[string]string{cs2: b}, nil, "set " + EnvConnectionString},
 		{"gap", map[string]string{EnvConnectionString: a, cs3: c}, nil, cs3 + " is set but account 2 is not"},
-		{"gap far away", map[string]string{EnvConnectionString: a, EnvName(EnvAccount, MaxAccounts): "acct9"}, nil, "is set but account 2 is not"},
+		{"gap far away", map[string]string{EnvConnectionString: a, EnvName(EnvAccount, storage.MaxAccounts): "acct9"}, nil, "is set but account 2 is not"},
 		{"underscore one", map[string]string{EnvConnectionString: a, EnvConnectionString + "_1": b}, nil, EnvConnectionString + "_1 is not read"},
 		{"both styles in one number", map[string]string{EnvConnectionString: a, cs2: b, acc2: "acct2"}, nil, "account 2: set " + cs2 + " or " + acc2 + ", not both"},
 		{"both styles in the first", map[string]string{EnvConnectionString: a, EnvAccount: "acct1"}, nil, "account 1: set"},

@@ -42,8 +42,9 @@ func run() error {
 	workers := flag.Int("workers", runtime.NumCPU(), "worker loops")
 	machine := flag.String("machine", "", "the machine, for the record (required)")
 	out := flag.String("o", "", "write the measurement to this file (required)")
-	growFrom := flag.Int("grow-from", pipeline.DefaultGrowFrom, "the run's -grow-from (0: fixed sizes)")
-	fanIn := flag.Int("merge-fan-in", pipeline.DefaultMergeFanIn, "the run's -merge-fan-in (0: no limit)")
+	defaults := pipeline.DefaultRunConfig()
+	growFrom := flag.Int("grow-from", defaults.GrowFrom, "the run's -grow-from (0: fixed sizes)")
+	fanIn := flag.Int("merge-fan-in", defaults.MergeFanIn, "the run's -merge-fan-in (0: no limit)")
 	flag.Parse()
 	if *out == "" || *machine == "" || *plies < 1 || *workers < 1 {
 		return fmt.Errorf("want -o FILE, -machine TEXT, -plies 1 or more and -workers 1 or more")
@@ -62,7 +63,9 @@ func run() error {
 	mt := &meter{origin: message.StandardOrigin(b), plies: map[int]*plyMeter{}}
 	metered := storage.NewMetered(raw)
 	be := storage.Wrap(metered, mt.middleware)
-	cfg := pipeline.RunConfig{Name: "measure", Board: 8, Target: *plies, GrowFrom: *growFrom, MergeFanIn: *fanIn}.WithDefaults()
+	cfg := pipeline.DefaultRunConfig()
+	cfg.Name, cfg.Target, cfg.GrowFrom, cfg.MergeFanIn = "measure", *plies, *growFrom, *fanIn
+	cfg = cfg.WithDefaults()
 	ctx := context.Background()
 	cpu0, start := cpuSeconds(), time.Now()
 	rep, err := pipeline.RunLocal(ctx, be, cfg, *workers, pipeline.WorkerConfig{}, nil, nil)
