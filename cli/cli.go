@@ -18,8 +18,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/reversi-cloud/reversi/board"
-	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
@@ -388,32 +386,6 @@ func given(fs *flag.FlagSet, name string) bool {
 	found := false
 	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
 	return found
-}
-
-// runConfig builds a run's configuration from the flags that define it.
-// Only a -plies left out means the default target (its flag's value is
-// then unused); every value given is checked, none replaced by a default.
-func runConfig(fs *flag.FlagSet, cfg pipeline.RunConfig) (pipeline.RunConfig, error) {
-	b, err := board.New(cfg.Board)
-	if err != nil {
-		return pipeline.RunConfig{}, usagef("-board %d: must be 4, 6 or 8", cfg.Board)
-	}
-	plies := cfg.Target
-	if !given(fs, "plies") {
-		cfg.Target = -1 // the default, from the start position
-	}
-	// Defaults fill the start and the target only: a zero typed on the
-	// command line is refused, never replaced.
-	blobs, bucketBlobs, queues, partitions := cfg.BlobPositions, cfg.BucketBlobs, cfg.QueueShards, cfg.PartitionShards
-	cfg = cfg.WithDefaults()
-	cfg.BlobPositions, cfg.BucketBlobs, cfg.QueueShards, cfg.PartitionShards = blobs, bucketBlobs, queues, partitions
-	if max := (message.Origin{Board: b, Start: cfg.Start}).LastPly(); given(fs, "plies") && (plies < 0 || plies > max) {
-		return pipeline.RunConfig{}, usagef("-plies %d: must be 0 to %d (a %dx%d game from the start ends at ply %d)", plies, max, cfg.Board, cfg.Board, max)
-	}
-	if err := cfg.Validate(); err != nil {
-		return cfg, usageError{err.Error()}
-	}
-	return cfg, nil
 }
 
 // runFlags spells out the flags that define a run, for a command line.

@@ -7,11 +7,9 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"time"
 
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/pipeline"
-	"github.com/reversi-cloud/reversi/runstore"
 )
 
 const seedIntro = `
@@ -32,15 +30,9 @@ func Seed(env Env) int { return finish("seed", env, seed(env)) }
 func seed(env Env) error {
 	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
 	run := fs.String("run", "", "run name: 3-32 lowercase letters and digits, starting with a letter (required)")
-	size := fs.Int("board", 8, "board size: 4, 6 or 8")
-	plies := fs.Int("plies", 0, "target ply (default: the end of the game on 4x4, 9 on 6x6 and 8x8)")
-	blobPositions := fs.Int("blob-positions", pipeline.DefaultBlobPositions, "positions per final blob")
-	bucketBlobs := fs.Int("bucket-blobs", pipeline.DefaultBucketBlobs, "final blobs per bucket: each bucket is merged by one task")
 	fleet := fs.Int("fleet", 1, "the most worker loops that will work on the run at once (processes times -concurrency): the capacity plan (enumerate -plan) sizes the queue and partition shards for them when -queue-shards and -partition-shards are left out")
-	var szf sizeFlags
-	szf.register(fs)
-	var stf startFlags
-	stf.register(fs)
+	var stf settingsFlags
+	stf.register(fs, "")
 	var sf storageFlags
 	sf.register(fs, "azure")
 	if help, err := parse(fs, env, seedIntro); help || err != nil {
@@ -49,12 +41,7 @@ func seed(env Env) error {
 	if err := requireRun(*run); err != nil {
 		return err
 	}
-	cfg := pipeline.RunConfig{Name: *run, Config: runstore.Config{Board: *size, Target: *plies, Sizes: runstore.Sizes{BlobPositions: *blobPositions, BucketBlobs: *bucketBlobs}}}
-	szf.apply(&cfg)
-	if err := stf.apply(fs, &cfg); err != nil {
-		return err
-	}
-	cfg, err := runConfig(fs, cfg)
+	cfg, err := stf.config(fs, *run)
 	if err != nil {
 		return err
 	}
@@ -129,9 +116,10 @@ func worker(env Env) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	run := fs.String("run", "", "run name (required)")
 	concurrency := fs.Int("concurrency", 1, "messages handled at once (the article warns against several CPU-heavy messages on one machine)")
-	visibility := fs.Duration("visibility", 60*time.Second, "queue visibility timeout; long tasks extend it")
+	d := pipeline.DefaultWorkerConfig()
+	visibility := fs.Duration("visibility", d.Visibility, "queue visibility timeout; long tasks extend it")
 	compDelay := fs.Duration("compensation-delay", 0, "initial delay of compensation messages (default 4x -visibility)")
-	maxDequeue := fs.Int64("max-dequeue", 5, "move a message to the poison queue after this many deliveries")
+	maxDequeue := fs.Int64("max-dequeue", d.MaxDequeue, "move a message to the poison queue after this many deliveries")
 	exitWhenDone := fs.Bool("exit-when-done", false, "exit 0 once the run is complete and its work queue empty (delayed compensation messages of failed tasks handled)")
 	id := fs.String("id", "", "worker id in logs and statistics (default: host name and process id)")
 	metricsAddr := fs.String("metrics-addr", "", metricsAddrHelp)

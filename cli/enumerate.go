@@ -14,7 +14,6 @@ import (
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/reference"
 	"github.com/reversi-cloud/reversi/report"
-	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
@@ -65,20 +64,14 @@ func Enumerate(env Env) int { return finish("enumerate", env, enumerate(env)) }
 func enumerate(env Env) error {
 	fs := flag.NewFlagSet("enumerate", flag.ContinueOnError)
 	engine := fs.String("engine", "pipeline", "engine: pipeline (distributed workers over storage) or reference (single process, in memory)")
-	size := fs.Int("board", 8, "board size: 4, 6 or 8")
-	plies := fs.Int("plies", 0, "target ply (default: the end of the game on 4x4, 9 on 6x6 and 8x8)")
 	jsonOut := fs.String("json", "", "write the report as JSON to this file")
 	workers := fs.Int("workers", runtime.NumCPU(), "pipeline: worker loops in this process")
 	run := fs.String("run", "", "pipeline: run name, 3-32 lowercase letters and digits (default: a fresh name)")
 	verify := fs.Bool("verify", false, "pipeline: also run the reference engine and exit 1 on any difference")
-	blobPositions := fs.Int("blob-positions", pipeline.DefaultBlobPositions, "pipeline: positions per final blob")
-	bucketBlobs := fs.Int("bucket-blobs", pipeline.DefaultBucketBlobs, "pipeline: final blobs per bucket: each bucket is merged by one task")
-	visibility := fs.Duration("visibility", 60*time.Second, "pipeline: queue visibility timeout")
+	visibility := fs.Duration("visibility", pipeline.DefaultWorkerConfig().Visibility, "pipeline: queue visibility timeout")
 	quiet := fs.Bool("quiet", false, "no progress on standard error")
-	var szf sizeFlags
-	szf.register(fs)
-	var stf startFlags
-	stf.register(fs)
+	var stf settingsFlags
+	stf.register(fs, "pipeline: ")
 	var sf storageFlags
 	sf.register(fs, "embedded")
 	var lf logFlags
@@ -108,12 +101,7 @@ func enumerate(env Env) error {
 	if name == "" {
 		name = fmt.Sprintf("enum%d", time.Now().UnixNano()%1e12)
 	}
-	cfg := pipeline.RunConfig{Name: name, Config: runstore.Config{Board: *size, Target: *plies, Sizes: runstore.Sizes{BlobPositions: *blobPositions, BucketBlobs: *bucketBlobs}}}
-	szf.apply(&cfg)
-	if err := stf.apply(fs, &cfg); err != nil {
-		return err
-	}
-	cfg, err := runConfig(fs, cfg)
+	cfg, err := stf.config(fs, name)
 	if err != nil {
 		return err
 	}

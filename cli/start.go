@@ -9,9 +9,9 @@ import (
 	"github.com/reversi-cloud/reversi/solve"
 )
 
-// startFlags are the run settings that seed and enumerate share beyond
-// the board, the plies and the blob sizes: -start, -solve,
-// -solve-positions, -solve-mode, -queue-shards and -partition-shards.
+// startFlags are the run settings (settingsFlags) beyond the board, the
+// plies and the sizes: -start, -solve, -solve-positions, -solve-mode,
+// -queue-shards and -partition-shards.
 type startFlags struct {
 	start           string
 	solve           bool
@@ -26,8 +26,9 @@ func (f *startFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.solve, "solve", false, "solve every position of the target ply exactly, so that exact scores (black minus white, empty squares to the winner) flow back to the start")
 	fs.IntVar(&f.solvePositions, "solve-positions", pipeline.DefaultSolvePositions, fmt.Sprintf("with -solve: positions per final blob of the target ply; each such blob is one task that solves its positions in turn, so smaller blobs spread the solving over more workers (with -solve-mode root or wld the default is %d: larger blobs prune more)", pipeline.DefaultPrunedSolvePositions))
 	fs.StringVar(&f.solveMode, "solve-mode", string(runstore.SolveAll), "with -solve: how far to solve the target ply. all: every position exactly, a table of exact scores; root: only as far as the start's exact score needs (positions bounded or skipped once their parents are settled); wld: only as far as the start's win, draw or loss needs")
-	fs.IntVar(&f.queueShards, "queue-shards", 1, fmt.Sprintf("spread the work queue over this many queues (1 to %d): Azure serves about 2,000 messages a second a queue, so a fleet that would exceed that needs more", pipeline.MaxQueueShards))
-	fs.IntVar(&f.partitionShards, "partition-shards", 1, fmt.Sprintf("spread each ply's task markers, final blob rows and resolutions over this many table partitions (1 to %d): Azure serves about 2,000 entities a second a partition", pipeline.MaxPartitionShards))
+	d := pipeline.DefaultRunConfig()
+	fs.IntVar(&f.queueShards, "queue-shards", d.QueueShards, fmt.Sprintf("spread the work queue over this many queues (1 to %d): Azure serves about 2,000 messages a second a queue, so a fleet that would exceed that needs more", pipeline.MaxQueueShards))
+	fs.IntVar(&f.partitionShards, "partition-shards", d.PartitionShards, fmt.Sprintf("spread each ply's task markers, final blob rows and resolutions over this many table partitions (1 to %d): Azure serves about 2,000 entities a second a partition", pipeline.MaxPartitionShards))
 }
 
 // apply sets cfg's start position and board from -start, and its solve

@@ -330,8 +330,8 @@ type WorkerConfig struct {
 	// ThrottleRetries is how many times a task that storage throttled
 	// (storage.ErrThrottled) is run again, under its lease, before it
 	// fails as any other; ThrottleDelay is the first wait before a rerun,
-	// doubled for each later one (see retryThrottled). Zero means the
-	// default, 6; NoThrottleRetries asks for none.
+	// doubled for each later one (see retryThrottled). Zero means
+	// DefaultWorkerConfig's; NoThrottleRetries asks for none.
 	ThrottleRetries int
 	ThrottleDelay   time.Duration
 	// Observer, if set, is told about every message handled (metrics).
@@ -345,31 +345,42 @@ type WorkerConfig struct {
 // task at once, as any other failure (zero there means the default).
 const NoThrottleRetries = -1
 
-// WithDefaults fills zero fields.
+// DefaultWorkerConfig is a worker loop's tuning given nothing: the one
+// definition of the defaults, which the commands' flags show. Its
+// CompensationDelay is left to WithDefaults, which derives it from the
+// visibility timeout.
+func DefaultWorkerConfig() WorkerConfig {
+	return WorkerConfig{Visibility: 60 * time.Second, MaxDequeue: 5, PollMin: 20 * time.Millisecond, PollMax: time.Second,
+		ThrottleRetries: 6, ThrottleDelay: time.Second, Clock: systemClock{}}
+}
+
+// WithDefaults fills zero fields: with DefaultWorkerConfig's values, and
+// the compensation delay with four times the visibility timeout.
 func (c WorkerConfig) WithDefaults() WorkerConfig {
+	d := DefaultWorkerConfig()
 	if c.Visibility == 0 {
-		c.Visibility = 60 * time.Second
+		c.Visibility = d.Visibility
 	}
 	if c.CompensationDelay == 0 {
 		c.CompensationDelay = 4 * c.Visibility
 	}
 	if c.MaxDequeue == 0 {
-		c.MaxDequeue = 5
+		c.MaxDequeue = d.MaxDequeue
 	}
 	if c.PollMin == 0 {
-		c.PollMin = 20 * time.Millisecond
+		c.PollMin = d.PollMin
 	}
 	if c.PollMax == 0 {
-		c.PollMax = time.Second
+		c.PollMax = d.PollMax
 	}
 	if c.ThrottleRetries == 0 {
-		c.ThrottleRetries = 6
+		c.ThrottleRetries = d.ThrottleRetries
 	}
 	if c.ThrottleDelay == 0 {
-		c.ThrottleDelay = time.Second
+		c.ThrottleDelay = d.ThrottleDelay
 	}
 	if c.Clock == nil {
-		c.Clock = systemClock{}
+		c.Clock = d.Clock
 	}
 	return c
 }

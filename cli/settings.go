@@ -1,0 +1,65 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+
+	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/message"
+	"github.com/reversi-cloud/reversi/pipeline"
+)
+
+// settingsFlags are the flags that set a run's settings, shared by seed
+// and enumerate: -board, -plies, the size rules (runstore.Sizes) and
+// startFlags. Their defaults are pipeline.DefaultRunConfig's, so the
+// help shows the defaults a run gets and a run given no flags has them.
+type settingsFlags struct {
+	board, plies int
+	// blobPositions, bucketBlobs, growFrom and fanIn are the fields of
+	// runstore.Sizes.
+	blobPositions, bucketBlobs, growFrom, fanIn int
+	startFlags
+}
+
+// register adds the flags to fs; prefix starts the help of the flags
+// that only the pipeline reads, for commands that also run another
+// engine.
+func (f *settingsFlags) register(fs *flag.FlagSet, prefix string) {
+	d := pipeline.DefaultRunConfig()
+	fs.IntVar(&f.board, "board", d.Board, "board size: 4, 6 or 8")
+	fs.IntVar(&f.plies, "plies", 0, fmt.Sprintf("target ply (default: the end of the game on 4x4, %d on 6x6 and 8x8)", pipeline.DefaultTarget(8)))
+	fs.IntVar(&f.blobPositions, "blob-positions", d.BlobPositions, prefix+"positions per final blob")
+	fs.IntVar(&f.bucketBlobs, "bucket-blobs", d.BucketBlobs, prefix+"final blobs per bucket: each bucket is merged by one task")
+	fs.IntVar(&f.growFrom, "grow-from", d.GrowFrom,
+		prefix+"from this ply on, final blobs and buckets double in size each ply (0: never), so that merge reads grow with the edges, not faster")
+	fs.IntVar(&f.fanIn, "merge-fan-in", d.MergeFanIn,
+		prefix+"the most expansion runs a bucket merge reads; a ply fed by more is first combined in groups of at most this many (0: no limit)")
+	f.startFlags.register(fs)
+}
+
+// config is the configuration of run name that the flags define. Only a
+// -plies left out means a default, the target for the board and start
+// (pipeline.AutoTarget); every value given is checked, none replaced.
+func (f *settingsFlags) config(fs *flag.FlagSet, name string) (pipeline.RunConfig, error) {
+	cfg := pipeline.DefaultRunConfig()
+	cfg.Name, cfg.Board, cfg.Target = name, f.board, f.plies
+	cfg.BlobPositions, cfg.BucketBlobs, cfg.GrowFrom, cfg.MergeFanIn = f.blobPositions, f.bucketBlobs, f.growFrom, f.fanIn
+	if err := f.startFlags.apply(fs, &cfg); err != nil {
+		return pipeline.RunConfig{}, err
+	}
+	b, err := board.New(cfg.Board)
+	if err != nil {
+		return pipeline.RunConfig{}, usagef("-board %d: must be 4, 6 or 8", cfg.Board)
+	}
+	if !given(fs, "plies") {
+		cfg.Target = pipeline.AutoTarget
+	}
+	cfg = cfg.WithDerived()
+	if max := (message.Origin{Board: b, Start: cfg.Start}).LastPly(); given(fs, "plies") && (f.plies < 0 || f.plies > max) {
+		return pipeline.RunConfig{}, usagef("-plies %d: must be 0 to %d (a %dx%d game from the start ends at ply %d)", f.plies, max, cfg.Board, cfg.Board, max)
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, usageError{err.Error()}
+	}
+	return cfg, nil
+}
