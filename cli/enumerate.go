@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"runtime"
 	"time"
 
@@ -61,212 +62,279 @@ Usage: go run ./cmd/enumerate [flags]`
 // Enumerate is cmd/enumerate.
 func Enumerate(env Env) int { return finish("enumerate", env, enumerate(env)) }
 
+// enumerateFlags are enumerate's flags.
+type enumerateFlags struct {
+	engine     string
+	jsonOut    string
+	workers    int
+	run        string
+	verify     bool
+	visibility time.Duration
+	quiet      bool
+	settings   settingsFlags
+	storage    storageFlags
+	log        logFlags
+	position   positionFlags
+	cost       costFlags
+	http       httpFlag
+	plan       planFlags
+}
+
+func (f *enumerateFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.engine, "engine", "pipeline", "engine: pipeline (distributed workers over storage) or reference (single process, in memory)")
+	fs.StringVar(&f.jsonOut, "json", "", "write the report as JSON to this file")
+	fs.IntVar(&f.workers, "workers", runtime.NumCPU(), "pipeline: worker loops in this process")
+	fs.StringVar(&f.run, "run", "", "pipeline: run name, 3-32 lowercase letters and digits (default: a fresh name)")
+	fs.BoolVar(&f.verify, "verify", false, "pipeline: also run the reference engine and exit 1 on any difference")
+	fs.DurationVar(&f.visibility, "visibility", pipeline.DefaultWorkerConfig().Visibility, "pipeline: queue visibility timeout")
+	fs.BoolVar(&f.quiet, "quiet", false, "no progress on standard error")
+	f.settings.register(fs, "pipeline: ")
+	f.storage.register(fs, "embedded")
+	f.log.register(fs, "text")
+	f.log.level = "warn"
+	f.position.register(fs)
+	f.cost.register(fs)
+	f.http.register(fs, "during the run and after it until Ctrl-C (pipeline engine)")
+	f.plan.register(fs)
+}
+
 func enumerate(env Env) error {
 	fs := flag.NewFlagSet("enumerate", flag.ContinueOnError)
-	engine := fs.String("engine", "pipeline", "engine: pipeline (distributed workers over storage) or reference (single process, in memory)")
-	jsonOut := fs.String("json", "", "write the report as JSON to this file")
-	workers := fs.Int("workers", runtime.NumCPU(), "pipeline: worker loops in this process")
-	run := fs.String("run", "", "pipeline: run name, 3-32 lowercase letters and digits (default: a fresh name)")
-	verify := fs.Bool("verify", false, "pipeline: also run the reference engine and exit 1 on any difference")
-	visibility := fs.Duration("visibility", pipeline.DefaultWorkerConfig().Visibility, "pipeline: queue visibility timeout")
-	quiet := fs.Bool("quiet", false, "no progress on standard error")
-	var stf settingsFlags
-	stf.register(fs, "pipeline: ")
-	var sf storageFlags
-	sf.register(fs, "embedded")
-	var lf logFlags
-	lf.register(fs, "text")
-	lf.level = "warn"
-	var pf positionFlags
-	pf.register(fs)
-	var cf costFlags
-	cf.register(fs)
-	var hf httpFlag
-	hf.register(fs, "during the run and after it until Ctrl-C (pipeline engine)")
-	var plf planFlags
-	plf.register(fs)
+	var f enumerateFlags
+	f.register(fs)
 	if help, err := parse(fs, env, enumerateIntro); help || err != nil {
 		return err
 	}
-	if err := hf.validate(); err != nil {
-		return err
-	}
-	if err := cf.validate(fs); err != nil {
-		return err
-	}
-	if err := plf.validate(fs); err != nil {
-		return err
-	}
-	name := *run
-	if name == "" {
-		name = fmt.Sprintf("enum%d", time.Now().UnixNano()%1e12)
-	}
-	cfg, err := stf.config(fs, name)
+	cfg, err := f.runConfig(fs)
 	if err != nil {
 		return err
 	}
-	if plf.on {
-		return plf.plan(env, cfg, *workers, *jsonOut, &cf)
+	// -plan runs nothing, so the flags that only a run reads are not
+	// checked for it.
+	if f.plan.on {
+		return f.plan.plan(env, cfg, f.workers, f.jsonOut, &f.cost)
 	}
-	if err := pf.validate(); err != nil {
+	if err := f.checkRun(fs, &cfg); err != nil {
 		return err
 	}
-	if pf.set() && *engine != "pipeline" {
+	log, err := f.log.logger(env.Stderr)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	if f.engine == "reference" {
+		res, err := reference.Enumerate(board.MustNew(cfg.Board), cfg.Target)
+		if err != nil {
+			return err
+		}
+		return f.writeReport(env, res.Report, start)
+	}
+	return f.enumeratePipeline(env, fs, cfg, log, start)
+}
+
+// runConfig checks the flags that -plan reads too and returns the run's
+// configuration, under a fresh name when -run is left out.
+func (f *enumerateFlags) runConfig(fs *flag.FlagSet) (pipeline.RunConfig, error) {
+	if err := f.http.validate(); err != nil {
+		return pipeline.RunConfig{}, err
+	}
+	if err := f.cost.validate(fs); err != nil {
+		return pipeline.RunConfig{}, err
+	}
+	if err := f.plan.validate(fs); err != nil {
+		return pipeline.RunConfig{}, err
+	}
+	name := f.run
+	if name == "" {
+		name = fmt.Sprintf("enum%d", time.Now().UnixNano()%1e12)
+	}
+	return f.settings.config(fs, name)
+}
+
+// checkRun checks the flags of a run, and how they combine with the
+// engine, and sizes cfg's shards for -workers.
+func (f *enumerateFlags) checkRun(fs *flag.FlagSet, cfg *pipeline.RunConfig) error {
+	if err := f.position.validate(); err != nil {
+		return err
+	}
+	startOrSolve := f.settings.start != "" || f.settings.solve
+	switch {
+	case f.position.set() && f.engine != "pipeline":
 		return usagef("-position and -moves read the pipeline's stored results; leave out -engine reference")
-	}
-	if *engine == "reference" && (stf.start != "" || stf.solve) {
+	case f.engine == "reference" && startOrSolve:
 		return usagef("-start and -solve need the pipeline; leave out -engine reference")
-	}
-	if *verify && (stf.start != "" || stf.solve) {
+	case f.verify && startOrSolve:
 		return usagef("-verify compares with the reference engine, which knows neither -start nor -solve")
+	case f.engine != "pipeline" && f.engine != "reference":
+		return usagef("-engine %q: must be pipeline or reference", f.engine)
+	case f.workers < 1 || f.workers > 1024:
+		return usagef("-workers %d: must be 1 to 1024", f.workers)
 	}
-	if *engine != "pipeline" && *engine != "reference" {
-		return usagef("-engine %q: must be pipeline or reference", *engine)
-	}
-	if *workers < 1 || *workers > 1024 {
-		return usagef("-workers %d: must be 1 to 1024", *workers)
-	}
-	if err := planShards(fs, &cfg, *workers); err != nil {
+	if err := planShards(fs, cfg, f.workers); err != nil {
 		return err
 	}
 	if err := positive(fs, "visibility"); err != nil {
 		return err
 	}
-	if hf.set() && *engine != "pipeline" {
+	if f.http.set() && f.engine != "pipeline" {
 		return usagef("-http serves the pipeline's stored run; leave out -engine reference")
 	}
-	if err := sf.validate(false); err != nil {
-		return err
+	return f.storage.validate(false)
+}
+
+// enumeratePipeline runs the pipeline in this process on the storage
+// the flags name, continuing the run if it exists, then reports it: the
+// table, -json, -position, -verify, and -http until Ctrl-C.
+func (f *enumerateFlags) enumeratePipeline(env Env, fs *flag.FlagSet, cfg pipeline.RunConfig, log *slog.Logger, start time.Time) error {
+	wcfg := pipeline.WorkerConfig{Visibility: f.visibility}
+	if err := wcfg.WithDefaults().Validate(); err != nil {
+		return usageError{err.Error()}
 	}
-	log, err := lf.logger(env.Stderr)
+	// Set before open: the backend reports a full disk to it.
+	ctx, full := f.storage.stopWhenFull(context.Background())
+	be, err := f.storage.open(ctx, env, "")
 	if err != nil {
 		return err
 	}
-
-	start := time.Now()
-	var rep *report.Report
-	var showPosition func() error // after the table, while storage is open
-	var web *browser              // -http
-	// The pipeline's run may be an existing one, whose board wins.
-	b := board.MustNew(cfg.Board)
-	ctx := context.Background()
-	if *engine == "reference" {
-		res, err := reference.Enumerate(b, cfg.Target)
-		if err != nil {
-			return err
-		}
-		rep = res.Report
-	} else {
-		wcfg := pipeline.WorkerConfig{Visibility: *visibility}
-		if err := wcfg.WithDefaults().Validate(); err != nil {
-			return usageError{err.Error()}
-		}
-		// Set before open: the backend reports a full disk to it.
-		var full func() error
-		ctx, full = sf.stopWhenFull(ctx)
-		be, err := sf.open(ctx, env, "")
-		if err != nil {
-			return err
-		}
-		defer be.Close()
-		if cfg, err = resumeConfig(ctx, fs, be, &sf, cfg); err != nil {
-			return err
-		}
-		if err := checkDisk(sf, cfg); err != nil {
-			return err
-		}
-		// From here on a signal stops the run cleanly; before, it ends
-		// the process, which has started nothing.
-		again := "interrupted again: exiting at once; " + sf.resume(cfg)
-		var stop func()
-		ctx, stop = interruptible(ctx, env, "enumerate", again)
-		defer stop()
-		progress := &pipeline.Progress{}
-		b = board.MustNew(cfg.Board)
-		// Check the position now rather than after a long run.
-		if pf.set() {
-			if _, err := pf.position(b, cfg.Start); err != nil {
-				return err
-			}
-		}
-		if hf.set() {
-			src := &runSource{be: be, name: name, cf: &cf}
-			src.unrecorded.Store(true)
-			if web, err = startBrowser(ctx, hf, src, browse.Config{Origin: message.Origin{Board: b, Start: cfg.WithDefaults().Start}, Progress: progress, Started: start}); err != nil {
-				return err
-			}
-			defer web.stop()
-			fmt.Fprintf(env.Stderr, "enumerate: browse the run at %s\n", web.url)
-		}
-		if !*quiet {
-			stopProgress := showProgress(env, progress, start)
-			defer stopProgress()
-		}
-		// Record this process's transactions in the run as it goes and
-		// at the end, even when it was interrupted, so that inspect and
-		// an enumerate continuing the run (same -run and -data) count
-		// every process's share, a killed one's up to its last period.
-		id := fmt.Sprintf("enumerate-%d", start.UnixNano())
-		stopRecording := recordStatsEvery(be, name, id, statsPeriod, log)
-		rep, err = pipeline.RunLocal(ctx, be, cfg, *workers, wcfg, log, progress)
-		stopRecording()
-		r, stats, rerr := recordStats(be, name, id)
-		if web != nil {
-			web.finish()
-		}
-		if err := full(); err != nil {
-			return fmt.Errorf("%w; free some space, then %s", err, sf.resume(cfg))
-		}
-		if err != nil && ctx.Err() != nil {
-			return interruptedError{interruption(r, progress) + "; " + sf.resume(cfg)}
-		}
-		if err != nil {
-			return err
-		}
-		if rerr != nil {
-			return rerr
-		}
-		if err := cf.apply(ctx, rep, be, name, stats); err != nil {
-			return err
-		}
-		if sf.kind == "azure" || sf.data != "" {
-			leftovers(ctx, env, r, &sf, wcfg.WithDefaults().CompensationDelay)
-		}
-		if pf.set() {
-			showPosition = func() error {
-				fmt.Fprintln(env.Stdout)
-				return pf.show(ctx, env, r, "")
-			}
-		}
-	}
-	rep.WallSeconds = time.Since(start).Seconds()
-	if err := rep.WriteTable(env.Stdout); err != nil {
+	defer be.Close()
+	// The run may be an existing one, whose settings win.
+	if cfg, err = resumeConfig(ctx, fs, be, &f.storage, cfg); err != nil {
 		return err
 	}
-	if *jsonOut != "" {
-		if err := rep.WriteJSONFile(*jsonOut); err != nil {
+	if err := checkDisk(f.storage, cfg); err != nil {
+		return err
+	}
+	// From here on a signal stops the run cleanly; before, it ends the
+	// process, which has started nothing.
+	again := "interrupted again: exiting at once; " + f.storage.resume(cfg)
+	ctx, stop := interruptible(ctx, env, "enumerate", again)
+	defer stop()
+	// Check the position now rather than after a long run.
+	if f.position.set() {
+		if _, err := f.position.position(board.MustNew(cfg.Board), cfg.Start); err != nil {
 			return err
 		}
 	}
-	if showPosition != nil {
-		if err := showPosition(); err != nil {
+	progress := &pipeline.Progress{}
+	web, err := f.startWeb(ctx, env, be, cfg, progress, start)
+	if err != nil {
+		return err
+	}
+	if web != nil {
+		defer web.stop()
+	}
+	if !f.quiet {
+		stopProgress := showProgress(env, progress, start)
+		defer stopProgress()
+	}
+	rep, r, err := f.runLocal(ctx, be, cfg, wcfg, log, progress, start, web, full)
+	if err != nil {
+		return err
+	}
+	if f.storage.kind == "azure" || f.storage.data != "" {
+		leftovers(ctx, env, r, &f.storage, wcfg.WithDefaults().CompensationDelay)
+	}
+	return f.show(ctx, env, r, rep, start, web)
+}
+
+// show reports a finished run: the table and -json, then -position,
+// -verify, and -http until Ctrl-C.
+func (f *enumerateFlags) show(ctx context.Context, env Env, r *pipeline.Run, rep *report.Report, start time.Time, web *browser) error {
+	if err := f.writeReport(env, rep, start); err != nil {
+		return err
+	}
+	if f.position.set() {
+		fmt.Fprintln(env.Stdout)
+		if err := f.position.show(ctx, env, r, ""); err != nil {
 			return err
 		}
 	}
-	if *verify && *engine == "pipeline" {
-		ref, err := reference.Enumerate(b, cfg.Target)
-		if err != nil {
+	if f.verify {
+		if err := verify(env, r.Board, r.Config.Target, rep); err != nil {
 			return err
 		}
-		if diff := Compare(ref.Report, rep); diff != "" {
-			return fmt.Errorf("verify: the pipeline differs from the reference engine: %s", diff)
-		}
-		fmt.Fprintln(env.Stdout, "verify: the pipeline matches the reference engine on every ply")
 	}
 	if web != nil {
 		fmt.Fprintf(env.Stderr, "enumerate: the run is over; still serving it at %s until Ctrl-C\n", web.url)
 		return web.serveUntil(ctx)
 	}
+	return nil
+}
+
+// startWeb serves the run to a browser while it goes on, for -http; it
+// returns nil without -http.
+func (f *enumerateFlags) startWeb(ctx context.Context, env Env, be *storage.Metered, cfg pipeline.RunConfig, progress *pipeline.Progress, start time.Time) (*browser, error) {
+	if !f.http.set() {
+		return nil, nil
+	}
+	src := &runSource{be: be, name: cfg.Name, cf: &f.cost}
+	src.unrecorded.Store(true)
+	origin := message.Origin{Board: board.MustNew(cfg.Board), Start: cfg.Start}
+	web, err := startBrowser(ctx, f.http, src, browse.Config{Origin: origin, Progress: progress, Started: start})
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(env.Stderr, "enumerate: browse the run at %s\n", web.url)
+	return web, nil
+}
+
+// runLocal runs the pipeline's workers on the run until it is complete
+// or ctx is done, and returns its report, with the costs of the
+// transactions, and the open run. It records this process's
+// transactions in the run as it goes and at the end, even when
+// interrupted, so that inspect and an enumerate continuing the run (same
+// -run and -data) count every process's share, a killed one's up to its
+// last period. web, if not nil, learns that the run is over. A full disk
+// (full, from stopWhenFull) or an interruption is an error that says how
+// to resume.
+func (f *enumerateFlags) runLocal(ctx context.Context, be *storage.Metered, cfg pipeline.RunConfig, wcfg pipeline.WorkerConfig,
+	log *slog.Logger, progress *pipeline.Progress, start time.Time, web *browser, full func() error) (*report.Report, *pipeline.Run, error) {
+	id := fmt.Sprintf("enumerate-%d", start.UnixNano())
+	stopRecording := recordStatsEvery(be, cfg.Name, id, statsPeriod, log)
+	rep, err := pipeline.RunLocal(ctx, be, cfg, f.workers, wcfg, log, progress)
+	stopRecording()
+	r, stats, rerr := recordStats(be, cfg.Name, id)
+	if web != nil {
+		web.finish()
+	}
+	if err := full(); err != nil {
+		return nil, nil, fmt.Errorf("%w; free some space, then %s", err, f.storage.resume(cfg))
+	}
+	if err != nil && ctx.Err() != nil {
+		return nil, nil, interruptedError{interruption(r, progress) + "; " + f.storage.resume(cfg)}
+	}
+	if err != nil {
+		return nil, r, err
+	}
+	if rerr != nil {
+		return nil, r, rerr
+	}
+	return rep, r, f.cost.apply(ctx, rep, be, cfg.Name, stats)
+}
+
+// writeReport prints the per-ply table and writes -json.
+func (f *enumerateFlags) writeReport(env Env, rep *report.Report, start time.Time) error {
+	rep.WallSeconds = time.Since(start).Seconds()
+	if err := rep.WriteTable(env.Stdout); err != nil {
+		return err
+	}
+	if f.jsonOut != "" {
+		return rep.WriteJSONFile(f.jsonOut)
+	}
+	return nil
+}
+
+// verify compares the pipeline's report with the reference engine's, for
+// -verify.
+func verify(env Env, b *board.Board, target int, rep *report.Report) error {
+	ref, err := reference.Enumerate(b, target)
+	if err != nil {
+		return err
+	}
+	if diff := Compare(ref.Report, rep); diff != "" {
+		return fmt.Errorf("verify: the pipeline differs from the reference engine: %s", diff)
+	}
+	fmt.Fprintln(env.Stdout, "verify: the pipeline matches the reference engine on every ply")
 	return nil
 }
 
