@@ -4,9 +4,11 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/pipeline"
@@ -112,97 +114,128 @@ Usage: worker -run NAME [flags]`
 // Worker is cmd/worker.
 func Worker(env Env) int { return finish("worker", env, worker(env)) }
 
-func worker(env Env) error {
-	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
-	run := fs.String("run", "", "run name (required)")
-	concurrency := fs.Int("concurrency", 1, "messages handled at once (the article warns against several CPU-heavy messages on one machine)")
+// workerFlags are worker's flags.
+type workerFlags struct {
+	run         string
+	concurrency int
+	id          string
+	metricsAddr string
+	// visibility, compDelay, maxDequeue and exitWhenDone are the worker
+	// loops' pipeline.WorkerConfig.
+	visibility, compDelay time.Duration
+	maxDequeue            int64
+	exitWhenDone          bool
+	storage               storageFlags
+	log                   logFlags
+}
+
+func (f *workerFlags) register(fs *flag.FlagSet) {
 	d := pipeline.DefaultWorkerConfig()
-	visibility := fs.Duration("visibility", d.Visibility, "queue visibility timeout; long tasks extend it")
-	compDelay := fs.Duration("compensation-delay", 0, "initial delay of compensation messages (default 4x -visibility)")
-	maxDequeue := fs.Int64("max-dequeue", d.MaxDequeue, "move a message to the poison queue after this many deliveries")
-	exitWhenDone := fs.Bool("exit-when-done", false, "exit 0 once the run is complete and its work queue empty (delayed compensation messages of failed tasks handled)")
-	id := fs.String("id", "", "worker id in logs and statistics (default: host name and process id)")
-	metricsAddr := fs.String("metrics-addr", "", metricsAddrHelp)
-	var sf storageFlags
-	sf.register(fs, "azure")
-	var lf logFlags
-	lf.register(fs, "json")
-	if help, err := parse(fs, env, workerIntro); help || err != nil {
-		return err
+	fs.StringVar(&f.run, "run", "", "run name (required)")
+	fs.IntVar(&f.concurrency, "concurrency", 1, "messages handled at once (the article warns against several CPU-heavy messages on one machine)")
+	fs.DurationVar(&f.visibility, "visibility", d.Visibility, "queue visibility timeout; long tasks extend it")
+	fs.DurationVar(&f.compDelay, "compensation-delay", 0, "initial delay of compensation messages (default 4x -visibility)")
+	fs.Int64Var(&f.maxDequeue, "max-dequeue", d.MaxDequeue, "move a message to the poison queue after this many deliveries")
+	fs.BoolVar(&f.exitWhenDone, "exit-when-done", false, "exit 0 once the run is complete and its work queue empty (delayed compensation messages of failed tasks handled)")
+	fs.StringVar(&f.id, "id", "", "worker id in logs and statistics (default: host name and process id)")
+	fs.StringVar(&f.metricsAddr, "metrics-addr", "", metricsAddrHelp)
+	f.storage.register(fs, "azure")
+	f.log.register(fs, "json")
+}
+
+// workerConfig checks the flags and returns the worker loops'
+// configuration; a left-out -id becomes the host name and process id.
+func (f *workerFlags) workerConfig(fs *flag.FlagSet) (pipeline.WorkerConfig, error) {
+	if err := requireRun(f.run); err != nil {
+		return pipeline.WorkerConfig{}, err
 	}
-	if err := requireRun(*run); err != nil {
-		return err
-	}
-	if *concurrency < 1 || *concurrency > 64 {
-		return usagef("-concurrency %d: must be 1 to 64", *concurrency)
+	if f.concurrency < 1 || f.concurrency > 64 {
+		return pipeline.WorkerConfig{}, usagef("-concurrency %d: must be 1 to 64", f.concurrency)
 	}
 	// A zero -compensation-delay means its default, as
 	// the help says; the other durations and counts must be given.
 	if err := positive(fs, "visibility", "max-dequeue"); err != nil {
-		return err
+		return pipeline.WorkerConfig{}, err
 	}
-	if *id == "" {
+	if f.id == "" {
 		host, _ := os.Hostname()
-		*id = fmt.Sprintf("%s-%d", strings.ToLower(host), os.Getpid())
+		f.id = fmt.Sprintf("%s-%d", strings.ToLower(host), os.Getpid())
 	}
-	wcfg := pipeline.WorkerConfig{Visibility: *visibility, CompensationDelay: *compDelay, MaxDequeue: *maxDequeue, ExitWhenDone: *exitWhenDone, Drain: true}.WithDefaults()
+	wcfg := pipeline.WorkerConfig{Visibility: f.visibility, CompensationDelay: f.compDelay, MaxDequeue: f.maxDequeue, ExitWhenDone: f.exitWhenDone, Drain: true}.WithDefaults()
 	if err := wcfg.Validate(); err != nil {
-		return usageError{err.Error()}
+		return pipeline.WorkerConfig{}, usageError{err.Error()}
 	}
-	if err := sf.validate(true); err != nil {
+	if err := f.storage.validate(true); err != nil {
+		return pipeline.WorkerConfig{}, err
+	}
+	return wcfg, checkMetricsAddr(f.metricsAddr)
+}
+
+func worker(env Env) error {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	var f workerFlags
+	f.register(fs)
+	if help, err := parse(fs, env, workerIntro); help || err != nil {
 		return err
 	}
-	if err := checkMetricsAddr(*metricsAddr); err != nil {
+	wcfg, err := f.workerConfig(fs)
+	if err != nil {
 		return err
 	}
-	log, err := lf.logger(env.Stderr)
+	log, err := f.log.logger(env.Stderr)
 	if err != nil {
 		return err
 	}
 	// Set before open: the backend reports a full disk to it.
-	ctx, full := sf.stopWhenFull(context.Background())
+	ctx, full := f.storage.stopWhenFull(context.Background())
 	ctx, stop := interruptible(ctx, env, "worker", "interrupted again: exiting at once; the messages it held reappear after their visibility timeout")
 	defer stop()
-	be, err := sf.open(ctx, env, *run)
+	be, err := f.storage.open(ctx, env, f.run)
 	if err != nil {
 		return err
 	}
 	defer be.Close()
 	progress := &pipeline.Progress{}
-	observer, stopMetrics, err := startMetrics(*metricsAddr, be, progress, log.With("worker", *id, "run", *run))
+	observer, stopMetrics, err := startMetrics(f.metricsAddr, be, progress, log.With("worker", f.id, "run", f.run))
 	if err != nil {
 		return err
 	}
 	defer stopMetrics()
 	wcfg.Observer = observer
-	r, err := sf.findRun(ctx, be, *run)
+	r, err := f.storage.findRun(ctx, be, f.run)
 	if err != nil {
 		return err
 	}
 	// The worker loops add the run to their lines themselves.
-	loopLog := log.With("worker", *id)
-	log = loopLog.With("run", *run)
-	log.Info("worker started", "board", r.Config.Board, "target_ply", r.Config.Target, "concurrency", *concurrency)
-	stopRecording := recordStatsEvery(be, *run, *id, statsPeriod, log)
-	var wg sync.WaitGroup
-	for i := 0; i < *concurrency; i++ {
-		w, err := pipeline.NewWorker(r, wcfg, loopLog, progress)
-		if err != nil {
-			return err
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w.Run(ctx)
-		}()
+	loopLog := log.With("worker", f.id)
+	log = loopLog.With("run", f.run)
+	log.Info("worker started", "board", r.Config.Board, "target_ply", r.Config.Target, "concurrency", f.concurrency)
+	stopRecording := recordStatsEvery(be, f.run, f.id, statsPeriod, log)
+	if err := runLoops(ctx, r, wcfg, loopLog, progress, f.concurrency); err != nil {
+		return err
 	}
-	wg.Wait()
 	stopRecording()
 	if err := full(); err != nil {
 		return fmt.Errorf("%w; free some space, then start the worker again", err)
 	}
-	storeStats(r, be, *id, log)
+	storeStats(r, be, f.id, log)
 	log.Info("worker stopped")
+	return nil
+}
+
+// runLoops runs n worker loops on r until they stop: ctx is done, or
+// the run is (with ExitWhenDone). If a loop cannot be made, it returns
+// at once: the loops already started stop when the caller cancels ctx.
+func runLoops(ctx context.Context, r *pipeline.Run, wcfg pipeline.WorkerConfig, log *slog.Logger, progress *pipeline.Progress, n int) error {
+	var wg sync.WaitGroup
+	for range n {
+		w, err := pipeline.NewWorker(r, wcfg, log, progress)
+		if err != nil {
+			return err
+		}
+		wg.Go(func() { w.Run(ctx) })
+	}
+	wg.Wait()
 	return nil
 }
 
