@@ -62,7 +62,7 @@ func seed(env Env) error {
 		return err
 	}
 	defer be.Close()
-	cfg.Accounts = sf.accounts
+	cfg = cfg.OnAccounts(sf.accounts)
 	if _, err := pipeline.Seed(ctx, be, cfg); err != nil {
 		return err
 	}

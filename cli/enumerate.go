@@ -414,8 +414,7 @@ func progressLine(p *pipeline.Progress, elapsed time.Duration) string {
 func resumeConfig(ctx context.Context, fs *flag.FlagSet, be storage.Backend, sf *storageFlags, cfg pipeline.RunConfig) (pipeline.RunConfig, error) {
 	r, err := pipeline.OpenRun(ctx, be, cfg.Name)
 	if errors.Is(err, pipeline.ErrNoRun) {
-		cfg.Accounts = sf.accounts
-		return cfg, nil
+		return cfg.OnAccounts(sf.accounts), nil
 	}
 	if err != nil {
 		return cfg, err

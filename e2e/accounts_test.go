@@ -12,6 +12,7 @@ import (
 	"github.com/reversi-cloud/reversi/internal/testkit"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/runstore"
+	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/storage/azure"
 )
 
@@ -130,6 +131,11 @@ func TestAzuriteTwoAccounts(t *testing.T) {
 			}
 		}
 		t.Logf("account %d holds %d blobs, %d bytes", i+1, len(list), bytes[i])
+		// Each account holds a state table of the run: a run seeded on
+		// two accounts spreads its state rows over both.
+		if _, err := be.Table(pipeline.StateTables(run, 2)[i]).Query(ctx, "p00", storage.QueryOptions{}); err != nil {
+			t.Errorf("state table %s on account %d: %v", pipeline.StateTables(run, 2)[i], i+1, err)
+		}
 		be.Close()
 	}
 	if total := bytes[0] + bytes[1]; 4*bytes[1] < total {

@@ -121,6 +121,14 @@ func (c RunConfig) WithDefaults() RunConfig {
 	return c.WithDerived()
 }
 
+// OnAccounts is c on n storage accounts, with its state rows spread
+// over all of them (the default; see StateAccounts). Settings derived
+// before the accounts were known kept state rows on one.
+func (c RunConfig) OnAccounts(n int) RunConfig {
+	c.Accounts, c.StateAccounts = n, n
+	return c
+}
+
 // WithDerived fills the settings that follow from others, where they are
 // left unset: the zero start is the board's usual start, a Target of
 // AutoTarget DefaultTarget's ply (or the last ply from the start, if
