@@ -227,32 +227,83 @@ func TestAudit6x6(t *testing.T) {
 }
 
 // TestAuditRunInProgress checks a run that is seeded but not worked on:
-// clean while its first message waits; a record of the open ply whose
-// blob is missing is found; and with the message gone, the audit says
-// nothing is left to make progress.
+// clean while its first message waits; damage planted in the records
+// of its open ply 1 is found, each on a run of its own since markers are
+// never removed; and with the message gone, the audit says nothing is
+// left to make progress.
 func TestAuditRunInProgress(t *testing.T) {
 	ctx := context.Background()
 	be := openEmbedded(t)
-	r, err := Seed(ctx, be, RunConfig{Name: "auditseed", Board: 4, Target: 12})
-	if err != nil {
-		t.Fatal(err)
+	blob := runstore.ExpansionBlobName(1, 9, "x")
+	for i, tc := range []struct {
+		name  string
+		plant func(r *Run, p *runstore.Ply) error
+		want  string
+	}{
+		{"expansion blob missing", func(r *Run, p *runstore.Ply) error {
+			return commitExpansion(ctx, r, p, runstore.Expansion{Task: 9, Blob: blob, Cuts: []int64{0, 50}})
+		}, "error: ply 1: expansion task 9 names blob p01/e-0000009-x, which is missing"},
+		{"expansion marker without cuts", func(r *Run, p *runstore.Ply) error {
+			if err := r.blobs.Put(ctx, blob, make([]byte, 50)); err != nil {
+				return err
+			}
+			return commitExpansion(ctx, r, p, runstore.Expansion{Task: 9, Blob: blob})
+		}, "error: ply 1: expansion task 9 names blob p01/e-0000009-x but records no cuts"},
+		{"expansion blob short", func(r *Run, p *runstore.Ply) error {
+			if err := r.blobs.Put(ctx, blob, make([]byte, 30)); err != nil {
+				return err
+			}
+			return commitExpansion(ctx, r, p, runstore.Expansion{Task: 9, Blob: blob, Cuts: []int64{0, 50}})
+		}, "error: ply 1: expansion task 9 cuts blob p01/e-0000009-x into buckets ending at 50, but it holds 30 bytes"},
+		{"expansion cut into too many buckets", func(r *Run, p *runstore.Ply) error {
+			if err := r.blobs.Put(ctx, blob, make([]byte, 50)); err != nil {
+				return err
+			}
+			cuts := make([]int64, p.Buckets+2)
+			cuts[len(cuts)-1] = 50
+			return commitExpansion(ctx, r, p, runstore.Expansion{Task: 9, Blob: blob, Cuts: cuts})
+		}, "error: ply 1: expansion task 9 cuts blob p01/e-0000009-x into 2 buckets, but it should be 1"},
+		{"merge output missing", func(r *Run, p *runstore.Ply) error {
+			out := &runstore.Run{Blob: runstore.FinalRunBlobName(1, 0, 0, "x"), Count: 1}
+			_, err := r.store.MergeStage(p).Commit(ctx, runstore.BucketMerge{Bucket: 0, Attempt: "x", Outputs: 1, Runs: []*runstore.Run{out}})
+			return err
+		}, "error: ply 1: run s000000-x-0000 names blob p01/f-000000-0000-x, which is missing"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Seed(ctx, be, RunConfig{Name: fmt.Sprintf("auditseed%d", i), Board: 4, Target: 12})
+			if err != nil {
+				t.Fatal(err)
+			}
+			expectClean(t, ctx, r, "seeded run")
+			p, err := r.store.Ply(ctx, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Buckets != 1 {
+				t.Fatalf("ply 1 has %d buckets; the findings expect 1", p.Buckets)
+			}
+			if err := tc.plant(r, p); err != nil {
+				t.Fatal(err)
+			}
+			got, a := auditLines(t, ctx, r)
+			if want := []string{tc.want}; !slices.Equal(got, want) || !a.Failed() {
+				t.Errorf("findings %q, want %q", got, want)
+			}
+			drain(t, ctx, r.work)
+			got, _ = auditLines(t, ctx, r)
+			want := []string{tc.want, "error: the run is not complete but its work queue is empty: nothing is left to make progress"}
+			if !slices.Equal(got, want) {
+				t.Errorf("with the queue drained: findings %q, want %q", got, want)
+			}
+		})
 	}
-	expectClean(t, ctx, r, "seeded run")
+}
 
-	undo := plantExpansion(t, ctx, be, r, 1, runstore.Expansion{Task: 999999, Blob: runstore.ExpansionBlobName(1, 9, "x"), Cuts: []int64{0, 50}})
-	got, a := auditLines(t, ctx, r)
-	want := []string{"error: ply 1: expansion task 999999 names blob p01/e-0000009-x, which is missing"}
-	if !slices.Equal(got, want) || !a.Failed() {
-		t.Errorf("findings %q, want %q", got, want)
-	}
-	undo()
-
-	drain(t, ctx, r.work)
-	got, _ = auditLines(t, ctx, r)
-	want = []string{"error: the run is not complete but its work queue is empty: nothing is left to make progress"}
-	if !slices.Equal(got, want) {
-		t.Errorf("findings %q, want %q", got, want)
-	}
+// commitExpansion commits an expansion marker that no task made, as
+// damage would.
+func commitExpansion(ctx context.Context, r *Run, p *runstore.Ply, e runstore.Expansion) error {
+	_, err := r.store.ExpansionStage(p).Commit(ctx, e)
+	return err
 }
 
 // TestAuditWhileRunning audits a run over and over while its workers run:
@@ -302,22 +353,6 @@ func TestAuditWhileRunning(t *testing.T) {
 	t.Logf("%d audits during the run, %d warnings", audits, warnings)
 	settle(t, ctx, r, WorkerConfig{Visibility: 5 * time.Second, PollMax: 50 * time.Millisecond})
 	expectClean(t, ctx, r, "after the run")
-}
-
-// plantExpansion adds an expansion marker that no task made, as damage
-// would, and returns what removes it again. The removal deletes the row
-// itself, which no code of the pipeline ever does, so it goes to the
-// table directly (row layout: runstore's package doc).
-func plantExpansion(t *testing.T, ctx context.Context, be storage.Backend, r *Run, ply int, e runstore.Expansion) (undo func()) {
-	t.Helper()
-	if _, err := r.store.AddExpansion(ctx, ply, e); err != nil {
-		t.Fatal(err)
-	}
-	return func() {
-		if err := be.Table(StateTable(r.Config.Name)).Delete(ctx, fmt.Sprintf("r%02d", ply), fmt.Sprintf("d%07d", e.Task), storage.AnyETag); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // TestAuditCuts: a run of edges cut into buckets (an expansion or
