@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -163,6 +164,31 @@ func TestAuditCompleteRun(t *testing.T) {
 		}, []string{fmt.Sprintf("error: ply 9 is complete but final blobs 0 [%s, %s] and 1 [%s, %s] overlap or are out of order",
 			finals[0].Min.Text(), finals[0].Max.Text(), overlapping.Min.Text(), overlapping.Max.Text())}},
 
+		{"final blob unreadable", func() func() {
+			data, err := r.blobs.Get(ctx, final0)
+			must(err)
+			must(r.blobs.Put(ctx, final0, []byte(poisoned)))
+			return func() { must(r.blobs.Put(ctx, final0, data)) }
+		}, []string{fmt.Sprintf("error: ply 9: final blob 0 (%s): %v", final0, keyIndexErr([]byte(poisoned)))}},
+
+		{"results blob unreadable", func() func() {
+			name := runstore.ResultsBlobName(ply, 1)
+			data, err := r.blobs.Get(ctx, name)
+			must(err)
+			must(r.blobs.Put(ctx, name, []byte(poisoned)))
+			return func() { must(r.blobs.Put(ctx, name, data)) }
+		}, []string{fmt.Sprintf("error: ply 9: results blob p09/r-0000001: %v", resultsErr([]byte(poisoned)))}},
+
+		{"results blob short", func() func() {
+			name := runstore.ResultsBlobName(ply, 1)
+			data, err := r.blobs.Get(ctx, name)
+			must(err)
+			words, err := packed.DecodeResults(nil, data)
+			must(err)
+			must(r.blobs.Put(ctx, name, packed.EncodeResults(words[:1])))
+			return func() { must(r.blobs.Put(ctx, name, data)) }
+		}, []string{fmt.Sprintf("error: ply 9: results blob p09/r-0000001 holds 1 results, not %d", finals[1].Count)}},
+
 		{"leftover message", func() func() {
 			_, err := r.work.Enqueue(ctx, "S05", storage.EnqueueOptions{})
 			must(err)
@@ -194,6 +220,19 @@ func TestAuditCompleteRun(t *testing.T) {
 			w.Run(ctx)
 			return func() { drain(t, ctx, r.poison) }
 		}, []string{`error: poison queue: message "garbage": bad message: message "garbage": the ply must be two digits`}},
+		{"poison record unreadable", func() func() {
+			_, err := r.poison.Enqueue(ctx, poisoned, storage.EnqueueOptions{})
+			must(err)
+			return func() { drain(t, ctx, r.poison) }
+		}, []string{`error: poison queue: message "garbage"`}},
+
+		{"more poison than a peek shows", func() func() {
+			for range storage.MaxDequeue + 1 {
+				_, err := r.poison.Enqueue(ctx, poisoned, storage.EnqueueOptions{})
+				must(err)
+			}
+			return func() { drain(t, ctx, r.poison) }
+		}, append(slices.Repeat([]string{`error: poison queue: message "garbage"`}, storage.MaxDequeue), "error: poison queue: 1 more messages")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			undo := tc.plant()
@@ -206,6 +245,107 @@ func TestAuditCompleteRun(t *testing.T) {
 			expectClean(t, ctx, r, "after undoing "+tc.name)
 		})
 	}
+}
+
+// keyIndexErr is what reading data as a final blob fails with.
+func keyIndexErr(data []byte) error {
+	_, err := packed.OpenKeyIndex(bytes.NewReader(data), int64(len(data)))
+	return err
+}
+
+// resultsErr is what reading data as a results blob fails with.
+func resultsErr(data []byte) error {
+	_, err := packed.DecodeResults(nil, data)
+	return err
+}
+
+// TestAuditRecords: damage to a complete ply's records that the run
+// store never writes (its rows are added once and never rewritten or
+// deleted) is planted in the records as the audit read them, one at a
+// time, and each is reported.
+func TestAuditRecords(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r := runComplete(t, ctx, openEmbedded(t), RunConfig{Name: "auditrecs", Board: 4, Target: 10, BlobPositions: 100, BucketBlobs: 4})
+	const ply = 9
+	list, err := r.blobs.List(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := map[string]int64{}
+	for _, b := range list {
+		sizes[b.Name] = b.Size
+	}
+	read := func() (*auditState, *runstore.Ply, runstore.Records) {
+		s, err := r.readAuditState(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := *s.plies[ply]
+		return s, &p, s.recs[ply]
+	}
+	_, first, recs := read()
+	if first.Groups != 0 || len(recs.Finals) < 2 {
+		t.Fatalf("ply %d: %d groups, %d final blobs; the test wants no combine level and several final blobs", ply, first.Groups, len(recs.Finals))
+	}
+	final0 := recs.Finals[0].Blob
+	results := runstore.ResultsBlobName(ply, 0)
+	for _, tc := range []struct {
+		name   string
+		mangle func(s *auditState, p *runstore.Ply, recs *runstore.Records)
+		want   []string
+	}{
+		{"clean", func(*auditState, *runstore.Ply, *runstore.Records) {}, nil},
+		{"final blob rows against the ply record", func(_ *auditState, p *runstore.Ply, _ *runstore.Records) { p.Finals++ },
+			[]string{fmt.Sprintf("error: ply 9 has %d final blob rows, but its record says %d", len(recs.Finals), len(recs.Finals)+1)}},
+		{"final blob without its run", func(_ *auditState, _ *runstore.Ply, recs *runstore.Records) {
+			recs.Runs = slices.DeleteFunc(slices.Clone(recs.Runs), func(run *runstore.Run) bool { return run.Blob == final0 })
+		}, []string{fmt.Sprintf("error: ply 9: final blob 0 (%s) has no run record", final0)}},
+		{"run naming no final blob", func(_ *auditState, _ *runstore.Ply, recs *runstore.Records) {
+			recs.Runs = slices.Clone(recs.Runs)
+			for i, run := range recs.Runs {
+				if run.Blob == final0 {
+					moved := *run
+					moved.Blob = results
+					recs.Runs[i] = &moved
+				}
+			}
+		}, []string{
+			fmt.Sprintf("error: ply 9 is final but run %s names blob %s, which is not one of its final blobs", runKey(recs.Runs, final0), results),
+			fmt.Sprintf("error: ply 9: final blob 0 (%s) has no run record", final0),
+		}},
+		{"resolution of a final blob the ply lacks", func(s *auditState, _ *runstore.Ply, _ *runstore.Records) {
+			s.resolutions[ply] = append(slices.Clone(s.resolutions[ply]), runstore.Resolution{Index: len(recs.Finals)})
+		}, []string{fmt.Sprintf("error: ply 9: a resolution marker names final blob %d, which the ply lacks", len(recs.Finals))}},
+		{"combine marker without a combine level", func(_ *auditState, _ *runstore.Ply, recs *runstore.Records) {
+			recs.Combines = []runstore.Combine{{Index: 3}}
+		}, []string{"error: ply 9: a combine marker names task 3, which the ply's 0 groups and 0 ranges lack"}},
+	} {
+		s, p, recs := read()
+		tc.mangle(s, p, &recs)
+		s.recs[ply] = recs
+		a := &Audit{}
+		if err := r.auditPly(ctx, a, p, s, sizes, nil); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range a.Findings {
+			got = append(got, f.String())
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: findings %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// runKey is the key of the run that names blob.
+func runKey(runs []*runstore.Run, blob string) string {
+	for _, run := range runs {
+		if run.Blob == blob {
+			return run.Key
+		}
+	}
+	return ""
 }
 
 func compareText(a, b string) int {
