@@ -28,7 +28,7 @@ import (
 // frontier), and bounds flow back with the exact scores.
 //
 // Each R message is one item of the ply's resolution stage
-// (runstore.ResolutionStage), done by task.Do.
+// (runstore.ResolutionStage), done by task.Items.
 //
 // Crash points: the results blob and the notice rows have names derived
 // from the blob, and their content depends only on the notices, which are
@@ -36,29 +36,23 @@ import (
 // rewrites the same data, and needs no compensation message. The
 // resolution marker, added last, makes a redelivery skip straight to the
 // follow-up.
-var ResolveHandler task.Handler = task.HandlerFunc(resolve)
-
-func resolve(ctx context.Context, t *task.Task, m message.Message) error {
-	ply, err := t.Run.Store.Ply(ctx, m.Ply)
-	if err != nil {
-		return err
-	}
-	return task.Do(ctx, task.Item[runstore.Resolution]{
-		Stage: t.Run.Store.ResolutionStage(ply),
-		Index: m.Index,
-		Ready: func(ctx context.Context) error { return childResolved(ctx, t, m.Ply) },
-		Work: func(ctx context.Context) (runstore.Resolution, task.Cover, error) {
-			r, err := resolveBlob(ctx, t, m)
-			return r, nil, err // results and notices have fixed names: nothing to compensate
-		},
-		FollowUp: func(ctx context.Context) error { return t.Flow.Resolved(ctx, t, m.Ply, m.Index) },
-	})
+var ResolveHandler task.Handler = task.Items[runstore.Resolution]{
+	Stage: (*runstore.Store).ResolutionStage,
+	Ready: childResolved,
+	Work: func(ctx context.Context, t *task.Task, p *runstore.Ply, i int) (runstore.Resolution, task.Cover, error) {
+		r, err := resolveBlob(ctx, t, p.Ply, i)
+		return r, nil, err // results and notices have fixed names: nothing to compensate
+	},
+	FollowUp: func(ctx context.Context, t *task.Task, st runstore.Stage[runstore.Resolution], i int) error {
+		return t.Flow.Resolved(ctx, t, st.Ply().Ply, i)
+	},
 }
 
 // childResolved refuses to resolve a ply before the next one is: R
 // messages of a ply are sent only once the next ply is resolved, and an
 // early one would decide from missing notices.
-func childResolved(ctx context.Context, t *task.Task, ply int) error {
+func childResolved(ctx context.Context, t *task.Task, p *runstore.Ply) error {
+	ply := p.Ply
 	if ply >= t.Run.Target {
 		return nil
 	}
@@ -72,12 +66,12 @@ func childResolved(ctx context.Context, t *task.Task, ply int) error {
 	return nil
 }
 
-// resolveBlob decides the results of final blob m.Index of ply m.Ply,
-// writes them and the notices to its parents, and returns the marker
-// that records it.
-func resolveBlob(ctx context.Context, t *task.Task, m message.Message) (runstore.Resolution, error) {
+// resolveBlob decides the results of final blob index of a ply, writes
+// them and the notices to its parents, and returns the marker that
+// records it.
+func resolveBlob(ctx context.Context, t *task.Task, ply, index int) (runstore.Resolution, error) {
 	run, store := t.Run, t.Run.Store
-	final, err := store.Final(ctx, m.Ply, m.Index)
+	final, err := store.Final(ctx, ply, index)
 	if err != nil {
 		return runstore.Resolution{}, err
 	}
@@ -87,8 +81,8 @@ func resolveBlob(ctx context.Context, t *task.Task, m message.Message) (runstore
 	}
 	squares := run.Board.Size() * run.Board.Size()
 	tallies := make([]Tally, len(keys))
-	if m.Ply < run.Target {
-		payloads, err := store.Notices(ctx, m.Ply, m.Index)
+	if ply < run.Target {
+		payloads, err := store.Notices(ctx, ply, index)
 		if err != nil {
 			return runstore.Resolution{}, err
 		}
@@ -99,7 +93,7 @@ func resolveBlob(ctx context.Context, t *task.Task, m message.Message) (runstore
 				}
 			})
 			if err != nil {
-				return runstore.Resolution{}, fmt.Errorf("notices for ply %d blob %d: %w", m.Ply, m.Index, err)
+				return runstore.Resolution{}, fmt.Errorf("notices for ply %d blob %d: %w", ply, index, err)
 			}
 		}
 	}
@@ -107,15 +101,15 @@ func resolveBlob(ctx context.Context, t *task.Task, m message.Message) (runstore
 	var front *frontier
 	var frontResults []board.Result
 	var frontScores []Score
-	if m.Ply >= run.Target && run.Solve {
+	if ply >= run.Target && run.Solve {
 		solver = solvers.Get().(*solve.Solver)
 		defer solvers.Put(solver)
 		if run.SolveMode.Pruned() {
-			if front, err = newFrontier(ctx, t, m.Ply, m.Index, final.Blob, keys); err != nil {
+			if front, err = newFrontier(ctx, t, ply, index, final.Blob, keys); err != nil {
 				return runstore.Resolution{}, err
 			}
 			if frontResults, frontScores, err = front.solveAll(ctx, solver); err != nil {
-				return runstore.Resolution{}, fmt.Errorf("solving ply %d blob %d: %w", m.Ply, m.Index, err)
+				return runstore.Resolution{}, fmt.Errorf("solving ply %d blob %d: %w", ply, index, err)
 			}
 		}
 	}
@@ -135,10 +129,10 @@ func resolveBlob(ctx context.Context, t *task.Task, m message.Message) (runstore
 				return runstore.Resolution{}, err
 			}
 			if score, err = solveScore(ctx, solver, run.Board, p); err != nil {
-				return runstore.Resolution{}, fmt.Errorf("solving position %d of ply %d blob %d: %w", i, m.Ply, m.Index, err)
+				return runstore.Resolution{}, fmt.Errorf("solving position %d of ply %d blob %d: %w", i, ply, index, err)
 			}
 			res = score.Result()
-		case m.Ply >= run.Target, tallies[i].Known == 0 && tallies[i].Bounded == 0:
+		case ply >= run.Target, tallies[i].Known == 0 && tallies[i].Bounded == 0:
 			// No child reported a result, so nothing is decided whatever
 			// the moves are (a non-terminal position has at least one):
 			// this spares listing the children of most positions.
@@ -155,20 +149,20 @@ func resolveBlob(ctx context.Context, t *task.Task, m message.Message) (runstore
 		counts[res]++
 	}
 	if front != nil {
-		t.Log.Info("frontier solved as far as needed", "ply", m.Ply, "blob", m.Index, "mode", run.SolveMode,
+		t.Log.Info("frontier solved as far as needed", "ply", ply, "blob", index, "mode", run.SolveMode,
 			"solved", front.counts[frontierSolved], "bounded", front.counts[frontierBounded], "skipped", front.counts[frontierSkipped])
 	}
-	if err := run.Blobs.Put(ctx, runstore.ResultsBlobName(m.Ply, m.Index), packed.EncodeResults(results)); err != nil {
-		return runstore.Resolution{}, fmt.Errorf("writing results of ply %d blob %d: %w", m.Ply, m.Index, err)
+	if err := run.Blobs.Put(ctx, runstore.ResultsBlobName(ply, index), packed.EncodeResults(results)); err != nil {
+		return runstore.Resolution{}, fmt.Errorf("writing results of ply %d blob %d: %w", ply, index, err)
 	}
-	if m.Ply > 0 {
-		if err := sendNotices(ctx, store, m.Ply, m.Index, final.Blob, results, squares); err != nil {
+	if ply > 0 {
+		if err := sendNotices(ctx, store, ply, index, final.Blob, results, squares); err != nil {
 			return runstore.Resolution{}, err
 		}
 	}
-	r := runstore.Resolution{Index: m.Index, Counts: runstore.Counts{
+	r := runstore.Resolution{Index: index, Counts: runstore.Counts{
 		Black: counts[board.BlackWins], White: counts[board.WhiteWins], Draws: counts[board.Draw], Unknown: counts[board.Unknown]}}
-	if m.Ply == 0 {
+	if ply == 0 {
 		// Ply 0 holds only the start position: its score is the run's.
 		if _, s := FromWord(results[0], squares); s.Exact {
 			r.Scored, r.Score = true, int64(s.Diff)

@@ -18,9 +18,9 @@ import (
 // a combine level (runstore.Sizes.Levels): combine task g*Ranges+r
 // k-way merges group g's segments of range r into one run of edges, cut
 // at the range's buckets like an expansion run, and commits it with its
-// marker (runstore.CombineStage, through task.Do). The ply's bucket
-// merges then read one segment of each group's run instead of one of
-// each expansion run.
+// marker (runstore.CombineStage; task.Items carries the sequence). The
+// ply's bucket merges then read one segment of each group's run instead
+// of one of each expansion run.
 //
 // The run is streamed to storage as it is merged: its size is about one
 // bucket's edges times the range's buckets, and no more than a few
@@ -33,22 +33,10 @@ import (
 // marker only repeats the follow-up (the scan once every combine is
 // done). The commit comes only while the compensation message is still
 // hidden.
-var CombineHandler task.Handler = task.HandlerFunc(combine)
-
-func combine(ctx context.Context, t *task.Task, m message.Message) error {
-	p, err := t.Run.Store.Ply(ctx, m.Ply)
-	if err != nil {
-		return err
-	}
-	st := t.Run.Store.CombineStage(p)
-	return task.Do(ctx, task.Item[runstore.Combine]{
-		Stage: st,
-		Index: m.Index,
-		Work: func(ctx context.Context) (runstore.Combine, task.Cover, error) {
-			return combineTask(ctx, t, p, m.Index)
-		},
-		FollowUp: func(ctx context.Context) error { return afterCombine(ctx, t, st, m.Index) },
-	})
+var CombineHandler task.Handler = task.Items[runstore.Combine]{
+	Stage:    (*runstore.Store).CombineStage,
+	Work:     combineTask,
+	FollowUp: afterCombine,
 }
 
 // combineTask merges combine task i's inputs into its run and returns

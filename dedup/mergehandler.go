@@ -13,8 +13,9 @@ import (
 // of every expansion blob (or, in a ply with a combine level, of every
 // combined run) of a Merging ply into final blobs of distinct
 // positions, with their backtracking rows, and commits them with the
-// bucket's marker (runstore.MergeStage, through task.Do). Every bucket is merged in one
-// round: its inputs are read once, whatever their number.
+// bucket's marker (runstore.MergeStage; task.Items carries the sequence).
+// Every bucket is merged in one round: its inputs are read once,
+// whatever their number.
 //
 // Crash points: output blobs (and their backtracking rows) carry this
 // attempt's tag, so a retry writes its own, and a compensation message
@@ -24,23 +25,11 @@ import (
 // redelivery only repeats the follow-up, which is idempotent. The context
 // reaches every read and write, so a lost lease or a stopping worker
 // abandons the merge within one block of I/O.
-var MergeHandler task.Handler = task.HandlerFunc(merge)
-
-func merge(ctx context.Context, t *task.Task, m message.Message) error {
-	p, err := t.Run.Store.Ply(ctx, m.Ply)
-	if err != nil {
-		return err
-	}
-	st := t.Run.Store.MergeStage(p)
-	return task.Do(ctx, task.Item[runstore.BucketMerge]{
-		Stage: st,
-		Index: m.Index,
-		Work: func(ctx context.Context) (runstore.BucketMerge, task.Cover, error) {
-			return mergeBucket(ctx, t, p, m.Index)
-		},
-		Won:      func() { t.Progress.Merges.Add(1) },
-		FollowUp: func(ctx context.Context) error { return afterMerge(ctx, t, st, m.Index) },
-	})
+var MergeHandler task.Handler = task.Items[runstore.BucketMerge]{
+	Stage:    (*runstore.Store).MergeStage,
+	Work:     mergeBucket,
+	Won:      func(t *task.Task) { t.Progress.Merges.Add(1) },
+	FollowUp: afterMerge,
 }
 
 // mergeBucket merges a bucket's inputs into its outputs and returns the

@@ -99,3 +99,38 @@ func Do[M any](ctx context.Context, it Item[M]) error {
 	}
 	return it.FollowUp(ctx)
 }
+
+// Items is the handler of the messages that each name one item of a
+// stage of their ply (message.Message.Index): it reads the ply's record
+// and does the item through Do.
+type Items[M any] struct {
+	Stage func(s *runstore.Store, p *runstore.Ply) runstore.Stage[M]
+	// Ready, Won and FollowUp are Item's, for the message's item; Work
+	// does item i of the stage of ply p.
+	Ready    func(ctx context.Context, t *Task, p *runstore.Ply) error
+	Work     func(ctx context.Context, t *Task, p *runstore.Ply, i int) (M, Cover, error)
+	Won      func(t *Task)
+	FollowUp func(ctx context.Context, t *Task, st runstore.Stage[M], i int) error
+}
+
+// Handle does the item that m names.
+func (h Items[M]) Handle(ctx context.Context, t *Task, m message.Message) error {
+	p, err := t.Run.Store.Ply(ctx, m.Ply)
+	if err != nil {
+		return err
+	}
+	st := h.Stage(t.Run.Store, p)
+	it := Item[M]{
+		Stage:    st,
+		Index:    m.Index,
+		Work:     func(ctx context.Context) (M, Cover, error) { return h.Work(ctx, t, p, m.Index) },
+		FollowUp: func(ctx context.Context) error { return h.FollowUp(ctx, t, st, m.Index) },
+	}
+	if h.Ready != nil {
+		it.Ready = func(ctx context.Context) error { return h.Ready(ctx, t, p) }
+	}
+	if h.Won != nil {
+		it.Won = func() { h.Won(t) }
+	}
+	return Do(ctx, it)
+}
