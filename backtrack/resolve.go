@@ -27,56 +27,64 @@ import (
 // the solve modes root and wld, only as far as its parents need (see
 // frontier), and bounds flow back with the exact scores.
 //
+// Each R message is one item of the ply's resolution stage
+// (runstore.ResolutionStage), done by task.Items.
+//
 // Crash points: the results blob and the notice rows have names derived
 // from the blob, and their content depends only on the notices, which are
 // complete before any resolve task of this ply starts; so a retry
-// rewrites the same data. The resolution marker, added last, makes a
-// redelivery skip straight to the follow-up.
-var ResolveHandler task.Handler = task.HandlerFunc(resolve)
+// rewrites the same data, and needs no compensation message. The
+// resolution marker, added last, makes a redelivery skip straight to the
+// follow-up.
+var ResolveHandler task.Handler = task.Items[runstore.Resolution]{
+	Stage: (*runstore.Store).ResolutionStage,
+	Ready: childResolved,
+	Work: func(ctx context.Context, t *task.Task, p *runstore.Ply, i int) (runstore.Resolution, task.Cover, error) {
+		r, err := resolveBlob(ctx, t, p.Ply, i)
+		return r, nil, err // results and notices have fixed names: nothing to compensate
+	},
+	FollowUp: func(ctx context.Context, t *task.Task, st runstore.Stage[runstore.Resolution], i int) error {
+		return t.Flow.Resolved(ctx, t, st.Ply().Ply, i)
+	},
+}
 
-func resolve(ctx context.Context, t *task.Task, m message.Message) error {
+// childResolved refuses to resolve a ply before the next one is: R
+// messages of a ply are sent only once the next ply is resolved, and an
+// early one would decide from missing notices.
+func childResolved(ctx context.Context, t *task.Task, p *runstore.Ply) error {
+	ply := p.Ply
+	if ply >= t.Run.Target {
+		return nil
+	}
+	child, err := t.Run.Store.Ply(ctx, ply+1)
+	if err != nil && !errors.Is(err, runstore.ErrNoPly) {
+		return err
+	}
+	if child != nil && !child.State.AtLeast(runstore.Resolved) {
+		return message.Badf("ply %d is not resolved yet, so ply %d cannot be resolved", ply+1, ply)
+	}
+	return nil
+}
+
+// resolveBlob decides the results of final blob index of a ply, writes
+// them and the notices to its parents, and returns the marker that
+// records it.
+func resolveBlob(ctx context.Context, t *task.Task, ply, index int) (runstore.Resolution, error) {
 	run, store := t.Run, t.Run.Store
-	ply, err := store.Ply(ctx, m.Ply)
+	final, err := store.Final(ctx, ply, index)
 	if err != nil {
-		return err
-	}
-	if !ply.State.AtLeast(runstore.Final) {
-		return message.Badf("ply %d is %s, not final, so it cannot be resolved", m.Ply, ply.State)
-	}
-	if m.Index >= ply.Finals {
-		return message.Badf("ply %d has no final blob %d to resolve", m.Ply, m.Index)
-	}
-	if m.Ply < run.Target {
-		// R messages of a ply are sent only once the next ply is
-		// resolved; an early one would decide from missing notices.
-		child, err := store.Ply(ctx, m.Ply+1)
-		if err != nil && !errors.Is(err, runstore.ErrNoPly) {
-			return err
-		}
-		if child != nil && !child.State.AtLeast(runstore.Resolved) {
-			return message.Badf("ply %d is not resolved yet, so ply %d cannot be resolved", m.Ply+1, m.Ply)
-		}
-	}
-	if done, err := store.Resolved(ctx, m.Ply, m.Index); err != nil || done {
-		if err != nil {
-			return err
-		}
-		return t.Flow.Resolved(ctx, t, m.Ply, m.Index)
-	}
-	final, err := store.Final(ctx, m.Ply, m.Index)
-	if err != nil {
-		return err
+		return runstore.Resolution{}, err
 	}
 	keys, err := run.ReadKeys(ctx, final.Blob)
 	if err != nil {
-		return err
+		return runstore.Resolution{}, err
 	}
 	squares := run.Board.Size() * run.Board.Size()
 	tallies := make([]Tally, len(keys))
-	if m.Ply < run.Target {
-		payloads, err := store.Notices(ctx, m.Ply, m.Index)
+	if ply < run.Target {
+		payloads, err := store.Notices(ctx, ply, index)
 		if err != nil {
-			return err
+			return runstore.Resolution{}, err
 		}
 		for _, payload := range payloads {
 			err := DecodeNotices(payload, squares, func(n Notice) {
@@ -85,7 +93,7 @@ func resolve(ctx context.Context, t *task.Task, m message.Message) error {
 				}
 			})
 			if err != nil {
-				return fmt.Errorf("notices for ply %d blob %d: %w", m.Ply, m.Index, err)
+				return runstore.Resolution{}, fmt.Errorf("notices for ply %d blob %d: %w", ply, index, err)
 			}
 		}
 	}
@@ -93,15 +101,15 @@ func resolve(ctx context.Context, t *task.Task, m message.Message) error {
 	var front *frontier
 	var frontResults []board.Result
 	var frontScores []Score
-	if m.Ply >= run.Target && run.Solve {
+	if ply >= run.Target && run.Solve {
 		solver = solvers.Get().(*solve.Solver)
 		defer solvers.Put(solver)
 		if run.SolveMode.Pruned() {
-			if front, err = newFrontier(ctx, t, m.Ply, m.Index, final.Blob, keys); err != nil {
-				return err
+			if front, err = newFrontier(ctx, t, ply, index, final.Blob, keys); err != nil {
+				return runstore.Resolution{}, err
 			}
 			if frontResults, frontScores, err = front.solveAll(ctx, solver); err != nil {
-				return fmt.Errorf("solving ply %d blob %d: %w", m.Ply, m.Index, err)
+				return runstore.Resolution{}, fmt.Errorf("solving ply %d blob %d: %w", ply, index, err)
 			}
 		}
 	}
@@ -118,13 +126,13 @@ func resolve(ctx context.Context, t *task.Task, m message.Message) error {
 			res, score = run.Board.Result(p), TerminalScore(run.Board, p)
 		case solver != nil:
 			if err := ctx.Err(); err != nil {
-				return err
+				return runstore.Resolution{}, err
 			}
 			if score, err = solveScore(ctx, solver, run.Board, p); err != nil {
-				return fmt.Errorf("solving position %d of ply %d blob %d: %w", i, m.Ply, m.Index, err)
+				return runstore.Resolution{}, fmt.Errorf("solving position %d of ply %d blob %d: %w", i, ply, index, err)
 			}
 			res = score.Result()
-		case m.Ply >= run.Target, tallies[i].Known == 0 && tallies[i].Bounded == 0:
+		case ply >= run.Target, tallies[i].Known == 0 && tallies[i].Bounded == 0:
 			// No child reported a result, so nothing is decided whatever
 			// the moves are (a non-terminal position has at least one):
 			// this spares listing the children of most positions.
@@ -141,30 +149,27 @@ func resolve(ctx context.Context, t *task.Task, m message.Message) error {
 		counts[res]++
 	}
 	if front != nil {
-		t.Log.Info("frontier solved as far as needed", "ply", m.Ply, "blob", m.Index, "mode", run.SolveMode,
+		t.Log.Info("frontier solved as far as needed", "ply", ply, "blob", index, "mode", run.SolveMode,
 			"solved", front.counts[frontierSolved], "bounded", front.counts[frontierBounded], "skipped", front.counts[frontierSkipped])
 	}
-	if err := run.Blobs.Put(ctx, runstore.ResultsBlobName(m.Ply, m.Index), packed.EncodeResults(results)); err != nil {
-		return fmt.Errorf("writing results of ply %d blob %d: %w", m.Ply, m.Index, err)
+	if err := run.Blobs.Put(ctx, runstore.ResultsBlobName(ply, index), packed.EncodeResults(results)); err != nil {
+		return runstore.Resolution{}, fmt.Errorf("writing results of ply %d blob %d: %w", ply, index, err)
 	}
-	if m.Ply > 0 {
-		if err := sendNotices(ctx, store, m.Ply, m.Index, final.Blob, results, squares); err != nil {
-			return err
+	if ply > 0 {
+		if err := sendNotices(ctx, store, ply, index, final.Blob, results, squares); err != nil {
+			return runstore.Resolution{}, err
 		}
 	}
-	r := runstore.Resolution{Index: m.Index, Counts: runstore.Counts{
+	r := runstore.Resolution{Index: index, Counts: runstore.Counts{
 		Black: counts[board.BlackWins], White: counts[board.WhiteWins], Draws: counts[board.Draw], Unknown: counts[board.Unknown]}}
-	if m.Ply == 0 {
+	if ply == 0 {
 		// Ply 0 holds only the start position: its score is the run's.
 		if _, s := FromWord(results[0], squares); s.Exact {
 			r.Scored, r.Score = true, int64(s.Diff)
 			r.ScoreBlack, r.ScoreWhite = int64(s.Black), int64(s.White)
 		}
 	}
-	if err := store.AddResolution(ctx, m.Ply, r); err != nil {
-		return err
-	}
-	return t.Flow.Resolved(ctx, t, m.Ply, m.Index)
+	return r, nil
 }
 
 // boundedResult is the result and score of a position whose children's

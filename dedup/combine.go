@@ -18,8 +18,9 @@ import (
 // a combine level (runstore.Sizes.Levels): combine task g*Ranges+r
 // k-way merges group g's segments of range r into one run of edges, cut
 // at the range's buckets like an expansion run, and commits it with its
-// marker (runstore.AddCombine). The ply's bucket merges then read one
-// segment of each group's run instead of one of each expansion run.
+// marker (runstore.CombineStage; task.Items carries the sequence). The
+// ply's bucket merges then read one segment of each group's run instead
+// of one of each expansion run.
 //
 // The run is streamed to storage as it is merged: its size is about one
 // bucket's edges times the range's buckets, and no more than a few
@@ -32,62 +33,41 @@ import (
 // marker only repeats the follow-up (the scan once every combine is
 // done). The commit comes only while the compensation message is still
 // hidden.
-var CombineHandler task.Handler = task.HandlerFunc(combine)
+var CombineHandler task.Handler = task.Items[runstore.Combine]{
+	Stage:    (*runstore.Store).CombineStage,
+	Work:     combineTask,
+	FollowUp: afterCombine,
+}
 
-func combine(ctx context.Context, t *task.Task, m message.Message) error {
-	run, store := t.Run, t.Run.Store
-	p, err := store.Ply(ctx, m.Ply)
+// combineTask merges combine task i's inputs into its run and returns
+// the marker that records it and the compensation message that covers
+// its blob (a task without inputs writes none).
+func combineTask(ctx context.Context, t *task.Task, p *runstore.Ply, i int) (runstore.Combine, task.Cover, error) {
+	run := t.Run
+	inputs, err := ReadInputs(ctx, run, runstore.CombineInputsBlobName(p.Ply), i, p.Groups*p.Ranges)
 	if err != nil {
-		return err
+		return runstore.Combine{}, nil, err
 	}
-	switch {
-	case p.State < runstore.Merging:
-		return message.Badf("ply %d is %s: its runs are combined only once it is merging", m.Ply, p.State)
-	case p.State > runstore.Merging:
-		return nil // a stale duplicate: the ply is complete
-	case m.Index >= p.Groups*p.Ranges:
-		return message.Badf("ply %d has %d combine tasks, not %d", m.Ply, p.Groups*p.Ranges, m.Index+1)
-	}
-	if done, err := store.CombineDone(ctx, m.Ply, m.Index); err != nil || done {
-		if err != nil {
-			return err
-		}
-		return afterCombine(ctx, t, p, m.Index)
-	}
-	inputs, err := ReadInputs(ctx, run, runstore.CombineInputsBlobName(m.Ply), m.Index, p.Groups*p.Ranges)
+	splitters, err := ReadSplitters(ctx, run, p.Ply)
 	if err != nil {
-		return err
-	}
-	splitters, err := ReadSplitters(ctx, run, m.Ply)
-	if err != nil {
-		return err
+		return runstore.Combine{}, nil, err
 	}
 	if len(splitters)+1 != p.Buckets {
-		return fmt.Errorf("ply %d has %d buckets but %d splitters: its records are inconsistent", m.Ply, p.Buckets, len(splitters))
+		return runstore.Combine{}, nil, fmt.Errorf("ply %d has %d buckets but %d splitters: its records are inconsistent", p.Ply, p.Buckets, len(splitters))
 	}
-	span := runstore.SpanOf(m.Index%p.Ranges, p.Buckets, p.Ranges)
-	c := runstore.Combine{Index: m.Index, Attempt: t.Attempt(), Segments: int64(len(inputs))}
-	var comps compensation.Set
+	span := runstore.SpanOf(i%p.Ranges, p.Buckets, p.Ranges)
+	c := runstore.Combine{Index: i, Attempt: t.Attempt(), Segments: int64(len(inputs))}
+	comps := &compensation.Set{}
 	if len(inputs) > 0 {
-		c.Blob = runstore.CombineBlobName(m.Ply, m.Index, t.Attempt())
-		if err := comps.Cover(ctx, t, m.Ply, c.Blob); err != nil {
-			return err
+		c.Blob = runstore.CombineBlobName(p.Ply, i, t.Attempt())
+		if err := comps.Cover(ctx, t, p.Ply, c.Blob); err != nil {
+			return runstore.Combine{}, nil, err
 		}
 		if c.Cuts, c.Entries, err = combineInto(ctx, t, c.Blob, inputs, splitters[span.Lo:span.Hi-1]); err != nil {
-			return fmt.Errorf("combining task %d of ply %d: %w", m.Index, m.Ply, err)
+			return runstore.Combine{}, nil, fmt.Errorf("combining task %d of ply %d: %w", i, p.Ply, err)
 		}
 	}
-	if err := comps.Check(); err != nil {
-		return err
-	}
-	committed, err := store.AddCombine(ctx, m.Ply, c)
-	if err != nil {
-		return err
-	}
-	if committed {
-		comps.Done(ctx)
-	}
-	return afterCombine(ctx, t, p, m.Index)
+	return c, comps, nil
 }
 
 // combineInto merges the inputs into blob name, cut at the splitters
@@ -161,11 +141,12 @@ func writeCut(w io.Writer, readers []*packed.EdgeReader, splitters []board.Posit
 // last to need (releaseGroup), then enqueues the scan that starts the
 // bucket merges once every combine task is done. The scan may be
 // enqueued more than once, which is harmless.
-func afterCombine(ctx context.Context, t *task.Task, p *runstore.Ply, i int) error {
+func afterCombine(ctx context.Context, t *task.Task, st runstore.Stage[runstore.Combine], i int) error {
+	p := st.Ply()
 	if err := releaseGroup(ctx, t, p, i/p.Ranges); err != nil {
 		return err
 	}
-	all, err := t.Run.Store.AllCombined(ctx, p, i)
+	all, err := st.AllDone(ctx, i)
 	if err != nil || !all {
 		return err
 	}

@@ -13,8 +13,9 @@ import (
 // of every expansion blob (or, in a ply with a combine level, of every
 // combined run) of a Merging ply into final blobs of distinct
 // positions, with their backtracking rows, and commits them with the
-// bucket's marker (runstore.CommitBucket). Every bucket is merged in one
-// round: its inputs are read once, whatever their number.
+// bucket's marker (runstore.MergeStage; task.Items carries the sequence).
+// Every bucket is merged in one round: its inputs are read once,
+// whatever their number.
 //
 // Crash points: output blobs (and their backtracking rows) carry this
 // attempt's tag, so a retry writes its own, and a compensation message
@@ -24,35 +25,27 @@ import (
 // redelivery only repeats the follow-up, which is idempotent. The context
 // reaches every read and write, so a lost lease or a stopping worker
 // abandons the merge within one block of I/O.
-var MergeHandler task.Handler = task.HandlerFunc(merge)
+var MergeHandler task.Handler = task.Items[runstore.BucketMerge]{
+	Stage:    (*runstore.Store).MergeStage,
+	Work:     mergeBucket,
+	Won:      func(t *task.Task) { t.Progress.Merges.Add(1) },
+	FollowUp: afterMerge,
+}
 
-func merge(ctx context.Context, t *task.Task, m message.Message) error {
-	run, store, bucket := t.Run, t.Run.Store, m.Index
-	p, err := store.Ply(ctx, m.Ply)
+// mergeBucket merges a bucket's inputs into its outputs and returns the
+// marker that commits them and the compensation messages that cover
+// their blobs. Every output blob's message must still be hidden at the
+// commit (task.Do checks them all): the first one written surfaces
+// first, and a merge that outlived it would commit a record naming a
+// deleted blob.
+func mergeBucket(ctx context.Context, t *task.Task, p *runstore.Ply, bucket int) (runstore.BucketMerge, task.Cover, error) {
+	inputs, err := ReadInputs(ctx, t.Run, runstore.InputsBlobName(p.Ply), bucket, p.Buckets)
 	if err != nil {
-		return err
+		return runstore.BucketMerge{}, nil, err
 	}
-	switch {
-	case p.State < runstore.Merging:
-		return message.Badf("ply %d is %s: its buckets are merged only once it is merging", m.Ply, p.State)
-	case p.State > runstore.Merging:
-		return nil // a stale duplicate: the ply is complete
-	case bucket >= p.Buckets:
-		return message.Badf("ply %d has %d buckets, not %d", m.Ply, p.Buckets, bucket+1)
-	}
-	if _, done, err := store.BucketMerged(ctx, m.Ply, bucket); err != nil || done {
-		if err != nil {
-			return err
-		}
-		return afterMerge(ctx, t, p, bucket)
-	}
-	inputs, err := ReadInputs(ctx, run, runstore.InputsBlobName(m.Ply), bucket, p.Buckets)
+	readers, closeReaders, err := openInputs(ctx, t.Run, inputs)
 	if err != nil {
-		return err
-	}
-	readers, closeReaders, err := openInputs(ctx, run, inputs)
-	if err != nil {
-		return fmt.Errorf("bucket %d of ply %d: %w", bucket, m.Ply, err)
+		return runstore.BucketMerge{}, nil, fmt.Errorf("bucket %d of ply %d: %w", bucket, p.Ply, err)
 	}
 	defer closeReaders()
 	out := newOutput(ctx, t, p, bucket)
@@ -61,44 +54,27 @@ func merge(ctx context.Context, t *task.Task, m message.Message) error {
 		err = ctx.Err() // a merge of small segments may not touch storage again before its commit
 	}
 	if err != nil {
-		return fmt.Errorf("merging bucket %d of ply %d: %w", bucket, m.Ply, err)
+		return runstore.BucketMerge{}, nil, fmt.Errorf("merging bucket %d of ply %d: %w", bucket, p.Ply, err)
 	}
 	if err := out.close(); err != nil {
-		return err
+		return runstore.BucketMerge{}, nil, err
 	}
-	// Every output blob's compensation message must still be hidden: the
-	// first one written surfaces first, and a merge that outlived it
-	// would commit a record naming a deleted blob.
-	if err := out.comps.Check(); err != nil {
-		return err
-	}
-	bm := runstore.BucketMerge{Bucket: bucket, Attempt: t.Attempt(), Segments: int64(len(readers)), Entries: read, Outputs: int64(len(out.runs))}
-	won, err := store.CommitBucket(ctx, m.Ply, bm, out.runs)
-	if err != nil {
-		return err
-	}
-	if won {
-		out.comps.Done(ctx)
-		t.Progress.Merges.Add(1)
-	} else {
-		// Another attempt committed first: our blobs are no record's, and
-		// their compensation messages delete them.
-		_ = store.DropRuns(ctx, m.Ply, out.bucket, out.runs)
-	}
-	return afterMerge(ctx, t, p, bucket)
+	return runstore.BucketMerge{Bucket: bucket, Attempt: t.Attempt(), Segments: int64(len(readers)), Entries: read,
+		Outputs: int64(len(out.runs)), Runs: out.runs}, &out.comps, nil
 }
 
 // afterMerge deletes the combined runs that bucket was the last to need
 // (releaseRange), then enqueues the scan that completes the ply once
 // every bucket is merged. The scan may be enqueued more than once, which
 // is harmless.
-func afterMerge(ctx context.Context, t *task.Task, p *runstore.Ply, bucket int) error {
+func afterMerge(ctx context.Context, t *task.Task, st runstore.Stage[runstore.BucketMerge], bucket int) error {
+	p := st.Ply()
 	if p.Groups > 0 {
 		if err := releaseRange(ctx, t, p, runstore.PartOf(bucket, p.Buckets, p.Ranges)); err != nil {
 			return err
 		}
 	}
-	all, err := t.Run.Store.AllMerged(ctx, p, bucket)
+	all, err := st.AllDone(ctx, bucket)
 	if err != nil || !all {
 		return err
 	}

@@ -28,11 +28,11 @@ import (
 // combine task of g is done.
 func releaseGroup(ctx context.Context, t *task.Task, p *runstore.Ply, g int) error {
 	store := t.Run.Store
-	combines, err := store.Combines(ctx, p.Ply)
+	combines, err := store.CombineStage(p).Markers(ctx)
 	if err != nil {
 		return err
 	}
-	exps, err := store.ExpansionsOf(ctx, p.Ply, runstore.SpanOf(g, p.Tasks, p.Groups))
+	exps, err := store.ExpansionStage(p).MarkersIn(ctx, runstore.SpanOf(g, p.Tasks, p.Groups))
 	if err != nil {
 		return err
 	}
@@ -51,11 +51,11 @@ func releaseGroup(ctx context.Context, t *task.Task, p *runstore.Ply, g int) err
 // bucket of r is merged.
 func releaseRange(ctx context.Context, t *task.Task, p *runstore.Ply, r int) error {
 	store := t.Run.Store
-	merges, err := store.BucketMerges(ctx, p.Ply)
+	merges, err := store.MergeStage(p).Markers(ctx)
 	if err != nil {
 		return err
 	}
-	combines, err := store.Combines(ctx, p.Ply)
+	combines, err := store.CombineStage(p).Markers(ctx)
 	if err != nil {
 		return err
 	}

@@ -41,15 +41,12 @@ func scan(ctx context.Context, t *task.Task, m message.Message) error {
 	case p.State >= runstore.Final:
 		return t.Flow.Merged(ctx, t, p, nil) // a redelivery may owe the follow-up
 	}
-	merges, err := store.BucketMerges(ctx, m.Ply)
+	mst := store.MergeStage(p)
+	merges, err := mst.Markers(ctx)
 	if err != nil {
 		return err
 	}
-	merged := make([]int, len(merges))
-	for i, bm := range merges {
-		merged[i] = bm.Bucket
-	}
-	open := undone(p.Buckets, merged)
+	open := mst.Undone(merges)
 	if len(open) == 0 {
 		runs, err := store.Runs(ctx, m.Ply)
 		if err != nil {
@@ -78,27 +75,23 @@ func scan(ctx context.Context, t *task.Task, m message.Message) error {
 func mergeLists(ctx context.Context, t *task.Task, p *runstore.Ply) (lists [][]Input, ready bool, err error) {
 	store := t.Run.Store
 	if p.Groups == 0 {
-		exps, err := store.Expansions(ctx, p.Ply)
+		exps, err := store.ExpansionStage(p).Markers(ctx)
 		if err != nil {
 			return nil, false, err
 		}
 		return BucketInputs(exps, p.Buckets), true, nil
 	}
-	combines, err := store.Combines(ctx, p.Ply)
+	cst := store.CombineStage(p)
+	combines, err := cst.Markers(ctx)
 	if err != nil {
 		return nil, false, err
 	}
-	tasks := p.Groups * p.Ranges
-	combined := make([]int, len(combines))
-	for i, c := range combines {
-		combined[i] = c.Index
-	}
-	left := undone(tasks, combined)
+	left := cst.Undone(combines)
 	if len(left) == 0 {
 		return MergeInputs(combines, p.Buckets, p.Groups, p.Ranges), true, nil
 	}
-	if len(left) == tasks {
-		exps, err := store.Expansions(ctx, p.Ply)
+	if len(left) == cst.Items() {
+		exps, err := store.ExpansionStage(p).Markers(ctx)
 		if err != nil {
 			return nil, false, err
 		}
@@ -108,25 +101,6 @@ func mergeLists(ctx context.Context, t *task.Task, p *runstore.Ply) (lists [][]I
 		}
 	}
 	return nil, false, enqueueAll(ctx, t, message.KindCombine, p.Ply, left)
-}
-
-// undone lists the items 0 to n-1 that no marker names; markers names
-// the items whose markers were found, in any order, repeats and strays
-// past n included.
-func undone(n int, markers []int) []int {
-	done := make([]bool, n)
-	for _, i := range markers {
-		if i >= 0 && i < n {
-			done[i] = true
-		}
-	}
-	var out []int
-	for i, d := range done {
-		if !d {
-			out = append(out, i)
-		}
-	}
-	return out
 }
 
 // enqueueAll enqueues a message of kind for each item of ply.

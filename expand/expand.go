@@ -23,7 +23,8 @@ import (
 	"github.com/reversi-cloud/reversi/task"
 )
 
-// Handler expands A and C messages.
+// Handler expands A and C messages: each is one item of the next ply's
+// expansion stage (runstore.ExpansionStage), done by task.Do.
 //
 // Crash points and redelivery:
 //   - before anything is written: the redelivery starts over;
@@ -32,7 +33,7 @@ import (
 //   - after the blob: the blob's name carries this attempt's tag, so a
 //     retry writes its own and the compensation message deletes ours, even
 //     while the retry runs;
-//   - after the marker (runstore.AddExpansion, which names the blob and
+//   - after the marker (runstore.Expansion, which names the blob and
 //     its bucket cuts): the redelivery sees it, skips the work and only
 //     repeats the idempotent follow-up. Of two attempts that race, the
 //     first marker wins and the other's blob is left to its compensation
@@ -66,71 +67,63 @@ func handle(ctx context.Context, t *task.Task, m message.Message) error {
 			return message.Badf("inline ply %d holds %d positions, but the ply has %d", m.Ply, len(m.Positions), ply.Positions)
 		}
 	}
-	task := m.Index
-	child := m.Ply + 1
-	next, err := store.Ply(ctx, child)
+	next, err := store.Ply(ctx, m.Ply+1)
 	if err != nil {
 		return err
 	}
-	if next.State != runstore.Expanding {
-		return nil // the next ply is past expanding: a stale duplicate
-	}
-	if done, err := store.ExpansionDone(ctx, child, task); err != nil || done {
-		if err != nil {
-			return err
-		}
-		return t.Flow.Expanded(ctx, t, child, task)
-	}
+	return task.Do(ctx, task.Item[runstore.Expansion]{
+		Stage: store.ExpansionStage(next),
+		Index: m.Index,
+		Work: func(ctx context.Context) (runstore.Expansion, task.Cover, error) {
+			return expand(ctx, t, m, next, positions)
+		},
+		FollowUp: func(ctx context.Context) error { return t.Flow.Expanded(ctx, t, next.Ply, m.Index) },
+	})
+}
 
+// expand expands the positions of m (read from its final blob for a
+// chunk) into the edges of task m.Index of ply next, writes them as one
+// blob cut at next's splitters, and returns the marker that records it
+// and the compensation message that covers the blob (a task without
+// edges writes none).
+func expand(ctx context.Context, t *task.Task, m message.Message, next *runstore.Ply, positions []board.Position) (runstore.Expansion, task.Cover, error) {
+	run, child, index := t.Run, next.Ply, m.Index
 	splitters, err := dedup.ReadSplitters(ctx, run, child)
 	if err != nil {
-		return err
+		return runstore.Expansion{}, nil, err
 	}
 	if len(splitters)+1 != next.Buckets {
-		return fmt.Errorf("ply %d has %d buckets but %d splitters: its records are inconsistent", child, next.Buckets, len(splitters))
+		return runstore.Expansion{}, nil, fmt.Errorf("ply %d has %d buckets but %d splitters: its records are inconsistent", child, next.Buckets, len(splitters))
 	}
 	if m.Kind == message.KindChunk {
 		if positions, err = run.ReadKeys(ctx, m.Blob); err != nil {
-			return err
+			return runstore.Expansion{}, nil, err
 		}
 	}
 	buf := entryBufs.Get().(*[]dedup.Entry)
 	defer entryBufs.Put(buf)
-	entries, st := Positions(run.Board, positions, uint32(task), (*buf)[:0])
+	entries, st := Positions(run.Board, positions, uint32(index), (*buf)[:0])
 	*buf = entries[:0]
 	dedup.SortEntries(entries)
 	t.Progress.Add(int64(len(positions)), st.Edges)
 
-	name := runstore.ExpansionBlobName(child, task, t.Attempt())
+	name := runstore.ExpansionBlobName(child, index, t.Attempt())
 	data, cuts, err := pack(entries, splitters)
 	if err != nil {
-		return fmt.Errorf("packing the edges of task %d of ply %d: %w", task, child, err)
+		return runstore.Expansion{}, nil, fmt.Errorf("packing the edges of task %d of ply %d: %w", index, child, err)
 	}
-	done := runstore.Expansion{Task: task, Parents: int64(len(positions)), Terminal: st.Terminal, Edges: st.Edges, Entries: int64(len(entries))}
-	var comp *compensation.Pending // covers the blob; a task without edges writes none
+	done := runstore.Expansion{Task: index, Parents: int64(len(positions)), Terminal: st.Terminal, Edges: st.Edges, Entries: int64(len(entries))}
+	comps := &compensation.Set{}
 	if len(entries) > 0 {
 		done.Blob, done.Cuts = name, cuts
-		if comp, err = compensation.Cover(ctx, t, child, name); err != nil {
-			return err
+		if err := comps.Cover(ctx, t, child, name); err != nil {
+			return runstore.Expansion{}, nil, err
 		}
 		if err := run.Blobs.Upload(ctx, name, bytes.NewReader(data)); err != nil {
-			return fmt.Errorf("writing expansion blob %s: %w", name, err)
-		}
-		if err := comp.Check(); err != nil {
-			return err
+			return runstore.Expansion{}, nil, fmt.Errorf("writing expansion blob %s: %w", name, err)
 		}
 	}
-	committed, err := store.AddExpansion(ctx, child, done)
-	if err != nil {
-		return err
-	}
-	// If another attempt committed first, no record names our blob (it
-	// carries our attempt's tag): keep the compensation message, which
-	// deletes it.
-	if committed && comp != nil {
-		_ = comp.Done(ctx)
-	}
-	return t.Flow.Expanded(ctx, t, child, task)
+	return done, comps, nil
 }
 
 // pack writes sorted entries as packed edge blocks, one segment per

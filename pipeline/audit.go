@@ -116,7 +116,7 @@ func (r *Run) readAuditState(ctx context.Context) (*auditState, error) {
 			if recs.Finals, err = r.store.Finals(ctx, p.Ply); err != nil {
 				return nil, err
 			}
-			if s.resolutions[p.Ply], err = r.store.Resolutions(ctx, p.Ply); err != nil {
+			if s.resolutions[p.Ply], err = r.store.ResolutionStage(p).Markers(ctx); err != nil {
 				return nil, err
 			}
 		}

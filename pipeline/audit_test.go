@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
@@ -163,6 +164,31 @@ func TestAuditCompleteRun(t *testing.T) {
 		}, []string{fmt.Sprintf("error: ply 9 is complete but final blobs 0 [%s, %s] and 1 [%s, %s] overlap or are out of order",
 			finals[0].Min.Text(), finals[0].Max.Text(), overlapping.Min.Text(), overlapping.Max.Text())}},
 
+		{"final blob unreadable", func() func() {
+			data, err := r.blobs.Get(ctx, final0)
+			must(err)
+			must(r.blobs.Put(ctx, final0, []byte(poisoned)))
+			return func() { must(r.blobs.Put(ctx, final0, data)) }
+		}, []string{fmt.Sprintf("error: ply 9: final blob 0 (%s): %v", final0, keyIndexErr([]byte(poisoned)))}},
+
+		{"results blob unreadable", func() func() {
+			name := runstore.ResultsBlobName(ply, 1)
+			data, err := r.blobs.Get(ctx, name)
+			must(err)
+			must(r.blobs.Put(ctx, name, []byte(poisoned)))
+			return func() { must(r.blobs.Put(ctx, name, data)) }
+		}, []string{fmt.Sprintf("error: ply 9: results blob p09/r-0000001: %v", resultsErr([]byte(poisoned)))}},
+
+		{"results blob short", func() func() {
+			name := runstore.ResultsBlobName(ply, 1)
+			data, err := r.blobs.Get(ctx, name)
+			must(err)
+			words, err := packed.DecodeResults(nil, data)
+			must(err)
+			must(r.blobs.Put(ctx, name, packed.EncodeResults(words[:1])))
+			return func() { must(r.blobs.Put(ctx, name, data)) }
+		}, []string{fmt.Sprintf("error: ply 9: results blob p09/r-0000001 holds 1 results, not %d", finals[1].Count)}},
+
 		{"leftover message", func() func() {
 			_, err := r.work.Enqueue(ctx, "S05", storage.EnqueueOptions{})
 			must(err)
@@ -194,6 +220,19 @@ func TestAuditCompleteRun(t *testing.T) {
 			w.Run(ctx)
 			return func() { drain(t, ctx, r.poison) }
 		}, []string{`error: poison queue: message "garbage": bad message: message "garbage": the ply must be two digits`}},
+		{"poison record unreadable", func() func() {
+			_, err := r.poison.Enqueue(ctx, poisoned, storage.EnqueueOptions{})
+			must(err)
+			return func() { drain(t, ctx, r.poison) }
+		}, []string{`error: poison queue: message "garbage"`}},
+
+		{"more poison than a peek shows", func() func() {
+			for range storage.MaxDequeue + 1 {
+				_, err := r.poison.Enqueue(ctx, poisoned, storage.EnqueueOptions{})
+				must(err)
+			}
+			return func() { drain(t, ctx, r.poison) }
+		}, append(slices.Repeat([]string{`error: poison queue: message "garbage"`}, storage.MaxDequeue), "error: poison queue: 1 more messages")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			undo := tc.plant()
@@ -206,6 +245,107 @@ func TestAuditCompleteRun(t *testing.T) {
 			expectClean(t, ctx, r, "after undoing "+tc.name)
 		})
 	}
+}
+
+// keyIndexErr is what reading data as a final blob fails with.
+func keyIndexErr(data []byte) error {
+	_, err := packed.OpenKeyIndex(bytes.NewReader(data), int64(len(data)))
+	return err
+}
+
+// resultsErr is what reading data as a results blob fails with.
+func resultsErr(data []byte) error {
+	_, err := packed.DecodeResults(nil, data)
+	return err
+}
+
+// TestAuditRecords: damage to a complete ply's records that the run
+// store never writes (its rows are added once and never rewritten or
+// deleted) is planted in the records as the audit read them, one at a
+// time, and each is reported.
+func TestAuditRecords(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	r := runComplete(t, ctx, openEmbedded(t), RunConfig{Name: "auditrecs", Config: runstore.Config{Board: 4, Target: 10, Sizes: runstore.Sizes{BlobPositions: 100, BucketBlobs: 4}}})
+	const ply = 9
+	list, err := r.blobs.List(ctx, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sizes := map[string]int64{}
+	for _, b := range list {
+		sizes[b.Name] = b.Size
+	}
+	read := func() (*auditState, *runstore.Ply, runstore.Records) {
+		s, err := r.readAuditState(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := *s.plies[ply]
+		return s, &p, s.recs[ply]
+	}
+	_, first, recs := read()
+	if first.Groups != 0 || len(recs.Finals) < 2 {
+		t.Fatalf("ply %d: %d groups, %d final blobs; the test wants no combine level and several final blobs", ply, first.Groups, len(recs.Finals))
+	}
+	final0 := recs.Finals[0].Blob
+	results := runstore.ResultsBlobName(ply, 0)
+	for _, tc := range []struct {
+		name   string
+		mangle func(s *auditState, p *runstore.Ply, recs *runstore.Records)
+		want   []string
+	}{
+		{"clean", func(*auditState, *runstore.Ply, *runstore.Records) {}, nil},
+		{"final blob rows against the ply record", func(_ *auditState, p *runstore.Ply, _ *runstore.Records) { p.Finals++ },
+			[]string{fmt.Sprintf("error: ply 9 has %d final blob rows, but its record says %d", len(recs.Finals), len(recs.Finals)+1)}},
+		{"final blob without its run", func(_ *auditState, _ *runstore.Ply, recs *runstore.Records) {
+			recs.Runs = slices.DeleteFunc(slices.Clone(recs.Runs), func(run *runstore.Run) bool { return run.Blob == final0 })
+		}, []string{fmt.Sprintf("error: ply 9: final blob 0 (%s) has no run record", final0)}},
+		{"run naming no final blob", func(_ *auditState, _ *runstore.Ply, recs *runstore.Records) {
+			recs.Runs = slices.Clone(recs.Runs)
+			for i, run := range recs.Runs {
+				if run.Blob == final0 {
+					moved := *run
+					moved.Blob = results
+					recs.Runs[i] = &moved
+				}
+			}
+		}, []string{
+			fmt.Sprintf("error: ply 9 is final but run %s names blob %s, which is not one of its final blobs", runKey(recs.Runs, final0), results),
+			fmt.Sprintf("error: ply 9: final blob 0 (%s) has no run record", final0),
+		}},
+		{"resolution of a final blob the ply lacks", func(s *auditState, _ *runstore.Ply, _ *runstore.Records) {
+			s.resolutions[ply] = append(slices.Clone(s.resolutions[ply]), runstore.Resolution{Index: len(recs.Finals)})
+		}, []string{fmt.Sprintf("error: ply 9: a resolution marker names final blob %d, which the ply lacks", len(recs.Finals))}},
+		{"combine marker without a combine level", func(_ *auditState, _ *runstore.Ply, recs *runstore.Records) {
+			recs.Combines = []runstore.Combine{{Index: 3}}
+		}, []string{"error: ply 9: a combine marker names task 3, which the ply's 0 groups and 0 ranges lack"}},
+	} {
+		s, p, recs := read()
+		tc.mangle(s, p, &recs)
+		s.recs[ply] = recs
+		a := &Audit{}
+		if err := r.auditPly(ctx, a, p, s, sizes, nil); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, f := range a.Findings {
+			got = append(got, f.String())
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: findings %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// runKey is the key of the run that names blob.
+func runKey(runs []*runstore.Run, blob string) string {
+	for _, run := range runs {
+		if run.Blob == blob {
+			return run.Key
+		}
+	}
+	return ""
 }
 
 func compareText(a, b string) int {
@@ -227,32 +367,83 @@ func TestAudit6x6(t *testing.T) {
 }
 
 // TestAuditRunInProgress checks a run that is seeded but not worked on:
-// clean while its first message waits; a record of the open ply whose
-// blob is missing is found; and with the message gone, the audit says
-// nothing is left to make progress.
+// clean while its first message waits; damage planted in the records
+// of its open ply 1 is found, each on a run of its own since markers are
+// never removed; and with the message gone, the audit says nothing is
+// left to make progress.
 func TestAuditRunInProgress(t *testing.T) {
 	ctx := context.Background()
 	be := openEmbedded(t)
-	r, err := Seed(ctx, be, RunConfig{Name: "auditseed", Config: runstore.Config{Board: 4, Target: 12}})
-	if err != nil {
-		t.Fatal(err)
+	blob := runstore.ExpansionBlobName(1, 9, "x")
+	for i, tc := range []struct {
+		name  string
+		plant func(r *Run, p *runstore.Ply) error
+		want  string
+	}{
+		{"expansion blob missing", func(r *Run, p *runstore.Ply) error {
+			return commitExpansion(ctx, r, p, runstore.Expansion{Task: 9, Blob: blob, Cuts: []int64{0, 50}})
+		}, "error: ply 1: expansion task 9 names blob p01/e-0000009-x, which is missing"},
+		{"expansion marker without cuts", func(r *Run, p *runstore.Ply) error {
+			if err := r.blobs.Put(ctx, blob, make([]byte, 50)); err != nil {
+				return err
+			}
+			return commitExpansion(ctx, r, p, runstore.Expansion{Task: 9, Blob: blob})
+		}, "error: ply 1: expansion task 9 names blob p01/e-0000009-x but records no cuts"},
+		{"expansion blob short", func(r *Run, p *runstore.Ply) error {
+			if err := r.blobs.Put(ctx, blob, make([]byte, 30)); err != nil {
+				return err
+			}
+			return commitExpansion(ctx, r, p, runstore.Expansion{Task: 9, Blob: blob, Cuts: []int64{0, 50}})
+		}, "error: ply 1: expansion task 9 cuts blob p01/e-0000009-x into buckets ending at 50, but it holds 30 bytes"},
+		{"expansion cut into too many buckets", func(r *Run, p *runstore.Ply) error {
+			if err := r.blobs.Put(ctx, blob, make([]byte, 50)); err != nil {
+				return err
+			}
+			cuts := make([]int64, p.Buckets+2)
+			cuts[len(cuts)-1] = 50
+			return commitExpansion(ctx, r, p, runstore.Expansion{Task: 9, Blob: blob, Cuts: cuts})
+		}, "error: ply 1: expansion task 9 cuts blob p01/e-0000009-x into 2 buckets, but it should be 1"},
+		{"merge output missing", func(r *Run, p *runstore.Ply) error {
+			out := &runstore.Run{Blob: runstore.FinalRunBlobName(1, 0, 0, "x"), Count: 1}
+			_, err := r.store.MergeStage(p).Commit(ctx, runstore.BucketMerge{Bucket: 0, Attempt: "x", Outputs: 1, Runs: []*runstore.Run{out}})
+			return err
+		}, "error: ply 1: run s000000-x-0000 names blob p01/f-000000-0000-x, which is missing"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := Seed(ctx, be, RunConfig{Name: fmt.Sprintf("auditseed%d", i), Config: runstore.Config{Board: 4, Target: 12}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			expectClean(t, ctx, r, "seeded run")
+			p, err := r.store.Ply(ctx, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Buckets != 1 {
+				t.Fatalf("ply 1 has %d buckets; the findings expect 1", p.Buckets)
+			}
+			if err := tc.plant(r, p); err != nil {
+				t.Fatal(err)
+			}
+			got, a := auditLines(t, ctx, r)
+			if want := []string{tc.want}; !slices.Equal(got, want) || !a.Failed() {
+				t.Errorf("findings %q, want %q", got, want)
+			}
+			drain(t, ctx, r.work)
+			got, _ = auditLines(t, ctx, r)
+			want := []string{tc.want, "error: the run is not complete but its work queue is empty: nothing is left to make progress"}
+			if !slices.Equal(got, want) {
+				t.Errorf("with the queue drained: findings %q, want %q", got, want)
+			}
+		})
 	}
-	expectClean(t, ctx, r, "seeded run")
+}
 
-	undo := plantExpansion(t, ctx, be, r, 1, runstore.Expansion{Task: 999999, Blob: runstore.ExpansionBlobName(1, 9, "x"), Cuts: []int64{0, 50}})
-	got, a := auditLines(t, ctx, r)
-	want := []string{"error: ply 1: expansion task 999999 names blob p01/e-0000009-x, which is missing"}
-	if !slices.Equal(got, want) || !a.Failed() {
-		t.Errorf("findings %q, want %q", got, want)
-	}
-	undo()
-
-	drain(t, ctx, r.work)
-	got, _ = auditLines(t, ctx, r)
-	want = []string{"error: the run is not complete but its work queue is empty: nothing is left to make progress"}
-	if !slices.Equal(got, want) {
-		t.Errorf("findings %q, want %q", got, want)
-	}
+// commitExpansion commits an expansion marker that no task made, as
+// damage would.
+func commitExpansion(ctx context.Context, r *Run, p *runstore.Ply, e runstore.Expansion) error {
+	_, err := r.store.ExpansionStage(p).Commit(ctx, e)
+	return err
 }
 
 // TestAuditWhileRunning audits a run over and over while its workers run:
@@ -302,22 +493,6 @@ func TestAuditWhileRunning(t *testing.T) {
 	t.Logf("%d audits during the run, %d warnings", audits, warnings)
 	settle(t, ctx, r, WorkerConfig{Visibility: 5 * time.Second, PollMax: 50 * time.Millisecond})
 	expectClean(t, ctx, r, "after the run")
-}
-
-// plantExpansion adds an expansion marker that no task made, as damage
-// would, and returns what removes it again. The removal deletes the row
-// itself, which no code of the pipeline ever does, so it goes to the
-// table directly (row layout: runstore's package doc).
-func plantExpansion(t *testing.T, ctx context.Context, be storage.Backend, r *Run, ply int, e runstore.Expansion) (undo func()) {
-	t.Helper()
-	if _, err := r.store.AddExpansion(ctx, ply, e); err != nil {
-		t.Fatal(err)
-	}
-	return func() {
-		if err := be.Table(StateTable(r.Config.Name)).Delete(ctx, fmt.Sprintf("r%02d", ply), fmt.Sprintf("d%07d", e.Task), storage.AnyETag); err != nil {
-			t.Fatal(err)
-		}
-	}
 }
 
 // TestAuditCuts: a run of edges cut into buckets (an expansion or

@@ -93,10 +93,15 @@ func TestSlowMergeDoesNotCommitLate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bm, ok, err := r.store.BucketMerged(ctx, 6, 1)
-	if err != nil || !ok {
-		t.Fatalf("bucket 1 of ply 6: merged %v, %v", ok, err)
+	p6, err := r.store.Ply(ctx, 6)
+	if err != nil {
+		t.Fatal(err)
 	}
+	bms, err := r.store.MergeStage(p6).MarkersIn(ctx, runstore.Span{Lo: 1, Hi: 2})
+	if err != nil || len(bms) != 1 {
+		t.Fatalf("bucket 1 of ply 6: %d markers, %v", len(bms), err)
+	}
+	bm := bms[0]
 	if strings.HasPrefix(attempt, bm.Attempt) {
 		t.Errorf("the slowed merge (attempt %s) committed bucket 1 after its first blob's compensation delay", bm.Attempt)
 	}

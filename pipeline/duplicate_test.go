@@ -69,7 +69,7 @@ func TestOneMergeRoundPerBucket(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		exps, err := r.store.Expansions(ctx, ply)
+		exps, err := r.store.ExpansionStage(p).Markers(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -133,8 +133,8 @@ func (r *Run) seedStart(ctx context.Context) error {
 		if r.Board.Terminal(start) {
 			run.Terminal = 1 // a -start position may be a finished game
 		}
-		bm := runstore.BucketMerge{Bucket: 0, Attempt: seedOwner, Outputs: 1}
-		if _, err := r.store.CommitBucket(ctx, 0, bm, []*runstore.Run{run}); err != nil {
+		bm := runstore.BucketMerge{Bucket: 0, Attempt: seedOwner, Outputs: 1, Runs: []*runstore.Run{run}}
+		if _, err := r.store.MergeStage(p).Commit(ctx, bm); err != nil {
 			return err
 		}
 		runs, err := r.store.Runs(ctx, 0)
@@ -166,7 +166,7 @@ func (f flow) Expanded(ctx context.Context, t *task.Task, ply, index int) error 
 	}
 	switch p.State {
 	case runstore.Expanding:
-		all, err := store.AllExpanded(ctx, ply, index, p.Tasks)
+		all, err := store.ExpansionStage(p).AllDone(ctx, index)
 		if err != nil || !all {
 			return err
 		}
@@ -237,14 +237,14 @@ func (r *Run) finish(ctx context.Context, p *runstore.Ply, runs []*runstore.Run,
 			}
 		}
 	}
-	exps, err := r.store.Expansions(ctx, p.Ply)
+	exps, err := r.store.ExpansionStage(p).Markers(ctx)
 	if err != nil {
 		return err
 	}
 	for _, e := range exps {
 		t.Edges += e.Edges
 	}
-	merges, err := r.store.BucketMerges(ctx, p.Ply)
+	merges, err := r.store.MergeStage(p).Markers(ctx)
 	if err != nil {
 		return err
 	}
@@ -254,7 +254,7 @@ func (r *Run) finish(ctx context.Context, p *runstore.Ply, runs []*runstore.Run,
 		t.Merged += m.Entries
 	}
 	if p.Groups > 0 {
-		combines, err := r.store.Combines(ctx, p.Ply)
+		combines, err := r.store.CombineStage(p).Markers(ctx)
 		if err != nil {
 			return err
 		}
@@ -357,7 +357,7 @@ func (f flow) Resolved(ctx context.Context, t *task.Task, ply, index int) error 
 	if err != nil {
 		return err
 	}
-	if all, err := store.AllResolvedGiven(ctx, ply, index, p.Finals); err != nil || !all {
+	if all, err := store.ResolutionStage(p).AllDone(ctx, index); err != nil || !all {
 		return err
 	}
 	if p.State == runstore.Dispatched {
@@ -369,7 +369,7 @@ func (f flow) Resolved(ctx context.Context, t *task.Task, ply, index int) error 
 // resolveIfDone resolves a Dispatched ply once every final blob of it is
 // resolved (a ply without positions at once).
 func (r *Run) resolveIfDone(ctx context.Context, p *runstore.Ply, owner string) error {
-	if all, err := r.store.AllResolved(ctx, p.Ply, p.Finals); err != nil || !all {
+	if all, err := r.store.ResolutionStage(p).Complete(ctx); err != nil || !all {
 		return err
 	}
 	return r.resolve(ctx, p, owner)
@@ -379,7 +379,7 @@ func (r *Run) resolveIfDone(ctx context.Context, p *runstore.Ply, owner string) 
 // Resolved, owned by owner, with their summed counts, and does the
 // follow-up.
 func (r *Run) resolve(ctx context.Context, p *runstore.Ply, owner string) error {
-	rs, err := r.store.Resolutions(ctx, p.Ply)
+	rs, err := r.store.ResolutionStage(p).Markers(ctx)
 	if err != nil {
 		return err
 	}
@@ -411,7 +411,7 @@ func (r *Run) afterResolved(ctx context.Context, p *runstore.Ply) error {
 		}
 		done := runstore.Done{Root: root.String(), Completed: time.Now().UnixNano()}
 		if p.Positions > 0 {
-			rs, err := r.store.Resolutions(ctx, 0)
+			rs, err := r.store.ResolutionStage(p).Markers(ctx)
 			if err != nil {
 				return err
 			}

@@ -30,6 +30,8 @@ type lostBackend struct {
 	ply    int
 	poison bool
 	late   string // the attempt tag of the late merge
+	// merges tells the ply's bucket markers from other rows.
+	merges runstore.Stage[runstore.BucketMerge]
 
 	mu       sync.Mutex
 	lost     string
@@ -39,8 +41,15 @@ type lostBackend struct {
 	redoOnce sync.Once
 }
 
-func newLostBackend(be storage.Backend, ply int, poison bool, late string) *lostBackend {
-	return &lostBackend{Backend: be, ply: ply, poison: poison, late: late, gotLost: make(chan struct{}), redone: make(chan struct{})}
+func newLostBackend(t *testing.T, be storage.Backend, cfg RunConfig, ply int, poison bool, late string) *lostBackend {
+	r, err := newRun(be, cfg.WithDefaults())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// MarkerOf reads only the ply's number of the record.
+	merges := r.store.MergeStage(&runstore.Ply{Ply: ply})
+	return &lostBackend{Backend: be, ply: ply, poison: poison, late: late, merges: merges,
+		gotLost: make(chan struct{}), redone: make(chan struct{})}
 }
 
 func (b *lostBackend) Queue(name string) storage.Queue {
@@ -107,16 +116,15 @@ type lostTable struct {
 }
 
 // Add orders the commits of the lost bucket: the late attempt's marker
-// waits until another attempt's marker is in. The test knows the row
-// layout (runstore's doc): a bucket's merge commits with the row
-// "c<bucket>" in the ply's run partition "rNN".
+// waits until another attempt's marker is in.
 func (t lostTable) Add(ctx context.Context, e storage.Entity) (string, error) {
 	b := t.b
 	b.mu.Lock()
 	lost := b.lost
 	b.mu.Unlock()
 	bucket, _ := strconv.Atoi(strings.TrimPrefix(lost, fmt.Sprintf("M%02d-", b.ply)))
-	target := lost != "" && e.PartitionKey == fmt.Sprintf("r%02d", b.ply) && e.RowKey == fmt.Sprintf("c%07d", bucket)
+	item, marker := b.merges.MarkerOf(e)
+	target := lost != "" && marker && item == bucket
 	if target && e.Props["Attempt"] == b.late {
 		if err := wait(ctx, b.redone); err != nil {
 			return "", err
@@ -184,8 +192,8 @@ func TestLostMergeIsRedone(t *testing.T) {
 			defer cancel()
 			lateMsg := storage.Message{ID: "late"}
 			late := (&task.Task{Msg: lateMsg}).Attempt()
-			be := newLostBackend(openEmbedded(t), 7, poison, late)
 			cfg := RunConfig{Name: "lost", Config: runstore.Config{Board: 4, Target: 8, Sizes: runstore.Sizes{BlobPositions: 100, BucketBlobs: 1}}}
+			be := newLostBackend(t, openEmbedded(t), cfg, 7, poison, late)
 			start := time.Now()
 			var oldMerge atomic.Value
 			oldDone := make(chan struct{})

@@ -35,11 +35,11 @@ func (r *Run) Status(ctx context.Context) (s task.Step, ok bool, err error) {
 	s.At = time.Now()
 	switch {
 	case open != nil && open.State == runstore.Expanding:
-		exps, err := r.store.Expansions(ctx, open.Ply)
+		exps, err := r.store.ExpansionStage(open).Markers(ctx)
 		s.Ply, s.Name, s.Done, s.Total = open.Ply, "expanding", len(exps), open.Tasks
 		return s, true, err
 	case open != nil && open.Groups > 0:
-		combines, err := r.store.Combines(ctx, open.Ply)
+		combines, err := r.store.CombineStage(open).Markers(ctx)
 		if err != nil {
 			return s, false, err
 		}
@@ -49,11 +49,11 @@ func (r *Run) Status(ctx context.Context) (s task.Step, ok bool, err error) {
 		}
 		fallthrough
 	case open != nil:
-		merges, err := r.store.BucketMerges(ctx, open.Ply)
+		merges, err := r.store.MergeStage(open).Markers(ctx)
 		s.Ply, s.Name, s.Done, s.Total = open.Ply, "merging", len(merges), open.Buckets
 		return s, true, err
 	case resolving != nil:
-		rs, err := r.store.Resolutions(ctx, resolving.Ply)
+		rs, err := r.store.ResolutionStage(resolving).Markers(ctx)
 		s.Ply, s.Name, s.Done, s.Total = resolving.Ply, "resolving", len(rs), resolving.Finals
 		return s, true, err
 	}

@@ -1,11 +1,6 @@
 package runstore
 
-import (
-	"context"
-	"fmt"
-
-	"github.com/reversi-cloud/reversi/storage"
-)
+import "fmt"
 
 // Combine is the marker a combine task commits once its run is written:
 // its presence says the task is done and where its edges are. Combine
@@ -26,52 +21,31 @@ type Combine struct {
 	Entries  int64 // entries written
 }
 
-// AddCombine commits combine task c.Index's marker once. committed is
-// false when an earlier attempt's marker was there first: c.Blob is then
-// no record's, and its compensation message deletes it.
-func (s *Store) AddCombine(ctx context.Context, ply int, c Combine) (committed bool, err error) {
-	if len(c.Cuts) > MaxBuckets+1 {
-		return false, fmt.Errorf("combine task %d of ply %d: %d buckets, at most %d", c.Index, ply, len(c.Cuts)-1, MaxBuckets)
-	}
-	m := s.combineMarkers(ply)
-	row := storage.Entity{PartitionKey: m.pk(c.Index), RowKey: markerKey(m.item, c.Index), Props: map[string]any{
-		"Attempt": c.Attempt, "Blob": c.Blob, "Cuts": encodeCuts(c.Cuts), "Segments": c.Segments, "Entries": c.Entries,
-	}}
-	committed, err = addOnce(ctx, s.state, row)
-	if err != nil {
-		return false, fmt.Errorf("recording combine task %d of ply %d: %w", c.Index, ply, err)
-	}
-	return committed, nil
-}
+// CombineStage is the combine level of ply p (none when p.Groups is 0):
+// one item per combine task, each committing a Combine.
+func (s *Store) CombineStage(p *Ply) Stage[Combine] { return newStage(s, p, &combineKind) }
 
-// CombineDone reports whether combine task i of a ply is done.
-func (s *Store) CombineDone(ctx context.Context, ply, i int) (bool, error) {
-	m := s.combineMarkers(ply)
-	return exists(ctx, s.state, m.pk(i), markerKey(m.item, i))
-}
-
-// AllCombined reports whether every combine task of a ply is done, given
-// that task i is (see completion.go).
-func (s *Store) AllCombined(ctx context.Context, p *Ply, i int) (bool, error) {
-	return s.itemDone(ctx, s.combineMarkers(p.Ply), i, p.Groups*p.Ranges)
-}
-
-// Combines reads the markers of a ply's combine tasks, in task order.
-func (s *Store) Combines(ctx context.Context, ply int) ([]Combine, error) {
-	m := s.combineMarkers(ply)
-	from, to := m.allItems()
-	es, err := s.items(ctx, m, from, to)
-	if err != nil {
-		return nil, fmt.Errorf("reading the combine markers of ply %d: %w", ply, err)
-	}
-	out := make([]Combine, len(es))
-	for i, e := range es {
-		d := decode(e, nil)
-		out[i] = Combine{Index: d.keyIndex(string(m.item)), Attempt: d.str("Attempt"), Blob: d.str("Blob"), Cuts: d.cuts("Cuts"),
-			Segments: d.int("Segments"), Entries: d.int("Entries")}
-		if err := d.done("combine marker " + e.RowKey); err != nil {
+var combineKind = stageKind[Combine]{
+	item:  "combine task",
+	items: func(p *Ply) int { return p.Groups * p.Ranges },
+	from:  Merging, to: Merging,
+	early: func(p *Ply) string {
+		return fmt.Sprintf("ply %d is %s: its runs are combined only once it is merging", p.Ply, p.State)
+	},
+	missing: func(p *Ply, i int) string {
+		return fmt.Sprintf("ply %d has %d combine tasks, not %d", p.Ply, p.Groups*p.Ranges, i+1)
+	},
+	rows:  func(s *Store, ply int) stageMarkers { return s.combineMarkers(ply) },
+	index: func(c Combine) int { return c.Index },
+	encode: func(c Combine) (map[string]any, error) {
+		if err := checkBuckets(c.Cuts); err != nil {
 			return nil, err
 		}
-	}
-	return out, nil
+		return map[string]any{"Attempt": c.Attempt, "Blob": c.Blob, "Cuts": encodeCuts(c.Cuts),
+			"Segments": c.Segments, "Entries": c.Entries}, nil
+	},
+	decode: func(d *decoder, i int) Combine {
+		return Combine{Index: i, Attempt: d.str("Attempt"), Blob: d.str("Blob"), Cuts: d.cuts("Cuts"),
+			Segments: d.int("Segments"), Entries: d.int("Entries")}
+	},
 }

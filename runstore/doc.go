@@ -18,18 +18,25 @@
 //	rNN         d<task>                 Expansion: one expansion task is done: its
 //	                                    blob of sorted edges and the bucket cuts
 //	rNN         e<group>                64 expansion tasks are done
+//	rNN         a<task>                 Combine: one combine task is done: its blob
+//	                                    of sorted edges and the bucket cuts
+//	rNN         b<group>                64 combine tasks are done
 //	rNN         s<bucket>-<attempt>-<k> Run: output k of a bucket's merge attempt
 //	rNN         c<bucket>               BucketMerge: a bucket is merged, and which
 //	                                    attempt's outputs count
 //	rNN         k<group>                64 buckets are merged
 //	fNN         <index>                 Final: one final blob of a complete ply
 //	vNN         d<index>                Resolution: one final blob is resolved
+//	vNN         e<group>                64 final blobs are resolved
 //
 // The backtracking tables hold the backtracking data, one partition per
 // final blob:
 //
 //	s<ply>-<blob>   <row>               sources: each position's parents
 //	n<ply>-<index>  <child>-<row>       notices: results reported by children
+//
+// The markers (d, a, c in rNN and d in vNN, with their group markers)
+// belong to the ply's stages: only Stage (stage.go) reads or adds them.
 //
 // Everything that grows with the run (runs, final blobs, resolutions,
 // backtracking payloads) is rows in partitions of its own or blobs, never

@@ -134,14 +134,14 @@ func (s *Store) blobNames(ctx context.Context, p *Ply) (map[string]bool, error) 
 func (s *Store) MergeRecords(ctx context.Context, p *Ply) (Records, error) {
 	var recs Records
 	var err error
-	if recs.Expansions, err = s.Expansions(ctx, p.Ply); err != nil {
+	if recs.Expansions, err = s.ExpansionStage(p).Markers(ctx); err != nil {
 		return recs, err
 	}
 	if p.Groups > 0 {
-		if recs.Combines, err = s.Combines(ctx, p.Ply); err != nil {
+		if recs.Combines, err = s.CombineStage(p).Markers(ctx); err != nil {
 			return recs, err
 		}
-		if recs.Merges, err = s.BucketMerges(ctx, p.Ply); err != nil {
+		if recs.Merges, err = s.MergeStage(p).Markers(ctx); err != nil {
 			return recs, err
 		}
 	}

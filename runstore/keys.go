@@ -31,15 +31,11 @@ func bucketPrefix(bucket int) string { return fmt.Sprintf("s%06d-", bucket) }
 func rkOutput(bucket int, attempt string, k int) string {
 	return fmt.Sprintf("%s%s-%04d", bucketPrefix(bucket), attempt, k)
 }
-func rkBucketDone(bucket int) string  { return markerKey('c', bucket) }
 func rkFinal(index int) string        { return fmt.Sprintf("%07d", index) }
-func rkResolution(index int) string   { return markerKey('d', index) }
 func pkNotices(ply, index int) string { return fmt.Sprintf("n%02d-%07d", ply, index) }
 func rkNotice(child, row int) string  { return fmt.Sprintf("%07d-%04d", child, row) }
 func rkPayloadRow(row int) string     { return fmt.Sprintf("%05d", row) }
 func pkSources(blob string) string    { return "s" + strings.ReplaceAll(blob, "/", "-") }
-
-func rkExpansion(task int) string { return markerKey('d', task) }
 
 // spread is a ply's rows of one kind that are numbered (expansion tasks,
 // buckets, final blobs) and spread over the run's partition shards by

@@ -1,12 +1,9 @@
 package runstore
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
-
-	"github.com/reversi-cloud/reversi/storage"
 )
 
 // MaxBuckets bounds a ply's buckets, so that an expansion marker's cuts
@@ -68,61 +65,37 @@ func decodeCuts(b []byte) (Cuts, error) {
 	return out, nil
 }
 
-// AddExpansion commits expansion task e.Task's marker once. committed is
-// false when an earlier attempt's marker was there first: e.Blob is then
-// no record's, and its compensation message deletes it.
-func (s *Store) AddExpansion(ctx context.Context, ply int, e Expansion) (committed bool, err error) {
-	if len(e.Cuts) > MaxBuckets+1 {
-		return false, fmt.Errorf("expansion task %d of ply %d: %d buckets, at most %d", e.Task, ply, len(e.Cuts)-1, MaxBuckets)
-	}
-	row := storage.Entity{PartitionKey: s.expansionMarkers(ply).pk(e.Task), RowKey: rkExpansion(e.Task), Props: map[string]any{
-		"Blob": e.Blob, "Cuts": encodeCuts(e.Cuts),
-		"Parents": e.Parents, "Terminal": e.Terminal, "Edges": e.Edges, "Entries": e.Entries,
-	}}
-	committed, err = addOnce(ctx, s.state, row)
-	if err != nil {
-		return false, fmt.Errorf("recording expansion task %d of ply %d: %w", e.Task, ply, err)
-	}
-	return committed, nil
-}
+// ExpansionStage is the expansion of ply p: one item per expansion task
+// of the previous ply's final blobs, each committing an Expansion.
+func (s *Store) ExpansionStage(p *Ply) Stage[Expansion] { return newStage(s, p, &expansionKind) }
 
-// ExpansionDone reports whether expansion task task of a ply is done.
-func (s *Store) ExpansionDone(ctx context.Context, ply, task int) (bool, error) {
-	return exists(ctx, s.state, s.expansionMarkers(ply).pk(task), rkExpansion(task))
-}
-
-// AllExpanded reports whether all tasks of a ply's expansion are done,
-// given that task is (see completion.go).
-func (s *Store) AllExpanded(ctx context.Context, ply, task, tasks int) (bool, error) {
-	return s.itemDone(ctx, s.expansionMarkers(ply), task, tasks)
-}
-
-// Expansions reads the markers of a ply's expansion tasks.
-func (s *Store) Expansions(ctx context.Context, ply int) ([]Expansion, error) {
-	from, to := s.expansionMarkers(ply).allItems()
-	return s.expansions(ctx, ply, from, to)
-}
-
-// ExpansionsOf reads the markers of a ply's expansion tasks in span.
-func (s *Store) ExpansionsOf(ctx context.Context, ply int, span Span) ([]Expansion, error) {
-	m := s.expansionMarkers(ply)
-	return s.expansions(ctx, ply, markerKey(m.item, span.Lo), markerKey(m.item, span.Hi))
-}
-
-func (s *Store) expansions(ctx context.Context, ply int, from, to string) ([]Expansion, error) {
-	m := s.expansionMarkers(ply)
-	es, err := s.items(ctx, m, from, to)
-	if err != nil {
-		return nil, fmt.Errorf("reading the expansion markers of ply %d: %w", ply, err)
-	}
-	out := make([]Expansion, len(es))
-	for i, e := range es {
-		d := decode(e, nil)
-		out[i] = Expansion{Task: d.keyIndex(string(m.item)), Blob: d.str("Blob"), Cuts: d.cuts("Cuts"),
-			Parents: d.int("Parents"), Terminal: d.int("Terminal"), Edges: d.int("Edges"), Entries: d.int("Entries")}
-		if err := d.done("expansion marker " + e.RowKey); err != nil {
+var expansionKind = stageKind[Expansion]{
+	item:  "expansion task",
+	items: func(p *Ply) int { return p.Tasks },
+	from:  Expanding, to: Expanding,
+	early: func(p *Ply) string { return fmt.Sprintf("ply %d is %s: it is not expanding", p.Ply, p.State) },
+	missing: func(p *Ply, i int) string {
+		return fmt.Sprintf("ply %d has %d expansion tasks, not %d", p.Ply, p.Tasks, i+1)
+	},
+	rows:  func(s *Store, ply int) stageMarkers { return s.expansionMarkers(ply) },
+	index: func(e Expansion) int { return e.Task },
+	encode: func(e Expansion) (map[string]any, error) {
+		if err := checkBuckets(e.Cuts); err != nil {
 			return nil, err
 		}
+		return map[string]any{"Blob": e.Blob, "Cuts": encodeCuts(e.Cuts),
+			"Parents": e.Parents, "Terminal": e.Terminal, "Edges": e.Edges, "Entries": e.Entries}, nil
+	},
+	decode: func(d *decoder, i int) Expansion {
+		return Expansion{Task: i, Blob: d.str("Blob"), Cuts: d.cuts("Cuts"),
+			Parents: d.int("Parents"), Terminal: d.int("Terminal"), Edges: d.int("Edges"), Entries: d.int("Entries")}
+	},
+}
+
+// checkBuckets refuses cuts into more buckets than a marker holds.
+func checkBuckets(c Cuts) error {
+	if len(c) > MaxBuckets+1 {
+		return fmt.Errorf("%d buckets, at most %d", len(c)-1, MaxBuckets)
 	}
-	return out, nil
+	return nil
 }

@@ -1,11 +1,6 @@
 package runstore
 
-import (
-	"context"
-	"fmt"
-
-	"github.com/reversi-cloud/reversi/storage"
-)
+import "fmt"
 
 // Resolution is the marker a resolve task adds once one final blob's
 // results are stored; its presence says the blob is resolved.
@@ -19,55 +14,31 @@ type Resolution struct {
 	Score, ScoreBlack, ScoreWhite int64
 }
 
-// AddResolution records that final blob r.Index of a ply is resolved.
-// Adding it twice is harmless.
-func (s *Store) AddResolution(ctx context.Context, ply int, r Resolution) error {
-	e := storage.Entity{PartitionKey: s.resolutionMarkers(ply).pk(r.Index), RowKey: rkResolution(r.Index), Props: map[string]any{
-		"Black": r.Black, "White": r.White, "Draws": r.Draws, "Unknown": r.Unknown,
-		"ScoreBlack": r.ScoreBlack, "ScoreWhite": r.ScoreWhite, "Scored": r.Scored, "Score": r.Score,
-	}}
-	if _, err := addOnce(ctx, s.state, e); err != nil {
-		return fmt.Errorf("recording the resolution of ply %d blob %d: %w", ply, r.Index, err)
-	}
-	return nil
-}
+// ResolutionStage is the resolution of ply p: one item per final blob,
+// each committing a Resolution. Adding one twice is harmless: its
+// content depends only on the notices, complete before the stage starts.
+func (s *Store) ResolutionStage(p *Ply) Stage[Resolution] { return newStage(s, p, &resolutionKind) }
 
-// Resolved reports whether final blob index of a ply is resolved.
-func (s *Store) Resolved(ctx context.Context, ply, index int) (bool, error) {
-	return exists(ctx, s.state, s.resolutionMarkers(ply).pk(index), rkResolution(index))
-}
-
-// AllResolvedGiven reports whether all n final blobs of a ply are
-// resolved, given that blob index is (see completion.go).
-func (s *Store) AllResolvedGiven(ctx context.Context, ply, index, n int) (bool, error) {
-	return s.itemDone(ctx, s.resolutionMarkers(ply), index, n)
-}
-
-// AllResolved reports whether all n final blobs of a ply are resolved,
-// from the group markers alone.
-func (s *Store) AllResolved(ctx context.Context, ply, n int) (bool, error) {
-	return s.allDone(ctx, s.resolutionMarkers(ply), n)
-}
-
-// Resolutions reads every resolution marker of a ply.
-func (s *Store) Resolutions(ctx context.Context, ply int) ([]Resolution, error) {
-	m := s.resolutionMarkers(ply)
-	from, to := m.allItems()
-	es, err := s.items(ctx, m, from, to)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]Resolution, len(es))
-	for i, e := range es {
-		d := decode(e, nil)
-		out[i] = Resolution{Index: d.keyIndex(string(m.item)), Counts: Counts{Black: d.int("Black"), White: d.int("White"), Draws: d.int("Draws"), Unknown: d.int("Unknown")},
+var resolutionKind = stageKind[Resolution]{
+	item:  "final blob",
+	items: func(p *Ply) int { return p.Finals },
+	from:  Final, to: Closed,
+	early: func(p *Ply) string {
+		return fmt.Sprintf("ply %d is %s, not final, so it cannot be resolved", p.Ply, p.State)
+	},
+	missing: func(p *Ply, i int) string { return fmt.Sprintf("ply %d has no final blob %d to resolve", p.Ply, i) },
+	rows:    func(s *Store, ply int) stageMarkers { return s.resolutionMarkers(ply) },
+	index:   func(r Resolution) int { return r.Index },
+	encode: func(r Resolution) (map[string]any, error) {
+		return map[string]any{"Black": r.Black, "White": r.White, "Draws": r.Draws, "Unknown": r.Unknown,
+			"ScoreBlack": r.ScoreBlack, "ScoreWhite": r.ScoreWhite, "Scored": r.Scored, "Score": r.Score}, nil
+	},
+	decode: func(d *decoder, i int) Resolution {
+		r := Resolution{Index: i, Counts: Counts{Black: d.int("Black"), White: d.int("White"), Draws: d.int("Draws"), Unknown: d.int("Unknown")},
 			ScoreBlack: d.int("ScoreBlack"), ScoreWhite: d.int("ScoreWhite")}
 		if d.optional("Scored") {
-			out[i].Scored, out[i].Score = d.bool("Scored"), d.int("Score")
+			r.Scored, r.Score = d.bool("Scored"), d.int("Score")
 		}
-		if err := d.done("resolution marker " + e.RowKey); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
+		return r
+	},
 }

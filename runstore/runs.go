@@ -54,91 +54,75 @@ type BucketMerge struct {
 	Segments int64 // expansion segments read
 	Entries  int64 // entries read
 	Outputs  int64 // runs written
+	// Runs are the outputs the merge commits: Commit writes their rows
+	// ahead of the marker. Markers read back leave it empty (Runs reads
+	// the committed outputs).
+	Runs []*Run
 }
 
-// CommitBucket commits a bucket's merge: the output rows, in batches,
-// then the marker, added once. won is false when another attempt's
-// marker was there first; the caller then deletes its rows (DropRuns)
-// and leaves its blobs to their compensation messages.
+// MergeStage is the bucket merges of ply p: one item per bucket, each
+// committing a BucketMerge with its output rows.
 //
-// Crash points: rows without a marker of their attempt are never read as
-// outputs (Runs filters them), so a crash between batches leaves only
-// rows that a later attempt's commit makes irrelevant.
-func (s *Store) CommitBucket(ctx context.Context, ply int, m BucketMerge, outputs []*Run) (won bool, err error) {
-	pk := s.bucketMarkers(ply).pk(m.Bucket)
-	ops := make([]storage.Op, len(outputs))
-	for k, o := range outputs {
+// Crash points of the commit: the output rows go first, in batches, and
+// rows without a marker of their attempt are never read as outputs (Runs
+// filters them), so a crash between batches leaves only rows that a
+// later attempt's commit makes irrelevant. An attempt whose marker lost
+// deletes its rows again (dropRuns), and leftovers are harmless.
+func (s *Store) MergeStage(p *Ply) Stage[BucketMerge] { return newStage(s, p, &mergeKind) }
+
+var mergeKind = stageKind[BucketMerge]{
+	item:  "bucket",
+	items: func(p *Ply) int { return p.Buckets },
+	from:  Merging, to: Merging,
+	early: func(p *Ply) string {
+		return fmt.Sprintf("ply %d is %s: its buckets are merged only once it is merging", p.Ply, p.State)
+	},
+	missing: func(p *Ply, i int) string { return fmt.Sprintf("ply %d has %d buckets, not %d", p.Ply, p.Buckets, i+1) },
+	rows:    func(s *Store, ply int) stageMarkers { return s.bucketMarkers(ply) },
+	index:   func(m BucketMerge) int { return m.Bucket },
+	encode: func(m BucketMerge) (map[string]any, error) {
+		return map[string]any{"Attempt": m.Attempt, "Segments": m.Segments, "Entries": m.Entries, "Outputs": m.Outputs}, nil
+	},
+	decode: func(d *decoder, i int) BucketMerge {
+		return BucketMerge{Bucket: i, Attempt: d.str("Attempt"), Segments: d.int("Segments"), Entries: d.int("Entries"), Outputs: d.int("Outputs")}
+	},
+	ahead: putRuns,
+	lost:  dropRuns,
+}
+
+// putRuns writes the output rows of m's attempt, upserts in batches.
+func putRuns(ctx context.Context, st Stage[BucketMerge], m BucketMerge) error {
+	pk := st.rows().pk(m.Bucket)
+	ops := make([]storage.Op, len(m.Runs))
+	for k, o := range m.Runs {
 		o.Bucket, o.Attempt, o.Key = m.Bucket, m.Attempt, rkOutput(m.Bucket, m.Attempt, k)
 		ops[k] = storage.Op{Kind: storage.OpUpsert, Entity: o.entity(pk)}
 	}
-	if err := transactAll(ctx, s.state, pk, ops); err != nil {
-		return false, fmt.Errorf("writing the outputs of bucket %d of ply %d: %w", m.Bucket, ply, err)
-	}
-	marker := storage.Entity{PartitionKey: pk, RowKey: rkBucketDone(m.Bucket), Props: map[string]any{
-		"Attempt": m.Attempt, "Segments": m.Segments, "Entries": m.Entries, "Outputs": m.Outputs,
-	}}
-	won, err = addOnce(ctx, s.state, marker)
-	if err != nil {
-		return false, fmt.Errorf("committing bucket %d of ply %d: %w", m.Bucket, ply, err)
-	}
-	return won, nil
+	return transactAll(ctx, st.store.state, pk, ops)
 }
 
-// DropRuns deletes the output rows of an attempt that lost bucket's
-// commit. Leftovers are harmless: Runs never reads them.
-func (s *Store) DropRuns(ctx context.Context, ply, bucket int, runs []*Run) error {
-	pk := s.bucketMarkers(ply).pk(bucket)
-	ops := make([]storage.Op, len(runs))
-	for i, r := range runs {
+// dropRuns deletes the output rows of an attempt that lost its bucket's
+// commit. The marker may name the same attempt (a second seed commits
+// ply 0's one bucket again under the seed's fixed tag): its rows are
+// then the winner's, and stay.
+func dropRuns(ctx context.Context, st Stage[BucketMerge], m BucketMerge) error {
+	won, err := st.MarkersIn(ctx, Span{m.Bucket, m.Bucket + 1})
+	if err != nil || len(won) == 1 && won[0].Attempt == m.Attempt {
+		return err
+	}
+	pk := st.rows().pk(m.Bucket)
+	ops := make([]storage.Op, len(m.Runs))
+	for i, r := range m.Runs {
 		ops[i] = storage.Op{Kind: storage.OpDelete, Entity: storage.Entity{PartitionKey: pk, RowKey: r.Key}, ETag: storage.AnyETag}
 	}
-	return transactAll(ctx, s.state, pk, ops)
-}
-
-// BucketMerged reads a bucket's marker; ok is false while it is unmerged.
-func (s *Store) BucketMerged(ctx context.Context, ply, bucket int) (m BucketMerge, ok bool, err error) {
-	bm := s.bucketMarkers(ply)
-	ms, err := s.bucketMerges(ctx, ply, markerKey(bm.item, bucket), markerKey(bm.item, bucket+1))
-	if err != nil || len(ms) == 0 {
-		return BucketMerge{}, false, err
-	}
-	return ms[0], true, nil
-}
-
-// BucketMerges reads the marker of every merged bucket of a ply.
-func (s *Store) BucketMerges(ctx context.Context, ply int) ([]BucketMerge, error) {
-	from, to := s.bucketMarkers(ply).allItems()
-	return s.bucketMerges(ctx, ply, from, to)
-}
-
-func (s *Store) bucketMerges(ctx context.Context, ply int, from, to string) ([]BucketMerge, error) {
-	m := s.bucketMarkers(ply)
-	es, err := s.items(ctx, m, from, to)
-	if err != nil {
-		return nil, fmt.Errorf("reading the merged buckets of ply %d: %w", ply, err)
-	}
-	out := make([]BucketMerge, len(es))
-	for i, e := range es {
-		d := decode(e, nil)
-		out[i] = BucketMerge{Bucket: d.keyIndex(string(m.item)), Attempt: d.str("Attempt"),
-			Segments: d.int("Segments"), Entries: d.int("Entries"), Outputs: d.int("Outputs")}
-		if err := d.done("bucket marker " + e.RowKey); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
-}
-
-// AllMerged reports whether every bucket of a ply is merged, given that
-// bucket is (see completion.go).
-func (s *Store) AllMerged(ctx context.Context, p *Ply, bucket int) (bool, error) {
-	return s.itemDone(ctx, s.bucketMarkers(p.Ply), bucket, p.Buckets)
+	return transactAll(ctx, st.store.state, pk, ops)
 }
 
 // Runs lists the committed merge outputs of a ply, in key order: the rows
 // of each merged bucket written by the attempt its marker names.
 func (s *Store) Runs(ctx context.Context, ply int) ([]*Run, error) {
-	merges, err := s.BucketMerges(ctx, ply)
+	from, to := s.bucketMarkers(ply).allItems()
+	merges, err := markers(ctx, s, &mergeKind, ply, from, to)
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,175 @@
+package runstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+
+	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/storage"
+)
+
+// openShardedStore is a store of a 4x4 run with ply 1 recorded and
+// merging: 2 buckets, its rows spread over shards partitions.
+func openShardedStore(t *testing.T, shards int) (*Store, *Ply) {
+	t.Helper()
+	ctx := context.Background()
+	be := testkit.Embedded(t)
+	state, back := be.Table("runstate"), be.Table("runback")
+	for _, tb := range []storage.Table{state, back} {
+		if err := tb.Create(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := New(board.MustNew(4), []storage.Table{state}, []storage.Table{back}, shards)
+	p0, err := s.AddFirstPly(ctx, "seed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Finish(ctx, p0, "seed", Totals{Finals: 1, Positions: 1}, &Ply{Ply: 1, Tasks: 1, Buckets: 2}); err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Ply(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.StartMerging(ctx, p, "m"); err != nil {
+		t.Fatal(err)
+	}
+	return s, p
+}
+
+// TestMergeCommit walks one bucket through the merge stage's commit
+// protocol, row by row: output rows without their attempt's marker are
+// never read as outputs (Runs' winner filter), the first marker wins, a
+// losing attempt's rows are dropped, and an attempt that commits again
+// under the winning tag (a second seed) keeps its rows.
+func TestMergeCommit(t *testing.T) {
+	ctx := context.Background()
+	start := board.MustNew(4).Start()
+	outputs := func(n int) []*Run {
+		out := make([]*Run, n)
+		for k := range out {
+			out[k] = &Run{Blob: fmt.Sprintf("blob%d", k), Count: 1, Min: start, Max: start}
+		}
+		return out
+	}
+	for _, shards := range []int{1, 3} {
+		s, p := openShardedStore(t, shards)
+		st := s.MergeStage(p)
+		rows := func() []string {
+			es, err := queryPartitions(ctx, s.state, s.runRows(1).pks(), runsFrom, runsTo)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out []string
+			for _, e := range es {
+				out = append(out, e.RowKey)
+			}
+			return out
+		}
+		for _, step := range []struct {
+			name     string
+			commit   func() (won bool, err error)
+			wantWon  bool
+			wantRows []string // every output row
+			wantRuns []string // the committed ones
+		}{
+			{"a crash between the outputs and the marker", func() (bool, error) {
+				return false, putRuns(ctx, st, BucketMerge{Bucket: 0, Attempt: "c", Runs: outputs(2)})
+			}, false, []string{"s000000-c-0000", "s000000-c-0001"}, nil},
+			{"the first commit", func() (bool, error) {
+				return st.Commit(ctx, BucketMerge{Bucket: 0, Attempt: "a", Outputs: 1, Runs: outputs(1)})
+			}, true, []string{"s000000-a-0000", "s000000-c-0000", "s000000-c-0001"}, []string{"s000000-a-0000"}},
+			{"a second attempt loses and drops its rows", func() (bool, error) {
+				return st.Commit(ctx, BucketMerge{Bucket: 0, Attempt: "b", Outputs: 3, Runs: outputs(3)})
+			}, false, []string{"s000000-a-0000", "s000000-c-0000", "s000000-c-0001"}, []string{"s000000-a-0000"}},
+			{"the winner again keeps its rows", func() (bool, error) {
+				return st.Commit(ctx, BucketMerge{Bucket: 0, Attempt: "a", Outputs: 1, Runs: outputs(1)})
+			}, false, []string{"s000000-a-0000", "s000000-c-0000", "s000000-c-0001"}, []string{"s000000-a-0000"}},
+			{"a bucket without outputs", func() (bool, error) {
+				return st.Commit(ctx, BucketMerge{Bucket: 1, Attempt: "d"})
+			}, true, []string{"s000000-a-0000", "s000000-c-0000", "s000000-c-0001"}, []string{"s000000-a-0000"}},
+		} {
+			won, err := step.commit()
+			if err != nil || won != step.wantWon {
+				t.Fatalf("shards %d, %s: won %v, %v; want %v", shards, step.name, won, err, step.wantWon)
+			}
+			if got := rows(); !slices.Equal(got, step.wantRows) {
+				t.Errorf("shards %d, %s: output rows %q, want %q", shards, step.name, got, step.wantRows)
+			}
+			runs, err := s.Runs(ctx, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range runs {
+				got = append(got, r.Key)
+			}
+			if !slices.Equal(got, step.wantRuns) {
+				t.Errorf("shards %d, %s: Runs %q, want %q", shards, step.name, got, step.wantRuns)
+			}
+		}
+		ms, err := st.Markers(ctx)
+		if err != nil || len(ms) != 2 || ms[0].Attempt != "a" || ms[1].Attempt != "d" {
+			t.Errorf("shards %d: markers %+v, %v; want buckets 0 and 1 by a and d", shards, ms, err)
+		}
+		if all, err := st.Complete(ctx); err != nil || all {
+			t.Errorf("shards %d: complete %v, %v before any AllDone added the group marker", shards, all, err)
+		}
+		if all, err := st.AllDone(ctx, 1); err != nil || !all {
+			t.Errorf("shards %d: AllDone %v, %v with both buckets merged", shards, all, err)
+		}
+	}
+}
+
+// TestStageCheck: each stage is worked on in its states only, and
+// names its items by the ply record; a marker row is told from others.
+func TestStageCheck(t *testing.T) {
+	s, p := openShardedStore(t, 3)
+	for _, tc := range []struct {
+		name    string
+		check   func(i int) (bool, error)
+		i       int
+		past    bool
+		wantErr string
+	}{
+		{"expansion of a merging ply", s.ExpansionStage(p).Check, 0, true, ""},
+		{"bucket of a merging ply", s.MergeStage(p).Check, 1, false, ""},
+		{"bucket the ply lacks", s.MergeStage(p).Check, 2, false, "ply 1 has 2 buckets, not 3"},
+		{"combine task of a ply without a combine level", s.CombineStage(p).Check, 0, false, "ply 1 has 0 combine tasks, not 1"},
+		{"resolution of a merging ply", s.ResolutionStage(p).Check, 0, false, "ply 1 is merging, not final, so it cannot be resolved"},
+	} {
+		past, err := tc.check(tc.i)
+		var got string
+		if err != nil {
+			got = err.Error()
+		}
+		if past != tc.past || got != tc.wantErr {
+			t.Errorf("%s: past %v, error %q; want %v, %q", tc.name, past, got, tc.past, tc.wantErr)
+		}
+	}
+	ctx := context.Background()
+	start := board.MustNew(4).Start()
+	if _, err := s.MergeStage(p).Commit(ctx, BucketMerge{Bucket: 1, Attempt: "a", Runs: []*Run{{Blob: "b", Min: start, Max: start}}}); err != nil {
+		t.Fatal(err)
+	}
+	es, err := queryPartitions(ctx, s.state, s.runRows(1).all(), "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range es {
+		if i, ok := s.MergeStage(p).MarkerOf(e); ok {
+			got = append(got, fmt.Sprintf("bucket %d", i))
+		}
+		if _, ok := s.ExpansionStage(p).MarkerOf(e); ok {
+			got = append(got, "an expansion marker")
+		}
+	}
+	if want := []string{"bucket 1"}; !slices.Equal(got, want) {
+		t.Errorf("MarkerOf found %q among %d rows, want %q", got, len(es), want)
+	}
+}

@@ -1,0 +1,136 @@
+package task
+
+import (
+	"context"
+
+	"github.com/reversi-cloud/reversi/message"
+	"github.com/reversi-cloud/reversi/runstore"
+)
+
+// Item is one item of a ply's stage (runstore.Stage) that a handler's
+// delivery does: an expansion task, a combine task, a bucket merge or a
+// final blob's resolution. Do carries the sequence every such handler
+// follows; the handler supplies the steps that differ.
+type Item[M any] struct {
+	Stage runstore.Stage[M]
+	Index int
+	// Ready, when set, checks what the item needs besides its ply's
+	// state, before its marker is looked for.
+	Ready func(ctx context.Context) error
+	// Work does the item: it writes what the marker names, each blob
+	// that only the marker makes reachable covered by a compensation
+	// message in cover (nil when there is none), and returns the marker.
+	Work func(ctx context.Context) (marker M, cover Cover, err error)
+	// Won, when set, runs once this attempt's marker won.
+	Won func()
+	// FollowUp is what comes once the item is done, whoever did it: it
+	// is idempotent, since every redelivery of a done item repeats it.
+	FollowUp func(ctx context.Context) error
+}
+
+// Cover is the compensation messages of the blobs a marker names
+// (compensation.Set).
+type Cover interface {
+	// Check refuses a commit once a message may have surfaced and
+	// deleted its blob.
+	Check() error
+	// Done deletes the messages once the marker that names the blobs
+	// is committed.
+	Done(ctx context.Context)
+}
+
+// Do does an item idempotently: a message is delivered at least once,
+// and a delivery may die at any point, so every step is one that a
+// redelivery finishes or repeats harmlessly:
+//
+//  1. the ply record says whether the item is worked on now: before its
+//     stage the message is bad, after it a stale duplicate, dropped;
+//  2. a done item (its marker exists) only repeats the follow-up: the
+//     delivery that committed it may have died before finishing it;
+//  3. the work writes blobs under this attempt's tag, each covered by a
+//     compensation message, so a retry writes its own and the message
+//     deletes ours unless a marker names it;
+//  4. the commit comes only while every compensation message is still
+//     hidden, else the marker could name a blob its message deleted;
+//  5. the marker is added once: of two attempts the first wins, the
+//     loser's blobs are left to their compensation messages, and the
+//     winner deletes its messages;
+//  6. the follow-up runs, won or lost.
+func Do[M any](ctx context.Context, it Item[M]) error {
+	past, err := it.Stage.Check(it.Index)
+	switch {
+	case err != nil:
+		return message.Badf("%v", err)
+	case past:
+		return nil
+	}
+	if it.Ready != nil {
+		if err := it.Ready(ctx); err != nil {
+			return err
+		}
+	}
+	done, err := it.Stage.Done(ctx, it.Index)
+	if err != nil {
+		return err
+	}
+	if done {
+		return it.FollowUp(ctx)
+	}
+	marker, cover, err := it.Work(ctx)
+	if err != nil {
+		return err
+	}
+	if cover != nil {
+		if err := cover.Check(); err != nil {
+			return err
+		}
+	}
+	won, err := it.Stage.Commit(ctx, marker)
+	if err != nil {
+		return err
+	}
+	if won {
+		if cover != nil {
+			cover.Done(ctx)
+		}
+		if it.Won != nil {
+			it.Won()
+		}
+	}
+	return it.FollowUp(ctx)
+}
+
+// Items is the handler of the messages that each name one item of a
+// stage of their ply (message.Message.Index): it reads the ply's record
+// and does the item through Do.
+type Items[M any] struct {
+	Stage func(s *runstore.Store, p *runstore.Ply) runstore.Stage[M]
+	// Ready, Won and FollowUp are Item's, for the message's item; Work
+	// does item i of the stage of ply p.
+	Ready    func(ctx context.Context, t *Task, p *runstore.Ply) error
+	Work     func(ctx context.Context, t *Task, p *runstore.Ply, i int) (M, Cover, error)
+	Won      func(t *Task)
+	FollowUp func(ctx context.Context, t *Task, st runstore.Stage[M], i int) error
+}
+
+// Handle does the item that m names.
+func (h Items[M]) Handle(ctx context.Context, t *Task, m message.Message) error {
+	p, err := t.Run.Store.Ply(ctx, m.Ply)
+	if err != nil {
+		return err
+	}
+	st := h.Stage(t.Run.Store, p)
+	it := Item[M]{
+		Stage:    st,
+		Index:    m.Index,
+		Work:     func(ctx context.Context) (M, Cover, error) { return h.Work(ctx, t, p, m.Index) },
+		FollowUp: func(ctx context.Context) error { return h.FollowUp(ctx, t, st, m.Index) },
+	}
+	if h.Ready != nil {
+		it.Ready = func(ctx context.Context) error { return h.Ready(ctx, t, p) }
+	}
+	if h.Won != nil {
+		it.Won = func() { h.Won(t) }
+	}
+	return Do(ctx, it)
+}

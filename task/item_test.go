@@ -1,0 +1,349 @@
+package task_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/compensation"
+	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/runstore"
+	"github.com/reversi-cloud/reversi/storage"
+	"github.com/reversi-cloud/reversi/task"
+)
+
+// TestStages runs the data-driven files of testdata, one per stage:
+// each drives task.Do over the stage's real markers on the embedded
+// backend, with work that writes the blob a handler of the stage would
+// write, and checks the commit, a lost race, a redelivery and a crash
+// between each two steps. Commands:
+//
+//	setup state=S tasks=N buckets=N groups=N ranges=N finals=N
+//	                        records ply 1 with those figures, in state S
+//	state to=S finals=N     moves ply 1 forward to state S
+//	deliver item=I attempt=A [fail=work|deadline|follow-up] [then=B]
+//	                        one delivery of item I, as attempt A: its
+//	                        trace; fail crashes it after that step;
+//	                        then=B runs attempt B whole between A's work
+//	                        and A's commit
+//	markers                 the stage's markers
+//	all-done given=I        Stage.AllDone, given item I
+//	complete                Stage.Complete
+//	runs                    the ply's committed merge outputs
+//	blobs                   every blob, and whether it is in use or a
+//	                        compensation message deletes it
+//	compensations           compensation messages pending
+func TestStages(t *testing.T) {
+	t.Run("expansion", func(t *testing.T) {
+		runStage(t, "testdata/expansion", stageCase[runstore.Expansion]{
+			stage: (*runstore.Store).ExpansionStage,
+			blob:  func(i int, a string) string { return runstore.ExpansionBlobName(1, i, a) },
+			marker: func(i int, a, blob string) runstore.Expansion {
+				return runstore.Expansion{Task: i, Blob: blob, Cuts: runstore.Cuts{0, 1, 2}, Parents: 1, Edges: 2, Entries: 2}
+			},
+			show: func(e runstore.Expansion) string {
+				return fmt.Sprintf("task %d: %s cut at %v, %d edges", e.Task, e.Blob, e.Cuts, e.Edges)
+			},
+			covered: true,
+		})
+	})
+	t.Run("combine", func(t *testing.T) {
+		runStage(t, "testdata/combine", stageCase[runstore.Combine]{
+			stage: (*runstore.Store).CombineStage,
+			blob:  func(i int, a string) string { return runstore.CombineBlobName(1, i, a) },
+			marker: func(i int, a, blob string) runstore.Combine {
+				return runstore.Combine{Index: i, Attempt: a, Blob: blob, Cuts: runstore.Cuts{0, 2}, Segments: 2, Entries: 2}
+			},
+			show: func(c runstore.Combine) string {
+				return fmt.Sprintf("combine task %d: attempt %s, %s cut at %v", c.Index, c.Attempt, c.Blob, c.Cuts)
+			},
+			covered: true,
+		})
+	})
+	start := board.MustNew(4).Start()
+	t.Run("merge", func(t *testing.T) {
+		runStage(t, "testdata/merge", stageCase[runstore.BucketMerge]{
+			stage: (*runstore.Store).MergeStage,
+			blob:  func(i int, a string) string { return runstore.FinalRunBlobName(1, i, 0, a) },
+			marker: func(i int, a, blob string) runstore.BucketMerge {
+				out := &runstore.Run{Blob: blob, Count: 1, Min: start, Max: start}
+				return runstore.BucketMerge{Bucket: i, Attempt: a, Segments: 1, Entries: 1, Outputs: 1, Runs: []*runstore.Run{out}}
+			},
+			show: func(m runstore.BucketMerge) string {
+				return fmt.Sprintf("bucket %d: attempt %s, %d outputs", m.Bucket, m.Attempt, m.Outputs)
+			},
+			covered: true,
+		})
+	})
+	t.Run("resolution", func(t *testing.T) {
+		runStage(t, "testdata/resolution", stageCase[runstore.Resolution]{
+			stage: (*runstore.Store).ResolutionStage,
+			blob:  func(i int, a string) string { return runstore.ResultsBlobName(1, i) },
+			marker: func(i int, a, blob string) runstore.Resolution {
+				return runstore.Resolution{Index: i, Counts: runstore.Counts{Black: 1}}
+			},
+			show: func(r runstore.Resolution) string {
+				return fmt.Sprintf("final blob %d: %d black wins", r.Index, r.Black)
+			},
+		})
+	})
+}
+
+// stageCase is what the interpreter knows of one stage.
+type stageCase[M any] struct {
+	stage  func(s *runstore.Store, p *runstore.Ply) runstore.Stage[M]
+	blob   func(item int, attempt string) string // what an item's work writes
+	marker func(item int, attempt, blob string) M
+	show   func(M) string
+	// covered: the blob has a compensation message until the marker
+	// names it (resolutions write blobs of fixed names instead).
+	covered bool
+}
+
+// harness is one stage's run: ply 1's records, blobs and work queue.
+type harness[M any] struct {
+	stageCase[M]
+	t     *testing.T
+	store *runstore.Store
+	task  *task.Task
+	now   time.Time // the tasks' clock
+}
+
+func runStage[M any](t *testing.T, path string, sc stageCase[M]) {
+	ctx := context.Background()
+	be := testkit.Embedded(t)
+	state, back := be.Table("runstate"), be.Table("runback")
+	blobs, work := be.Container("blobs"), be.Queue("work")
+	for _, c := range []interface{ Create(context.Context) error }{state, back, blobs, work} {
+		if err := c.Create(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	store := runstore.New(board.MustNew(4), []storage.Table{state}, []storage.Table{back}, 1)
+	h := &harness[M]{stageCase: sc, t: t, store: store, now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	h.task = &task.Task{Run: &task.Run{Store: store, Blobs: blobs, Work: work},
+		Timing: task.Timing{Visibility: time.Minute, CompensationDelay: time.Hour}, Now: func() time.Time { return h.now }}
+	testkit.DataDriven(t, path, func(t *testing.T, c *testkit.Command) string {
+		out, err := h.run(ctx, c)
+		if err != nil {
+			t.Fatalf("%s: %s: %v", c.Pos, c.Name, err)
+		}
+		return out
+	})
+}
+
+func (h *harness[M]) run(ctx context.Context, c *testkit.Command) (string, error) {
+	switch c.Name {
+	case "setup":
+		return h.setup(ctx, c)
+	case "state":
+		p, err := h.store.Ply(ctx, 1)
+		if err != nil {
+			return "", err
+		}
+		if err := advance(ctx, h.store, p, parseState(h.t, c.Str(h.t, "to")), c.Int(h.t, "finals", 0)); err != nil {
+			return "", err
+		}
+		return fmt.Sprintf("ply 1 is %s", p.State), nil
+	case "deliver":
+		var trace []string
+		err := h.deliver(ctx, c.Int(h.t, "item", 0), c.Str(h.t, "attempt"), c.Args["fail"], c.Args["then"], &trace)
+		return strings.Join(trace, "\n"), err
+	case "markers":
+		st, err := h.stageNow(ctx)
+		if err != nil {
+			return "", err
+		}
+		ms, err := st.Markers(ctx)
+		var lines []string
+		for _, m := range ms {
+			lines = append(lines, h.show(m))
+		}
+		return strings.Join(lines, "\n"), err
+	case "all-done", "complete":
+		st, err := h.stageNow(ctx)
+		if err != nil {
+			return "", err
+		}
+		var all bool
+		if c.Name == "complete" {
+			all, err = st.Complete(ctx)
+		} else {
+			all, err = st.AllDone(ctx, c.Int(h.t, "given", 0))
+		}
+		return fmt.Sprint(all), err
+	case "runs":
+		runs, err := h.store.Runs(ctx, 1)
+		var lines []string
+		for _, r := range runs {
+			lines = append(lines, fmt.Sprintf("bucket %d: attempt %s, %s", r.Bucket, r.Attempt, r.Blob))
+		}
+		return strings.Join(lines, "\n"), err
+	case "blobs":
+		return h.blobs(ctx)
+	case "compensations":
+		n, err := h.task.Run.Work.ApproximateLength(ctx)
+		return fmt.Sprint(n), err
+	}
+	return "", fmt.Errorf("unknown command")
+}
+
+// setup records ply 0, then ply 1 with the command's figures, added by
+// ply 0's Finish as the flow does, and moves ply 1 to its state.
+func (h *harness[M]) setup(ctx context.Context, c *testkit.Command) (string, error) {
+	p0, err := h.store.AddFirstPly(ctx, "seed")
+	if err != nil {
+		return "", err
+	}
+	p := &runstore.Ply{Ply: 1, Tasks: c.Int(h.t, "tasks", 1), Buckets: c.Int(h.t, "buckets", 1),
+		Groups: c.Int(h.t, "groups", 0), Ranges: c.Int(h.t, "ranges", 0)}
+	if err := h.store.Finish(ctx, p0, "seed", runstore.Totals{Finals: 1, Positions: 1}, p); err != nil {
+		return "", err
+	}
+	if p, err = h.store.Ply(ctx, 1); err != nil {
+		return "", err
+	}
+	if err := advance(ctx, h.store, p, parseState(h.t, c.Str(h.t, "state")), c.Int(h.t, "finals", 0)); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("ply 1 is %s, with %d items", p.State, h.stage(h.store, p).Items()), nil
+}
+
+// advance moves p forward through the lifecycle to state to; finals is
+// the ply's final blobs, set when it becomes Final.
+func advance(ctx context.Context, s *runstore.Store, p *runstore.Ply, to runstore.State, finals int) error {
+	for p.State < to {
+		var err error
+		switch p.State + 1 {
+		case runstore.Merging:
+			err = s.StartMerging(ctx, p, "test")
+		case runstore.Final:
+			err = s.Finish(ctx, p, "test", runstore.Totals{Finals: finals}, nil)
+		case runstore.Dispatched:
+			err = s.MarkDispatched(ctx, p)
+		case runstore.Resolved:
+			err = s.Resolve(ctx, p, "test", runstore.Counts{})
+		case runstore.Closed:
+			err = s.Close(ctx, p)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func parseState(t *testing.T, name string) runstore.State {
+	for s := runstore.Expanding; s <= runstore.Closed; s++ {
+		if s.String() == name {
+			return s
+		}
+	}
+	t.Fatalf("no state %q", name)
+	return 0
+}
+
+// stageNow is the stage of ply 1 as its record reads now, as a handler
+// makes it.
+func (h *harness[M]) stageNow(ctx context.Context) (runstore.Stage[M], error) {
+	p, err := h.store.Ply(ctx, 1)
+	if err != nil {
+		return runstore.Stage[M]{}, err
+	}
+	return h.stage(h.store, p), nil
+}
+
+var (
+	errWorkCrash     = errors.New("crash after the work")
+	errFollowUpCrash = errors.New("crash in the follow-up")
+)
+
+// deliver does item i as attempt a through task.Do, tracing each step.
+func (h *harness[M]) deliver(ctx context.Context, i int, a, fail, then string, trace *[]string) error {
+	logf := func(format string, args ...any) { *trace = append(*trace, a+": "+fmt.Sprintf(format, args...)) }
+	st, err := h.stageNow(ctx)
+	if err != nil {
+		return err
+	}
+	worked, won := false, false
+	err = task.Do(ctx, task.Item[M]{
+		Stage: st,
+		Index: i,
+		Work: func(ctx context.Context) (M, task.Cover, error) {
+			var zero M
+			worked = true
+			blob := h.blob(i, a)
+			comps := &compensation.Set{}
+			if h.covered {
+				if err := comps.Cover(ctx, h.task, 1, blob); err != nil {
+					return zero, nil, err
+				}
+			}
+			if err := h.task.Run.Blobs.Put(ctx, blob, []byte(a)); err != nil {
+				return zero, nil, err
+			}
+			logf("wrote %s", blob)
+			switch fail {
+			case "work":
+				return zero, nil, errWorkCrash
+			case "deadline":
+				h.now = h.now.Add(2 * time.Hour)
+				logf("ran past its compensation deadline")
+			}
+			if then != "" {
+				if err := h.deliver(ctx, i, then, "", "", trace); err != nil {
+					return zero, nil, err
+				}
+			}
+			return h.marker(i, a, blob), comps, nil
+		},
+		Won: func() { won = true },
+		FollowUp: func(ctx context.Context) error {
+			switch {
+			case !worked:
+				logf("done already: follow-up only")
+			case won:
+				logf("won the commit; follow-up")
+			default:
+				logf("lost to an earlier marker; follow-up")
+			}
+			if fail == "follow-up" {
+				return errFollowUpCrash
+			}
+			return nil
+		},
+	})
+	switch {
+	case err != nil:
+		logf("error: %v", err)
+	case len(*trace) == 0 || !strings.HasPrefix((*trace)[len(*trace)-1], a+": "):
+		logf("nothing to do: a stale duplicate")
+	}
+	return nil
+}
+
+// blobs lists every blob and whether it is in use (runstore.InUse, the
+// rule the compensation handler deletes by).
+func (h *harness[M]) blobs(ctx context.Context) (string, error) {
+	list, err := h.task.Run.Blobs.List(ctx, "")
+	if err != nil {
+		return "", err
+	}
+	var lines []string
+	for _, b := range list {
+		inUse, err := h.store.InUse(ctx, b.Name)
+		if err != nil {
+			return "", err
+		}
+		use := "in use"
+		if !inUse {
+			use = "orphaned: its compensation message deletes it"
+		}
+		lines = append(lines, b.Name+": "+use)
+	}
+	return strings.Join(lines, "\n"), nil
+}
