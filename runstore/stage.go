@@ -78,10 +78,10 @@ func (st Stage[M]) Check(i int) (past bool, err error) {
 	switch {
 	case p.State < st.kind.from:
 		return false, errors.New(st.kind.early(p))
-	case p.State > st.kind.to:
-		return true, nil
 	case i < 0 || i >= st.Items():
 		return false, errors.New(st.kind.missing(p, i))
+	case p.State > st.kind.to:
+		return true, nil
 	}
 	return false, nil
 }

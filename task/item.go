@@ -44,7 +44,8 @@ type Cover interface {
 // redelivery finishes or repeats harmlessly:
 //
 //  1. the ply record says whether the item is worked on now: before its
-//     stage the message is bad, after it a stale duplicate, dropped;
+//     stage the message is bad; after it, a duplicate that only repeats
+//     the follow-up;
 //  2. a done item (its marker exists) only repeats the follow-up: the
 //     delivery that committed it may have died before finishing it;
 //  3. the work writes blobs under this attempt's tag, each covered by a
@@ -62,7 +63,11 @@ func Do[M any](ctx context.Context, it Item[M]) error {
 	case err != nil:
 		return message.Badf("%v", err)
 	case past:
-		return nil
+		// Every item is done. The delivery that finished the stage
+		// may have died before its follow-up (the expansion that
+		// started the merging, before enqueuing the first scan), so a
+		// redelivery repeats it; for any other it does nothing.
+		return it.FollowUp(ctx)
 	}
 	if it.Ready != nil {
 		if err := it.Ready(ctx); err != nil {
