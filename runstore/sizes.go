@@ -109,7 +109,7 @@ func (s Sizes) Levels(tasks, buckets int) (groups, ranges int) {
 // (or every bucket, when there are fewer): a range's combined runs are
 // deleted only once all its buckets are merged, so while the ply's final
 // blobs are written it also holds up to 1/ranges of its data twice.
-const MinRanges = 8
+const MinRanges = 16
 
 // Span is the items [Lo, Hi) of one part of n items cut into parts
 // nearly equal parts: the first n mod parts parts hold one more.

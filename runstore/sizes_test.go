@@ -31,9 +31,9 @@ func TestLevels(t *testing.T) {
 		{8, 8, 50, 0, 0},
 		{8, 9, 50, 3, 17},
 		{8, 64, 3, 8, 3},
-		{1024, 1050, 54, 33, 8},
-		{1024, 1763, 79, 42, 8}, // 8x8 ply 14 with the default sizes
-		{1024, 1800000, 8192, 1758, 8},
+		{1024, 1050, 54, 33, 16},
+		{1024, 1763, 79, 42, 16}, // 8x8 ply 14 with the default sizes
+		{1024, 1800000, 8192, 1758, 16},
 	} {
 		g, r := Sizes{MergeFanIn: c.fanIn}.Levels(c.tasks, c.buckets)
 		if g != c.groups || r != c.ranges {
