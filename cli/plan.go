@@ -144,14 +144,14 @@ func writePlan(w io.Writer, p *plan.Plan) error {
 	}
 	l := p.Limits
 	queues, partitions := p.Shards()
-	_, err := fmt.Fprintf(w, `* positions past ply 13 (the last counted) grow by a constant factor: extrapolated, not known.
+	_, err := fmt.Fprintf(w, `* positions past ply %d (the last counted) grow by a constant factor: extrapolated, not known.
 tx: storage transactions of the ply's messages by category (polling an empty queue is left out); stored: blob data kept after the run; moved: bytes written and read; USD: the transactions at %s; keeping the blobs adds $%.4f a month. On one machine's embedded backend the run peaks at about %s of disk.
 CPU: %.3g s per edge handled, measured on the embedded backend (its storage's CPU included); wall: CPU over the workers, all busy. Edges per position grow %.3f a ply past the measured plies.
 accounts, queues, partitions: units = ceil(rate / (target x %.0f%%)), the rate being the ply's over its wall time (at least 1 s), for a standard general-purpose v2 account's targets: %.0f requests/s, %.0f Gbps in, %.0f Gbps out per account; %.0f messages/s per queue; %.0f entities/s per table partition. part. shards: the same for the busiest partition alone, whose rows a run spreads over -partition-shards partitions. binding: the limit the ply needs the most units of; CPU when one of each suffices.
 combines: groups x ranges of a ply's combine level; segments read: by both merge steps; fan-in: the most runs one merge step reads; worker peak: the memory one worker loop holds for the ply's largest task.
 run settings: -queue-shards %d -partition-shards %d (the most any ply needs; seed and enumerate choose them from this plan when they are left out).
 model fitted to: %s; and %s
-`, p.Prices.Source, p.Total.StorageUSDPerMonth, bytesText(p.EmbeddedDiskBytes), p.CPUPerEdge, p.EdgeGrowth, 100*l.Headroom, l.AccountRequests, l.AccountIngress*8/1e9, l.AccountEgress*8/1e9, l.QueueMessages, l.PartitionEntities, queues, partitions, p.Fitted[0], p.Fitted[1])
+`, pipeline.CountedPlies()-1, p.Prices.Source, p.Total.StorageUSDPerMonth, bytesText(p.EmbeddedDiskBytes), p.CPUPerEdge, p.EdgeGrowth, 100*l.Headroom, l.AccountRequests, l.AccountIngress*8/1e9, l.AccountEgress*8/1e9, l.QueueMessages, l.PartitionEntities, queues, partitions, p.Fitted[0], p.Fitted[1])
 	return err
 }
 

@@ -8,12 +8,17 @@ import (
 
 // positions8x8 is the number of canonical positions of each ply of 8x8
 // from the usual start: plies 0 to 8 as docs/reference.md gives them, 9
-// to 13 as this project's runs counted them (docs/reference.md).
-var positions8x8 = []int64{1, 1, 3, 14, 60, 322, 1773, 10649, 67245, 434029, 2958586, 19786652, 137642638, 912004167}
+// to 14 as this project's runs counted them (docs/reference.md).
+var positions8x8 = []int64{1, 1, 3, 14, 60, 322, 1773, 10649, 67245, 434029, 2958586, 19786652, 137642638, 912004167, 6158976460}
 
-// growth8x8 extends positions8x8 past ply 13: the ratio of its last two
-// plies, rounded up (6.69 at ply 11, 6.96 at ply 12, 6.63 at ply 13).
-const growth8x8 = 6.7
+// CountedPlies is how many plies of 8x8, from ply 0, have counted
+// positions; EstimatePositions extrapolates past them.
+func CountedPlies() int { return len(positions8x8) }
+
+// growth8x8 extends positions8x8 past its last ply: the ratio of its
+// last two plies, rounded up (6.69 at ply 11, 6.96 at ply 12, 6.63 at
+// ply 13, 6.75 at ply 14).
+const growth8x8 = 6.8
 
 // Disk model of the embedded backend, in bytes per position of a run's
 // last ply, from the peak disk of runs to ply 13 (docs/performance.md).

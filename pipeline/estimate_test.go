@@ -17,10 +17,11 @@ func TestEstimatePositions(t *testing.T) {
 			t.Errorf("ply %d: %d (%v), want %d", ply, got, ok, want)
 		}
 	}
-	p13, _ := EstimatePositions(cfg, 13)
-	p14, ok := EstimatePositions(cfg, 14)
-	if !ok || p14 != int64(float64(p13)*growth8x8) {
-		t.Errorf("ply 14: %d, want %d x %.1f", p14, p13, growth8x8)
+	last := CountedPlies() - 1
+	counted, _ := EstimatePositions(cfg, last)
+	next, ok := EstimatePositions(cfg, last+1)
+	if !ok || next != int64(float64(counted)*growth8x8) {
+		t.Errorf("ply %d: %d, want %d x %.1f", last+1, next, counted, growth8x8)
 	}
 	for _, c := range []RunConfig{{Config: runstore.Config{Board: 6}}, {Config: runstore.Config{Board: 4}}, {Config: runstore.Config{Board: 8, Start: board.Position{Occ: 0x0000001818000000 | 1, White: 0x0000000810000000}}}} {
 		if _, ok := EstimatePositions(c, 5); ok {

@@ -308,19 +308,15 @@ func handledBy(edges func(int) int64, target, p int) int64 {
 }
 
 // Positions is the model's positions of a ply: pipeline.EstimatePositions,
-// exact through ply 13 and extrapolated past it (extrapolated is true).
+// exact through the counted plies and extrapolated past them
+// (extrapolated is true).
 func (m *Model) Positions(ply int) (n int64, extrapolated bool, err error) {
 	n, ok := pipeline.EstimatePositions(pipeline.RunConfig{Config: runstore.Config{Board: 8}}, ply)
 	if !ok {
 		return 0, false, fmt.Errorf("no estimate of the positions of ply %d", ply)
 	}
-	return n, ply >= knownPlies, nil
+	return n, ply >= pipeline.CountedPlies(), nil
 }
-
-// knownPlies is how many plies of 8x8 have counted positions (0 to 13,
-// docs/reference.md and the README): pipeline.EstimatePositions
-// extrapolates past them.
-const knownPlies = 14
 
 // Edges is the model's edges of a ply: measured through the measured
 // target; past it, the positions times the last measured ply's edges per

@@ -118,8 +118,8 @@ type Ply struct {
 	Ply       int   `json:"ply"`
 	Positions int64 `json:"positions"`
 	Edges     int64 `json:"edges"`
-	// Extrapolated says the positions are past the counted plies (0 to
-	// 13): grown by a constant factor, not known.
+	// Extrapolated says the positions are past the counted plies
+	// (pipeline.CountedPlies): grown by a constant factor, not known.
 	Extrapolated bool `json:"extrapolated,omitempty"`
 	// Units are the ply's work items under the run's sizes: the sizes
 	// the plan picks for it, its tasks, buckets, combine level and
