@@ -172,6 +172,7 @@ func (f *workerFlags) workerConfig(fs *flag.FlagSet) (pipeline.WorkerConfig, err
 }
 
 func worker(env Env) error {
+	tuneGC(env)
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	var f workerFlags
 	f.register(fs)

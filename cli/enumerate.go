@@ -99,6 +99,7 @@ func (f *enumerateFlags) register(fs *flag.FlagSet) {
 }
 
 func enumerate(env Env) error {
+	tuneGC(env)
 	fs := flag.NewFlagSet("enumerate", flag.ContinueOnError)
 	var f enumerateFlags
 	f.register(fs)

@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
-	"sync"
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/compensation"
@@ -100,10 +99,7 @@ func expand(ctx context.Context, t *task.Task, m message.Message, next *runstore
 			return runstore.Expansion{}, nil, err
 		}
 	}
-	buf := entryBufs.Get().(*[]dedup.Entry)
-	defer entryBufs.Put(buf)
-	entries, st := Positions(run.Board, positions, uint32(index), (*buf)[:0])
-	*buf = entries[:0]
+	entries, st := Positions(run.Board, positions, uint32(index), nil)
 	dedup.SortEntries(entries)
 	t.Progress.Add(int64(len(positions)), st.Edges)
 
@@ -166,12 +162,6 @@ type Stats struct {
 	Terminal int64 // positions where the game is over
 	Edges    int64 // moves
 }
-
-// entryBufs holds the edge buffers of finished expansions for the next
-// one: an expansion of a blob of 2^19 positions holds about 5 million
-// edges (170 MB), and a fresh buffer a task left the garbage collector
-// twice as much to keep.
-var entryBufs = sync.Pool{New: func() any { return new([]dedup.Entry) }}
 
 // Positions appends to dst the edges from each non-terminal position to
 // its distinct canonical children, naming the parent by (blob, index).
