@@ -32,7 +32,9 @@ func TestEstimatePositions(t *testing.T) {
 
 // TestEstimateDiskAgainstMeasured checks the disk model against the peak
 // disk of measured runs (docs/performance.md, in MB): the benchmark
-// harness's with the default sizes, plies 11 to 13. The estimate must not fall short of one by more than a
+// harness's with the default sizes, plies 11 to 13, and the first run to
+// ply 14 (2026-11-26), whose combine level had 8 ranges where the rule
+// now makes 16, which holds less. The estimate must not fall short of one by more than a
 // tenth, nor exceed it by more than a half.
 func TestEstimateDiskAgainstMeasured(t *testing.T) {
 	defaults := func(ply, fanIn int) RunConfig {
@@ -45,6 +47,7 @@ func TestEstimateDiskAgainstMeasured(t *testing.T) {
 		{defaults(11, 1024), 218e6},
 		{defaults(12, 1024), 1685e6},
 		{defaults(13, 1024), 12292e6},
+		{defaults(14, 1024), 55187e6}, // with 8 ranges; see below
 	} {
 		est, ok := EstimateDisk(m.cfg)
 		if !ok || float64(est) < 0.9*float64(m.measured) || float64(est) > 1.5*float64(m.measured) {
