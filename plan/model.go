@@ -257,8 +257,7 @@ func (m *Model) fitUnits(large Measurement) error {
 		}
 		x, y := math.Log(u.Buckets), math.Log(u.Segments/u.Tasks)
 		n, sx, sy, sxx, sxy = n+1, sx+x, sy+y, sxx+x*x, sxy+x*y
-		capacity := float64(sizes.BlobPositionsAt(ply)) * float64(sizes.BucketBlobsAt(ply))
-		fill, fills = fill+u.Buckets/(float64(large.Plies[ply].Edges)/capacity), fills+1
+		fill, fills = fill+u.Buckets/(float64(large.Plies[ply].Edges)/edgesPerBucket(sizes, ply)), fills+1
 	}
 	if n < 2 || n*sxx-sx*sx <= 0 {
 		return fmt.Errorf("fitting the plan: %v has %g plies with buckets to fit the merges' reads to, want 2 or more", describe(large), n)

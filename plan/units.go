@@ -149,8 +149,15 @@ func (m *Model) bucketsAt(s runstore.Sizes, ply int, edges []int64) float64 {
 	if ply == 0 {
 		return 1
 	}
-	capacity := float64(s.BlobPositionsAt(ply)) * float64(s.BucketBlobsAt(ply))
-	return min(max(1, math.Ceil(m.bucketFill*float64(edges[ply])/capacity)), runstore.MaxBuckets)
+	return min(max(1, math.Ceil(m.bucketFill*float64(edges[ply])/edgesPerBucket(s, ply))), runstore.MaxBuckets)
+}
+
+// edgesPerBucket is how many edges fill one of a ply's buckets under
+// sizes: its blobs' positions times its blobs, since the splitters count
+// a child once per parent. bucketFill is the measured buckets over the
+// edges per bucket.
+func edgesPerBucket(s runstore.Sizes, ply int) float64 {
+	return float64(s.BlobPositionsAt(ply)) * float64(s.BucketBlobsAt(ply))
 }
 
 func finalsOf(positions int64, blobPositions int, buckets float64) float64 {
