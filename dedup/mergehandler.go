@@ -60,7 +60,7 @@ func mergeBucket(ctx context.Context, t *task.Task, p *runstore.Ply, bucket int)
 		return runstore.BucketMerge{}, nil, err
 	}
 	return runstore.BucketMerge{Bucket: bucket, Attempt: t.Attempt(), Segments: int64(len(readers)), Entries: read,
-		Outputs: int64(len(out.runs)), Runs: out.runs}, &out.comps, nil
+		Outputs: int64(len(out.runs)), Merged: out.runs}, &out.comps, nil
 }
 
 // afterMerge deletes the combined runs that bucket was the last to need

@@ -40,7 +40,7 @@ type output struct {
 	bucket int
 	perRun int64 // samples to keep from a full blob (samplesPerRun)
 
-	runs  []*runstore.Run
+	runs  []*runstore.MergedBlob
 	comps compensation.Set // one message a blob written
 
 	// the current blob: its keys and sources, packed as they come
@@ -138,7 +138,7 @@ func (o *output) flush() error {
 	if err := o.comps.Check(); err != nil {
 		return err // no use writing more: this attempt cannot commit
 	}
-	o.runs = append(o.runs, &runstore.Run{
+	o.runs = append(o.runs, &runstore.MergedBlob{
 		Blob: name, Count: o.count, Min: o.first, Max: o.last, Terminal: o.terminal,
 		Samples: o.samples,
 	})

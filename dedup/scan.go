@@ -48,7 +48,7 @@ func scan(ctx context.Context, t *task.Task, m message.Message) error {
 	}
 	open := mst.Undone(merges)
 	if len(open) == 0 {
-		runs, err := store.Runs(ctx, m.Ply)
+		runs, err := store.MergedBlobs(ctx, m.Ply)
 		if err != nil {
 			return err
 		}

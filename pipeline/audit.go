@@ -110,7 +110,7 @@ func (r *Run) readAuditState(ctx context.Context) (*auditState, error) {
 				return nil, err
 			}
 		} else {
-			if recs.Runs, err = r.store.Runs(ctx, p.Ply); err != nil {
+			if recs.Merged, err = r.store.MergedBlobs(ctx, p.Ply); err != nil {
 				return nil, err
 			}
 			if recs.Finals, err = r.store.Finals(ctx, p.Ply); err != nil {
@@ -185,7 +185,7 @@ func (r *Run) Audit(ctx context.Context) (*Audit, error) {
 	}
 	a.Plies = len(after.plies)
 	for _, recs := range after.recs {
-		a.Records += len(recs.Runs) + len(recs.Expansions) + len(recs.Combines)
+		a.Records += len(recs.Merged) + len(recs.Expansions) + len(recs.Combines)
 	}
 
 	for _, ply := range sortedPlies(before.plies) {
@@ -227,7 +227,7 @@ func sortedPlies(m map[int]*runstore.Ply) []int {
 // auditPly checks one ply's records against the blobs.
 func (r *Run) auditPly(ctx context.Context, a *Audit, p *runstore.Ply, s *auditState, sizes map[string]int64, spent map[string]bool) error {
 	recs := s.recs[p.Ply]
-	runs, finals := recs.Runs, recs.Finals
+	runs, finals := recs.Merged, recs.Finals
 	isFinal := map[string]bool{}
 	for _, f := range finals {
 		isFinal[f.Blob] = true
@@ -253,7 +253,7 @@ func (r *Run) auditPly(ctx context.Context, a *Audit, p *runstore.Ply, s *auditS
 			continue // checked below as a final blob
 		}
 		if _, ok := sizes[run.Blob]; !ok {
-			a.errorf("ply %d: run %s names blob %s, which is missing", p.Ply, run.Key, run.Blob)
+			a.errorf("ply %d: merged blob row %s names blob %s, which is missing", p.Ply, run.Key, run.Blob)
 		}
 	}
 	if !p.State.AtLeast(runstore.Final) {
@@ -286,12 +286,12 @@ func (r *Run) auditPly(ctx context.Context, a *Audit, p *runstore.Ply, s *auditS
 	for _, run := range runs {
 		named[run.Blob] = true
 		if !isFinal[run.Blob] {
-			a.errorf("ply %d is final but run %s names blob %s, which is not one of its final blobs", p.Ply, run.Key, run.Blob)
+			a.errorf("ply %d is final but merged blob row %s names blob %s, which is not one of its final blobs", p.Ply, run.Key, run.Blob)
 		}
 	}
 	for _, f := range finals {
 		if !named[f.Blob] {
-			a.errorf("ply %d: final blob %d (%s) has no run record", p.Ply, f.Index, f.Blob)
+			a.errorf("ply %d: final blob %d (%s) has no merged blob row", p.Ply, f.Index, f.Blob)
 		}
 	}
 	auditOrder(a, p.Ply, finals)

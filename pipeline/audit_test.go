@@ -90,14 +90,14 @@ func TestAuditCompleteRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, err := r.store.Runs(ctx, ply)
+	runs, err := r.store.MergedBlobs(ctx, ply)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(finals) < 2 || len(runs) != len(finals) {
 		t.Fatalf("ply %d: %d final blobs and %d runs; the test wants several final blobs", ply, len(finals), len(runs))
 	}
-	slices.SortFunc(runs, func(a, b *runstore.Run) int { return compareText(a.Min.Text(), b.Min.Text()) })
+	slices.SortFunc(runs, func(a, b *runstore.MergedBlob) int { return compareText(a.Min.Text(), b.Min.Text()) })
 	final0 := finals[0].Blob
 	orphan := runstore.ExpansionBlobName(ply, 999999, "x")
 	must := func(err error) {
@@ -299,20 +299,20 @@ func TestAuditRecords(t *testing.T) {
 		{"final blob rows against the ply record", func(_ *auditState, p *runstore.Ply, _ *runstore.Records) { p.Finals++ },
 			[]string{fmt.Sprintf("error: ply 9 has %d final blob rows, but its record says %d", len(recs.Finals), len(recs.Finals)+1)}},
 		{"final blob without its run", func(_ *auditState, _ *runstore.Ply, recs *runstore.Records) {
-			recs.Runs = slices.DeleteFunc(slices.Clone(recs.Runs), func(run *runstore.Run) bool { return run.Blob == final0 })
-		}, []string{fmt.Sprintf("error: ply 9: final blob 0 (%s) has no run record", final0)}},
+			recs.Merged = slices.DeleteFunc(slices.Clone(recs.Merged), func(run *runstore.MergedBlob) bool { return run.Blob == final0 })
+		}, []string{fmt.Sprintf("error: ply 9: final blob 0 (%s) has no merged blob row", final0)}},
 		{"run naming no final blob", func(_ *auditState, _ *runstore.Ply, recs *runstore.Records) {
-			recs.Runs = slices.Clone(recs.Runs)
-			for i, run := range recs.Runs {
+			recs.Merged = slices.Clone(recs.Merged)
+			for i, run := range recs.Merged {
 				if run.Blob == final0 {
 					moved := *run
 					moved.Blob = results
-					recs.Runs[i] = &moved
+					recs.Merged[i] = &moved
 				}
 			}
 		}, []string{
-			fmt.Sprintf("error: ply 9 is final but run %s names blob %s, which is not one of its final blobs", runKey(recs.Runs, final0), results),
-			fmt.Sprintf("error: ply 9: final blob 0 (%s) has no run record", final0),
+			fmt.Sprintf("error: ply 9 is final but merged blob row %s names blob %s, which is not one of its final blobs", runKey(recs.Merged, final0), results),
+			fmt.Sprintf("error: ply 9: final blob 0 (%s) has no merged blob row", final0),
 		}},
 		{"resolution of a final blob the ply lacks", func(s *auditState, _ *runstore.Ply, _ *runstore.Records) {
 			s.resolutions[ply] = append(slices.Clone(s.resolutions[ply]), runstore.Resolution{Index: len(recs.Finals)})
@@ -339,7 +339,7 @@ func TestAuditRecords(t *testing.T) {
 }
 
 // runKey is the key of the run that names blob.
-func runKey(runs []*runstore.Run, blob string) string {
+func runKey(runs []*runstore.MergedBlob, blob string) string {
 	for _, run := range runs {
 		if run.Blob == blob {
 			return run.Key
@@ -404,10 +404,10 @@ func TestAuditRunInProgress(t *testing.T) {
 			return commitExpansion(ctx, r, p, runstore.Expansion{Task: 9, Blob: blob, Cuts: cuts})
 		}, "error: ply 1: expansion task 9 cuts blob p01/e-0000009-x into 2 buckets, but it should be 1"},
 		{"merge output missing", func(r *Run, p *runstore.Ply) error {
-			out := &runstore.Run{Blob: runstore.FinalRunBlobName(1, 0, 0, "x"), Count: 1}
-			_, err := r.store.MergeStage(p).Commit(ctx, runstore.BucketMerge{Bucket: 0, Attempt: "x", Outputs: 1, Runs: []*runstore.Run{out}})
+			out := &runstore.MergedBlob{Blob: runstore.FinalRunBlobName(1, 0, 0, "x"), Count: 1}
+			_, err := r.store.MergeStage(p).Commit(ctx, runstore.BucketMerge{Bucket: 0, Attempt: "x", Outputs: 1, Merged: []*runstore.MergedBlob{out}})
 			return err
-		}, "error: ply 1: run s000000-x-0000 names blob p01/f-000000-0000-x, which is missing"},
+		}, "error: ply 1: merged blob row s000000-x-0000 names blob p01/f-000000-0000-x, which is missing"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, err := Seed(ctx, be, RunConfig{Name: fmt.Sprintf("auditseed%d", i), Config: runstore.Config{Board: 4, Target: 12}})

@@ -129,15 +129,15 @@ func (r *Run) seedStart(ctx context.Context) error {
 		if err := r.blobs.Put(ctx, runstore.StartBlobName(), blob); err != nil {
 			return fmt.Errorf("writing the start position: %w", err)
 		}
-		run := &runstore.Run{Blob: runstore.StartBlobName(), Count: 1, Min: start, Max: start, Samples: start.AppendKey(nil)}
+		run := &runstore.MergedBlob{Blob: runstore.StartBlobName(), Count: 1, Min: start, Max: start, Samples: start.AppendKey(nil)}
 		if r.Board.Terminal(start) {
 			run.Terminal = 1 // a -start position may be a finished game
 		}
-		bm := runstore.BucketMerge{Bucket: 0, Attempt: seedOwner, Outputs: 1, Runs: []*runstore.Run{run}}
+		bm := runstore.BucketMerge{Bucket: 0, Attempt: seedOwner, Outputs: 1, Merged: []*runstore.MergedBlob{run}}
 		if _, err := r.store.MergeStage(p).Commit(ctx, bm); err != nil {
 			return err
 		}
-		runs, err := r.store.Runs(ctx, 0)
+		runs, err := r.store.MergedBlobs(ctx, 0)
 		if err != nil {
 			return err
 		}
@@ -190,7 +190,7 @@ func (f flow) Expanded(ctx context.Context, t *task.Task, ply, index int) error 
 // Merged finishes a ply whose runs are all final and disjoint, then
 // sweeps it and dispatches the next work; or, for a ply already Final,
 // finishes the follow-up when t owns it.
-func (f flow) Merged(ctx context.Context, t *task.Task, p *runstore.Ply, finals []*runstore.Run) error {
+func (f flow) Merged(ctx context.Context, t *task.Task, p *runstore.Ply, finals []*runstore.MergedBlob) error {
 	if p.State == runstore.Merging {
 		if err := f.r.finish(ctx, p, finals, t.Owner()); err != nil {
 			if errors.Is(err, runstore.ErrConflict) {
@@ -221,9 +221,9 @@ func (r *Run) followUp(ctx context.Context, p *runstore.Ply, owner string) error
 // splitters, then makes the ply Final and adds the next ply, in one
 // transaction. The final blob rows and the splitters depend only on the
 // ply's runs, which no longer change, so concurrent scans write the same.
-func (r *Run) finish(ctx context.Context, p *runstore.Ply, runs []*runstore.Run, owner string) error {
+func (r *Run) finish(ctx context.Context, p *runstore.Ply, runs []*runstore.MergedBlob, owner string) error {
 	runs = slices.Clone(runs)
-	slices.SortFunc(runs, func(a, b *runstore.Run) int { return board.Compare(a.Min, b.Min) })
+	slices.SortFunc(runs, func(a, b *runstore.MergedBlob) int { return board.Compare(a.Min, b.Min) })
 	t := runstore.Totals{Finals: len(runs)}
 	finals := make([]runstore.FinalBlob, len(runs))
 	var samples []board.Position

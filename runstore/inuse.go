@@ -37,7 +37,7 @@ type Records struct {
 	Expansions []Expansion
 	Combines   []Combine
 	Merges     []BucketMerge // read only for a ply with a combine level
-	Runs       []*Run
+	Merged     []*MergedBlob
 	Finals     []FinalBlob
 }
 
@@ -60,7 +60,7 @@ func Named(p *Ply, recs Records) map[string]bool {
 	for _, c := range recs.Combines {
 		named[c.Blob] = !spent[c.Blob]
 	}
-	for _, r := range recs.Runs {
+	for _, r := range recs.Merged {
 		named[r.Blob] = true
 	}
 	return named
@@ -145,7 +145,7 @@ func (s *Store) MergeRecords(ctx context.Context, p *Ply) (Records, error) {
 			return recs, err
 		}
 	}
-	if recs.Runs, err = s.Runs(ctx, p.Ply); err != nil {
+	if recs.Merged, err = s.MergedBlobs(ctx, p.Ply); err != nil {
 		return recs, err
 	}
 	return recs, nil

@@ -8,14 +8,16 @@ import (
 	"github.com/reversi-cloud/reversi/storage"
 )
 
-// Run is one output of a bucket's merge: a final blob in the making, of
-// distinct sorted positions, with its range and sample keys. Once the ply
-// is Final its committed runs become FinalBlob rows.
+// MergedBlob is one output of a bucket's merge: a final blob in the
+// making, of distinct sorted positions, with its range and sample keys.
+// Once the ply is Final its committed merged blobs become FinalBlob rows.
+// (A "run" is a sorted stream of edges: an expansion or combined run;
+// see docs/design.md's glossary.)
 //
-// Invariant: the runs of one bucket's committed merge are disjoint and
-// lie inside the bucket's key range (the ply's splitters), so runs of
-// different buckets never overlap either.
-type Run struct {
+// Invariant: the merged blobs of one bucket's committed merge are
+// disjoint and lie inside the bucket's key range (the ply's splitters),
+// so those of different buckets never overlap either.
+type MergedBlob struct {
 	Key      string // row key; set by the store
 	Bucket   int
 	Attempt  string // the merge attempt that wrote it
@@ -26,7 +28,7 @@ type Run struct {
 	Samples  []byte // sample keys for the next ply's splitters
 }
 
-func (r *Run) entity(pk string) storage.Entity {
+func (r *MergedBlob) entity(pk string) storage.Entity {
 	props := map[string]any{
 		"Bucket": int64(r.Bucket), "Attempt": r.Attempt, "Blob": r.Blob, "Count": r.Count,
 		"Min": r.Min.AppendKey(nil), "Max": r.Max.AppendKey(nil), "Terminal": r.Terminal,
@@ -37,9 +39,9 @@ func (r *Run) entity(pk string) storage.Entity {
 	return storage.Entity{PartitionKey: pk, RowKey: r.Key, Props: props}
 }
 
-func (s *Store) decodeRun(e storage.Entity) (*Run, error) {
+func (s *Store) decodeMerged(e storage.Entity) (*MergedBlob, error) {
 	d := decode(e, s.board)
-	r := &Run{Key: e.RowKey, Bucket: d.count("Bucket"), Attempt: d.str("Attempt"), Blob: d.str("Blob"),
+	r := &MergedBlob{Key: e.RowKey, Bucket: d.count("Bucket"), Attempt: d.str("Attempt"), Blob: d.str("Blob"),
 		Count: d.int("Count"), Min: d.position("Min"), Max: d.position("Max"), Terminal: d.int("Terminal"),
 		Samples: d.optBytes("Samples")}
 	return r, d.done("run record " + e.RowKey)
@@ -53,11 +55,11 @@ type BucketMerge struct {
 	Attempt  string
 	Segments int64 // expansion segments read
 	Entries  int64 // entries read
-	Outputs  int64 // runs written
-	// Runs are the outputs the merge commits: Commit writes their rows
-	// ahead of the marker. Markers read back leave it empty (Runs reads
-	// the committed outputs).
-	Runs []*Run
+	Outputs  int64 // merged blobs written
+	// Merged are the outputs the merge commits: Commit writes their rows
+	// ahead of the marker. Markers read back leave it empty (MergedBlobs
+	// reads the committed outputs).
+	Merged []*MergedBlob
 }
 
 // MergeStage is the bucket merges of ply p: one item per bucket, each
@@ -67,7 +69,7 @@ type BucketMerge struct {
 // rows without a marker of their attempt are never read as outputs (Runs
 // filters them), so a crash between batches leaves only rows that a
 // later attempt's commit makes irrelevant. An attempt whose marker lost
-// deletes its rows again (dropRuns), and leftovers are harmless.
+// deletes its rows again (dropMerged), and leftovers are harmless.
 func (s *Store) MergeStage(p *Ply) Stage[BucketMerge] { return newStage(s, p, &mergeKind) }
 
 var mergeKind = stageKind[BucketMerge]{
@@ -86,41 +88,41 @@ var mergeKind = stageKind[BucketMerge]{
 	decode: func(d *decoder, i int) BucketMerge {
 		return BucketMerge{Bucket: i, Attempt: d.str("Attempt"), Segments: d.int("Segments"), Entries: d.int("Entries"), Outputs: d.int("Outputs")}
 	},
-	ahead: putRuns,
-	lost:  dropRuns,
+	ahead: putMerged,
+	lost:  dropMerged,
 }
 
-// putRuns writes the output rows of m's attempt, upserts in batches.
-func putRuns(ctx context.Context, st Stage[BucketMerge], m BucketMerge) error {
+// putMerged writes the output rows of m's attempt, upserts in batches.
+func putMerged(ctx context.Context, st Stage[BucketMerge], m BucketMerge) error {
 	pk := st.rows().pk(m.Bucket)
-	ops := make([]storage.Op, len(m.Runs))
-	for k, o := range m.Runs {
+	ops := make([]storage.Op, len(m.Merged))
+	for k, o := range m.Merged {
 		o.Bucket, o.Attempt, o.Key = m.Bucket, m.Attempt, rkOutput(m.Bucket, m.Attempt, k)
 		ops[k] = storage.Op{Kind: storage.OpUpsert, Entity: o.entity(pk)}
 	}
 	return transactAll(ctx, st.store.state, pk, ops)
 }
 
-// dropRuns deletes the output rows of an attempt that lost its bucket's
+// dropMerged deletes the output rows of an attempt that lost its bucket's
 // commit. The marker may name the same attempt (a second seed commits
 // ply 0's one bucket again under the seed's fixed tag): its rows are
 // then the winner's, and stay.
-func dropRuns(ctx context.Context, st Stage[BucketMerge], m BucketMerge) error {
+func dropMerged(ctx context.Context, st Stage[BucketMerge], m BucketMerge) error {
 	won, err := st.MarkersIn(ctx, Span{m.Bucket, m.Bucket + 1})
 	if err != nil || len(won) == 1 && won[0].Attempt == m.Attempt {
 		return err
 	}
 	pk := st.rows().pk(m.Bucket)
-	ops := make([]storage.Op, len(m.Runs))
-	for i, r := range m.Runs {
+	ops := make([]storage.Op, len(m.Merged))
+	for i, r := range m.Merged {
 		ops[i] = storage.Op{Kind: storage.OpDelete, Entity: storage.Entity{PartitionKey: pk, RowKey: r.Key}, ETag: storage.AnyETag}
 	}
 	return transactAll(ctx, st.store.state, pk, ops)
 }
 
-// Runs lists the committed merge outputs of a ply, in key order: the rows
+// MergedBlobs lists the committed merge outputs of a ply, in key order: the rows
 // of each merged bucket written by the attempt its marker names.
-func (s *Store) Runs(ctx context.Context, ply int) ([]*Run, error) {
+func (s *Store) MergedBlobs(ctx context.Context, ply int) ([]*MergedBlob, error) {
 	from, to := s.bucketMarkers(ply).allItems()
 	merges, err := markers(ctx, s, &mergeKind, ply, from, to)
 	if err != nil {
@@ -132,11 +134,11 @@ func (s *Store) Runs(ctx context.Context, ply int) ([]*Run, error) {
 	}
 	es, err := queryPartitions(ctx, s.state, s.runRows(ply).pks(), runsFrom, runsTo)
 	if err != nil {
-		return nil, fmt.Errorf("listing runs of ply %d: %w", ply, err)
+		return nil, fmt.Errorf("listing the merged blobs of ply %d: %w", ply, err)
 	}
-	out := make([]*Run, 0, len(es))
+	out := make([]*MergedBlob, 0, len(es))
 	for _, e := range es {
-		r, err := s.decodeRun(e)
+		r, err := s.decodeMerged(e)
 		if err != nil {
 			return nil, err
 		}

@@ -49,10 +49,10 @@ func openShardedStore(t *testing.T, shards int) (*Store, *Ply) {
 func TestMergeCommit(t *testing.T) {
 	ctx := context.Background()
 	start := board.MustNew(4).Start()
-	outputs := func(n int) []*Run {
-		out := make([]*Run, n)
+	outputs := func(n int) []*MergedBlob {
+		out := make([]*MergedBlob, n)
 		for k := range out {
-			out[k] = &Run{Blob: fmt.Sprintf("blob%d", k), Count: 1, Min: start, Max: start}
+			out[k] = &MergedBlob{Blob: fmt.Sprintf("blob%d", k), Count: 1, Min: start, Max: start}
 		}
 		return out
 	}
@@ -78,16 +78,16 @@ func TestMergeCommit(t *testing.T) {
 			wantRuns []string // the committed ones
 		}{
 			{"a crash between the outputs and the marker", func() (bool, error) {
-				return false, putRuns(ctx, st, BucketMerge{Bucket: 0, Attempt: "c", Runs: outputs(2)})
+				return false, putMerged(ctx, st, BucketMerge{Bucket: 0, Attempt: "c", Merged: outputs(2)})
 			}, false, []string{"s000000-c-0000", "s000000-c-0001"}, nil},
 			{"the first commit", func() (bool, error) {
-				return st.Commit(ctx, BucketMerge{Bucket: 0, Attempt: "a", Outputs: 1, Runs: outputs(1)})
+				return st.Commit(ctx, BucketMerge{Bucket: 0, Attempt: "a", Outputs: 1, Merged: outputs(1)})
 			}, true, []string{"s000000-a-0000", "s000000-c-0000", "s000000-c-0001"}, []string{"s000000-a-0000"}},
 			{"a second attempt loses and drops its rows", func() (bool, error) {
-				return st.Commit(ctx, BucketMerge{Bucket: 0, Attempt: "b", Outputs: 3, Runs: outputs(3)})
+				return st.Commit(ctx, BucketMerge{Bucket: 0, Attempt: "b", Outputs: 3, Merged: outputs(3)})
 			}, false, []string{"s000000-a-0000", "s000000-c-0000", "s000000-c-0001"}, []string{"s000000-a-0000"}},
 			{"the winner again keeps its rows", func() (bool, error) {
-				return st.Commit(ctx, BucketMerge{Bucket: 0, Attempt: "a", Outputs: 1, Runs: outputs(1)})
+				return st.Commit(ctx, BucketMerge{Bucket: 0, Attempt: "a", Outputs: 1, Merged: outputs(1)})
 			}, false, []string{"s000000-a-0000", "s000000-c-0000", "s000000-c-0001"}, []string{"s000000-a-0000"}},
 			{"a bucket without outputs", func() (bool, error) {
 				return st.Commit(ctx, BucketMerge{Bucket: 1, Attempt: "d"})
@@ -100,7 +100,7 @@ func TestMergeCommit(t *testing.T) {
 			if got := rows(); !slices.Equal(got, step.wantRows) {
 				t.Errorf("shards %d, %s: output rows %q, want %q", shards, step.name, got, step.wantRows)
 			}
-			runs, err := s.Runs(ctx, 1)
+			runs, err := s.MergedBlobs(ctx, 1)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -153,7 +153,7 @@ func TestStageCheck(t *testing.T) {
 	}
 	ctx := context.Background()
 	start := board.MustNew(4).Start()
-	if _, err := s.MergeStage(p).Commit(ctx, BucketMerge{Bucket: 1, Attempt: "a", Runs: []*Run{{Blob: "b", Min: start, Max: start}}}); err != nil {
+	if _, err := s.MergeStage(p).Commit(ctx, BucketMerge{Bucket: 1, Attempt: "a", Merged: []*MergedBlob{{Blob: "b", Min: start, Max: start}}}); err != nil {
 		t.Fatal(err)
 	}
 	es, err := queryPartitions(ctx, s.state, s.runRows(1).all(), "", "")

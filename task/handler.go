@@ -33,9 +33,9 @@ type Flow interface {
 	// ply: once every task is done, the ply starts merging.
 	Expanded(ctx context.Context, t *Task, ply, task int) error
 	// Merged runs when a scan finds that ply p has nothing left to merge
-	// (finals are its final runs), or finds it already Final: it finishes
+	// (finals are its merged blobs, to become its final blobs), or finds it already Final: it finishes
 	// the ply and enqueues the next work.
-	Merged(ctx context.Context, t *Task, p *runstore.Ply, finals []*runstore.Run) error
+	Merged(ctx context.Context, t *Task, p *runstore.Ply, finals []*runstore.MergedBlob) error
 	// Resolved runs after final blob index of ply is resolved: once all
 	// are, the ply is resolved and the previous ply's resolution starts.
 	Resolved(ctx context.Context, t *Task, ply, index int) error

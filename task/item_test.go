@@ -70,8 +70,8 @@ func TestStages(t *testing.T) {
 			stage: (*runstore.Store).MergeStage,
 			blob:  func(i int, a string) string { return runstore.FinalRunBlobName(1, i, 0, a) },
 			marker: func(i int, a, blob string) runstore.BucketMerge {
-				out := &runstore.Run{Blob: blob, Count: 1, Min: start, Max: start}
-				return runstore.BucketMerge{Bucket: i, Attempt: a, Segments: 1, Entries: 1, Outputs: 1, Runs: []*runstore.Run{out}}
+				out := &runstore.MergedBlob{Blob: blob, Count: 1, Min: start, Max: start}
+				return runstore.BucketMerge{Bucket: i, Attempt: a, Segments: 1, Entries: 1, Outputs: 1, Merged: []*runstore.MergedBlob{out}}
 			},
 			show: func(m runstore.BucketMerge) string {
 				return fmt.Sprintf("bucket %d: attempt %s, %d outputs", m.Bucket, m.Attempt, m.Outputs)
@@ -177,7 +177,7 @@ func (h *harness[M]) run(ctx context.Context, c *testkit.Command) (string, error
 		}
 		return fmt.Sprint(all), err
 	case "runs":
-		runs, err := h.store.Runs(ctx, 1)
+		runs, err := h.store.MergedBlobs(ctx, 1)
 		var lines []string
 		for _, r := range runs {
 			lines = append(lines, fmt.Sprintf("bucket %d: attempt %s, %s", r.Bucket, r.Attempt, r.Blob))
