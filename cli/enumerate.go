@@ -84,7 +84,7 @@ func (f *enumerateFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.engine, "engine", "pipeline", "engine: pipeline (distributed workers over storage) or reference (single process, in memory)")
 	fs.StringVar(&f.jsonOut, "json", "", "write the report as JSON to this file")
 	fs.IntVar(&f.workers, "workers", runtime.NumCPU(), "pipeline: worker loops in this process")
-	fs.StringVar(&f.run, "run", "", "pipeline: run name, 3-32 lowercase letters and digits (default: a fresh name)")
+	fs.StringVar(&f.run, "run", "", "pipeline: run name, 3-32 lowercase letters and digits (default: "+dataRun+" with -data, so that the same command continues the run; else a fresh name)")
 	fs.BoolVar(&f.verify, "verify", false, "pipeline: also run the reference engine and exit 1 on any difference")
 	fs.DurationVar(&f.visibility, "visibility", pipeline.DefaultWorkerConfig().Visibility, "pipeline: queue visibility timeout")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on standard error")
@@ -146,11 +146,20 @@ func (f *enumerateFlags) runConfig(fs *flag.FlagSet) (pipeline.RunConfig, error)
 		return pipeline.RunConfig{}, err
 	}
 	name := f.run
-	if name == "" {
+	switch {
+	case name != "":
+	case f.storage.data != "":
+		// The same command continues the run, however the last
+		// process ended (a kill -9 prints no name to continue with).
+		name = dataRun
+	default:
 		name = fmt.Sprintf("enum%d", time.Now().UnixNano()%1e12)
 	}
 	return f.settings.config(fs, name)
 }
+
+// dataRun is the run of enumerate -data DIR without -run.
+const dataRun = "run"
 
 // checkRun checks the flags of a run, and how they combine with the
 // engine, and sizes cfg's shards for -workers.

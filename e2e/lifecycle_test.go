@@ -160,8 +160,8 @@ func sameResult(t *testing.T, got, clean *report.Report) {
 
 // TestEmbeddedKillAndResume SIGKILLs enumerate -data DIR at seeded random
 // points of its progress (after so many completed tasks, counted from its
-// debug log) EMBEDDED_KILLS times (default 6), starting the same command
-// again after each kill, then lets it finish: the report must equal an
+// debug log) EMBEDDED_KILLS times (default 6), starting the same command,
+// with no -run, again after each kill, then lets it finish: the report must equal an
 // uninterrupted run's, and once a worker has handled the compensation
 // messages of the killed tasks, the run must check clean. EMBEDDED_SEED
 // (logged) repeats a schedule.
@@ -179,7 +179,9 @@ func TestEmbeddedKillAndResume(t *testing.T) {
 	// A short visibility: the compensation messages of killed tasks
 	// surface after 8s, for the worker below to drain.
 	data := filepath.Join(t.TempDir(), "data")
-	args := append([]string{"-data", data, "-run", "killed", "-visibility", "2s"}, embeddedRun...)
+	// No -run: with -data, the same command continues the same run
+	// (named "run"), which is all a person who killed it has to go on.
+	args := append([]string{"-data", data, "-visibility", "2s"}, embeddedRun...)
 	// Tasks completed over every killed process, counting those a process
 	// finished between the line that triggered its kill and its death:
 	// on a loaded machine the test reads its log late, and the next
@@ -208,10 +210,10 @@ func TestEmbeddedKillAndResume(t *testing.T) {
 	sameResult(t, readReport(t, path), clean)
 	// The killed tasks' orphans go once their compensation messages are
 	// handled; then the run must check clean.
-	if out, err := command(bin, "worker", "-data", data, "-run", "killed", "-exit-when-done", "-visibility", "2s", "-log-level", "warn").CombinedOutput(); err != nil {
+	if out, err := command(bin, "worker", "-data", data, "-run", "run", "-exit-when-done", "-visibility", "2s", "-log-level", "warn").CombinedOutput(); err != nil {
 		t.Fatalf("draining worker: %v\n%s", err, out)
 	}
-	out, err := command(bin, "inspect", "-data", data, "-run", "killed", "-check").CombinedOutput()
+	out, err := command(bin, "inspect", "-data", data, "-run", "run", "-check").CombinedOutput()
 	if err != nil || !strings.HasPrefix(string(out), "check clean: ") {
 		t.Errorf("inspect -check after draining: %v\n%s", err, out)
 	}
