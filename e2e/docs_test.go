@@ -267,7 +267,7 @@ func runScript(t *testing.T, root string, env []string, b docBlock) {
 }
 
 // runInterrupted starts the block's first line, sends SIGINT once it has
-// written progress to standard error, and requires the line that says how
+// written a status line to standard error, and requires the line that says how
 // to resume, shown in the text block after it but for its numbers; then
 // it runs the rest of the block.
 func runInterrupted(t *testing.T, root string, env []string, b, shown docBlock) {
@@ -293,7 +293,7 @@ func runInterrupted(t *testing.T, root string, env []string, b, shown docBlock) 
 	for {
 		n, err := r.Read(buf)
 		all.Write(buf[:n])
-		if bytes.Contains(all.Bytes(), []byte("expanding ply")) {
+		if bytes.Contains(all.Bytes(), []byte(" expansion tasks")) { // a status line: a ply is expanding
 			once.Do(func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGINT) })
 		}
 		if err != nil {
