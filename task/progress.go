@@ -18,7 +18,7 @@ type Progress struct {
 	current   atomic.Value // string: what the latest task was doing
 	ply       atomic.Int64 // 1 + the latest task's ply; 0 before the first
 	step      atomic.Value // *Step: the latest status reading
-	rate      atomic.Value // *stepRate
+	first     atomic.Value // *Step: the first reading of the current step, which its rate is measured from
 }
 
 // Current says what the latest task was doing, such as "expanding ply 7".
@@ -62,19 +62,13 @@ type Step struct {
 	At          time.Time // when it was read
 }
 
-// stepRate remembers the first reading of a step, from which its rate
-// is measured.
-type stepRate struct {
-	first Step
-}
-
 // SetStep records a status reading.
 func (p *Progress) SetStep(s Step) {
 	prev, _ := p.step.Load().(*Step)
 	p.step.Store(&s)
-	r, _ := p.rate.Load().(*stepRate)
-	if r == nil || r.first.Ply != s.Ply || r.first.Name != s.Name || prev != nil && s.Done < prev.Done {
-		p.rate.Store(&stepRate{first: s})
+	first, _ := p.first.Load().(*Step)
+	if first == nil || first.Ply != s.Ply || first.Name != s.Name || prev != nil && s.Done < prev.Done {
+		p.first.Store(&s)
 	}
 }
 
@@ -92,11 +86,11 @@ func (p *Progress) Step() (s Step, ok bool) {
 // until at least one item was done in that time.
 func (p *Progress) ETA() (left time.Duration, ok bool) {
 	s, have := p.Step()
-	r, _ := p.rate.Load().(*stepRate)
-	if !have || r == nil || s.Done <= r.first.Done || !s.At.After(r.first.At) {
+	first, _ := p.first.Load().(*Step)
+	if !have || first == nil || s.Done <= first.Done || !s.At.After(first.At) {
 		return 0, false
 	}
-	return s.At.Sub(r.first.At) * time.Duration(s.Total-s.Done) / time.Duration(s.Done-r.first.Done), true
+	return s.At.Sub(first.At) * time.Duration(s.Total-s.Done) / time.Duration(s.Done-first.Done), true
 }
 
 // String describes the step in a few words, for example "ply 14:
