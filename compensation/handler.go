@@ -2,7 +2,6 @@ package compensation
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/reversi-cloud/reversi/message"
@@ -27,7 +26,7 @@ func handle(ctx context.Context, t *task.Task, m message.Message) error {
 	if inUse {
 		return nil
 	}
-	if err := t.Run.Blobs.Delete(ctx, m.Blob); err != nil && !errors.Is(err, storage.ErrNotFound) {
+	if err := storage.DeleteBlob(ctx, t.Run.Blobs, m.Blob); err != nil {
 		return fmt.Errorf("deleting orphaned blob %s: %w", m.Blob, err)
 	}
 	return store.DeleteSources(ctx, m.Blob)

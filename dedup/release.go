@@ -2,7 +2,6 @@ package dedup
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/reversi-cloud/reversi/runstore"
@@ -71,7 +70,7 @@ func releaseRange(ctx context.Context, t *task.Task, p *runstore.Ply, r int) err
 }
 
 func deleteSpent(ctx context.Context, t *task.Task, name string) error {
-	if err := t.Run.Blobs.Delete(ctx, name); err != nil && !errors.Is(err, storage.ErrNotFound) {
+	if err := storage.DeleteBlob(ctx, t.Run.Blobs, name); err != nil {
 		return fmt.Errorf("deleting spent blob %s: %w", name, err)
 	}
 	return nil

@@ -342,7 +342,7 @@ func (r *Run) sweep(ctx context.Context, p *runstore.Ply, named map[string]bool)
 		if runstore.BlobInUse(p, b.Name, named) {
 			continue
 		}
-		if err := r.blobs.Delete(ctx, b.Name); err != nil && !errors.Is(err, storage.ErrNotFound) {
+		if err := storage.DeleteBlob(ctx, r.blobs, b.Name); err != nil {
 			return fmt.Errorf("deleting %s: %w", b.Name, err)
 		}
 	}

@@ -443,3 +443,12 @@ func (b blobAt) ReadAt(p []byte, off int64) (int, error) {
 	defer rc.Close()
 	return io.ReadFull(rc, p)
 }
+
+// DeleteBlob deletes blob name from c; a blob already gone is no error,
+// since every deleter of spent or orphaned blobs may race another.
+func DeleteBlob(ctx context.Context, c Container, name string) error {
+	if err := c.Delete(ctx, name); err != nil && !errors.Is(err, ErrNotFound) {
+		return err
+	}
+	return nil
+}

@@ -2,7 +2,6 @@ package task
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -90,7 +89,7 @@ func (r *Run) DropIfSwept(ctx context.Context, ply int, name string) (swept bool
 	if err != nil || !p.State.AtLeast(runstore.Final) {
 		return false, err
 	}
-	if err := r.Blobs.Delete(ctx, name); err != nil && !errors.Is(err, storage.ErrNotFound) {
+	if err := storage.DeleteBlob(ctx, r.Blobs, name); err != nil {
 		return false, fmt.Errorf("deleting %s, written after its ply was swept: %w", name, err)
 	}
 	return true, nil
