@@ -40,7 +40,7 @@ var ResolveHandler task.Handler = task.Items[runstore.Resolution]{
 	Stage: (*runstore.Store).ResolutionStage,
 	Ready: childResolved,
 	Work: func(ctx context.Context, t *task.Task, p *runstore.Ply, i int) (runstore.Resolution, task.Cover, error) {
-		r, err := resolveBlob(ctx, t, p.Ply, i)
+		r, err := resolveBlob(ctx, t, p, i)
 		return r, nil, err // results and notices have fixed names: nothing to compensate
 	},
 	FollowUp: func(ctx context.Context, t *task.Task, st runstore.Stage[runstore.Resolution], i int) error {
@@ -69,8 +69,8 @@ func childResolved(ctx context.Context, t *task.Task, p *runstore.Ply) error {
 // resolveBlob decides the results of final blob index of a ply, writes
 // them and the notices to its parents, and returns the marker that
 // records it.
-func resolveBlob(ctx context.Context, t *task.Task, ply, index int) (runstore.Resolution, error) {
-	run, store := t.Run, t.Run.Store
+func resolveBlob(ctx context.Context, t *task.Task, p *runstore.Ply, index int) (runstore.Resolution, error) {
+	run, store, ply := t.Run, t.Run.Store, p.Ply
 	final, err := store.Final(ctx, ply, index)
 	if err != nil {
 		return runstore.Resolution{}, err
@@ -156,7 +156,11 @@ func resolveBlob(ctx context.Context, t *task.Task, ply, index int) (runstore.Re
 		return runstore.Resolution{}, fmt.Errorf("writing results of ply %d blob %d: %w", ply, index, err)
 	}
 	if ply > 0 {
-		if err := sendNotices(ctx, store, ply, index, final.Blob, results, squares); err != nil {
+		var rows func(i int) bool // nil: every position has backtracking rows
+		if p.TerminalSources {
+			rows = func(i int) bool { return run.Board.Terminal(keys[i]) }
+		}
+		if err := sendNotices(ctx, store, ply, index, final.Blob, results, rows, squares); err != nil {
 			return runstore.Resolution{}, err
 		}
 	}
@@ -213,8 +217,9 @@ func solveScore(ctx context.Context, s *solve.Solver, b *board.Board, p board.Po
 }
 
 // sendNotices reports each known result of final blob j of a ply to its
-// parents: one payload per parent blob.
-func sendNotices(ctx context.Context, store *runstore.Store, ply, j int, blob string, results []uint16, squares int) error {
+// parents: one payload per parent blob. The blob's backtracking rows
+// cover the positions i for which rows(i), or all when rows is nil.
+func sendNotices(ctx context.Context, store *runstore.Store, ply, j int, blob string, results []uint16, rows func(i int) bool, squares int) error {
 	payload, err := store.Sources(ctx, blob)
 	if err != nil {
 		return err
@@ -224,6 +229,9 @@ func sendNotices(ctx context.Context, store *runstore.Store, ply, j int, blob st
 	var refs []Ref
 	n := len(results)
 	for i := 0; i < n; i++ {
+		if rows != nil && !rows(i) {
+			continue
+		}
 		var ok bool
 		if refs, ok = sr.Next(refs); !ok {
 			if sr.Err() != nil {

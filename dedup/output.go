@@ -32,13 +32,17 @@ func samplesPerRun(buckets, bucketBlobs int) int64 {
 // output receives a bucket's merged entries in order and writes them as
 // final blobs of at most BlobPositions distinct positions (packed keys),
 // each with its backtracking rows: the parents of every position, folded
-// together (packed sources).
+// together (packed sources), or of its terminal positions only when the
+// ply says so (runstore.Ply.TerminalSources).
 type output struct {
 	ctx    context.Context
 	t      *task.Task
 	ply    int
 	bucket int
 	perRun int64 // samples to keep from a full blob (samplesPerRun)
+	// terminalOnly: sources for terminal positions only
+	// (runstore.Ply.TerminalSources)
+	terminalOnly bool
 
 	runs  []*runstore.MergedBlob
 	comps compensation.Set // one message a blob written
@@ -59,7 +63,8 @@ type output struct {
 }
 
 func newOutput(ctx context.Context, t *task.Task, p *runstore.Ply, bucket int) *output {
-	return &output{ctx: ctx, t: t, ply: p.Ply, bucket: bucket, perRun: samplesPerRun(p.Buckets, t.Run.Sizes.BucketBlobsAt(p.Ply))}
+	return &output{ctx: ctx, t: t, ply: p.Ply, bucket: bucket, perRun: samplesPerRun(p.Buckets, t.Run.Sizes.BucketBlobsAt(p.Ply)),
+		terminalOnly: p.TerminalSources}
 }
 
 func (o *output) add(e Entry) error {
@@ -95,14 +100,17 @@ func (o *output) emit() error {
 	if err := o.kw.Add(o.cur); err != nil {
 		return fmt.Errorf("packing the keys of bucket %d: %w", o.bucket, err)
 	}
-	if err := o.sw.Add(o.refs); err != nil {
-		return fmt.Errorf("packing the sources of bucket %d: %w", o.bucket, err)
+	terminal := o.t.Run.Board.Terminal(o.cur)
+	if terminal || !o.terminalOnly {
+		if err := o.sw.Add(o.refs); err != nil {
+			return fmt.Errorf("packing the sources of bucket %d: %w", o.bucket, err)
+		}
 	}
 	// Samples are evenly spaced in a full blob: o.perRun of them.
 	if o.count%max(1, int64(o.t.Run.FinalPositions(o.ply))/o.perRun) == 0 {
 		o.samples = o.cur.AppendKey(o.samples)
 	}
-	if o.t.Run.Board.Terminal(o.cur) {
+	if terminal {
 		o.terminal++
 	}
 	o.last = o.cur

@@ -272,7 +272,8 @@ func (r *Run) finish(ctx context.Context, p *runstore.Ply, runs []*runstore.Merg
 		if err := r.blobs.Put(ctx, runstore.SplittersBlobName(p.Ply+1), dedup.EncodeSplitters(splitters)); err != nil {
 			return fmt.Errorf("writing the splitters of ply %d: %w", p.Ply+1, err)
 		}
-		next = &runstore.Ply{Ply: p.Ply + 1, Tasks: len(finals), Buckets: len(splitters) + 1}
+		next = &runstore.Ply{Ply: p.Ply + 1, Tasks: len(finals), Buckets: len(splitters) + 1,
+			TerminalSources: r.shared.TerminalSourcesOnly(p.Ply + 1)}
 		next.Groups, next.Ranges = r.Config.Sizes.Levels(next.Tasks, next.Buckets)
 	}
 	err = r.store.Finish(ctx, p, owner, t, next)

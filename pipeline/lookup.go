@@ -41,7 +41,11 @@ type PositionInfo struct {
 	Resolved  bool         // the ply's results are known
 	Result    board.Result // meaningful when Resolved
 	Score     backtrack.Score
-	Parents   []board.Position // canonical parents, from the backtracking rows
+	// Parents are its canonical parents, in key order: from the
+	// backtracking rows, or, where its ply keeps none for it
+	// (runstore.Ply.TerminalSources), the positions of the ply before
+	// that one move undone leads to (board.Parents).
+	Parents []board.Position
 	Children  []ChildInfo      // one per distinct canonical child, in move order
 	// Frontier says, for a position of the target ply of a run in the
 	// solve mode root or wld, what the solving did with it: "solved"
@@ -198,6 +202,24 @@ func (l *lookup) ply(ctx context.Context, n int) (*runstore.Ply, error) {
 	return p, nil
 }
 
+// undoneParents finds the parents of c without backtracking rows: the
+// positions one move undone leads to, which the ply before holds.
+func (l *lookup) undoneParents(ctx context.Context, c board.Position) ([]board.Position, error) {
+	var out []board.Position
+	for _, q := range l.run.Board.Parents(c, nil) {
+		_, err := l.find(ctx, q)
+		switch {
+		case errors.Is(err, ErrNotInRun):
+		case err != nil:
+			return nil, err
+		default:
+			out = append(out, q)
+		}
+	}
+	slices.SortFunc(out, board.Compare)
+	return out, nil
+}
+
 func (l *lookup) blobKeys(ctx context.Context, blob string) ([]board.Position, error) {
 	if k, ok := l.keys[blob]; ok {
 		return k, nil
@@ -258,13 +280,30 @@ func (l *lookup) parents(ctx context.Context, at location) ([]board.Position, er
 	if at.ply.Ply == 0 {
 		return nil, nil
 	}
+	index := at.index
+	if at.ply.TerminalSources {
+		keys, err := l.blobKeys(ctx, at.final.Blob)
+		if err != nil {
+			return nil, err
+		}
+		if !l.run.Board.Terminal(keys[at.index]) {
+			return l.undoneParents(ctx, keys[at.index])
+		}
+		// The rows list the blob's terminal positions only.
+		index = 0
+		for _, k := range keys[:at.index] {
+			if l.run.Board.Terminal(k) {
+				index++
+			}
+		}
+	}
 	payload, err := l.run.store.Sources(ctx, at.final.Blob)
 	if err != nil {
 		return nil, err
 	}
 	sr := packed.NewSourceReader(bytes.NewReader(payload))
 	var refs []backtrack.Ref
-	for i := 0; i <= at.index; i++ {
+	for i := 0; i <= index; i++ {
 		var ok bool
 		if refs, ok = sr.Next(refs); !ok {
 			return nil, fmt.Errorf("backtracking rows of %s end before position %d: %v", at.final.Blob, at.index, sr.Err())

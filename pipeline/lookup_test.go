@@ -15,8 +15,9 @@ import (
 )
 
 // checkLookups compares Lookup with the reference engine for perPly
-// positions of every ply (all of them where a ply has fewer), each asked in
-// a random orientation: result, parents and children's results.
+// positions of every ply (all of them where a ply has fewer), terminal
+// positions first, each asked in a random orientation: result, parents and
+// children's results.
 func checkLookups(t *testing.T, ctx context.Context, r *Run, ref *reference.Result, perPly int) {
 	t.Helper()
 	b := r.Board
@@ -39,6 +40,9 @@ func checkLookups(t *testing.T, ctx context.Context, r *Run, ref *reference.Resu
 		}
 		slices.SortFunc(keys, board.Compare)
 		rng.Shuffle(len(keys), func(i, j int) { keys[i], keys[j] = keys[j], keys[i] })
+		slices.SortStableFunc(keys, func(a, b2 board.Position) int {
+			return boolOrder(b.Terminal(b2)) - boolOrder(b.Terminal(a))
+		})
 		for _, c := range keys[:min(perPly, len(keys))] {
 			asked := b.Transform(c, rng.IntN(8))
 			info, err := r.Lookup(ctx, asked)
@@ -98,6 +102,14 @@ func checkLookups(t *testing.T, ctx context.Context, r *Run, ref *reference.Resu
 			}
 		}
 	}
+}
+
+// boolOrder is 1 for true, 0 for false.
+func boolOrder(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
 }
 
 func TestLookupOutsideTheRun(t *testing.T) {

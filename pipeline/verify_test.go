@@ -21,6 +21,9 @@ func TestPipelineMatchesReference(t *testing.T) {
 	}{
 		{"fourxfour", 4, 12, 150, 3, 3, 60},
 		{"sixxsix", 6, 8, 2000, 4, 4, 8},
+		// A target ply with terminal positions among the others: it keeps
+		// backtracking rows for its terminal positions only.
+		{"fourxfournine", 4, 9, 100, 3, 2, 40},
 		// Blobs of one position to the end of the 4x4 game, and of ten on
 		// 6x6: thousands of final blobs, buckets and tasks per ply, which
 		// the run store keeps as rows of their own (once a ceiling: the

@@ -92,6 +92,12 @@ type Ply struct {
 	// g*Ranges+r merges group g's segments of range r. Fixed with the
 	// record.
 	Groups, Ranges int
+	// TerminalSources says the ply's backtracking rows name the parents
+	// of its terminal positions only, in order, and nothing for the
+	// others: at the target ply of a run that does not solve, no other
+	// position has a result to send back, and their rows would be most of
+	// the run's disk. Fixed with the record.
+	TerminalSources bool
 	Totals
 	Counts
 }
@@ -99,7 +105,7 @@ type Ply struct {
 func (p *Ply) entity() storage.Entity {
 	return storage.Entity{PartitionKey: pkPlies, RowKey: rkPly(p.Ply), Props: map[string]any{
 		"State": p.State.String(), "Owner": p.Owner, "Tasks": int64(p.Tasks), "Buckets": int64(p.Buckets),
-		"Groups": int64(p.Groups), "Ranges": int64(p.Ranges),
+		"Groups": int64(p.Groups), "Ranges": int64(p.Ranges), "TerminalSources": p.TerminalSources,
 		"Finals": int64(p.Finals), "Positions": p.Positions, "Terminal": p.Terminal, "Edges": p.Edges,
 		"Merges": p.Merges, "BlobReads": p.BlobReads, "Merged": p.Merged, "Combines": p.Combines,
 		"Black": p.Black, "White": p.White, "Draws": p.Draws, "Unknown": p.Unknown,
@@ -116,6 +122,10 @@ func decodePly(e storage.Entity) (*Ply, error) {
 	// Plies recorded before combining existed have no combine level.
 	if d.optional("Groups") {
 		p.Groups, p.Ranges = d.count("Groups"), d.count("Ranges")
+	}
+	// Plies recorded before it existed keep every position's rows.
+	if d.optional("TerminalSources") {
+		p.TerminalSources = d.bool("TerminalSources")
 	}
 	name := d.str("State")
 	var ok bool

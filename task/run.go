@@ -48,6 +48,12 @@ func (r *Run) EnqueueText(ctx context.Context, text string, delay time.Duration)
 	return nil
 }
 
+// TerminalSourcesOnly says whether ply keeps backtracking rows for its
+// terminal positions only (runstore.Ply.TerminalSources): the target ply
+// of a run that does not solve, where the game goes on past every other
+// position and no result comes back from it.
+func (r *Run) TerminalSourcesOnly(ply int) bool { return !r.Solve && ply == r.Target }
+
 // FinalPositions caps the positions of one final blob of ply: the
 // Sizes' BlobPositionsAt, but smaller at the target ply of a run that
 // solves, where each final blob is one resolve task that solves its
