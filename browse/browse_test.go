@@ -127,8 +127,8 @@ func TestPositionOfARealRun(t *testing.T) {
 	if byMoves.Result != "white" || byMoves.Score == nil || *byMoves.Score != [2]int{3, 11} || !slices.Equal(byMoves.BestMoves, []string{"a1"}) {
 		t.Errorf("result %s score %v best %v, want white 3-11 best a1", byMoves.Result, byMoves.Score, byMoves.BestMoves)
 	}
-	if !slices.Equal(byMoves.Parents, []string{"b00000000000606000000000000020400"}) {
-		t.Errorf("parents %v", byMoves.Parents)
+	if !slices.Equal(byMoves.Parents, []string{"b00000000000606000000000000020400"}) || byMoves.ParentsUndone {
+		t.Errorf("parents %v (undone %v), want the start's, from the backtracking rows", byMoves.Parents, byMoves.ParentsUndone)
 	}
 	want := []struct {
 		move, canonical, result string
@@ -170,6 +170,39 @@ func TestPositionOfARealRun(t *testing.T) {
 	}
 	if slices.Sort(moves); !slices.Equal(moves, []string{"a2", "b1", "c4", "d3"}) {
 		t.Errorf("start moves %v", moves)
+	}
+}
+
+// TestParentsAtTheLastPly serves a 4x4 run stopped at ply 2, which keeps
+// no backtracking rows for its positions (the game goes on past each): a
+// ply-2 position's parents come from undoing a move, and a ply-1
+// position's from the rows.
+func TestParentsAtTheLastPly(t *testing.T) {
+	be := testkit.Embedded(t)
+	ctx := context.Background()
+	cfg := pipeline.RunConfig{Name: "two", Config: runstore.Config{Board: 4, Target: 2}}.WithDefaults()
+	wcfg := pipeline.WorkerConfig{Visibility: 5 * time.Second, PollMax: 20 * time.Millisecond}
+	if _, err := pipeline.RunLocal(ctx, be, cfg, 1, wcfg, slog.New(slog.DiscardHandler), nil); err != nil {
+		t.Fatal(err)
+	}
+	r, err := pipeline.OpenRun(ctx, be, "two")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := newServer(t, Config{Source: r, Origin: message.StandardOrigin(r.Board)})
+	for _, tc := range []struct {
+		moves  string
+		undone bool
+	}{{"b1", false}, {"b1a1", true}} {
+		var p Position
+		if code := get(t, s, "/api/position?moves="+tc.moves, &p); code != http.StatusOK {
+			t.Fatalf("%s: status %d", tc.moves, code)
+		}
+		var parent Position
+		get(t, s, "/api/position?moves="+tc.moves[:len(tc.moves)-2], &parent)
+		if !slices.Equal(p.Parents, []string{parent.Canonical}) || p.ParentsUndone != tc.undone {
+			t.Errorf("%s: parents %v (undone %v), want [%s] (undone %v)", tc.moves, p.Parents, p.ParentsUndone, parent.Canonical, tc.undone)
+		}
 	}
 }
 

@@ -65,8 +65,11 @@ type Position struct {
 	Frontier  string   `json:"frontier,omitempty"`
 	BestMoves []string `json:"best_moves,omitempty"`
 	Parents   []string `json:"parents"` // canonical keys
-	Children  []Child  `json:"children"`
-	Error     string   `json:"error,omitempty"` // why the run does not hold it
+	// ParentsUndone: the parents came from undoing a move, not from
+	// backtracking rows (pipeline.PositionInfo.ParentsUndone).
+	ParentsUndone bool    `json:"parents_undone"`
+	Children      []Child `json:"children"`
+	Error         string  `json:"error,omitempty"` // why the run does not hold it
 }
 
 // Child is one distinct child of a Position.
@@ -86,7 +89,7 @@ func NewPosition(b *board.Board, info *pipeline.PositionInfo) Position {
 	p := info.Position
 	out := Position{Key: p.Text(), Canonical: info.Canonical.Text(), Ply: info.Ply, Side: p.Side.String(),
 		Rows: rows(b, p), Result: resultText(info.Resolved, info.Result), Score: scorePair(info.Score), Diff: scoreDiff(info.Score),
-		Bounds: scoreBounds(info.Score), Frontier: info.Frontier, BestMoves: info.BestMoves(), Parents: []string{}, Children: []Child{}}
+		Bounds: scoreBounds(info.Score), Frontier: info.Frontier, BestMoves: info.BestMoves(), Parents: []string{}, ParentsUndone: info.ParentsUndone, Children: []Child{}}
 	for _, q := range info.Parents {
 		out.Parents = append(out.Parents, q.Text())
 	}

@@ -121,7 +121,11 @@ func writePosition(w io.Writer, b *board.Board, info *pipeline.PositionInfo) {
 		}
 		fmt.Fprintf(w, "best moves %s (%s)\n", strings.Join(best, " "), keep)
 	}
-	fmt.Fprintf(w, "parents    %d (from the backtracking rows)\n", len(info.Parents))
+	from := "from the backtracking rows"
+	if info.ParentsUndone {
+		from = "by undoing a move: the run's last ply keeps backtracking rows for terminal positions only"
+	}
+	fmt.Fprintf(w, "parents    %d (%s)\n", len(info.Parents), from)
 	for _, p := range info.Parents {
 		fmt.Fprintf(w, "  %s\n", p.Text())
 	}

@@ -46,7 +46,10 @@ type PositionInfo struct {
 	// (runstore.Ply.TerminalSources), the positions of the ply before
 	// that one move undone leads to (board.Parents).
 	Parents []board.Position
-	Children  []ChildInfo      // one per distinct canonical child, in move order
+	// ParentsUndone says Parents came from undoing a move, its ply
+	// keeping no backtracking rows for it.
+	ParentsUndone bool
+	Children      []ChildInfo // one per distinct canonical child, in move order
 	// Frontier says, for a position of the target ply of a run in the
 	// solve mode root or wld, what the solving did with it: "solved"
 	// (an exact score), "bounded" (Score holds bounds) or "skipped" (its
@@ -86,7 +89,7 @@ func (r *Run) Lookup(ctx context.Context, p board.Position) (*PositionInfo, erro
 	if err != nil {
 		return nil, err
 	}
-	if info.Parents, err = l.parents(ctx, at); err != nil {
+	if info.Parents, info.ParentsUndone, err = l.parents(ctx, at); err != nil {
 		return nil, err
 	}
 	if info.Resolved && info.Ply == r.Config.Target && r.Config.SolveMode.Pruned() && !r.Board.Terminal(p) {
@@ -276,18 +279,21 @@ func (l *lookup) result(ctx context.Context, at location) (bool, board.Result, b
 	return true, res, score, nil
 }
 
-func (l *lookup) parents(ctx context.Context, at location) ([]board.Position, error) {
+// parents finds a position's parents, and whether they came from
+// undoing a move rather than from the backtracking rows.
+func (l *lookup) parents(ctx context.Context, at location) ([]board.Position, bool, error) {
 	if at.ply.Ply == 0 {
-		return nil, nil
+		return nil, false, nil
 	}
 	index := at.index
 	if at.ply.TerminalSources {
 		keys, err := l.blobKeys(ctx, at.final.Blob)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if !l.run.Board.Terminal(keys[at.index]) {
-			return l.undoneParents(ctx, keys[at.index])
+			parents, err := l.undoneParents(ctx, keys[at.index])
+			return parents, true, err
 		}
 		// The rows list the blob's terminal positions only.
 		index = 0
@@ -299,33 +305,33 @@ func (l *lookup) parents(ctx context.Context, at location) ([]board.Position, er
 	}
 	payload, err := l.run.store.Sources(ctx, at.final.Blob)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	sr := packed.NewSourceReader(bytes.NewReader(payload))
 	var refs []backtrack.Ref
 	for i := 0; i <= index; i++ {
 		var ok bool
 		if refs, ok = sr.Next(refs); !ok {
-			return nil, fmt.Errorf("backtracking rows of %s end before position %d: %v", at.final.Blob, at.index, sr.Err())
+			return nil, false, fmt.Errorf("backtracking rows of %s end before position %d: %v", at.final.Blob, at.index, sr.Err())
 		}
 	}
 	if _, err := l.ply(ctx, at.ply.Ply-1); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	prev := l.finals[at.ply.Ply-1]
 	var out []board.Position
 	for _, ref := range refs {
 		if int(ref.Blob) >= len(prev) {
-			return nil, fmt.Errorf("a backtracking row names blob %d of ply %d, which has %d", ref.Blob, at.ply.Ply-1, len(prev))
+			return nil, false, fmt.Errorf("a backtracking row names blob %d of ply %d, which has %d", ref.Blob, at.ply.Ply-1, len(prev))
 		}
 		keys, err := l.blobKeys(ctx, prev[ref.Blob].Blob)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		if int(ref.Index) >= len(keys) {
-			return nil, fmt.Errorf("a backtracking row names position %d of %s, which has %d", ref.Index, prev[ref.Blob].Blob, len(keys))
+			return nil, false, fmt.Errorf("a backtracking row names position %d of %s, which has %d", ref.Index, prev[ref.Blob].Blob, len(keys))
 		}
 		out = append(out, keys[ref.Index])
 	}
-	return out, nil
+	return out, false, nil
 }

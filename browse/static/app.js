@@ -307,6 +307,9 @@ function renderPosition(rt, p) {
   if (!p.children.length) {
     $("#children tbody").replaceChildren(el("tr", {}, el("td", { class: "text", colspan: 4, text: p.error ? "–" : "none: the game is over" })));
   }
+  $("#parents-from").textContent = p.parents_undone
+    ? "(canonical, by undoing a move: the last ply keeps backtracking rows for terminal positions only)"
+    : "(canonical, from the backtracking rows)";
   $("#parents").replaceChildren(...p.parents.map((k) => el("li", {}, el("a", { class: "key", href: "#/pos/" + k, text: k }))));
   if (!p.parents.length) $("#parents").replaceChildren(el("li", { text: p.ply === 0 ? "none: the start position" : "–" }));
 }
