@@ -91,10 +91,27 @@ func inlineCommands(t *testing.T, root, file string) []inlineCommand {
 		}
 	}
 	text := strings.Join(lines, "\n")
+	// A marker anywhere but right after inline code would leave the
+	// command it was meant for unmarked, or mark nothing.
+	for i, l := range lines {
+		for at := 0; ; at++ {
+			j := strings.Index(l[at:], "<!-- test:")
+			if j < 0 {
+				break
+			}
+			at += j
+			if strings.TrimSpace(l[:at]) != "" && l[at-1] != '`' {
+				t.Errorf("%s:%d: a test marker in the prose, not right after a command's closing backtick", file, i+1)
+			}
+		}
+	}
 	var found []inlineCommand
 	for _, m := range codeSpan.FindAllStringSubmatchIndex(text, -1) {
 		code := strings.Join(strings.Fields(text[m[2]:m[3]]), " ")
 		if !isCommand(code) {
+			if m[4] >= 0 {
+				t.Errorf("%s:%d: `%s` is marked, but it is not a command (docs/README.md says which inline code is)", file, 1+strings.Count(text[:m[3]], "\n"), code)
+			}
 			continue
 		}
 		c := inlineCommand{file: file, line: 1 + strings.Count(text[:m[3]], "\n"), text: code}
