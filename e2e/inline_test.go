@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/reversi-cloud/reversi/bench"
 )
 
 // The shell commands written in a page's prose, in backticks, and how
@@ -115,8 +117,13 @@ func inlineCommands(t *testing.T, root, file string) []inlineCommand {
 			continue
 		}
 		c := inlineCommand{file: file, line: 1 + strings.Count(text[:m[3]], "\n"), text: code}
-		if m[6] >= 0 {
+		switch {
+		case m[6] >= 0:
 			c.kind = text[m[6]:m[7]]
+		case bench.IntroPattern.MatchString(lines[c.line-1]):
+			// The harness's sentence above its table, pasted verbatim:
+			// TestPerformanceTables checks the table against the command.
+			c.kind = kindLong
 		}
 		found = append(found, c)
 	}
