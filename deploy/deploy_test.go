@@ -926,31 +926,83 @@ func TestReadmeCommandLinesAreAccepted(t *testing.T) {
 	}
 }
 
-// TestReadmeFlagsExist checks the flags README.md names in inline code,
-// such as `-plies N`, against the flags the commands define.
+// TestReadmeFlagsExist checks the flags README.md and docs/*.md name in
+// inline code: a flag on its own, such as `-plies N`, against the flags
+// any command defines; the flags of a command written in the prose, such
+// as `enumerate -plan -plies 18` or `go run ./cmd/inspect -check`,
+// against its program's own (e2e/inline_test.go runs or marks these
+// commands; marked ones are checked only here and by bash -n).
 func TestReadmeFlagsExist(t *testing.T) {
 	defined := map[string]bool{}
+	own := map[string]map[string]bool{} // by program
 	flagLine := regexp.MustCompile(`(?m)^  -([a-z][a-z0-9-]*)`)
 	for name, cmd := range commands {
 		var out bytes.Buffer
 		if code := cmd(cli.Env{Args: []string{"-h"}, Getenv: func(string) string { return "" }, Stdout: &out, Stderr: &out}); code != 0 {
 			t.Fatalf("%s -h: exit %d", name, code)
 		}
+		own[name] = map[string]bool{"h": true, "help": true}
 		for _, m := range flagLine.FindAllStringSubmatch(out.String(), -1) {
 			defined[m[1]] = true
+			own[name][m[1]] = true
 		}
 	}
 	pages := docPages(t)
+	inline := regexp.MustCompile("`([^`]+)`")
+	flagWord := regexp.MustCompile(`^--?([a-z][a-z0-9-]*)(=.*)?$`)
 	for _, page := range slices.Sorted(maps.Keys(pages)) {
 		for _, m := range regexp.MustCompile("`-([a-z][a-z0-9-]*)[^`]*`").FindAllStringSubmatch(pages[page], -1) {
 			if !defined[m[1]] {
 				t.Errorf("%s names flag -%s in %s; no command defines it", page, m[1], m[0])
 			}
 		}
+		for _, m := range inline.FindAllStringSubmatch(prose(pages[page]), -1) {
+			for _, words := range shellWords(strings.Join(strings.Fields(m[1]), " ")) {
+				name, args := programArgs(words)
+				if own[name] == nil {
+					continue
+				}
+				for _, a := range args {
+					if f := flagWord.FindStringSubmatch(a); f != nil && !own[name][f[1]] {
+						t.Errorf("%s: %s gives %s flag -%s, which it does not define", page, m[0], name, f[1])
+					}
+				}
+			}
+		}
 	}
 	if regexp.MustCompile("`-([a-z][a-z0-9-]*)[^`]*`").FindString(pages["README.md"]) == "" {
 		t.Error("README names no flags in inline code")
 	}
+}
+
+// prose is a page's text with its fenced blocks blanked, so that inline
+// code is found only in the prose.
+func prose(text string) string {
+	lines := strings.Split(text, "\n")
+	in := false
+	for i, l := range lines {
+		fence := strings.HasPrefix(strings.TrimSpace(l), "```")
+		if fence || in {
+			lines[i] = ""
+		}
+		if fence {
+			in = !in
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+// programArgs returns the program a command's words run, by name as
+// installed, as cmd/NAME or as go run ./cmd/NAME, and its arguments; or
+// "" if they run none of ours.
+func programArgs(words []string) (name string, args []string) {
+	switch {
+	case len(words) >= 3 && words[0] == "go" && words[1] == "run" && strings.HasPrefix(words[2], "./cmd/"):
+		return strings.TrimPrefix(words[2], "./cmd/"), words[3:]
+	case len(words) >= 1 && commands[strings.TrimPrefix(words[0], "cmd/")] != nil:
+		return strings.TrimPrefix(words[0], "cmd/"), words[1:]
+	}
+	return "", nil
 }
 
 // TestReadmeEnvironmentVariablesAreRead checks every AZURE_* name in
@@ -979,6 +1031,24 @@ func TestShellWords(t *testing.T) {
 	} {
 		if got := shellWords(tc.line); !slices.EqualFunc(got, tc.want, slices.Equal) {
 			t.Errorf("shellWords(%q) = %q, want %q", tc.line, got, tc.want)
+		}
+	}
+}
+
+func TestProgramArgs(t *testing.T) {
+	for _, tc := range []struct {
+		words []string
+		name  string
+		args  []string
+	}{
+		{[]string{"enumerate", "-plan"}, "enumerate", []string{"-plan"}},
+		{[]string{"cmd/solve", "-parallel", "1"}, "solve", []string{"-parallel", "1"}},
+		{[]string{"go", "run", "./cmd/inspect", "-check"}, "inspect", []string{"-check"}},
+		{[]string{"go", "run", "./plan/internal/measure", "-plies", "13"}, "", nil},
+		{[]string{"kill", "-9"}, "", nil},
+	} {
+		if name, args := programArgs(tc.words); name != tc.name || !slices.Equal(args, tc.args) {
+			t.Errorf("programArgs(%q) = %q, %q; want %q, %q", tc.words, name, args, tc.name, tc.args)
 		}
 	}
 }

@@ -28,7 +28,7 @@ var (
 	buildErr  error
 )
 
-// binaries builds the commands once per test process.
+// binaries builds every command under cmd/ once per test process.
 func binaries(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -36,12 +36,8 @@ func binaries(t *testing.T) string {
 		if buildErr != nil {
 			return
 		}
-		for _, c := range []string{"seed", "worker", "inspect", "enumerate"} {
-			out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, c), "../cmd/"+c).CombinedOutput()
-			if err != nil {
-				buildErr = fmt.Errorf("building %s: %v\n%s", c, err, out)
-				return
-			}
+		if out, err := exec.Command("go", "build", "-o", binDir+string(filepath.Separator), "../cmd/...").CombinedOutput(); err != nil {
+			buildErr = fmt.Errorf("building ../cmd/...: %v\n%s", err, out)
 		}
 	})
 	if buildErr != nil {
