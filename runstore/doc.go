@@ -35,6 +35,12 @@
 //	s<ply>-<blob>   <row>               sources: each position's parents
 //	n<ply>-<index>  <child>-<row>       notices: results reported by children
 //
+// The settings row (Config) and the ply records (Ply) record their
+// version and are migrated from older versions as they are read
+// (schema.go). The other rows have no version: the few properties that
+// older releases did not write are read as optional, next to each row's
+// decoding.
+//
 // The markers (d, a, c in rNN and d in vNN, with their group markers)
 // belong to the ply's stages: only Stage (stage.go) reads or adds them.
 //

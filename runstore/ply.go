@@ -96,39 +96,59 @@ type Ply struct {
 	Counts
 }
 
+// plySchema is the ply record's version and its migrations (schema).
+// Version 1 is the first that records its version.
+var plySchema = schema{
+	0: plyFromUnversioned,
+}
+
+// plyFromUnversioned brings a ply record of version 0 to version 1.
+// Records written before combine levels existed lack Groups, Ranges and
+// Combines: such a ply merged its buckets in one level, with no combine
+// tasks.
+func plyFromUnversioned(props map[string]any) error {
+	if _, ok := props["Groups"]; !ok {
+		props["Groups"], props["Ranges"] = int64(0), int64(0)
+	}
+	if _, ok := props["Combines"]; !ok {
+		props["Combines"] = int64(0)
+	}
+	return nil
+}
+
 func (p *Ply) entity() storage.Entity {
-	return storage.Entity{PartitionKey: pkPlies, RowKey: rkPly(p.Ply), Props: map[string]any{
+	return storage.Entity{PartitionKey: pkPlies, RowKey: rkPly(p.Ply), Props: plySchema.stamp(map[string]any{
 		"State": p.State.String(), "Owner": p.Owner, "Tasks": int64(p.Tasks), "Buckets": int64(p.Buckets),
 		"Groups": int64(p.Groups), "Ranges": int64(p.Ranges),
 		"Finals": int64(p.Finals), "Positions": p.Positions, "Terminal": p.Terminal, "Edges": p.Edges,
 		"Merges": p.Merges, "BlobReads": p.BlobReads, "Merged": p.Merged, "Combines": p.Combines,
 		"Black": p.Black, "White": p.White, "Draws": p.Draws, "Unknown": p.Unknown,
-	}}
+	})}
 }
 
+// decodePly reads a ply record of any version that plySchema knows.
 func decodePly(e storage.Entity) (*Ply, error) {
 	n, err := strconv.Atoi(e.RowKey)
 	if err != nil || n < 0 {
 		return nil, fmt.Errorf("%w: ply record with row key %q", ErrMalformed, e.RowKey)
 	}
-	d := decode(e, nil)
-	p := &Ply{Ply: n, ETag: e.ETag, Owner: d.str("Owner"), Tasks: d.count("Tasks"), Buckets: d.count("Buckets")}
-	// Plies recorded before combining existed have no combine level.
-	if d.optional("Groups") {
-		p.Groups, p.Ranges = d.count("Groups"), d.count("Ranges")
+	what := fmt.Sprintf("ply %d record", n)
+	if e, err = plySchema.upgrade(e, what); err != nil {
+		return nil, err
 	}
+	d := decode(e, nil)
+	p := &Ply{Ply: n, ETag: e.ETag, Owner: d.str("Owner"), Tasks: d.count("Tasks"), Buckets: d.count("Buckets"),
+		Groups: d.count("Groups"), Ranges: d.count("Ranges")}
 	name := d.str("State")
 	var ok bool
 	if p.State, ok = parseState(name); !ok && d.err == nil {
 		d.fail(fmt.Errorf("ply %d has the unknown state %q", n, name))
 	}
 	p.Totals = Totals{Finals: d.count("Finals"), Positions: d.int("Positions"), Terminal: d.int("Terminal"),
-		Edges: d.int("Edges"), Merges: d.int("Merges"), BlobReads: d.int("BlobReads"), Merged: d.int("Merged")}
-	if d.optional("Combines") {
-		p.Combines = d.int("Combines")
-	}
+		Edges: d.int("Edges"), Merges: d.int("Merges"), BlobReads: d.int("BlobReads"), Merged: d.int("Merged"),
+		Combines: d.int("Combines")}
 	p.Counts = Counts{Black: d.int("Black"), White: d.int("White"), Draws: d.int("Draws"), Unknown: d.int("Unknown")}
-	return p, d.done(fmt.Sprintf("ply %d record", n))
+	return p, d.done(what)
 }
 
 // ErrNoPly: the ply has no record (yet, or ever: past the target).

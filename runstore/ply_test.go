@@ -3,6 +3,7 @@ package runstore
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/reversi-cloud/reversi/board"
@@ -133,21 +134,69 @@ func TestMalformedRows(t *testing.T) {
 	}
 }
 
-// TestPlyRecordOfOlderRuns: a ply record written before combine levels
-// existed (no Groups, Ranges or Combines) reads as a ply merged in one
-// level; a record with a combine level reads back whole.
-func TestPlyRecordOfOlderRuns(t *testing.T) {
-	p := &Ply{Ply: 5, State: Merging, Tasks: 9, Buckets: 4, Groups: 2, Ranges: 2, Totals: Totals{Combines: 4}}
-	got, err := decodePly(p.entity())
-	if err != nil || got.Groups != 2 || got.Ranges != 2 || got.Combines != 4 {
-		t.Fatalf("read %+v, %v; want 2 groups, 2 ranges, 4 combines", got, err)
+// TestPlyRecordVersions: a ply record is written with plySchema's
+// version and reads back whole; a record written before records had a
+// version (no Version) reads as it always did, and one written before
+// combine levels existed (no Groups, Ranges or Combines either) reads as
+// a ply merged in one level; a record of a version this release does not
+// know is refused in one line that says what to do, and a version no
+// release writes is malformed or refused.
+func TestPlyRecordVersions(t *testing.T) {
+	p := &Ply{Ply: 5, State: Merging, Owner: "o", Tasks: 9, Buckets: 4, Groups: 2, Ranges: 2,
+		Totals: Totals{Finals: 3, Positions: 7, Combines: 4}, Counts: Counts{Draws: 1}}
+	if v, err := storage.PropInt64(p.entity(), "Version"); err != nil || v != int64(plySchema.version()) {
+		t.Errorf("the record's version is %d, %v; want %d", v, err, plySchema.version())
 	}
-	old := p.entity()
-	for _, n := range []string{"Groups", "Ranges", "Combines"} {
-		delete(old.Props, n)
+	oneLevel := *p
+	oneLevel.Groups, oneLevel.Ranges, oneLevel.Combines = 0, 0, 0
+	for _, tc := range []struct {
+		name    string
+		without []string
+		want    *Ply
+	}{
+		{"this release's", nil, p},
+		{"the last release without versions", []string{"Version"}, p},
+		{"before combine levels", []string{"Version", "Groups", "Ranges", "Combines"}, &oneLevel},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := p.entity()
+			for _, n := range tc.without {
+				delete(e.Props, n)
+			}
+			got, err := decodePly(e)
+			if err != nil || *got != *tc.want {
+				t.Errorf("read %+v, %v; want %+v", got, err, tc.want)
+			}
+		})
 	}
-	got, err = decodePly(old)
-	if err != nil || got.Groups != 0 || got.Ranges != 0 || got.Combines != 0 || got.Buckets != 4 {
-		t.Fatalf("read %+v, %v; want one level of 4 buckets", got, err)
+	for _, tc := range []struct {
+		name      string
+		version   any
+		malformed bool
+		mention   []string
+	}{
+		{"a later version", int64(plySchema.version() + 1), false, []string{"ply 5 record is version 2", "use the release that wrote it"}},
+		{"version zero written down", int64(0), false, []string{"version 0"}},
+		{"a version of the wrong type", "1", true, []string{"ply 5 record", "Version"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := p.entity()
+			e.Props["Version"] = tc.version
+			_, err := decodePly(e)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if errors.Is(err, ErrMalformed) != tc.malformed {
+				t.Errorf("%v: malformed %v, want %v", err, !tc.malformed, tc.malformed)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("%q: want one line", err)
+			}
+			for _, m := range tc.mention {
+				if !strings.Contains(err.Error(), m) {
+					t.Errorf("%q: want a mention of %q", err, m)
+				}
+			}
+		})
 	}
 }
