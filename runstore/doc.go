@@ -13,7 +13,7 @@
 //	partition   row key                 row
 //	run         config                  Config: the run's settings
 //	run         done                    Done: the run is complete
-//	plies       NN (ply)                Ply: where the ply stands (its lifecycle)
+//	plies       NN (ply)                Ply: where the ply stands (lifecycle.go)
 //	workers     worker id               WorkerStats: one process's transactions
 //	rNN         d<task>                 Expansion: one expansion task is done: its
 //	                                    blob of sorted edges and the bucket cuts
