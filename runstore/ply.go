@@ -24,7 +24,9 @@ type Totals struct {
 // Counts are a ply's results, fixed when it becomes Resolved.
 type Counts struct{ Black, White, Draws, Unknown int64 }
 
-// Ply is a ply's record: its state and figures.
+// Ply is a ply's record: its state and figures. Its state moves only by
+// the transitions of its lifecycle (lifecycle.go), each of which rewrites
+// the whole record at plySchema's version.
 type Ply struct {
 	Ply   int
 	ETag  string
