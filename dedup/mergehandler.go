@@ -11,7 +11,7 @@ import (
 
 // MergeHandler handles M messages: it k-way merges one bucket's segment
 // of every expansion blob (or, in a ply with a combine level, of every
-// combined run) of a Merging ply into final blobs of distinct
+// combined run) of a Merging ply into merged blobs of distinct
 // positions, with their backtracking rows, and commits them with the
 // bucket's marker (runstore.MergeStage; task.Items carries the sequence).
 // Every bucket is merged in one round: its inputs are read once,

@@ -78,8 +78,8 @@ func expansion(t testing.TB, ply int, blob int) []Edge {
 	return es
 }
 
-// allEdges returns every edge into ply+1, sorted: what the final merge of
-// ply+1 reads, with parents named by their final blob of ply.
+// allEdges returns every edge into ply+1, sorted: what the bucket merges
+// of ply+1 read, with parents named by their final blob of ply.
 func allEdges(t testing.TB, ply int) []Edge {
 	ps := plyPositions(t, ply)
 	var es []Edge

@@ -25,7 +25,7 @@ func decodeSources(b []byte) ([][]Ref, error) {
 	}
 }
 
-// sourcesOf groups sorted edges by position, as the final merge does.
+// sourcesOf groups sorted edges by position, as a bucket merge does.
 func sourcesOf(es []Edge) [][]Ref {
 	var out [][]Ref
 	for i, e := range es {

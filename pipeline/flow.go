@@ -16,22 +16,23 @@ import (
 	"github.com/reversi-cloud/reversi/task"
 )
 
-// The flow between plies. A ply moves through the states of
-// runstore.State; the handlers report when a stage may be over
-// (task.Flow), and the flow makes the transition and enqueues what comes
-// next. Every transition is one ETag-guarded write, and only its owner
-// (the message that made it) does the follow-up, so a redelivery of the
-// owner's message finishes a follow-up that a crash interrupted:
+// The flow between plies. A ply's lifecycle, which state follows which
+// on what event, is runstore's (runstore/lifecycle.go); the flow is what
+// the pipeline does at each transition. Handlers report an item done
+// (task.Flow); once the item's stage is complete, the flow makes the
+// transition that the ply awaits (runstore.Ply.Awaits), and the message
+// that made it (its owner) does the follow-up of the state it led to,
+// which a redelivery of that message finishes after a crash:
 //
-//	Expanding  -> Merging     the last expansion task; it enqueues the first scan
-//	Merging    -> Final       a scan that finds nothing left to merge; it
-//	                          records the final blobs and the next ply's
-//	                          splitters first, adds the next ply with the
-//	                          transition, then sweeps and dispatches
-//	Final      -> Dispatched  that scan, once the next work is enqueued
-//	Dispatched -> Resolved    the last resolve task of the ply
-//	Resolved   -> Closed      that task, once the previous ply's resolution
-//	                          is enqueued or, at ply 0, the run is marked done
+//	state     the owner's follow-up
+//	Merging   enqueue the first scan
+//	Final     sweep the ply's spent blobs, enqueue the next work, then
+//	          make the ply Dispatched (runstore.NextEnqueued)
+//	Resolved  enqueue the previous ply's resolution (at ply 0: mark the
+//	          run complete), then close the ply (runstore.PreviousEnqueued)
+//
+// Before making a ply Final, its scan records the final blobs and the
+// next ply's splitters; the next ply is added with the transition.
 type flow struct{ r *Run }
 
 var _ task.Flow = flow{}
@@ -120,7 +121,7 @@ func (r *Run) seedStart(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if p.State == runstore.Merging {
+	if p.Awaits(runstore.MergeComplete) {
 		start := r.Board.Canonical(r.Config.Start)
 		blob, err := packed.EncodeKeys([]board.Position{start})
 		if err != nil {
@@ -129,29 +130,27 @@ func (r *Run) seedStart(ctx context.Context) error {
 		if err := r.blobs.Put(ctx, runstore.StartBlobName(), blob); err != nil {
 			return fmt.Errorf("writing the start position: %w", err)
 		}
-		run := &runstore.MergedBlob{Blob: runstore.StartBlobName(), Count: 1, Min: start, Max: start, Samples: start.AppendKey(nil)}
+		merged := &runstore.MergedBlob{Blob: runstore.StartBlobName(), Count: 1, Min: start, Max: start, Samples: start.AppendKey(nil)}
 		if r.Board.Terminal(start) {
-			run.Terminal = 1 // a -start position may be a finished game
+			merged.Terminal = 1 // a -start position may be a finished game
 		}
-		bm := runstore.BucketMerge{Bucket: 0, Attempt: seedOwner, Outputs: 1, Merged: []*runstore.MergedBlob{run}}
+		bm := runstore.BucketMerge{Bucket: 0, Attempt: seedOwner, Outputs: 1, Merged: []*runstore.MergedBlob{merged}}
 		if _, err := r.store.MergeStage(p).Commit(ctx, bm); err != nil {
 			return err
 		}
-		runs, err := r.store.MergedBlobs(ctx, 0)
+		blobs, err := r.store.MergedBlobs(ctx, 0)
 		if err != nil {
 			return err
 		}
-		if err := r.finish(ctx, p, runs, seedOwner); err != nil && !errors.Is(err, runstore.ErrConflict) {
+		if err := r.finish(ctx, p, blobs, seedOwner); err != nil && !errors.Is(err, runstore.ErrConflict) {
 			return err
 		}
 		if p, err = r.store.Ply(ctx, 0); err != nil {
 			return err
 		}
 	}
-	if p.State == runstore.Final && p.Owner == seedOwner {
-		return r.afterFinal(ctx, p)
-	}
-	return nil
+	// A seed that died after making ply 0 Final owes its follow-up.
+	return r.followUp(ctx, p, seedOwner)
 }
 
 // Expanded starts a ply's merging once all its expansion tasks are done.
@@ -164,51 +163,41 @@ func (f flow) Expanded(ctx context.Context, t *task.Task, ply, index int) error 
 	if err != nil {
 		return err
 	}
-	switch p.State {
-	case runstore.Expanding:
+	if p.Awaits(runstore.ExpansionComplete) {
 		all, err := store.ExpansionStage(p).AllDone(ctx, index)
 		if err != nil || !all {
 			return err
 		}
 		if err := store.StartMerging(ctx, p, t.Owner()); err != nil {
-			if errors.Is(err, runstore.ErrConflict) {
-				return nil // another task started the merging
-			}
-			return err
+			return ignoreConflict(err) // another task started the merging
 		}
-	case runstore.Merging:
-		if p.Owner != t.Owner() {
-			return nil
-		}
-	default:
-		return nil
 	}
-	// Merging, owned by t: a redelivery may owe the first scan.
-	return f.r.shared.Enqueue(ctx, message.Message{Kind: message.KindScan, Ply: ply})
+	// A redelivery may owe the first scan.
+	return f.r.followUp(ctx, p, t.Owner())
 }
 
-// Merged finishes a ply whose runs are all final and disjoint, then
+// Merged finishes a ply whose merged blobs are all in and disjoint, then
 // sweeps it and dispatches the next work; or, for a ply already Final,
 // finishes the follow-up when t owns it.
-func (f flow) Merged(ctx context.Context, t *task.Task, p *runstore.Ply, finals []*runstore.MergedBlob) error {
-	if p.State == runstore.Merging {
-		if err := f.r.finish(ctx, p, finals, t.Owner()); err != nil {
-			if errors.Is(err, runstore.ErrConflict) {
-				return nil // another scan finished the ply first
-			}
-			return err
+func (f flow) Merged(ctx context.Context, t *task.Task, p *runstore.Ply, merged []*runstore.MergedBlob) error {
+	if p.Awaits(runstore.MergeComplete) {
+		if err := f.r.finish(ctx, p, merged, t.Owner()); err != nil {
+			return ignoreConflict(err) // another scan finished the ply first
 		}
 	}
 	return f.r.followUp(ctx, p, t.Owner())
 }
 
-// followUp finishes the follow-up of p's current state when owner made
-// the transition into it: a redelivery after a crash lands here.
+// followUp does the follow-up that p's current state owes (the table at
+// the top of this file) when owner made the transition into it: the
+// transition's own delivery, or a redelivery after a crash.
 func (r *Run) followUp(ctx context.Context, p *runstore.Ply, owner string) error {
 	if p.Owner != owner {
 		return nil
 	}
 	switch p.State {
+	case runstore.Merging:
+		return r.shared.Enqueue(ctx, message.Message{Kind: message.KindScan, Ply: p.Ply})
 	case runstore.Final:
 		return r.afterFinal(ctx, p)
 	case runstore.Resolved:
@@ -217,22 +206,23 @@ func (r *Run) followUp(ctx context.Context, p *runstore.Ply, owner string) error
 	return nil
 }
 
-// finish records a Merging ply's final blobs and the next ply's
-// splitters, then makes the ply Final and adds the next ply, in one
-// transaction. The final blob rows and the splitters depend only on the
-// ply's runs, which no longer change, so concurrent scans write the same.
-func (r *Run) finish(ctx context.Context, p *runstore.Ply, runs []*runstore.MergedBlob, owner string) error {
-	runs = slices.Clone(runs)
-	slices.SortFunc(runs, func(a, b *runstore.MergedBlob) int { return board.Compare(a.Min, b.Min) })
-	t := runstore.Totals{Finals: len(runs)}
-	finals := make([]runstore.FinalBlob, len(runs))
+// finish records a Merging ply's final blobs (its merged blobs, in
+// order) and the next ply's splitters, then makes the ply Final and adds
+// the next ply, in one transaction. The final blob rows and the
+// splitters depend only on the ply's merged blobs, which no longer
+// change, so concurrent scans write the same.
+func (r *Run) finish(ctx context.Context, p *runstore.Ply, merged []*runstore.MergedBlob, owner string) error {
+	merged = slices.Clone(merged)
+	slices.SortFunc(merged, func(a, b *runstore.MergedBlob) int { return board.Compare(a.Min, b.Min) })
+	t := runstore.Totals{Finals: len(merged)}
+	finals := make([]runstore.FinalBlob, len(merged))
 	var samples []board.Position
-	for i, run := range runs {
-		finals[i] = runstore.FinalBlob{Index: i, Blob: run.Blob, Count: run.Count, Terminal: run.Terminal, Min: run.Min, Max: run.Max}
-		t.Positions += run.Count
-		t.Terminal += run.Terminal
-		for k := 0; k+board.KeyLen <= len(run.Samples); k += board.KeyLen {
-			if s, err := r.Board.DecodeKey(run.Samples[k : k+board.KeyLen]); err == nil {
+	for i, m := range merged {
+		finals[i] = runstore.FinalBlob{Index: i, Blob: m.Blob, Count: m.Count, Terminal: m.Terminal, Min: m.Min, Max: m.Max}
+		t.Positions += m.Count
+		t.Terminal += m.Terminal
+		for k := 0; k+board.KeyLen <= len(m.Samples); k += board.KeyLen {
+			if s, err := r.Board.DecodeKey(m.Samples[k : k+board.KeyLen]); err == nil {
 				samples = append(samples, s)
 			}
 		}
@@ -358,10 +348,12 @@ func (f flow) Resolved(ctx context.Context, t *task.Task, ply, index int) error 
 	if err != nil {
 		return err
 	}
+	// Every resolution counts its group, whatever the ply's state:
+	// resolveIfDone reads only the group markers.
 	if all, err := store.ResolutionStage(p).AllDone(ctx, index); err != nil || !all {
 		return err
 	}
-	if p.State == runstore.Dispatched {
+	if p.Awaits(runstore.ResolutionComplete) {
 		return f.r.resolve(ctx, p, t.Owner())
 	}
 	return f.r.followUp(ctx, p, t.Owner())

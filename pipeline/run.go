@@ -12,7 +12,11 @@ import (
 	"github.com/reversi-cloud/reversi/task"
 )
 
-// Run is an open handle on one run's resources.
+// Run is an open handle on one run: its settings, queues, tables and
+// blobs. It seeds, drops and works the run; handlers get only shared,
+// the same run's task.Run, so that none can drop the run or read its
+// poison queue. The two types keep one name because they are one thing,
+// a run (docs/design.md, glossary).
 type Run struct {
 	Config RunConfig
 	Board  *board.Board
@@ -21,7 +25,7 @@ type Run struct {
 	poison storage.Queue
 	blobs  storage.Container
 	store  *runstore.Store
-	shared *task.Run // what handlers see
+	shared *task.Run // this run, as its handlers see it
 }
 
 func newRun(be storage.Backend, cfg RunConfig) (*Run, error) {

@@ -13,7 +13,7 @@ import (
 // Config is a run's settings: the one row, written once when the run is
 // seeded, that workers read so that they need only the run's name. Every
 // field is recorded (see TestConfigRoundTrip); the row also holds its
-// version (ConfigVersion) and when it was written.
+// version (configSchema) and when it was written.
 type Config struct {
 	Board  int // the board's size: 4, 6 or 8
 	Target int // target ply
@@ -63,31 +63,17 @@ const (
 // parents need (root or wld).
 func (m SolveMode) Pruned() bool { return m == SolveRoot || m == SolveWLD }
 
-// ConfigVersion is the version of the settings row that this code
-// writes. A row records its version so that a reader knows which
-// migrations (configMigrations) bring it to this one, and refuses a row
-// of a later version instead of misreading it. Rows written before rows
-// had a version lack the property: they are version 0.
-//
-// Older code reads a row of this version too: it ignores the Version
-// property. A change that older code would misread needs more than a new
-// version (a new row, say).
-const ConfigVersion = 1
-
-// configMigrations[v] rewrites the properties of a settings row of
-// version v as version v+1 writes them, with the values that keep the
-// run as it was seeded. ReadConfig applies them in turn, so each
-// migration is written once, against the version it upgrades, and never
-// changes after.
-var configMigrations = []func(props map[string]any) error{
-	0: fromUnversioned,
+// configSchema is the settings row's version and its migrations
+// (schema). Version 1 is the first that records its version.
+var configSchema = schema{
+	0: configFromUnversioned,
 }
 
-// fromUnversioned brings a row of version 0 to version 1. Version 0 is
+// configFromUnversioned brings a settings row of version 0 to version 1. Version 0 is
 // six generations of rows, each written before some properties existed;
 // the generation shows only in which properties a row lacks, so each
 // gap is filled on its own, as a row lacking it was always read.
-func fromUnversioned(props map[string]any) error {
+func configFromUnversioned(props map[string]any) error {
 	absent := func(name string) bool { _, ok := props[name]; return !ok }
 	row := storage.Entity{Props: props}
 	// Before -start and -solve: the usual start, no solving.
@@ -139,39 +125,22 @@ func (c Config) entity(created time.Time) (storage.Entity, error) {
 	if c.Start != b.Start() {
 		start = c.Start.Text()
 	}
-	return storage.Entity{PartitionKey: pkRun, RowKey: rkConfig, Props: map[string]any{
-		"Version": int64(ConfigVersion),
-		"Board":   int64(c.Board), "Target": int64(c.Target),
+	return storage.Entity{PartitionKey: pkRun, RowKey: rkConfig, Props: configSchema.stamp(map[string]any{
+		"Board": int64(c.Board), "Target": int64(c.Target),
 		"BlobPositions": int64(c.BlobPositions), "BucketBlobs": int64(c.BucketBlobs),
 		"GrowFrom": int64(c.GrowFrom), "MergeFanIn": int64(c.MergeFanIn),
 		"Start": start, "Solve": c.Solve, "SolvePositions": int64(c.SolvePositions), "SolveMode": string(c.SolveMode),
 		"QueueShards": int64(c.QueueShards), "PartitionShards": int64(c.PartitionShards),
 		"Accounts": int64(c.Accounts), "StateAccounts": int64(c.StateAccounts), "Created": created.UnixNano(),
-	}}, nil
+	})}, nil
 }
 
-// decodeConfig reads a settings row of any version up to ConfigVersion.
+// decodeConfig reads a settings row of any version that configSchema
+// knows.
 func decodeConfig(e storage.Entity) (Config, error) {
-	props := make(map[string]any, len(e.Props))
-	for k, v := range e.Props {
-		props[k] = v
-	}
-	e.Props = props
-	version := 0
-	if _, ok := props["Version"]; ok {
-		v, err := storage.PropInt64(e, "Version")
-		if err != nil {
-			return Config{}, fmt.Errorf("decoding the run's settings: %w: %w", ErrMalformed, err)
-		}
-		if v < 1 || v > ConfigVersion {
-			return Config{}, fmt.Errorf("the run's settings row is version %d, which this release does not know (it reads versions up to %d): use the release that seeded the run, or a later one", v, ConfigVersion)
-		}
-		version = int(v)
-	}
-	for ; version < ConfigVersion; version++ {
-		if err := configMigrations[version](props); err != nil {
-			return Config{}, fmt.Errorf("decoding the run's settings of version %d: %w: %w", version, ErrMalformed, err)
-		}
+	e, err := configSchema.upgrade(e, "the run's settings row")
+	if err != nil {
+		return Config{}, err
 	}
 	d := decode(e, nil)
 	c := Config{Board: d.count("Board"), Target: d.count("Target"),
@@ -208,7 +177,7 @@ func (d *decoder) start(n int) board.Position {
 }
 
 // ReadConfig reads a run's settings from its state table, before a
-// Store exists, migrating a row of an earlier version (ConfigVersion).
+// Store exists, migrating a row of an earlier version (configSchema).
 // It returns storage.ErrNotFound when the run has not been seeded.
 func ReadConfig(ctx context.Context, state storage.Table) (Config, error) {
 	e, err := state.Get(ctx, pkRun, rkConfig)

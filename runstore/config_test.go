@@ -50,7 +50,7 @@ func row(t *testing.T, c Config, without ...string) storage.Entity {
 }
 
 // TestConfigRoundTrip: settings with every field set read back as
-// written, in a row of ConfigVersion; a field added to Config but not to
+// written, in a row of configSchema's version; a field added to Config but not to
 // its row fails here, and so does the usual start recorded as anything
 // but "".
 func TestConfigRoundTrip(t *testing.T) {
@@ -65,8 +65,8 @@ func TestConfigRoundTrip(t *testing.T) {
 		Start: board.MustNew(6).Start(), QueueShards: 1, PartitionShards: 1, Accounts: 1, StateAccounts: 1}
 	for _, c := range []Config{full, usual} {
 		e := row(t, c)
-		if got, err := storage.PropInt64(e, "Version"); err != nil || got != ConfigVersion {
-			t.Errorf("the row's version is %d, %v; want %d", got, err, ConfigVersion)
+		if got, err := storage.PropInt64(e, "Version"); err != nil || got != int64(configSchema.version()) {
+			t.Errorf("the row's version is %d, %v; want %d", got, err, configSchema.version())
 		}
 		got, err := readRow(t, e)
 		if err != nil || got != c {
@@ -140,7 +140,7 @@ func TestReadConfigRefuses(t *testing.T) {
 		malformed bool
 		mention   string
 	}{
-		{"a later version", func(p map[string]any) { p["Version"] = int64(ConfigVersion + 1) }, false, "version 2"},
+		{"a later version", func(p map[string]any) { p["Version"] = int64(configSchema.version() + 1) }, false, "version 2"},
 		{"version zero written down", func(p map[string]any) { p["Version"] = int64(0) }, false, "version 0"},
 		{"a version of the wrong type", func(p map[string]any) { p["Version"] = "1" }, true, "Version"},
 		{"no board", func(p map[string]any) { delete(p, "Board") }, true, "Board"},

@@ -13,7 +13,7 @@
 //	partition   row key                 row
 //	run         config                  Config: the run's settings
 //	run         done                    Done: the run is complete
-//	plies       NN (ply)                Ply: where the ply stands (its lifecycle)
+//	plies       NN (ply)                Ply: where the ply stands (lifecycle.go)
 //	workers     worker id               WorkerStats: one process's transactions
 //	rNN         d<task>                 Expansion: one expansion task is done: its
 //	                                    blob of sorted edges and the bucket cuts
@@ -34,6 +34,12 @@
 //
 //	s<ply>-<blob>   <row>               sources: each position's parents
 //	n<ply>-<index>  <child>-<row>       notices: results reported by children
+//
+// The settings row (Config) and the ply records (Ply) record their
+// version and are migrated from older versions as they are read
+// (schema.go). The other rows have no version: the few properties that
+// older releases did not write are read as optional, next to each row's
+// decoding.
 //
 // The markers (d, a, c in rNN and d in vNN, with their group markers)
 // belong to the ply's stages: only Stage (stage.go) reads or adds them.

@@ -9,58 +9,6 @@ import (
 	"github.com/reversi-cloud/reversi/storage"
 )
 
-// State is where a ply stands. States only move forward, one step at a
-// time, each step by one ETag-guarded write, so each happens exactly once.
-//
-//	Expanding  runs arrive from the previous ply's expansion tasks
-//	Merging    every expansion task is done; combines (if the ply has
-//	           a combine level), then merges, remove duplicates
-//	Final      the final blobs are fixed; the next work is being enqueued
-//	Dispatched the next ply's expansion (or, at the target, this ply's
-//	           resolution) is enqueued; results are awaited
-//	Resolved   every final blob's results are known; the previous ply's
-//	           resolution is being enqueued
-//	Closed     the previous ply's resolution is enqueued (at ply 0: the
-//	           run is marked complete)
-//
-// The transitions that have an owner (into Merging, Final and Resolved)
-// record it: the message whose handler made the transition. Its follow-up
-// (enqueuing the next work) is that owner's job, so a redelivery of the
-// owner's message finishes a follow-up that a crash interrupted, and
-// nobody else repeats it.
-type State int
-
-// The ply states, in order.
-const (
-	Expanding State = iota + 1
-	Merging
-	Final
-	Dispatched
-	Resolved
-	Closed
-)
-
-var stateNames = [...]string{Expanding: "expanding", Merging: "merging", Final: "final", Dispatched: "dispatched", Resolved: "resolved", Closed: "closed"}
-
-func (s State) String() string {
-	if s < Expanding || s > Closed {
-		return "state(" + strconv.Itoa(int(s)) + ")"
-	}
-	return stateNames[s]
-}
-
-// AtLeast reports whether s is t or later.
-func (s State) AtLeast(t State) bool { return s >= t }
-
-func parseState(name string) (State, bool) {
-	for s := Expanding; s <= Closed; s++ {
-		if stateNames[s] == name {
-			return s, true
-		}
-	}
-	return 0, false
-}
-
 // Totals are a ply's figures, fixed when it becomes Final.
 type Totals struct {
 	Finals    int   // final blobs
@@ -76,12 +24,14 @@ type Totals struct {
 // Counts are a ply's results, fixed when it becomes Resolved.
 type Counts struct{ Black, White, Draws, Unknown int64 }
 
-// Ply is a ply's record: its state and figures.
+// Ply is a ply's record: its state and figures. Its state moves only by
+// the transitions of its lifecycle (lifecycle.go), each of which rewrites
+// the whole record at plySchema's version.
 type Ply struct {
 	Ply   int
 	ETag  string
 	State State
-	Owner string // who made the last owned transition (see State)
+	Owner string // who made the last owned transition (lifecycle.go)
 	Tasks int    // expansion tasks that feed this ply
 	// Buckets is how many buckets the ply's splitters cut it into; each
 	// is merged by one task. Fixed with the record.
@@ -102,43 +52,67 @@ type Ply struct {
 	Counts
 }
 
+// plySchema is the ply record's version and its migrations (schema).
+// Version 1 is the first that records its version.
+var plySchema = schema{
+	0: plyFromUnversioned,
+	1: plyWithAllSources,
+}
+
+// plyFromUnversioned brings a ply record of version 0 to version 1.
+// Records written before combine levels existed lack Groups, Ranges and
+// Combines: such a ply merged its buckets in one level, with no combine
+// tasks.
+func plyFromUnversioned(props map[string]any) error {
+	if _, ok := props["Groups"]; !ok {
+		props["Groups"], props["Ranges"] = int64(0), int64(0)
+	}
+	if _, ok := props["Combines"]; !ok {
+		props["Combines"] = int64(0)
+	}
+	return nil
+}
+
+// plyWithAllSources brings a ply record of version 1 to version 2: it
+// kept backtracking rows for every position (TerminalSources false).
+func plyWithAllSources(props map[string]any) error {
+	props["TerminalSources"] = false
+	return nil
+}
+
 func (p *Ply) entity() storage.Entity {
-	return storage.Entity{PartitionKey: pkPlies, RowKey: rkPly(p.Ply), Props: map[string]any{
+	return storage.Entity{PartitionKey: pkPlies, RowKey: rkPly(p.Ply), Props: plySchema.stamp(map[string]any{
 		"State": p.State.String(), "Owner": p.Owner, "Tasks": int64(p.Tasks), "Buckets": int64(p.Buckets),
 		"Groups": int64(p.Groups), "Ranges": int64(p.Ranges), "TerminalSources": p.TerminalSources,
 		"Finals": int64(p.Finals), "Positions": p.Positions, "Terminal": p.Terminal, "Edges": p.Edges,
 		"Merges": p.Merges, "BlobReads": p.BlobReads, "Merged": p.Merged, "Combines": p.Combines,
 		"Black": p.Black, "White": p.White, "Draws": p.Draws, "Unknown": p.Unknown,
-	}}
+	})}
 }
 
+// decodePly reads a ply record of any version that plySchema knows.
 func decodePly(e storage.Entity) (*Ply, error) {
 	n, err := strconv.Atoi(e.RowKey)
 	if err != nil || n < 0 {
 		return nil, fmt.Errorf("%w: ply record with row key %q", ErrMalformed, e.RowKey)
 	}
+	what := fmt.Sprintf("ply %d record", n)
+	if e, err = plySchema.upgrade(e, what); err != nil {
+		return nil, err
+	}
 	d := decode(e, nil)
-	p := &Ply{Ply: n, ETag: e.ETag, Owner: d.str("Owner"), Tasks: d.count("Tasks"), Buckets: d.count("Buckets")}
-	// Plies recorded before combining existed have no combine level.
-	if d.optional("Groups") {
-		p.Groups, p.Ranges = d.count("Groups"), d.count("Ranges")
-	}
-	// Plies recorded before it existed keep every position's rows.
-	if d.optional("TerminalSources") {
-		p.TerminalSources = d.bool("TerminalSources")
-	}
+	p := &Ply{Ply: n, ETag: e.ETag, Owner: d.str("Owner"), Tasks: d.count("Tasks"), Buckets: d.count("Buckets"),
+		Groups: d.count("Groups"), Ranges: d.count("Ranges"), TerminalSources: d.bool("TerminalSources")}
 	name := d.str("State")
 	var ok bool
 	if p.State, ok = parseState(name); !ok && d.err == nil {
 		d.fail(fmt.Errorf("ply %d has the unknown state %q", n, name))
 	}
 	p.Totals = Totals{Finals: d.count("Finals"), Positions: d.int("Positions"), Terminal: d.int("Terminal"),
-		Edges: d.int("Edges"), Merges: d.int("Merges"), BlobReads: d.int("BlobReads"), Merged: d.int("Merged")}
-	if d.optional("Combines") {
-		p.Combines = d.int("Combines")
-	}
+		Edges: d.int("Edges"), Merges: d.int("Merges"), BlobReads: d.int("BlobReads"), Merged: d.int("Merged"),
+		Combines: d.int("Combines")}
 	p.Counts = Counts{Black: d.int("Black"), White: d.int("White"), Draws: d.int("Draws"), Unknown: d.int("Unknown")}
-	return p, d.done(fmt.Sprintf("ply %d record", n))
+	return p, d.done(what)
 }
 
 // ErrNoPly: the ply has no record (yet, or ever: past the target).
@@ -173,10 +147,12 @@ func (s *Store) Plies(ctx context.Context) ([]*Ply, error) {
 	return out, nil
 }
 
-// AddFirstPly records ply 0 when the run is seeded, already Merging: its
-// one bucket, the start position, needs no expansion. owner finishes it.
+// AddFirstPly records ply 0 when the run is seeded, already Merging, as
+// if its expansion were complete: its one bucket, the start position,
+// needs no expansion. owner owns that transition: it merges the bucket
+// and finishes the ply.
 func (s *Store) AddFirstPly(ctx context.Context, owner string) (*Ply, error) {
-	p := &Ply{Ply: 0, State: Merging, Owner: owner, Tasks: 1, Buckets: 1}
+	p := &Ply{Ply: 0, State: stepOn(ExpansionComplete).to, Owner: owner, Tasks: 1, Buckets: 1}
 	etag, err := s.state(pkPlies).Add(ctx, p.entity())
 	if errors.Is(err, storage.ErrExists) {
 		return s.Ply(ctx, 0)
@@ -188,59 +164,66 @@ func (s *Store) AddFirstPly(ctx context.Context, owner string) (*Ply, error) {
 	return p, nil
 }
 
-// transition moves p one state forward, guarded by its ETag, after
-// change has set the new figures on a copy. On success p is the new
-// record; on any failure p is unchanged.
-func (s *Store) transition(ctx context.Context, p *Ply, to State, change func(*Ply), extra ...storage.Op) error {
-	if p.State+1 != to {
-		return fmt.Errorf("%w: ply %d cannot go from %s to %s", ErrIllegalTransition, p.Ply, p.State, to)
+// transition moves p on e (lifecycle.go), guarded by its ETag, after
+// change has set the new figures on a copy; owner is recorded when the
+// transition is owned. On success p is the new record; on any failure p
+// is unchanged.
+func (s *Store) transition(ctx context.Context, p *Ply, e Event, owner string, change func(*Ply), extra ...storage.Op) error {
+	st, err := stepFrom(p.State, e)
+	if err != nil {
+		return fmt.Errorf("moving ply %d: %w", p.Ply, err)
 	}
-	next := *p
-	next.State = to
+	n := *p
+	n.State = st.to
+	if st.owned {
+		n.Owner = owner
+	}
 	if change != nil {
-		change(&next)
+		change(&n)
 	}
-	ops := append([]storage.Op{{Kind: storage.OpUpdate, Entity: next.entity(), ETag: p.ETag}}, extra...)
+	ops := append([]storage.Op{{Kind: storage.OpUpdate, Entity: n.entity(), ETag: p.ETag}}, extra...)
 	etags, err := s.state(pkPlies).Transact(ctx, pkPlies, ops)
 	if err != nil {
-		return fmt.Errorf("moving ply %d from %s to %s: %w", p.Ply, p.State, to, conflict(err))
+		return fmt.Errorf("moving ply %d from %s to %s: %w", p.Ply, p.State, st.to, conflict(err))
 	}
-	next.ETag = etags[0]
-	*p = next
+	n.ETag = etags[0]
+	*p = n
 	return nil
 }
 
-// StartMerging: Expanding to Merging, once every expansion task is done.
-// owner then enqueues the first scan.
+// StartMerging moves p on ExpansionComplete. owner then enqueues the
+// first scan.
 func (s *Store) StartMerging(ctx context.Context, p *Ply, owner string) error {
-	return s.transition(ctx, p, Merging, func(n *Ply) { n.Owner = owner })
+	return s.transition(ctx, p, ExpansionComplete, owner, nil)
 }
 
-// Finish: Merging to Final, with the ply's totals; when next is not nil,
-// the next ply's record is added in the same transaction (Expanding).
-// owner then sweeps the ply's spent blobs and enqueues the next work.
+// Finish moves p on MergeComplete, with the ply's totals; when next is
+// not nil, the next ply's record is added in the same transaction,
+// Expanding. owner then sweeps the ply's spent blobs and enqueues the
+// next work.
 func (s *Store) Finish(ctx context.Context, p *Ply, owner string, t Totals, next *Ply) error {
 	var extra []storage.Op
 	if next != nil {
 		next.State, next.Owner = Expanding, ""
 		extra = append(extra, storage.Op{Kind: storage.OpAdd, Entity: next.entity()})
 	}
-	return s.transition(ctx, p, Final, func(n *Ply) { n.Owner, n.Totals = owner, t }, extra...)
+	return s.transition(ctx, p, MergeComplete, owner, func(n *Ply) { n.Totals = t }, extra...)
 }
 
-// MarkDispatched: Final to Dispatched, once the next work is enqueued.
+// MarkDispatched moves p on NextEnqueued, once its owner has enqueued
+// the next work.
 func (s *Store) MarkDispatched(ctx context.Context, p *Ply) error {
-	return s.transition(ctx, p, Dispatched, nil)
+	return s.transition(ctx, p, NextEnqueued, "", nil)
 }
 
-// Resolve: Dispatched to Resolved, with the ply's result counts. owner
-// then enqueues the previous ply's resolution.
+// Resolve moves p on ResolutionComplete, with the ply's result counts.
+// owner then enqueues the previous ply's resolution.
 func (s *Store) Resolve(ctx context.Context, p *Ply, owner string, c Counts) error {
-	return s.transition(ctx, p, Resolved, func(n *Ply) { n.Owner, n.Counts = owner, c })
+	return s.transition(ctx, p, ResolutionComplete, owner, func(n *Ply) { n.Counts = c })
 }
 
-// Close: Resolved to Closed, once the previous ply's resolution is
-// enqueued (or, at ply 0, the run is marked complete).
+// Close moves p on PreviousEnqueued, once its owner has enqueued the
+// previous ply's resolution (or, at ply 0, marked the run complete).
 func (s *Store) Close(ctx context.Context, p *Ply) error {
-	return s.transition(ctx, p, Closed, nil)
+	return s.transition(ctx, p, PreviousEnqueued, "", nil)
 }

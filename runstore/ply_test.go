@@ -3,6 +3,8 @@ package runstore
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/reversi-cloud/reversi/board"
@@ -21,79 +23,6 @@ func openStore(t *testing.T) (*Store, storage.Table) {
 		}
 	}
 	return New(board.MustNew(4), []storage.Table{state}, []storage.Table{back}, 1), state
-}
-
-// transitions lists the ply lifecycle's transitions by the state they
-// lead to.
-var transitions = map[State]func(s *Store, ctx context.Context, p *Ply) error{
-	Merging: func(s *Store, ctx context.Context, p *Ply) error { return s.StartMerging(ctx, p, "m") },
-	Final: func(s *Store, ctx context.Context, p *Ply) error {
-		return s.Finish(ctx, p, "f", Totals{Finals: 2}, nil)
-	},
-	Dispatched: func(s *Store, ctx context.Context, p *Ply) error { return s.MarkDispatched(ctx, p) },
-	Resolved:   func(s *Store, ctx context.Context, p *Ply) error { return s.Resolve(ctx, p, "r", Counts{White: 3}) },
-	Closed:     func(s *Store, ctx context.Context, p *Ply) error { return s.Close(ctx, p) },
-}
-
-// TestLifecycle walks a ply through every state, and from every state
-// tries every transition: only the next state is allowed, the others are
-// ErrIllegalTransition and change nothing; a transition from a stale copy
-// is ErrConflict.
-func TestLifecycle(t *testing.T) {
-	ctx := context.Background()
-	s, _ := openStore(t)
-	p, err := s.AddFirstPly(ctx, "seed")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// AddFirstPly is idempotent: the second call reads the record back.
-	if again, err := s.AddFirstPly(ctx, "other"); err != nil || again.Owner != "seed" || again.State != Merging {
-		t.Fatalf("second AddFirstPly: %+v, %v", again, err)
-	}
-	// Ply 0 starts Merging; put a ply 1 through the whole cycle instead,
-	// added by ply 0's Finish as the flow does.
-	next := &Ply{Ply: 1, Tasks: 7}
-	if err := s.Finish(ctx, p, "seed", Totals{Finals: 1, Positions: 1}, next); err != nil {
-		t.Fatal(err)
-	}
-	one, err := s.Ply(ctx, 1)
-	if err != nil || one.State != Expanding || one.Tasks != 7 {
-		t.Fatalf("ply 1 after ply 0's Finish: %+v, %v", one, err)
-	}
-	for state := Expanding; state <= Closed; state++ {
-		if one.State != state {
-			t.Fatalf("state %s, want %s", one.State, state)
-		}
-		for to, move := range transitions {
-			if to == state+1 {
-				continue
-			}
-			before := *one
-			if err := move(s, ctx, one); !errors.Is(err, ErrIllegalTransition) {
-				t.Errorf("%s -> %s: %v, want ErrIllegalTransition", state, to, err)
-			}
-			if *one != before {
-				t.Errorf("%s -> %s: the refused transition changed the record to %+v", state, to, *one)
-			}
-		}
-		if state == Closed {
-			break
-		}
-		stale := *one
-		if err := transitions[state+1](s, ctx, one); err != nil {
-			t.Fatalf("%s -> %s: %v", state, state+1, err)
-		}
-		if err := transitions[state+1](s, ctx, &stale); !errors.Is(err, ErrConflict) {
-			t.Errorf("%s -> %s from a stale copy: %v, want ErrConflict", state, state+1, err)
-		}
-		stored, err := s.Ply(ctx, 1)
-		if err != nil || *stored != *one {
-			t.Fatalf("stored %+v (%v), want %+v", stored, err, one)
-		}
-	}
-	if one.Owner != "r" || one.White != 3 || one.Finals != 2 {
-		t.Errorf("closed ply %+v: owner, counts or totals lost", one)
-	}
 }
 
 // TestMalformedRows checks that a missing or mistyped property is an
@@ -133,21 +62,77 @@ func TestMalformedRows(t *testing.T) {
 	}
 }
 
-// TestPlyRecordOfOlderRuns: a ply record written before combine levels
-// existed (no Groups, Ranges or Combines) reads as a ply merged in one
-// level; a record with a combine level reads back whole.
-func TestPlyRecordOfOlderRuns(t *testing.T) {
-	p := &Ply{Ply: 5, State: Merging, Tasks: 9, Buckets: 4, Groups: 2, Ranges: 2, Totals: Totals{Combines: 4}}
-	got, err := decodePly(p.entity())
-	if err != nil || got.Groups != 2 || got.Ranges != 2 || got.Combines != 4 {
-		t.Fatalf("read %+v, %v; want 2 groups, 2 ranges, 4 combines", got, err)
+// TestPlyRecordVersions: a ply record is written with plySchema's
+// version and reads back whole; a record written before records had a
+// version (no Version) reads as it always did, and one written before
+// combine levels existed (no Groups, Ranges or Combines either) reads as
+// a ply merged in one level, and one of version 1 or before as a ply
+// that kept every position's backtracking rows; a record of a version this release does not
+// know is refused in one line that says what to do, and a version no
+// release writes is malformed or refused.
+func TestPlyRecordVersions(t *testing.T) {
+	p := &Ply{Ply: 5, State: Merging, Owner: "o", Tasks: 9, Buckets: 4, Groups: 2, Ranges: 2, TerminalSources: true,
+		Totals: Totals{Finals: 3, Positions: 7, Combines: 4}, Counts: Counts{Draws: 1}}
+	if v, err := storage.PropInt64(p.entity(), "Version"); err != nil || v != int64(plySchema.version()) {
+		t.Errorf("the record's version is %d, %v; want %d", v, err, plySchema.version())
 	}
-	old := p.entity()
-	for _, n := range []string{"Groups", "Ranges", "Combines"} {
-		delete(old.Props, n)
+	allSources := *p
+	allSources.TerminalSources = false
+	oneLevel := allSources
+	oneLevel.Groups, oneLevel.Ranges, oneLevel.Combines = 0, 0, 0
+	for _, tc := range []struct {
+		name    string
+		version int64 // written instead of this release's, if not 0
+		without []string
+		want    *Ply
+	}{
+		{"this release's", 0, nil, p},
+		{"the last release without versions", 0, []string{"Version", "TerminalSources"}, &allSources},
+		{"version 1", 1, []string{"TerminalSources"}, &allSources},
+		{"before combine levels", 0, []string{"Version", "Groups", "Ranges", "Combines", "TerminalSources"}, &oneLevel},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := p.entity()
+			if tc.version != 0 {
+				e.Props["Version"] = tc.version
+			}
+			for _, n := range tc.without {
+				delete(e.Props, n)
+			}
+			got, err := decodePly(e)
+			if err != nil || *got != *tc.want {
+				t.Errorf("read %+v, %v; want %+v", got, err, tc.want)
+			}
+		})
 	}
-	got, err = decodePly(old)
-	if err != nil || got.Groups != 0 || got.Ranges != 0 || got.Combines != 0 || got.Buckets != 4 {
-		t.Fatalf("read %+v, %v; want one level of 4 buckets", got, err)
+	for _, tc := range []struct {
+		name      string
+		version   any
+		malformed bool
+		mention   []string
+	}{
+		{"a later version", int64(plySchema.version() + 1), false, []string{fmt.Sprintf("ply 5 record is version %d", plySchema.version()+1), "use the release that wrote it"}},
+		{"version zero written down", int64(0), false, []string{"version 0"}},
+		{"a version of the wrong type", "1", true, []string{"ply 5 record", "Version"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := p.entity()
+			e.Props["Version"] = tc.version
+			_, err := decodePly(e)
+			if err == nil {
+				t.Fatal("no error")
+			}
+			if errors.Is(err, ErrMalformed) != tc.malformed {
+				t.Errorf("%v: malformed %v, want %v", err, !tc.malformed, tc.malformed)
+			}
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("%q: want one line", err)
+			}
+			for _, m := range tc.mention {
+				if !strings.Contains(err.Error(), m) {
+					t.Errorf("%q: want a mention of %q", err, m)
+				}
+			}
+		})
 	}
 }

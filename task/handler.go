@@ -26,16 +26,18 @@ func (f HandlerFunc) Handle(ctx context.Context, t *Task, m message.Message) err
 	return f(ctx, t, m)
 }
 
-// Flow is the flow between plies: what happens when a handler finishes a
-// stage of a ply. Package pipeline implements it.
+// Flow is the flow between plies: what happens when a handler finishes an
+// item of a ply's stage, which may complete the stage and so move the ply
+// on (runstore/lifecycle.go). Package pipeline implements it.
 type Flow interface {
-	// Expanded runs after an expansion task has registered its runs of
-	// ply: once every task is done, the ply starts merging.
+	// Expanded runs after expansion task task, which feeds ply, is done
+	// (its marker committed): once every task is done, the ply starts
+	// merging.
 	Expanded(ctx context.Context, t *Task, ply, task int) error
 	// Merged runs when a scan finds that ply p has nothing left to merge
-	// (finals are its merged blobs, to become its final blobs), or finds it already Final: it finishes
-	// the ply and enqueues the next work.
-	Merged(ctx context.Context, t *Task, p *runstore.Ply, finals []*runstore.MergedBlob) error
+	// (merged are its merged blobs, to become its final blobs), or finds
+	// it already Final: it finishes the ply and enqueues the next work.
+	Merged(ctx context.Context, t *Task, p *runstore.Ply, merged []*runstore.MergedBlob) error
 	// Resolved runs after final blob index of ply is resolved: once all
 	// are, the ply is resolved and the previous ply's resolution starts.
 	Resolved(ctx context.Context, t *Task, ply, index int) error

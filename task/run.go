@@ -13,7 +13,10 @@ import (
 )
 
 // Run is what every handler of one run shares: its settings, its rows,
-// its blobs and its work queue.
+// its blobs and its work queue. It is the run of pipeline.Run, seen from
+// a handler: the same thing, so the same word (docs/design.md,
+// glossary); the handle keeps what handlers must not touch (seeding,
+// dropping, the poison queue).
 type Run struct {
 	Name string
 	// Origin holds the board and the start position, which number the
