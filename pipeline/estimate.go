@@ -24,19 +24,21 @@ const growth8x8 = 6.8
 // last ply, from the peak disk of the runs to plies 13 and 14
 // (docs/performance.md). At its peak a run holds the plies before the
 // last (final blobs and backtracking rows), the last ply's expansion
-// runs, and its final blobs and backtracking rows as they are written;
-// plus what the store keeps whatever the run's size (its log, memtables
-// and the free-space reserve it refuses to write into). With a combine
-// level the expansion runs go as their groups are combined and the
-// combined runs as their ranges are merged (runstore.Spent), so the ply
-// holds its expansion runs plus a group's combined runs, or its final
-// blobs plus a range's combined runs. The figures are ply 14's (ply 13's
-// were a tenth smaller: 1.1, 6.1 and 6.4): 55.2 GB at its peak with 8
-// ranges, 9.0 bytes a position, where the model says 8.9.
+// runs, and its final blobs as they are written, with their backtracking
+// rows if the run solves the ply (runstore.Ply.TerminalSources); plus
+// what the store keeps whatever the run's size (its log, memtables and
+// the free-space reserve it refuses to write into). With a combine level
+// the expansion runs go as their groups are combined and the combined
+// runs as their ranges are merged (runstore.Spent), so the ply holds its
+// expansion runs plus a group's combined runs, or its final blobs plus a
+// range's combined runs. The figures are ply 14's: its final data took
+// 6.9 bytes a position when it kept every position's rows, and 2.3
+// without them.
 const (
 	diskEarlier   = 1.2
 	diskExpansion = 6.6 // as much again for the combined runs
-	diskFinal     = 6.9
+	diskFinalKeys = 2.3
+	diskFinalRows = 4.6
 	diskFixed     = 32 << 20
 )
 
@@ -65,9 +67,13 @@ func EstimateDisk(cfg RunConfig) (bytes int64, ok bool) {
 	if !ok {
 		return 0, false
 	}
-	per := diskEarlier + diskExpansion + diskFinal
+	final := diskFinalKeys
+	if cfg.Solve {
+		final += diskFinalRows
+	}
+	per := diskEarlier + diskExpansion + final
 	if groups, ranges := estimateLevels(cfg, n); groups > 0 {
-		per = diskEarlier + max(diskExpansion*(1+1/float64(groups)), diskFinal+diskExpansion/float64(ranges))
+		per = diskEarlier + max(diskExpansion*(1+1/float64(groups)), final+diskExpansion/float64(ranges))
 	}
 	return diskFixed + int64(per*float64(n)), true
 }

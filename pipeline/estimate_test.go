@@ -32,11 +32,10 @@ func TestEstimatePositions(t *testing.T) {
 
 // TestEstimateDiskAgainstMeasured checks the disk model against the peak
 // disk of measured runs (docs/performance.md, in MB): the benchmark
-// harness's with the default sizes, plies 11 to 13, and the first run to
-// ply 14 (2026-11-26), whose combine level had 8 ranges where the rule
-// now makes 16, which holds less, and the run to 14 with other sizes.
-// The estimate must not fall short of one by more than a
-// tenth, nor exceed it by more than a half.
+// harness's with the default sizes, plies 11 to 13, and the run to ply
+// 14 (2026-11-26). Less diskFixed, which is mostly the free space the
+// store keeps in reserve and du never sees, the estimate must not fall
+// short of one by more than a tenth, nor exceed it by more than a half.
 func TestEstimateDiskAgainstMeasured(t *testing.T) {
 	defaults := func(ply, fanIn int) RunConfig {
 		return RunConfig{Config: runstore.Config{Board: 8, Target: ply, Sizes: runstore.Sizes{BlobPositions: 65536, BucketBlobs: 16, GrowFrom: 11, MergeFanIn: fanIn}}}
@@ -45,13 +44,13 @@ func TestEstimateDiskAgainstMeasured(t *testing.T) {
 		cfg      RunConfig
 		measured int64
 	}{
-		{defaults(11, 1024), 218e6},
-		{defaults(12, 1024), 1685e6},
-		{defaults(13, 1024), 12292e6},
-		{defaults(14, 1024), 55187e6}, // with 8 ranges; see below
-		{RunConfig{Config: runstore.Config{Board: 8, Target: 14, Sizes: runstore.Sizes{BlobPositions: 100000, BucketBlobs: 8, GrowFrom: 11, MergeFanIn: 1024}}}, 52992e6},
+		{defaults(11, 1024), 153e6},
+		{defaults(12, 1024), 1174e6},
+		{defaults(13, 1024), 8518e6},
+		{defaults(14, 1024), 48958e6},
 	} {
 		est, ok := EstimateDisk(m.cfg)
+		est -= diskFixed
 		if !ok || float64(est) < 0.9*float64(m.measured) || float64(est) > 1.5*float64(m.measured) {
 			t.Errorf("ply %d, fan-in %d: estimate %d bytes, measured %d", m.cfg.Target, m.cfg.MergeFanIn, est, m.measured)
 		}
