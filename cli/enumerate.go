@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"os"
 	"runtime"
 	"time"
 
@@ -199,6 +200,13 @@ func (f *enumerateFlags) enumeratePipeline(env Env, fs *flag.FlagSet, cfg pipeli
 	wcfg := pipeline.WorkerConfig{Visibility: f.visibility}
 	if err := wcfg.WithDefaults().Validate(); err != nil {
 		return usageError{err.Error()}
+	}
+	// A new directory holds no run whose settings could win: refuse
+	// before opening the store creates it.
+	if _, err := os.Stat(f.storage.data); f.storage.data != "" && errors.Is(err, os.ErrNotExist) {
+		if err := checkDisk(f.storage, cfg); err != nil {
+			return err
+		}
 	}
 	// Set before open: the backend reports a full disk to it.
 	ctx, full := f.storage.stopWhenFull(context.Background())

@@ -3,6 +3,7 @@
 package e2e
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -148,5 +149,9 @@ func TestEnumerateRefusesTooLittleDisk(t *testing.T) {
 		if !strings.Contains(lines[0], want) {
 			t.Errorf("the line lacks %q:\n%s", want, lines[0])
 		}
+	}
+	// Refused before the store is opened: nothing is left behind.
+	if _, err := os.Stat(data); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the refused run left %s behind (%v)", data, err)
 	}
 }
