@@ -82,19 +82,8 @@ func resolveBlob(ctx context.Context, t *task.Task, p *runstore.Ply, index int) 
 	squares := run.Board.Size() * run.Board.Size()
 	tallies := make([]Tally, len(keys))
 	if ply < run.Target {
-		payloads, err := store.Notices(ctx, ply, index)
-		if err != nil {
+		if err := readTallies(ctx, store, ply, index, keys, squares, tallies); err != nil {
 			return runstore.Resolution{}, err
-		}
-		for _, payload := range payloads {
-			err := DecodeNotices(payload, squares, func(n Notice) {
-				if int(n.Index) < len(tallies) {
-					tallies[n.Index].Add(keys[n.Index].Side, n)
-				}
-			})
-			if err != nil {
-				return runstore.Resolution{}, fmt.Errorf("notices for ply %d blob %d: %w", ply, index, err)
-			}
 		}
 	}
 	var solver *solve.Solver
@@ -113,37 +102,17 @@ func resolveBlob(ctx context.Context, t *task.Task, p *runstore.Ply, index int) 
 			}
 		}
 	}
+	d := decider{board: run.Board, target: ply >= run.Target, pruned: run.SolveMode.Pruned(), squares: squares,
+		tallies: tallies, solver: solver, kids: make([]board.Position, 0, 32)}
 	results := make([]uint16, 0, len(keys))
 	var counts [4]int64
-	kids := make([]board.Position, 0, 32)
-	for i, p := range keys {
+	for i, pos := range keys {
 		var res board.Result
 		var score Score
-		switch {
-		case front != nil:
+		if front != nil {
 			res, score = frontResults[i], frontScores[i]
-		case run.Board.Terminal(p):
-			res, score = run.Board.Result(p), TerminalScore(run.Board, p)
-		case solver != nil:
-			if err := ctx.Err(); err != nil {
-				return runstore.Resolution{}, err
-			}
-			if score, err = solveScore(ctx, solver, run.Board, p); err != nil {
-				return runstore.Resolution{}, fmt.Errorf("solving position %d of ply %d blob %d: %w", i, ply, index, err)
-			}
-			res = score.Result()
-		case ply >= run.Target, tallies[i].Known == 0 && tallies[i].Bounded == 0:
-			// No child reported a result, so nothing is decided whatever
-			// the moves are (a non-terminal position has at least one):
-			// this spares listing the children of most positions.
-			res = board.Unknown
-		default:
-			kids, _ = run.Board.Children(p, kids[:0])
-			res = Decide(p.Side, len(kids), tallies[i])
-			score = tallies[i].Score(len(kids))
-			if !score.Exact && run.SolveMode.Pruned() {
-				res, score = boundedResult(p.Side, len(kids), squares, res, tallies[i])
-			}
+		} else if res, score, err = d.decide(ctx, i, pos); err != nil {
+			return runstore.Resolution{}, fmt.Errorf("solving position %d of ply %d blob %d: %w", i, ply, index, err)
 		}
 		results = append(results, Word(res, score))
 		counts[res]++
@@ -164,16 +133,79 @@ func resolveBlob(ctx context.Context, t *task.Task, p *runstore.Ply, index int) 
 			return runstore.Resolution{}, err
 		}
 	}
+	return resolution(ply, index, counts, results, squares), nil
+}
+
+// decider decides the positions of one final blob one by one, but for a
+// frontier's (solve modes root and wld), which it solves as a whole.
+type decider struct {
+	board   *board.Board
+	target  bool // the blob is of the run's target ply
+	pruned  bool // solve mode root or wld: bounds where no exact score
+	squares int
+	tallies []Tally       // the children's notices, by position
+	solver  *solve.Solver // at the target ply of a run that solves
+	kids    []board.Position
+}
+
+// decide returns the result and score of position i, pos.
+func (d *decider) decide(ctx context.Context, i int, pos board.Position) (board.Result, Score, error) {
+	switch {
+	case d.board.Terminal(pos):
+		return d.board.Result(pos), TerminalScore(d.board, pos), nil
+	case d.solver != nil:
+		if err := ctx.Err(); err != nil {
+			return board.Unknown, Score{}, err
+		}
+		score, err := solveScore(ctx, d.solver, d.board, pos)
+		return score.Result(), score, err
+	case d.target, d.tallies[i].Known == 0 && d.tallies[i].Bounded == 0:
+		// No child reported a result, so nothing is decided whatever
+		// the moves are (a non-terminal position has at least one):
+		// this spares listing the children of most positions.
+		return board.Unknown, Score{}, nil
+	}
+	d.kids, _ = d.board.Children(pos, d.kids[:0])
+	res := Decide(pos.Side, len(d.kids), d.tallies[i])
+	score := d.tallies[i].Score(len(d.kids))
+	if !score.Exact && d.pruned {
+		res, score = boundedResult(pos.Side, len(d.kids), d.squares, res, d.tallies[i])
+	}
+	return res, score, nil
+}
+
+// readTallies adds up the notices that final blob index of a ply received
+// from its children, one tally a position of keys.
+func readTallies(ctx context.Context, store *runstore.Store, ply, index int, keys []board.Position, squares int, tallies []Tally) error {
+	payloads, err := store.Notices(ctx, ply, index)
+	if err != nil {
+		return err
+	}
+	for _, payload := range payloads {
+		err := DecodeNotices(payload, squares, func(n Notice) {
+			if int(n.Index) < len(tallies) {
+				tallies[n.Index].Add(keys[n.Index].Side, n)
+			}
+		})
+		if err != nil {
+			return fmt.Errorf("notices for ply %d blob %d: %w", ply, index, err)
+		}
+	}
+	return nil
+}
+
+// resolution is the marker of a resolved final blob: its result counts,
+// and at ply 0, which holds only the start position, the run's score.
+func resolution(ply, index int, counts [4]int64, results []uint16, squares int) runstore.Resolution {
 	r := runstore.Resolution{Index: index, Counts: runstore.Counts{
 		Black: counts[board.BlackWins], White: counts[board.WhiteWins], Draws: counts[board.Draw], Unknown: counts[board.Unknown]}}
 	if ply == 0 {
-		// Ply 0 holds only the start position: its score is the run's.
 		if _, s := FromWord(results[0], squares); s.Exact {
 			r.Scored, r.Score = true, int64(s.Diff)
 			r.ScoreBlack, r.ScoreWhite = int64(s.Black), int64(s.White)
 		}
 	}
-	return r, nil
+	return r
 }
 
 // boundedResult is the result and score of a position whose children's
