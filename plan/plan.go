@@ -188,43 +188,11 @@ func (m *Model) Make(cfg Config) (*Plan, error) {
 			pl.Plies = append(pl.Plies, Ply{Ply: p, Positions: n, Edges: edges[p], Extrapolated: extra})
 		}
 	}
-	edgesAt := func(p int) int64 { return edges[p] }
-	var usages []Usage
+	usages := make([]Usage, len(pl.Plies))
 	var cpu float64
 	for i := range pl.Plies {
-		y := &pl.Plies[i]
-		k := interior
-		if y.Ply == cfg.Target {
-			k = target
-		}
-		var u Usage
-		y.TransactionsByCategory = map[string]int64{}
-		y.Units = m.unitsAt(cfg.Sizes, y.Ply, cfg.Target, positions, edges)
-		y.WorkerPeakBytes = workerPeak(y.Units, positions, edges)
-		var stats storage.Stats
-		for _, cat := range task.Categories {
-			cu := m.lines[k][cat].at(float64(driverOf(edgesAt, k, cat, y.Ply)))
-			cu.Ops = m.opsAt(k, cat, y.Units)
-			if n := cu.Transactions(); n > 0 || cat != task.CategoryCompensation {
-				y.TransactionsByCategory[cat] = n
-			}
-			u = u.Add(cu)
-			for op, n := range cu.Ops {
-				svc, name, _ := strings.Cut(op, ".")
-				stats.Ops = append(stats.Ops, storage.OpStat{Service: svc, Operation: name, Category: cat, Count: n})
-			}
-		}
-		usages = append(usages, u)
-		y.Transactions, y.BytesWritten, y.BytesRead = u.Transactions(), u.BytesWritten, u.BytesRead
-		y.StoredBytes = round(m.stored.at(float64(y.Positions)))
-		c := report.EstimateCost(stats, y.StoredBytes, cfg.Prices)
-		y.CostUSD, y.StorageUSDPerMonth = c.TransactionsUSD, c.StorageUSDPerMonth
-		y.CPUSeconds = m.CPUPerEdge * float64(handledBy(edgesAt, cfg.Target, y.Ply))
-		if y.Units.Combines > 0 {
-			// A combine level merges the ply's edges once more.
-			y.CPUSeconds += combineCPUShare * m.CPUPerEdge * float64(y.Edges)
-		}
-		cpu += y.CPUSeconds
+		usages[i] = m.estimatePly(&pl.Plies[i], cfg, positions, edges)
+		cpu += pl.Plies[i].CPUSeconds
 	}
 	pl.Workers = cfg.Workers
 	if cfg.Deadline > 0 {
@@ -232,46 +200,88 @@ func (m *Model) Make(cfg Config) (*Plan, error) {
 		pl.Workers = max(1, int(math.Ceil(cpu/pl.DeadlineSeconds)))
 	}
 	t := &pl.Total
-	for i := range pl.Plies {
-		t.WorkerPeakBytes = max(t.WorkerPeakBytes, pl.Plies[i].WorkerPeakBytes)
-	}
 	t.Ply, t.Binding, t.TransactionsByCategory = cfg.Target, BoundCPU, map[string]int64{}
 	t.Accounts, t.QueueShards, t.Partitions, t.PartitionShards = 1, 1, 1, 1
 	for i := range pl.Plies {
 		y := &pl.Plies[i]
 		y.Seconds = y.CPUSeconds / float64(pl.Workers)
-		k := interior
-		if y.Ply == cfg.Target {
-			k = target
-		}
-		y.need(usages[i], m.hot[k], cfg.Limits)
-		t.Positions += y.Positions
-		t.Edges += y.Edges
-		t.Extrapolated = t.Extrapolated || y.Extrapolated
-		t.Transactions += y.Transactions
-		for c, n := range y.TransactionsByCategory {
-			t.TransactionsByCategory[c] += n
-		}
-		t.StoredBytes += y.StoredBytes
-		t.BytesWritten += y.BytesWritten
-		t.BytesRead += y.BytesRead
-		t.CostUSD += y.CostUSD
-		t.StorageUSDPerMonth += y.StorageUSDPerMonth
-		t.CPUSeconds += y.CPUSeconds
-		t.Seconds += y.Seconds
-		t.RequestsPerSecond = max(t.RequestsPerSecond, y.RequestsPerSecond)
-		t.MessagesPerSecond = max(t.MessagesPerSecond, y.MessagesPerSecond)
-		t.EntitiesPerSecond = max(t.EntitiesPerSecond, y.EntitiesPerSecond)
-		t.IngressPerSecond = max(t.IngressPerSecond, y.IngressPerSecond)
-		t.EgressPerSecond = max(t.EgressPerSecond, y.EgressPerSecond)
-		t.Accounts, t.QueueShards, t.Partitions = max(t.Accounts, y.Accounts), max(t.QueueShards, y.QueueShards), max(t.Partitions, y.Partitions)
-		t.PartitionShards = max(t.PartitionShards, y.PartitionShards)
-		t.HotEntitiesPerSecond = max(t.HotEntitiesPerSecond, y.HotEntitiesPerSecond)
-		if y.load > t.load {
-			t.load, t.Binding = y.load, y.Binding
-		}
+		y.need(usages[i], m.hot[kindAt(y.Ply, cfg.Target)], cfg.Limits)
+		t.add(y)
 	}
 	return pl, nil
+}
+
+// kindAt is what a run to ply last does with ply's positions.
+func kindAt(ply, last int) kind {
+	if ply == last {
+		return target
+	}
+	return interior
+}
+
+// estimatePly fills in a ply's units, transactions, bytes, cost, worker
+// memory and CPU from the model, and returns its usage.
+func (m *Model) estimatePly(y *Ply, cfg Config, positions, edges []int64) Usage {
+	edgesAt := func(p int) int64 { return edges[p] }
+	k := kindAt(y.Ply, cfg.Target)
+	var u Usage
+	y.TransactionsByCategory = map[string]int64{}
+	y.Units = m.unitsAt(cfg.Sizes, y.Ply, cfg.Target, positions, edges)
+	y.WorkerPeakBytes = workerPeak(y.Units, positions, edges)
+	var stats storage.Stats
+	for _, cat := range task.Categories {
+		cu := m.lines[k][cat].at(float64(driverOf(edgesAt, k, cat, y.Ply)))
+		cu.Ops = m.opsAt(k, cat, y.Units)
+		if n := cu.Transactions(); n > 0 || cat != task.CategoryCompensation {
+			y.TransactionsByCategory[cat] = n
+		}
+		u = u.Add(cu)
+		for op, n := range cu.Ops {
+			svc, name, _ := strings.Cut(op, ".")
+			stats.Ops = append(stats.Ops, storage.OpStat{Service: svc, Operation: name, Category: cat, Count: n})
+		}
+	}
+	y.Transactions, y.BytesWritten, y.BytesRead = u.Transactions(), u.BytesWritten, u.BytesRead
+	y.StoredBytes = round(m.stored.at(float64(y.Positions)))
+	c := report.EstimateCost(stats, y.StoredBytes, cfg.Prices)
+	y.CostUSD, y.StorageUSDPerMonth = c.TransactionsUSD, c.StorageUSDPerMonth
+	y.CPUSeconds = m.CPUPerEdge * float64(handledBy(edgesAt, cfg.Target, y.Ply))
+	if y.Units.Combines > 0 {
+		// A combine level merges the ply's edges once more.
+		y.CPUSeconds += combineCPUShare * m.CPUPerEdge * float64(y.Edges)
+	}
+	return u
+}
+
+// add sums ply y into the total t: counts add up, rates and shards take
+// the largest, and the binding limit is the most loaded ply's.
+func (t *Ply) add(y *Ply) {
+	t.Positions += y.Positions
+	t.Edges += y.Edges
+	t.Extrapolated = t.Extrapolated || y.Extrapolated
+	t.Transactions += y.Transactions
+	for c, n := range y.TransactionsByCategory {
+		t.TransactionsByCategory[c] += n
+	}
+	t.StoredBytes += y.StoredBytes
+	t.BytesWritten += y.BytesWritten
+	t.BytesRead += y.BytesRead
+	t.CostUSD += y.CostUSD
+	t.StorageUSDPerMonth += y.StorageUSDPerMonth
+	t.CPUSeconds += y.CPUSeconds
+	t.Seconds += y.Seconds
+	t.RequestsPerSecond = max(t.RequestsPerSecond, y.RequestsPerSecond)
+	t.MessagesPerSecond = max(t.MessagesPerSecond, y.MessagesPerSecond)
+	t.EntitiesPerSecond = max(t.EntitiesPerSecond, y.EntitiesPerSecond)
+	t.IngressPerSecond = max(t.IngressPerSecond, y.IngressPerSecond)
+	t.EgressPerSecond = max(t.EgressPerSecond, y.EgressPerSecond)
+	t.Accounts, t.QueueShards, t.Partitions = max(t.Accounts, y.Accounts), max(t.QueueShards, y.QueueShards), max(t.Partitions, y.Partitions)
+	t.PartitionShards = max(t.PartitionShards, y.PartitionShards)
+	t.HotEntitiesPerSecond = max(t.HotEntitiesPerSecond, y.HotEntitiesPerSecond)
+	t.WorkerPeakBytes = max(t.WorkerPeakBytes, y.WorkerPeakBytes)
+	if y.load > t.load {
+		t.load, t.Binding = y.load, y.Binding
+	}
 }
 
 // need works out a ply's rates and the shards they need. Each count is
