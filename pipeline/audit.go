@@ -227,12 +227,25 @@ func sortedPlies(m map[int]*runstore.Ply) []int {
 // auditPly checks one ply's records against the blobs.
 func (r *Run) auditPly(ctx context.Context, a *Audit, p *runstore.Ply, s *auditState, sizes map[string]int64, spent map[string]bool) error {
 	recs := s.recs[p.Ply]
-	runs, finals := recs.Merged, recs.Finals
 	isFinal := map[string]bool{}
-	for _, f := range finals {
+	for _, f := range recs.Finals {
 		isFinal[f.Blob] = true
 	}
-	// A spent blob may be deleted already: only its marker is checked.
+	auditWork(a, p, recs, isFinal, sizes, spent)
+	if !p.State.AtLeast(runstore.Final) {
+		return nil
+	}
+	if err := r.auditFinals(ctx, a, p, recs, isFinal, sizes); err != nil {
+		return err
+	}
+	r.auditResults(ctx, a, p, recs.Finals, s.resolutions[p.Ply], sizes)
+	return nil
+}
+
+// auditWork checks the markers of a ply's expansion and combine tasks
+// and the blobs its merges wrote, but for final blobs (auditFinals). A
+// spent blob may be deleted already: only its marker is checked.
+func auditWork(a *Audit, p *runstore.Ply, recs runstore.Records, isFinal map[string]bool, sizes map[string]int64, spent map[string]bool) {
 	for _, e := range recs.Expansions {
 		if e.Blob != "" { // else the task found no edges
 			auditCuts(a, fmt.Sprintf("ply %d: expansion task %d", p.Ply, e.Task), e.Blob, e.Cuts, p.Buckets, sizes, spent[e.Blob])
@@ -248,17 +261,21 @@ func (r *Run) auditPly(ctx context.Context, a *Audit, p *runstore.Ply, s *auditS
 			auditCuts(a, fmt.Sprintf("ply %d: combine task %d", p.Ply, c.Index), c.Blob, c.Cuts, span.Hi-span.Lo, sizes, spent[c.Blob])
 		}
 	}
-	for _, run := range runs {
+	for _, run := range recs.Merged {
 		if isFinal[run.Blob] {
-			continue // checked below as a final blob
+			continue // checked as a final blob
 		}
 		if _, ok := sizes[run.Blob]; !ok {
 			a.errorf("ply %d: merged blob row %s names blob %s, which is missing", p.Ply, run.Key, run.Blob)
 		}
 	}
-	if !p.State.AtLeast(runstore.Final) {
-		return nil
-	}
+}
+
+// auditFinals checks a Final ply's final blobs: their rows against its
+// record and its merged blob rows, their positions, their backtracking
+// rows and their order.
+func (r *Run) auditFinals(ctx context.Context, a *Audit, p *runstore.Ply, recs runstore.Records, isFinal map[string]bool, sizes map[string]int64) error {
+	finals := recs.Finals
 	if len(finals) != p.Finals {
 		a.errorf("ply %d has %d final blob rows, but its record says %d", p.Ply, len(finals), p.Finals)
 	}
@@ -283,7 +300,7 @@ func (r *Run) auditPly(ctx context.Context, a *Audit, p *runstore.Ply, s *auditS
 		}
 	}
 	named := map[string]bool{}
-	for _, run := range runs {
+	for _, run := range recs.Merged {
 		named[run.Blob] = true
 		if !isFinal[run.Blob] {
 			a.errorf("ply %d is final but merged blob row %s names blob %s, which is not one of its final blobs", p.Ply, run.Key, run.Blob)
@@ -295,7 +312,13 @@ func (r *Run) auditPly(ctx context.Context, a *Audit, p *runstore.Ply, s *auditS
 		}
 	}
 	auditOrder(a, p.Ply, finals)
-	for _, res := range s.resolutions[p.Ply] {
+	return nil
+}
+
+// auditResults checks that each resolved final blob of a ply has its
+// results blob, with a result for each position.
+func (r *Run) auditResults(ctx context.Context, a *Audit, p *runstore.Ply, finals []runstore.FinalBlob, resolutions []runstore.Resolution, sizes map[string]int64) {
+	for _, res := range resolutions {
 		if res.Index >= len(finals) {
 			a.errorf("ply %d: a resolution marker names final blob %d, which the ply lacks", p.Ply, res.Index)
 			continue
@@ -309,7 +332,6 @@ func (r *Run) auditPly(ctx context.Context, a *Audit, p *runstore.Ply, s *auditS
 			a.errorf("ply %d: results blob %s holds %d results, not %d", p.Ply, name, len(words), want)
 		}
 	}
-	return nil
 }
 
 // auditCuts checks a run of edges cut into buckets: what names it, its
