@@ -21,6 +21,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/reversi-cloud/reversi/cli"
+	"github.com/reversi-cloud/reversi/internal/testkit"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/storage/azure"
@@ -956,7 +957,7 @@ func TestReadmeFlagsExist(t *testing.T) {
 				t.Errorf("%s names flag -%s in %s; no command defines it", page, m[1], m[0])
 			}
 		}
-		for _, m := range inline.FindAllStringSubmatch(prose(pages[page]), -1) {
+		for _, m := range inline.FindAllStringSubmatch(testkit.Prose(pages[page]), -1) {
 			for _, words := range shellWords(strings.Join(strings.Fields(m[1]), " ")) {
 				name, args := programArgs(words)
 				if own[name] == nil {
@@ -973,23 +974,6 @@ func TestReadmeFlagsExist(t *testing.T) {
 	if regexp.MustCompile("`-([a-z][a-z0-9-]*)[^`]*`").FindString(pages["README.md"]) == "" {
 		t.Error("README names no flags in inline code")
 	}
-}
-
-// prose is a page's text with its fenced blocks blanked, so that inline
-// code is found only in the prose.
-func prose(text string) string {
-	lines := strings.Split(text, "\n")
-	in := false
-	for i, l := range lines {
-		fence := strings.HasPrefix(strings.TrimSpace(l), "```")
-		if fence || in {
-			lines[i] = ""
-		}
-		if fence {
-			in = !in
-		}
-	}
-	return strings.Join(lines, "\n")
 }
 
 // programArgs returns the program a command's words run, by name as

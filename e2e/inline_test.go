@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/bench"
+	"github.com/reversi-cloud/reversi/internal/testkit"
 )
 
 // The shell commands written in a page's prose, in backticks, and how
@@ -80,19 +81,8 @@ func inlineCommands(t *testing.T, root, file string) []inlineCommand {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Blank the fenced blocks, keeping their line breaks for the line numbers.
-	lines := strings.Split(string(b), "\n")
-	in := false
-	for i, l := range lines {
-		fence := strings.HasPrefix(strings.TrimSpace(l), "```")
-		if fence || in {
-			lines[i] = ""
-		}
-		if fence {
-			in = !in
-		}
-	}
-	text := strings.Join(lines, "\n")
+	text := testkit.Prose(string(b))
+	lines := strings.Split(text, "\n")
 	// A marker anywhere but right after inline code would leave the
 	// command it was meant for unmarked, or mark nothing.
 	for i, l := range lines {
