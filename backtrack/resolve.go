@@ -127,7 +127,7 @@ func resolveBlob(ctx context.Context, t *task.Task, p *runstore.Ply, index int) 
 	if ply > 0 {
 		var rows func(i int) bool // nil: every position has backtracking rows
 		if p.TerminalSources {
-			rows = func(i int) bool { return run.Board.Terminal(keys[i]) }
+			rows = func(i int) bool { return p.KeepsSources(run.Board.Terminal(keys[i])) }
 		}
 		if err := sendNotices(ctx, store, ply, index, final.Blob, results, rows, squares); err != nil {
 			return runstore.Resolution{}, err

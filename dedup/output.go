@@ -39,10 +39,8 @@ type output struct {
 	t      *task.Task
 	ply    int
 	bucket int
-	perRun int64 // samples to keep from a full blob (samplesPerRun)
-	// terminalOnly: sources for terminal positions only
-	// (runstore.Ply.TerminalSources)
-	terminalOnly bool
+	perRun int64         // samples to keep from a full blob (samplesPerRun)
+	rec    *runstore.Ply // which positions keep backtracking rows (KeepsSources)
 
 	runs  []*runstore.MergedBlob
 	comps compensation.Set // one message a blob written
@@ -63,8 +61,7 @@ type output struct {
 }
 
 func newOutput(ctx context.Context, t *task.Task, p *runstore.Ply, bucket int) *output {
-	return &output{ctx: ctx, t: t, ply: p.Ply, bucket: bucket, perRun: samplesPerRun(p.Buckets, t.Run.Sizes.BucketBlobsAt(p.Ply)),
-		terminalOnly: p.TerminalSources}
+	return &output{ctx: ctx, t: t, ply: p.Ply, bucket: bucket, perRun: samplesPerRun(p.Buckets, t.Run.Sizes.BucketBlobsAt(p.Ply)), rec: p}
 }
 
 func (o *output) add(e Entry) error {
@@ -101,7 +98,7 @@ func (o *output) emit() error {
 		return fmt.Errorf("packing the keys of bucket %d: %w", o.bucket, err)
 	}
 	terminal := o.t.Run.Board.Terminal(o.cur)
-	if terminal || !o.terminalOnly {
+	if o.rec.KeepsSources(terminal) {
 		if err := o.sw.Add(o.refs); err != nil {
 			return fmt.Errorf("packing the sources of bucket %d: %w", o.bucket, err)
 		}

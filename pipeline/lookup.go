@@ -291,14 +291,14 @@ func (l *lookup) parents(ctx context.Context, at location) ([]board.Position, bo
 		if err != nil {
 			return nil, false, err
 		}
-		if !l.run.Board.Terminal(keys[at.index]) {
+		if !at.ply.KeepsSources(l.run.Board.Terminal(keys[at.index])) {
 			parents, err := l.undoneParents(ctx, keys[at.index])
 			return parents, true, err
 		}
-		// The rows list the blob's terminal positions only.
+		// The rows skip the positions that keep none.
 		index = 0
 		for _, k := range keys[:at.index] {
-			if l.run.Board.Terminal(k) {
+			if at.ply.KeepsSources(l.run.Board.Terminal(k)) {
 				index++
 			}
 		}

@@ -52,6 +52,12 @@ type Ply struct {
 	Counts
 }
 
+// KeepsSources reports whether a position of the ply, terminal or not,
+// has backtracking rows: every position does, unless TerminalSources
+// keeps the terminal ones only. The merges that write the rows and the
+// readers that count through them both go by it.
+func (p *Ply) KeepsSources(terminal bool) bool { return terminal || !p.TerminalSources }
+
 // plySchema is the ply record's version and its migrations (schema).
 // Version 1 is the first that records its version.
 var plySchema = schema{

@@ -136,3 +136,16 @@ func TestPlyRecordVersions(t *testing.T) {
 		})
 	}
 }
+
+// TestKeepsSources: every position keeps backtracking rows, unless the
+// ply keeps them for its terminal positions only.
+func TestKeepsSources(t *testing.T) {
+	for _, tc := range []struct{ terminalSources, terminal, want bool }{
+		{false, false, true}, {false, true, true}, {true, false, false}, {true, true, true},
+	} {
+		p := &Ply{TerminalSources: tc.terminalSources}
+		if got := p.KeepsSources(tc.terminal); got != tc.want {
+			t.Errorf("TerminalSources %v, terminal %v: %v, want %v", tc.terminalSources, tc.terminal, got, tc.want)
+		}
+	}
+}
