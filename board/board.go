@@ -378,19 +378,19 @@ func (b *Board) Children(p Position, dst []Position) ([]Position, int) {
 	base := len(dst)
 	for ; m != 0; m &= m - 1 {
 		sq := bits.TrailingZeros64(m)
-		c := b.Canonical(b.apply(p, sq, b.flips(own, opp, sq)))
-		dup := false
-		for _, d := range dst[base:] {
-			if d == c {
-				dup = true
-				break
-			}
-		}
-		if !dup {
-			dst = append(dst, c)
-		}
+		dst = appendDistinct(dst, base, b.Canonical(b.apply(p, sq, b.flips(own, opp, sq))))
 	}
 	return dst, n
+}
+
+// appendDistinct appends c to dst unless dst[base:] holds it already.
+func appendDistinct(dst []Position, base int, c Position) []Position {
+	for _, d := range dst[base:] {
+		if d == c {
+			return dst
+		}
+	}
+	return append(dst, c)
 }
 
 // ErrInvalid reports a position that cannot be on this board.

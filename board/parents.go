@@ -17,7 +17,7 @@ import "math/bits"
 // mover's would have turned them, so s cannot be the move. Each choice is
 // played forward again (apply), which checks the side to move as well.
 //
-// Only images of p need no search of their own: a move commutes with the
+// Images of p need no search of their own: a move commutes with the
 // symmetries, so a parent of an image of p is an image of a parent of p.
 func (b *Board) Parents(p Position, dst []Position) []Position {
 	base := len(dst)
@@ -93,17 +93,7 @@ func (b *Board) undo(p Position, mover Color, own uint64, sq int, dst []Position
 		if b.Flips(q, sq) != f || b.apply(q, sq, f) != p {
 			continue
 		}
-		c := b.Canonical(q)
-		dup := false
-		for _, e := range dst[base:] {
-			if e == c {
-				dup = true
-				break
-			}
-		}
-		if !dup {
-			dst = append(dst, c)
-		}
+		dst = appendDistinct(dst, base, b.Canonical(q))
 	}
 }
 
