@@ -201,9 +201,12 @@ func (f *enumerateFlags) enumeratePipeline(env Env, fs *flag.FlagSet, cfg pipeli
 	if err := wcfg.WithDefaults().Validate(); err != nil {
 		return usageError{err.Error()}
 	}
-	// A new directory holds no run whose settings could win: refuse
-	// before opening the store creates it.
-	if _, err := os.Stat(f.storage.data); f.storage.data != "" && errors.Is(err, os.ErrNotExist) {
+	// A new directory holds no run whose settings could win: its disk is
+	// checked before opening the store creates it; any other, once the
+	// run's recorded settings are known.
+	_, statErr := os.Stat(f.storage.data)
+	fresh := f.storage.data != "" && errors.Is(statErr, os.ErrNotExist)
+	if fresh {
 		if err := checkDisk(f.storage, cfg); err != nil {
 			return err
 		}
@@ -219,8 +222,10 @@ func (f *enumerateFlags) enumeratePipeline(env Env, fs *flag.FlagSet, cfg pipeli
 	if cfg, err = resumeConfig(ctx, fs, be, &f.storage, cfg); err != nil {
 		return err
 	}
-	if err := checkDisk(f.storage, cfg); err != nil {
-		return err
+	if !fresh {
+		if err := checkDisk(f.storage, cfg); err != nil {
+			return err
+		}
 	}
 	// From here on a signal stops the run cleanly; before, it ends the
 	// process, which has started nothing.
