@@ -58,6 +58,9 @@ func (g *geometry) features(own, opp uint64, f *[nFeatures]int) (over bool) {
 // eval is the evaluation of own to move against opp, in evalScale units:
 // the exact score when neither side can move.
 func (g *geometry) eval(own, opp uint64) int {
+	if g.squares == 64 {
+		return patternEval(g, own, opp)
+	}
 	var f [nFeatures]int
 	if g.features(own, opp, &f) {
 		return evalScale * g.score(own, opp)

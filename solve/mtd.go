@@ -19,9 +19,13 @@ const (
 // guess returns an estimate of the score of own to move against opp, a
 // score the board can have (even, within the board's squares).
 func (s *Solver) guess(own, opp uint64, empties int) int {
-	g := s.g
+	return s.g.evenScore(s.estimate(own, opp, empties))
+}
+
+// estimate is guess's estimate in evalScale units, before rounding.
+func (s *Solver) estimate(own, opp uint64, empties int) int {
 	depth := min(max(empties-guessLeave, 1), guessMaxDepth)
-	return g.evenScore(s.mid(own, opp, -probeInf, probeInf, depth, empties, false))
+	return s.mid(own, opp, -probeInf, probeInf, depth, empties, false)
 }
 
 // evenScore rounds an estimate in evalScale units to the nearest score

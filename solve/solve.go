@@ -267,7 +267,8 @@ func (s *Solver) solve(b *board.Board, p board.Position) Result {
 		hint = int(e.move) // from an earlier solve
 	}
 	ml := &s.lists[empties]
-	s.order(ml, own, opp, legal, empty, hint, empties)
+	s.order(ml, own, opp, legal, empty, empties)
+	guesses := s.rootOrder(ml, own, opp, hint, empties)
 	twin := twins(b, p, ml)
 	var best []int
 	score := -g.squares - 1
@@ -290,7 +291,7 @@ func (s *Solver) solve(b *board.Board, p board.Position) Result {
 		}
 		var v int
 		if k == 0 {
-			v = -s.mtd(cown, copp, empties-1, -g.squares, g.squares, s.guess(cown, copp, empties-1))
+			v = -s.mtd(cown, copp, empties-1, -g.squares, g.squares, guesses[m.sq])
 		} else {
 			// Does the move tie or beat the best so far? Scores are even
 			// (twice one side's discs minus the squares, or 0), so the
@@ -328,6 +329,36 @@ func (s *Solver) solve(b *board.Board, p board.Position) Result {
 	}
 	sortInts(best)
 	return Result{Score: score, BestMoves: best, Nodes: s.nodes}
+}
+
+// rootOrderMin: roots with at least this many empties order their moves
+// by each move's guessed score.
+const rootOrderMin = 16
+
+// rootOrder guesses the score of each root move of ml for the opponent
+// (see guess), and, at rootOrderMin empties or more, sorts ml by it, the
+// table's move still first: a first move that is not the best makes every
+// later move's test of the score harder. It returns the guesses by square.
+func (s *Solver) rootOrder(ml *moveList, own, opp uint64, hint, empties int) (guesses [64]int) {
+	if empties < rootOrderMin {
+		ml.toFront(hint)
+		m := &ml.mv[0]
+		x := uint64(1) << uint(m.sq)
+		guesses[m.sq] = s.guess(opp&^m.flip, own|m.flip|x, empties-1)
+		return guesses
+	}
+	mv := ml.mv[:ml.n]
+	for i := range mv {
+		m := &mv[i]
+		x := uint64(1) << uint(m.sq)
+		est := s.estimate(opp&^m.flip, own|m.flip|x, empties-1)
+		guesses[m.sq], m.key = s.g.evenScore(est), est
+		if m.sq == hint {
+			m.key = -probeInf
+		}
+	}
+	slices.SortStableFunc(mv, func(a, b move) int { return a.key - b.key })
+	return guesses
 }
 
 // twins maps each root move of ml to an earlier move of ml that leads to

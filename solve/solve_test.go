@@ -151,7 +151,7 @@ func TestTwins(t *testing.T) {
 		g := s.g
 		own, opp := p.Mover(), p.Opponent()
 		empty := g.mask &^ p.Occ
-		s.order(ml, own, opp, moves(own, opp, empty), empty, -1, 0)
+		s.order(ml, own, opp, moves(own, opp, empty), empty, 0)
 		n := 0
 		for _, tw := range twins(b, p, ml) {
 			if tw >= 0 {

@@ -1,0 +1,111 @@
+package solve
+
+import (
+	"math/rand/v2"
+	"testing"
+)
+
+// orientSquare maps a square through orientation t of the board, as
+// orientations does to whole bitboards: t&1 mirrors top to bottom, t&2
+// left to right, t&4 transposes after both.
+func orientSquare(sq, t int) int {
+	r, c := sq/8, sq%8
+	if t&1 != 0 {
+		r = 7 - r
+	}
+	if t&2 != 0 {
+		c = 7 - c
+	}
+	if t&4 != 0 {
+		r, c = c, r
+	}
+	return r*8 + c
+}
+
+// TestPatternIndexes checks the bit tricks of the readers and of
+// orientations against reading each instance's squares one by one, that
+// no two instances of a shape read the same squares, and that
+// patternScore sums every instance.
+func TestPatternIndexes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 2000 {
+		own := rng.Uint64() & rng.Uint64()
+		opp := rng.Uint64() &^ own
+		var idx [nInstances]uint16
+		patternIndexes(own, opp, &idx)
+		seen := map[[2]uint64]bool{} // the squares of each place of each shape
+		for i, in := range instances {
+			want, p := 0, 1
+			var place uint64
+			for _, sq := range patternSquares[in.shape] {
+				// The oriented board holds at sq what the board holds
+				// at the square sq came from.
+				from := -1
+				for s := range 64 {
+					if orientSquare(s, in.orient) == sq {
+						from = s
+					}
+				}
+				place |= 1 << uint(from)
+				switch {
+				case own>>uint(from)&1 != 0:
+					want += p
+				case opp>>uint(from)&1 != 0:
+					want += 2 * p
+				}
+				p *= 3
+			}
+			if int(idx[i]) != want {
+				t.Fatalf("own %x opp %x: instance %v: index %d, want %d", own, opp, in, idx[i], want)
+			}
+			key := [2]uint64{uint64(in.shape), place}
+			if seen[key] {
+				t.Fatalf("instance %v reads the same squares as another", in)
+			}
+			seen[key] = true
+		}
+		// The evaluation sums the same instances, written out.
+		want := 0
+		for i, in := range instances {
+			want += int(patternWeights[in.shape][idx[i]])
+		}
+		if got := patternScore(own, opp); got != want {
+			t.Fatalf("own %x opp %x: patternScore %d, want %d", own, opp, got, want)
+		}
+	}
+}
+
+// TestPatternScoreSymmetric: the evaluation reads every orientation, so
+// it is the same for the eight images of a position.
+func TestPatternScoreSymmetric(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for range 500 {
+		own := rng.Uint64() & rng.Uint64()
+		opp := rng.Uint64() &^ own
+		oo, po := orientations(own), orientations(opp)
+		want := patternScore(own, opp)
+		for o := range 8 {
+			if got := patternScore(oo[o], po[o]); got != want {
+				t.Fatalf("own %x opp %x orientation %d: %d, want %d", own, opp, o, got, want)
+			}
+		}
+	}
+}
+
+// BenchmarkEval times the evaluation of 8x8 positions from the FFO set's
+// games: the patterns and the linear features together.
+func BenchmarkEval(b *testing.B) {
+	g := geometries[8]
+	var ps [][2]uint64
+	for _, c := range loadFFO(b) {
+		ps = append(ps, [2]uint64{c.p.Mover(), c.p.Opponent()})
+	}
+	sum := 0
+	for i := 0; b.Loop(); i++ {
+		p := ps[i%len(ps)]
+		sum += g.eval(p[0], p[1])
+	}
+	if sum == 1 {
+		b.Log(sum)
+	}
+}
