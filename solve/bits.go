@@ -199,10 +199,6 @@ type geometry struct {
 	// the four.
 	quadrant  [64]uint64
 	quadrants [4]uint64
-	// priority lists the board's squares in classes, best first (corners,
-	// then edges and the inside, X- and C-squares last): the order in which
-	// moves are tried where no search-based ordering pays for itself.
-	priority []uint64
 	// edge[d] holds the squares whose neighbour in direction d (as in rays)
 	// is off the board; shift[d] and wrap[d] step a mask one square in
 	// direction d (see step).
@@ -271,27 +267,15 @@ func newGeometry(n int) *geometry {
 	}
 	last := n - 1
 	g.corners = 1 | 1<<uint(last) | 1<<uint(8*last) | 1<<uint(8*last+last)
-	// Classes by distance to the nearest corner along each axis: the
-	// corner itself, squares next to a corner (C and X) last.
-	var corner, edgeFar, inner, next uint64
+	// The edge squares that are neither corners nor next to one (C).
 	for r := 0; r < n; r++ {
 		for c := 0; c < n; c++ {
-			bit := uint64(1) << uint(r*8+c)
 			dc, dr := min(c, last-c), min(r, last-r)
-			switch {
-			case dc == 0 && dr == 0:
-				corner |= bit
-			case dc <= 1 && dr <= 1:
-				next |= bit
-			case dc == 0 || dr == 0:
-				edgeFar |= bit
-			default:
-				inner |= bit
+			if (dc == 0 || dr == 0) && max(dc, dr) > 1 {
+				g.edges |= 1 << uint(r*8+c)
 			}
 		}
 	}
-	g.priority = []uint64{corner, edgeFar, inner, next}
-	g.edges = edgeFar
 	for i, c := range [4][2]int{{0, 0}, {last, 0}, {0, last}, {last, last}} {
 		in := [2]int{1, 1} // the step from the corner towards the board
 		for a := range in {

@@ -30,50 +30,6 @@ func (s *Solver) oddQuadrants(empty uint64) uint64 {
 		q2&-uint64(bits.OnesCount64(q2)&1) | q3&-uint64(bits.OnesCount64(q3)&1)
 }
 
-// shallow is search for few empties: no table, no sorting, moves in
-// parity and square-class order.
-func (s *Solver) shallow(own, opp uint64, alpha, beta, empties int) int {
-	if empties <= 4 {
-		return s.last(own, opp, alpha, beta, empties)
-	}
-	empty, legal, score := s.expand(own, opp, alpha, beta, empties)
-	if legal == 0 {
-		return score
-	}
-	g := s.g
-	odd := s.oddQuadrants(empty)
-	best := -g.squares - 1
-	for _, group := range [2]uint64{legal & odd, legal &^ odd} {
-		for _, class := range g.priority {
-			for m := group & class; m != 0; m &= m - 1 {
-				sq := bits.TrailingZeros64(m)
-				x := uint64(1) << uint(sq)
-				f := flips(sq, own, opp)
-				var v int
-				if empties == 5 {
-					// Playing x changes the parity of its quadrant
-					// only: the child's order follows without a count.
-					cempty := empty &^ x
-					codd := (odd ^ g.quadrant[sq]&empty) &^ x
-					v = -s.lastOrdered(opp&^f, own|f|x, -beta, -alpha, cempty&codd, cempty&^codd)
-				} else {
-					v = -s.shallow(opp&^f, own|f|x, -beta, -alpha, empties-1)
-				}
-				if v > best {
-					best = v
-					if v > alpha {
-						alpha = v
-						if v >= beta {
-							return v
-						}
-					}
-				}
-			}
-		}
-	}
-	return best
-}
-
 // last solves positions with at most four empties without generating
 // moves: each empty square is tried directly. Squares in odd quadrants go
 // first.

@@ -42,10 +42,16 @@ func (g *geometry) evenScore(est int) int {
 // may jump several scores) until tests have failed on both sides of the
 // score, then they bisect.
 func (s *Solver) mtd(own, opp uint64, empties, lo, up, guess int) int {
+	return mtdSteps(lo, up, guess, func(alpha, beta int) int { return s.search(own, opp, alpha, beta, empties) })
+}
+
+// mtdSteps is mtd for any test: test(alpha, beta) returns a fail-soft
+// bound on the score or, inside the window, the score.
+func mtdSteps(lo, up, guess int, test func(alpha, beta int) int) int {
 	var failedHigh, failedLow bool
 	for {
 		guess = min(max(guess, lo), up)
-		v := s.search(own, opp, guess-1, guess+1, empties)
+		v := test(guess-1, guess+1)
 		switch {
 		case v > guess:
 			lo, failedHigh = max(v, guess+2), true

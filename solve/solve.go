@@ -8,15 +8,16 @@
 // legal move passes.
 //
 // The search is negamax alpha-beta with principal variation search and
-// null-window re-searches. The root solves its first move by tests of
-// narrow windows around a guess from a shallow search with the evaluation
-// (MTD(f)-like), and proves its later moves no better. Moves are ordered
+// null-window re-searches. The root is solved by tests of narrow windows
+// around a guess from a shallow search with the evaluation (MTD(f)-like),
+// each test trying every root move, best guesses first. Moves are ordered
 // fastest first (fewest replies for the opponent) with the transposition
-// table's move first, high in the tree also by a shallow search with a
-// trained evaluation, parity ordering near the end; a bounded
-// transposition table, stability cutoffs, and code of its own for the last
-// four empty squares. Options.Threads lets several goroutines search one
-// position, sharing the table.
+// table's move searched before any ordering, high in the tree also by a
+// shallow search with an evaluation fitted to solved positions (patterns
+// on 8x8, pattern.go), parity ordering near the end; a bounded
+// transposition table, enhanced transposition cutoffs, stability cutoffs,
+// and code of its own for the last four empty squares. Options.Threads
+// lets several goroutines search one position, sharing the table.
 package solve
 
 import (
@@ -270,54 +271,27 @@ func (s *Solver) solve(b *board.Board, p board.Position) Result {
 	s.order(ml, own, opp, legal, empty, empties)
 	guesses := s.rootOrder(ml, own, opp, hint, empties)
 	twin := twins(b, p, ml)
-	var best []int
-	score := -g.squares - 1
-	var deferred uint64
-	for k := 0; ; k++ {
-		i, ok := next(ml, k, &deferred)
-		if !ok {
-			break
+	var skip uint64 // moves that score as their twin does
+	for sq, t := range twin {
+		if t >= 0 {
+			skip |= 1 << uint(sq)
 		}
-		m := &ml.mv[i]
-		if twin[m.sq] >= 0 {
-			continue // scores as its twin does
-		}
-		x := uint64(1) << uint(m.sq)
-		cown, copp := opp&^m.flip, own|m.flip|x
-		h, mark := s.claim(cown, copp, k, ml.n, empties)
-		if mark < 0 {
-			deferred |= 1 << uint(i)
-			continue
-		}
-		var v int
-		if k == 0 {
-			v = -s.mtd(cown, copp, empties-1, -g.squares, g.squares, guesses[m.sq])
-		} else {
-			// Does the move tie or beat the best so far? Scores are even
-			// (twice one side's discs minus the squares, or 0), so the
-			// window (score-1, score+1) answers both in one search: it
-			// returns score on a tie.
-			// With Options.OneBestMove only "beat" matters, and the
-			// null window (score, score+1) is cheaper.
-			lo := score - 1
-			if s.oneBest {
-				lo = score
+	}
+	score, first := s.rootScore(ml, skip, own, opp, empties, guesses)
+	best := []int{first}
+	if !s.oneBest {
+		// Does another move tie? Scores are even (twice one side's discs
+		// minus the squares, or 0), so the window (score-1, score+1)
+		// answers in one search: it returns score on a tie.
+		for i := 0; i < ml.n; i++ {
+			m := &ml.mv[i]
+			x := uint64(1) << uint(m.sq)
+			if m.sq == first || skip&x != 0 {
+				continue
 			}
-			v = -s.search(cown, copp, -score-1, -lo, empties-1)
-			switch {
-			case v > score:
-				// Better: v is a lower bound; find the exact score.
-				v = -s.mtd(cown, copp, empties-1, -g.squares, -v, -v)
-			case s.oneBest:
-				v = -g.squares - 1 // no better: tie or worse, not listed
+			if -s.search(opp&^m.flip, own|m.flip|x, -score-1, -score+1, empties-1) == score {
+				best = append(best, m.sq)
 			}
-		}
-		s.release(h, mark)
-		switch {
-		case v > score:
-			score, best = v, []int{m.sq}
-		case v == score:
-			best = append(best, m.sq)
 		}
 	}
 	if !s.oneBest {
@@ -335,11 +309,17 @@ func (s *Solver) solve(b *board.Board, p board.Position) Result {
 // by each move's guessed score.
 const rootOrderMin = 16
 
+// noGuess marks a root move rootOrder made no guess for.
+const noGuess = 1 << 10
+
 // rootOrder guesses the score of each root move of ml for the opponent
 // (see guess), and, at rootOrderMin empties or more, sorts ml by it, the
 // table's move still first: a first move that is not the best makes every
 // later move's test of the score harder. It returns the guesses by square.
 func (s *Solver) rootOrder(ml *moveList, own, opp uint64, hint, empties int) (guesses [64]int) {
+	for i := range guesses {
+		guesses[i] = noGuess
+	}
 	if empties < rootOrderMin {
 		ml.toFront(hint)
 		m := &ml.mv[0]
@@ -359,6 +339,42 @@ func (s *Solver) rootOrder(ml *moveList, own, opp uint64, hint, empties int) (gu
 	}
 	slices.SortStableFunc(mv, func(a, b move) int { return a.key - b.key })
 	return guesses
+}
+
+// rootScore returns the exact score of the root, own to move against opp
+// with the moves ml but those of skip, and a move that achieves it. It
+// tests the whole root against scores, starting from the best of the
+// moves' guesses (an MTD(f) driver at the root): solving the first move
+// exactly and then proving the others no better costs a second exact
+// solve whenever the first is not the best, and a test only needs each
+// move's score on one side of it. The move that reaches a test's bound
+// goes first in the next test.
+func (s *Solver) rootScore(ml *moveList, skip, own, opp uint64, empties int, guesses [64]int) (score, first int) {
+	g := s.g
+	guess := -g.squares
+	for i := 0; i < ml.n; i++ {
+		if sq := ml.mv[i].sq; skip>>uint(sq)&1 == 0 && guesses[sq] != noGuess {
+			guess = max(guess, -guesses[sq])
+		}
+	}
+	first = -1
+	score = mtdSteps(-g.squares, g.squares, guess, func(alpha, beta int) int {
+		v, sq := s.searchList(ml, skip, own, opp, alpha, beta, empties, -g.squares-1, -1, 0)
+		if v > alpha {
+			first = sq
+			ml.toFront(sq)
+		}
+		return v
+	})
+	if first < 0 {
+		// No test reached a lower bound: every move scores -squares.
+		for i := 0; i < ml.n; i++ {
+			if sq := ml.mv[i].sq; skip>>uint(sq)&1 == 0 {
+				return score, sq
+			}
+		}
+	}
+	return score, first
 }
 
 // twins maps each root move of ml to an earlier move of ml that leads to
