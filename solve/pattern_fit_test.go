@@ -23,26 +23,23 @@ var (
 	patternGen   = flag.Bool("patterngen", false, "TestPatternWeights: solve the training positions and fit the pattern weights (tens of minutes of CPU)")
 	patternWrite = flag.Bool("patterngen.write", false, "TestPatternWeights: write the fitted weights to eval_patterns.bin instead of comparing")
 	patternN     = flag.Int("patterngen.n", 200000, "TestPatternWeights: training positions")
+	patternMin   = flag.Int("patterngen.min", 12, "TestPatternWeights: fewest empties of a training position")
+	patternMax   = flag.Int("patterngen.max", 16, "TestPatternWeights: most empties of a training position")
 	patternData  = flag.String("patterngen.data", "", "TestPatternWeights: file keeping the solved training positions: those it holds are read, the rest solved and appended")
 )
 
 // Training positions come from games that start with a few random moves
 // and go on mostly with the best move by the linear evaluation, sometimes
 // a random one: positions of the kind a game reaches, with the mistakes
-// a search tree explores. Each is solved exactly, empties between
-// patternMinEmpties and patternMaxEmpties.
-const (
-	patternMinEmpties = 12
-	patternMaxEmpties = 16
-	patternRandom     = 0.25 // the chance of a random move after the opening
-)
+// a search tree explores. Each is solved exactly.
+const patternRandom = 0.25 // the chance of a random move after the opening
 
 // patternPosition plays game i and returns the position it stops at, or
 // false when the game ended first.
 func patternPosition(b *board.Board, i int) (board.Position, bool) {
 	rng := rand.New(rand.NewPCG(uint64(i), 2026))
 	g := geometries[8]
-	target := patternMinEmpties + rng.IntN(patternMaxEmpties-patternMinEmpties+1)
+	target := *patternMin + rng.IntN(*patternMax-*patternMin+1)
 	opening := 4 + rng.IntN(16)
 	p := b.Start()
 	for ply := 0; 64-p.Discs() > target; ply++ {
