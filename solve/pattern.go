@@ -298,30 +298,55 @@ func patternEval(g *geometry, own, opp uint64) int {
 	return v
 }
 
+// The transposed orientations (4 to 7) are read from the untransposed
+// ones, column by column: row r of a transposed board is column r of the
+// board, and its diagonals from the first row are the board's from the
+// first column. Their diagonals' squares:
+const (
+	diag7T = 0x4020100804020100 // a2-g8
+	diag6T = 0x2010080402010000 // a3-f8
+	diag5T = 0x1008040201000000 // a4-e8
+	diag4T = 0x0804020100000000 // a5-d8
+)
+
+func readCorner25T(x uint64) uint       { return uint(colByte(x, 0)&31) | uint(colByte(x, 1)&31)<<5 }
+func readEdge2XT(x uint64) uint         { return uint(colByte(x, 0)) | uint(x>>9&1)<<8 | uint(x>>49&1)<<9 }
+func readLineT(x uint64, col uint) uint { return uint(colByte(x, col)) }
+
 // patternScore is the patterns' part of the 8x8 evaluation of own to move
 // against opp: the sum over instances, written out by orientation.
 func patternScore(own, opp uint64) int {
-	o, p := orientations(own), orientations(opp)
+	// Orientations 0 to 3; 4 to 7 are their transposes.
+	ov, pv := bits.ReverseBytes64(own), bits.ReverseBytes64(opp)
+	oh, ph := mirrorColumns(own), mirrorColumns(opp)
+	o := [4]uint64{own, ov, oh, bits.ReverseBytes64(oh)}
+	p := [4]uint64{opp, pv, ph, bits.ReverseBytes64(ph)}
 	w := &patternWeights
 	t := &ternary
 	at := func(k int, a, b uint) int { return int(w[k][int(t[a])+2*int(t[b])]) }
 	v := 0
-	for i := range 8 {
-		v += at(pCorner25, readCorner25(o[i]), readCorner25(p[i]))
-	}
 	for i := range 4 {
-		v += at(pCorner33, readCorner33(o[i]), readCorner33(p[i]))
+		x, y := o[i], p[i]
+		v += at(pCorner25, readCorner25(x), readCorner25(y)) + at(pCorner25, readCorner25T(x), readCorner25T(y)) +
+			at(pCorner33, readCorner33(x), readCorner33(y))
 	}
-	for _, i := range [4]int{0, 1, 4, 6} {
+	for i := range 2 {
 		x, y := o[i], p[i]
 		v += at(pEdge2X, readEdge2X(x), readEdge2X(y)) + at(pLine2, readLine(x, 1), readLine(y, 1)) +
 			at(pLine3, readLine(x, 2), readLine(y, 2)) + at(pLine4, readLine(x, 3), readLine(y, 3))
+		// Orientations 4 and 6: the transposes of 0 and 2.
+		x, y = o[2*i], p[2*i]
+		v += at(pEdge2X, readEdge2XT(x), readEdge2XT(y)) + at(pLine2, readLineT(x, 1), readLineT(y, 1)) +
+			at(pLine3, readLineT(x, 2), readLineT(y, 2)) + at(pLine4, readLineT(x, 3), readLineT(y, 3))
 	}
-	for _, i := range [4]int{0, 1, 2, 4} {
+	for i := range 3 {
 		x, y := o[i], p[i]
 		v += at(pDiag7, readDiag(x, diag7, 1), readDiag(y, diag7, 1)) + at(pDiag6, readDiag(x, diag6, 2), readDiag(y, diag6, 2)) +
 			at(pDiag5, readDiag(x, diag5, 3), readDiag(y, diag5, 3)) + at(pDiag4, readDiag(x, diag4, 4), readDiag(y, diag4, 4))
 	}
+	// Orientation 4, the transpose of 0.
+	v += at(pDiag7, readDiag(own, diag7T, 0), readDiag(opp, diag7T, 0)) + at(pDiag6, readDiag(own, diag6T, 0), readDiag(opp, diag6T, 0)) +
+		at(pDiag5, readDiag(own, diag5T, 0), readDiag(opp, diag5T, 0)) + at(pDiag4, readDiag(own, diag4T, 0), readDiag(opp, diag4T, 0))
 	for i := range 2 {
 		v += at(pDiag8, readDiag(o[i], diag8, 0), readDiag(p[i], diag8, 0))
 	}
