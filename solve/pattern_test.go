@@ -1,6 +1,7 @@
 package solve
 
 import (
+	"math"
 	"math/rand/v2"
 	"testing"
 )
@@ -107,5 +108,51 @@ func BenchmarkEval(b *testing.B) {
 	}
 	if sum == 1 {
 		b.Log(sum)
+	}
+}
+
+// TestFitPatterns checks the fitting on positions whose scores a hidden
+// pattern model made: the fit must explain most of what it did not see.
+// (The positions are random discs, not games: every shape's contents
+// vary, so only the hidden shape explains the scores.)
+func TestFitPatterns(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	// A weight for each contents of the 4-square diagonal, the same for a
+	// contents and its mirror image, as the fit requires.
+	var hidden [81]float64
+	mirror := shapeMirrors()[pDiag4]
+	for i := range hidden {
+		if j := int(mirror[i]); j < i {
+			hidden[i] = hidden[j]
+		} else {
+			hidden[i] = float64(rng.IntN(21) - 10)
+		}
+	}
+	score := func(own, opp uint64) float64 {
+		var idx [nInstances]uint16
+		patternIndexes(own, opp, &idx)
+		v := 0.0
+		for i, in := range instances {
+			if in.shape == pDiag4 {
+				v += hidden[idx[i]]
+			}
+		}
+		return v
+	}
+	var set []evalSample
+	var sum, sq float64
+	for range 20000 {
+		own := rng.Uint64() & rng.Uint64()
+		opp := rng.Uint64() &^ own
+		v := score(own, opp)
+		set = append(set, evalSample{own: own, opp: opp, score: int(v)})
+		sum += v
+		sq += v * v
+	}
+	spread := math.Sqrt(sq/float64(len(set)) - (sum/float64(len(set)))*(sum/float64(len(set))))
+	_, rms := fitPatterns(set, t.Logf)
+	t.Logf("spread %.2f, held-out rms error %.2f", spread, rms)
+	if rms > spread/3 {
+		t.Errorf("held-out rms error %.2f, want under a third of the scores' spread %.2f", rms, spread)
 	}
 }

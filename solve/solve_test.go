@@ -163,3 +163,46 @@ func TestTwins(t *testing.T) {
 		}
 	}
 }
+
+// TestRootAgainstChildren checks the root's search (its ordering by
+// guesses from rootOrderMin empties, its tests of every move, the ties
+// it lists) against solving each child on its own, on 8x8 positions with
+// more empties than brute force reaches.
+func TestRootAgainstChildren(t *testing.T) {
+	b := board.MustNew(8)
+	rng := rand.New(rand.NewSource(16))
+	s := newSolver(t, 1<<22)
+	for _, empties := range []int{rootOrderMin, rootOrderMin, rootOrderMin + 1} {
+		p := randomPosition(b, rng, empties)
+		if b.Moves(p) == 0 {
+			continue
+		}
+		got, err := s.Solve(b, p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		score := -100
+		var best []int
+		for m := b.Moves(p); m != 0; m &= m - 1 {
+			sq := bits.TrailingZeros64(m)
+			q, _ := b.Play(p, sq)
+			res, err := newSolver(t, 1<<22).Solve(b, q)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v := res.Score
+			if q.Side != p.Side {
+				v = -v
+			}
+			switch {
+			case v > score:
+				score, best = v, []int{sq}
+			case v == score:
+				best = append(best, sq)
+			}
+		}
+		if got.Score != score || !slices.Equal(got.BestMoves, best) {
+			t.Errorf("%s:\n%s root: %+d %v, children: %+d %v", p.Text(), b.Diagram(p), got.Score, got.BestMoves, score, best)
+		}
+	}
+}
