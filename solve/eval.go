@@ -2,11 +2,13 @@ package solve
 
 import "math/bits"
 
-// The evaluation orders moves high in the tree: a linear function of a few
-// features of a position, fitted by least squares to exact scores of
+// The evaluation orders moves high in the tree and guesses where the
+// root's tests start. It never decides a score, so a poor weight costs
+// nodes, never exactness. On 8x8 it is the pattern evaluation of
+// pattern.go; on the smaller boards it is a linear function of a few
+// features of a position, fitted by least squares to exact scores of 8x8
 // positions 14 to 18 empties from the end (see TestEvalWeights, which
-// writes eval_weights.go). It never decides a score, so a poor weight
-// costs nodes, never exactness. The full stability of stable.go
+// writes eval_weights.go). The full stability of stable.go
 // ordered better but cost more time than it saved; stability along the
 // edges, read from a table, keeps most of the gain.
 

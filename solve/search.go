@@ -203,10 +203,11 @@ func (s *Solver) searchList(ml *moveList, skip, own, opp uint64, alpha, beta, em
 	return best, bestSq
 }
 
-// order fills ml with the legal moves, best candidates first: the table's
-// move, then by what the move leaves the opponent. High in the tree that
-// is its weighted mobility (replies, corner replies counted twice) plus
-// the evaluation after a two-ply probe, one weighted reply counting as
+// order fills ml with the legal moves, best candidates first, by what the
+// move leaves the opponent (the table's move is searched before order is
+// called). High in the tree that is its weighted mobility (replies,
+// corner replies counted twice) plus the evaluation after a two-ply probe
+// (three from deepMin empties), one weighted reply counting as
 // much as a disc; lower, its weighted mobility plus its best reply by a
 // one-ply probe with a mobility heuristic; lower still the weighted
 // mobility (fastest first), then, at an eighth of a reply each, the
