@@ -10,9 +10,9 @@ import "math/bits"
 // flipVertical reverses the rows of the 8x8 frame.
 func flipVertical(x uint64) uint64 { return bits.ReverseBytes64(x) }
 
-// mirrorHorizontal reverses the columns of the 8x8 frame (the bits of each
+// MirrorHorizontal reverses the columns of the 8x8 frame (the bits of each
 // byte), by swapping bits, pairs and nibbles.
-func mirrorHorizontal(x uint64) uint64 {
+func MirrorHorizontal(x uint64) uint64 {
 	const k1, k2, k4 = 0x5555555555555555, 0x3333333333333333, 0x0f0f0f0f0f0f0f0f
 	x = (x>>1)&k1 | (x&k1)<<1
 	x = (x>>2)&k2 | (x&k2)<<2
@@ -20,10 +20,10 @@ func mirrorHorizontal(x uint64) uint64 {
 	return x
 }
 
-// flipDiagonal swaps rows and columns of the 8x8 frame: square (c, r) goes
+// FlipDiagonal swaps rows and columns of the 8x8 frame: square (c, r) goes
 // to (r, c). The top-left n x n corner maps onto itself, so no realignment
 // is needed for small boards.
-func flipDiagonal(x uint64) uint64 {
+func FlipDiagonal(x uint64) uint64 {
 	const k1, k2, k4 = 0x5500550055005500, 0x3333000033330000, 0x0f0f0f0f00000000
 	t := k4 & (x ^ x<<28)
 	x ^= t ^ t>>28
@@ -40,10 +40,10 @@ func flipDiagonal(x uint64) uint64 {
 // byte boundaries, but only the frame's empty low columns move across them.
 func (b *Board) transform(x uint64, i int) uint64 {
 	if i&4 != 0 {
-		x = flipDiagonal(x)
+		x = FlipDiagonal(x)
 	}
 	if i&2 != 0 {
-		x = mirrorHorizontal(x) >> b.shift
+		x = MirrorHorizontal(x) >> b.shift
 	}
 	if i&1 != 0 {
 		x = flipVertical(x) >> (8 * b.shift)
@@ -83,8 +83,8 @@ func (b *Board) TransformSquare(sq, i int) int {
 // at most one extra instruction once the transpose and the mirrors exist.
 func (b *Board) images(x uint64) [8]uint64 {
 	s, v := b.shift, 8*b.shift
-	t := flipDiagonal(x)
-	m, mt := mirrorHorizontal(x), mirrorHorizontal(t)
+	t := FlipDiagonal(x)
+	m, mt := MirrorHorizontal(x), MirrorHorizontal(t)
 	return [8]uint64{
 		x,
 		flipVertical(x) >> v,

@@ -63,6 +63,13 @@ func (g *geometry) eval(own, opp uint64) int {
 	if g.squares == 64 {
 		return patternEval(g, own, opp)
 	}
+	return g.linearEval(own, opp)
+}
+
+// linearEval is the linear evaluation of own to move against opp, which
+// the smaller boards use (and the games that make the 8x8 training
+// positions).
+func (g *geometry) linearEval(own, opp uint64) int {
 	var f [nFeatures]int
 	if g.features(own, opp, &f) {
 		return evalScale * g.score(own, opp)

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+
+	"github.com/reversi-cloud/reversi/board"
 )
 
 // The 8x8 evaluation sums weights looked up by the contents of a few
@@ -176,28 +178,10 @@ var instances = func() []instance {
 // mirrored top to bottom, left to right, both, and those four transposed.
 func orientations(x uint64) [8]uint64 {
 	v := bits.ReverseBytes64(x)
-	h := mirrorColumns(x)
+	h := board.MirrorHorizontal(x)
 	vh := bits.ReverseBytes64(h)
-	return [8]uint64{x, v, h, vh, transpose(x), transpose(v), transpose(h), transpose(vh)}
-}
-
-// mirrorColumns mirrors x left to right (column a to h).
-func mirrorColumns(x uint64) uint64 {
-	const k1, k2, k4 = 0x5555555555555555, 0x3333333333333333, 0x0f0f0f0f0f0f0f0f
-	x = x>>1&k1 | x&k1<<1
-	x = x>>2&k2 | x&k2<<2
-	return x>>4&k4 | x&k4<<4
-}
-
-// transpose mirrors x about the diagonal a1-h8.
-func transpose(x uint64) uint64 {
-	const k1, k2, k4 = 0x5500550055005500, 0x3333000033330000, 0x0f0f0f0f00000000
-	t := k4 & (x ^ x<<28)
-	x ^= t ^ t>>28
-	t = k2 & (x ^ x<<14)
-	x ^= t ^ t>>14
-	t = k1 & (x ^ x<<7)
-	return x ^ t ^ t>>7
+	t := board.FlipDiagonal
+	return [8]uint64{x, v, h, vh, t(x), t(v), t(h), t(vh)}
 }
 
 // patternIndexes fills idx with the index of every instance of own to
@@ -318,7 +302,7 @@ func readLineT(x uint64, col uint) uint { return uint(colByte(x, col)) }
 func patternScore(own, opp uint64) int {
 	// Orientations 0 to 3; 4 to 7 are their transposes.
 	ov, pv := bits.ReverseBytes64(own), bits.ReverseBytes64(opp)
-	oh, ph := mirrorColumns(own), mirrorColumns(opp)
+	oh, ph := board.MirrorHorizontal(own), board.MirrorHorizontal(opp)
 	o := [4]uint64{own, ov, oh, bits.ReverseBytes64(oh)}
 	p := [4]uint64{opp, pv, ph, bits.ReverseBytes64(ph)}
 	w := &patternWeights

@@ -60,7 +60,7 @@ func patternPosition(b *board.Board, i int) (board.Position, bool) {
 				s := bits.TrailingZeros64(m)
 				f := flips(s, own, opp)
 				x := uint64(1) << uint(s)
-				if v := linearEval(g, opp&^f, own|f|x); v < best {
+				if v := g.linearEval(opp&^f, own|f|x); v < best {
 					best, sq = v, s
 				}
 			}
@@ -142,20 +142,6 @@ func patternSamples(t *testing.T, n int, path string) []evalSample {
 		t.Logf("%d positions solved", len(set))
 	}
 	return set[:n]
-}
-
-// linearEval is eval.go's linear evaluation, which plays the training
-// games whatever the pattern weights are.
-func linearEval(g *geometry, own, opp uint64) int {
-	var f [nFeatures]int
-	if g.features(own, opp, &f) {
-		return evalScale * g.score(own, opp)
-	}
-	v := 0
-	for i, w := range evalWeights {
-		v += w * f[i]
-	}
-	return v
 }
 
 func newSolverOpts(t testing.TB, o Options) *Solver {
