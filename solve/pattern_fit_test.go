@@ -22,7 +22,7 @@ import (
 var (
 	patternGen   = flag.Bool("patterngen", false, "TestPatternWeights: solve the training positions and fit the pattern weights (tens of minutes of CPU)")
 	patternWrite = flag.Bool("patterngen.write", false, "TestPatternWeights: write the fitted weights to eval_patterns.bin instead of comparing")
-	patternN     = flag.Int("patterngen.n", 200000, "TestPatternWeights: training positions")
+	patternN     = flag.Int("patterngen.n", 300000, "TestPatternWeights: training positions")
 	patternMin   = flag.Int("patterngen.min", 12, "TestPatternWeights: fewest empties of a training position")
 	patternMax   = flag.Int("patterngen.max", 16, "TestPatternWeights: most empties of a training position")
 	patternData  = flag.String("patterngen.data", "", "TestPatternWeights: file keeping the solved training positions: those it holds are read, the rest solved and appended")
