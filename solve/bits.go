@@ -194,10 +194,8 @@ type geometry struct {
 	squares int    // squares on the board: the score range is -squares..squares
 	mask    uint64 // squares on the board
 	corners uint64
-	// quadrant[sq] is the quadrant mask holding sq: parity ordering plays
-	// first in quadrants with an odd number of empties. quadrants lists
-	// the four.
-	quadrant  [64]uint64
+	// quadrants are the four quadrant masks: parity ordering plays first
+	// in quadrants with an odd number of empties.
 	quadrants [4]uint64
 	// edge[d] holds the squares whose neighbour in direction d (as in rays)
 	// is off the board; shift[d] and wrap[d] step a mask one square in
@@ -255,13 +253,6 @@ func newGeometry(n int) *geometry {
 		}
 	}
 	g.quadrants = quads
-	for sq := 0; sq < 64; sq++ {
-		for _, q := range quads {
-			if q>>uint(sq)&1 != 0 {
-				g.quadrant[sq] = q
-			}
-		}
-	}
 	for d := range steps {
 		g.edge[d] = g.mask &^ step(g.mask, (d+4)%8)
 	}

@@ -36,15 +36,9 @@ func (s *Solver) oddQuadrants(empty uint64) uint64 {
 func (s *Solver) last(own, opp uint64, alpha, beta, empties int) int {
 	empty := s.g.mask &^ (own | opp)
 	odd := s.oddQuadrants(empty)
-	return s.lastOrdered(own, opp, alpha, beta, empty&odd, empty&^odd)
-}
-
-// lastOrdered is last given the empty squares in odd and in even
-// quadrants.
-func (s *Solver) lastOrdered(own, opp uint64, alpha, beta int, odd, even uint64) int {
 	var sqs [4]int
 	n := 0
-	for _, group := range [2]uint64{odd, even} {
+	for _, group := range [2]uint64{empty & odd, empty &^ odd} {
 		for m := group; m != 0; m &= m - 1 {
 			sqs[n] = bits.TrailingZeros64(m)
 			n++
