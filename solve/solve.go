@@ -269,7 +269,7 @@ func (s *Solver) solve(b *board.Board, p board.Position) Result {
 	}
 	ml := &s.lists[empties]
 	s.order(ml, own, opp, legal, empty, empties)
-	guesses := s.rootOrder(ml, own, opp, hint, empties)
+	guess := s.rootOrder(ml, own, opp, hint, empties)
 	twin := twins(b, p, ml)
 	var skip uint64 // moves that score as their twin does
 	for sq, t := range twin {
@@ -277,7 +277,7 @@ func (s *Solver) solve(b *board.Board, p board.Position) Result {
 			skip |= 1 << uint(sq)
 		}
 	}
-	score, first := s.rootScore(ml, skip, own, opp, empties, guesses)
+	score, first := s.rootScore(ml, skip, own, opp, empties, guess)
 	best := []int{first}
 	if !s.oneBest {
 		// Does another move tie? Scores are even (twice one side's discs
@@ -309,54 +309,42 @@ func (s *Solver) solve(b *board.Board, p board.Position) Result {
 // by each move's guessed score.
 const rootOrderMin = 16
 
-// noGuess marks a root move rootOrder made no guess for.
-const noGuess = 1 << 10
-
-// rootOrder guesses the score of each root move of ml for the opponent
-// (see guess), and, at rootOrderMin empties or more, sorts ml by it, the
+// rootOrder returns a guess of the root's score (see guess) and, at
+// rootOrderMin empties or more, sorts ml by each move's estimate, the
 // table's move still first: a first move that is not the best makes every
-// later move's test of the score harder. It returns the guesses by square.
-func (s *Solver) rootOrder(ml *moveList, own, opp uint64, hint, empties int) (guesses [64]int) {
-	for i := range guesses {
-		guesses[i] = noGuess
-	}
+// later move's test of the score harder. The guess is that of the first
+// move below rootOrderMin, else the best move's.
+func (s *Solver) rootOrder(ml *moveList, own, opp uint64, hint, empties int) (guess int) {
 	if empties < rootOrderMin {
 		ml.toFront(hint)
 		m := &ml.mv[0]
 		x := uint64(1) << uint(m.sq)
-		guesses[m.sq] = s.guess(opp&^m.flip, own|m.flip|x, empties-1)
-		return guesses
+		return -s.guess(opp&^m.flip, own|m.flip|x, empties-1)
 	}
 	mv := ml.mv[:ml.n]
+	best := probeInf // the best (lowest) estimate for the opponent
 	for i := range mv {
 		m := &mv[i]
 		x := uint64(1) << uint(m.sq)
-		est := s.estimate(opp&^m.flip, own|m.flip|x, empties-1)
-		guesses[m.sq], m.key = s.g.evenScore(est), est
+		m.key = s.estimate(opp&^m.flip, own|m.flip|x, empties-1)
+		best = min(best, m.key)
 		if m.sq == hint {
 			m.key = -probeInf
 		}
 	}
 	slices.SortStableFunc(mv, func(a, b move) int { return a.key - b.key })
-	return guesses
+	return -s.g.evenScore(best)
 }
 
 // rootScore returns the exact score of the root, own to move against opp
 // with the moves ml but those of skip, and a move that achieves it. It
-// tests the whole root against scores, starting from the best of the
-// moves' guesses (an MTD(f) driver at the root): solving the first move
-// exactly and then proving the others no better costs a second exact
-// solve whenever the first is not the best, and a test only needs each
-// move's score on one side of it. The move that reaches a test's bound
-// goes first in the next test.
-func (s *Solver) rootScore(ml *moveList, skip, own, opp uint64, empties int, guesses [64]int) (score, first int) {
+// tests the whole root against scores, starting from guess (an MTD(f)
+// driver at the root): solving the first move exactly and then proving
+// the others no better costs a second exact solve whenever the first is
+// not the best, and a test only needs each move's score on one side of
+// it. The move that reaches a test's bound goes first in the next test.
+func (s *Solver) rootScore(ml *moveList, skip, own, opp uint64, empties, guess int) (score, first int) {
 	g := s.g
-	guess := -g.squares
-	for i := 0; i < ml.n; i++ {
-		if sq := ml.mv[i].sq; skip>>uint(sq)&1 == 0 && guesses[sq] != noGuess {
-			guess = max(guess, -guesses[sq])
-		}
-	}
 	first = -1
 	score = mtdSteps(-g.squares, g.squares, guess, func(alpha, beta int) int {
 		v, sq := s.searchList(ml, skip, own, opp, alpha, beta, empties, -g.squares-1, -1, 0)
