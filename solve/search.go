@@ -96,7 +96,7 @@ func (s *Solver) search(own, opp uint64, alpha, beta, empties int) int {
 			hint = int(e.move)
 		}
 	}
-	best, bestSq := s.moves(own, opp, legal, empty, hint, alpha, beta, empties)
+	best, bestSq := s.searchMoves(own, opp, legal, empty, hint, alpha, beta, empties)
 	if empties >= tableMin {
 		lo, up := -g.squares, g.squares
 		switch {
@@ -113,13 +113,13 @@ func (s *Solver) search(own, opp uint64, alpha, beta, empties int) int {
 	return best
 }
 
-// moves searches the legal moves of a node with the window (alpha, beta)
+// searchMoves searches the legal moves of a node with the window (alpha, beta)
 // and returns the best score (fail-soft) and the move that gave it. The
 // table's move, hint, goes first, before the others are even ordered: at
 // a node that fails high the first move cuts almost always, and a table
 // move is usually the one that cut before, so most nodes the search comes
 // back to never pay for ordering.
-func (s *Solver) moves(own, opp, legal, empty uint64, hint, alpha, beta, empties int) (best, bestSq int) {
+func (s *Solver) searchMoves(own, opp, legal, empty uint64, hint, alpha, beta, empties int) (best, bestSq int) {
 	best, bestSq = -s.g.squares-1, -1
 	searched := 0 // moves searched so far
 	if hint >= 0 && legal>>uint(hint)&1 != 0 {
