@@ -28,8 +28,10 @@ import (
 // reader collects a shape's squares of a bitboard into the low bits of a
 // word in that order, and ternary turns such a word into base 3, so that a
 // shape's index is ternary[read(own)] + 2*ternary[read(opp)]. Every place
-// of a shape is the shape at a1 in one orientation of the board
-// (orientations), so the readers need only know the a1 corner.
+// of a shape is the shape at a1 in one orientation of the board, so the
+// readers need only know the a1 corner. patternScore reads every place
+// once, written out for speed; the tests list the places (instances) and
+// read them the slow way, and check that the two agree.
 
 // Pattern shapes, each anchored at a1 in the board's first orientation.
 const (
@@ -106,92 +108,6 @@ const (
 	diag5 = 0x0000008040201008 // d1-h5
 	diag4 = 0x0000000080402010 // e1-h4
 )
-
-// shapeIndex is the index of shape k in own and opp, both in the same
-// orientation.
-func shapeIndex(k int, own, opp uint64) int {
-	var o, p uint
-	switch k {
-	case pCorner33:
-		o, p = readCorner33(own), readCorner33(opp)
-	case pCorner25:
-		o, p = readCorner25(own), readCorner25(opp)
-	case pEdge2X:
-		o, p = readEdge2X(own), readEdge2X(opp)
-	case pLine2, pLine3, pLine4:
-		r := uint(k - pLine2 + 1)
-		o, p = readLine(own, r), readLine(opp, r)
-	case pDiag8:
-		o, p = readDiag(own, diag8, 0), readDiag(opp, diag8, 0)
-	case pDiag7:
-		o, p = readDiag(own, diag7, 1), readDiag(opp, diag7, 1)
-	case pDiag6:
-		o, p = readDiag(own, diag6, 2), readDiag(opp, diag6, 2)
-	case pDiag5:
-		o, p = readDiag(own, diag5, 3), readDiag(opp, diag5, 3)
-	default:
-		o, p = readDiag(own, diag4, 4), readDiag(opp, diag4, 4)
-	}
-	return int(ternary[o]) + 2*int(ternary[p])
-}
-
-// An instance is one place of a shape on the board: the shape read in one
-// orientation. The orientations of instanceOrient read each place of a
-// shape once: the 8 corner 2x5 blocks, the 4 corner 3x3 blocks, the 4
-// edges and 4 lines of each other row, both long diagonals, and the 4 of
-// each shorter length.
-var instanceOrient = [nPatterns][]int{
-	pCorner33: {0, 1, 2, 3},
-	pCorner25: {0, 1, 2, 3, 4, 5, 6, 7},
-	pEdge2X:   {0, 1, 4, 6},
-	pLine2:    {0, 1, 4, 6},
-	pLine3:    {0, 1, 4, 6},
-	pLine4:    {0, 1, 4, 6},
-	pDiag8:    {0, 1},
-	pDiag7:    {0, 1, 2, 4},
-	pDiag6:    {0, 1, 2, 4},
-	pDiag5:    {0, 1, 2, 4},
-	pDiag4:    {0, 1, 2, 4},
-}
-
-// nInstances counts the instances of every shape.
-const nInstances = 46
-
-// instance is one shape in one orientation.
-type instance struct{ shape, orient int }
-
-// instances lists every instance, by shape.
-var instances = func() []instance {
-	var in []instance
-	for k, os := range instanceOrient {
-		for _, o := range os {
-			in = append(in, instance{k, o})
-		}
-	}
-	if len(in) != nInstances {
-		panic("solve: nInstances is wrong")
-	}
-	return in
-}()
-
-// orientations returns x in the eight orientations of the board: as it is,
-// mirrored top to bottom, left to right, both, and those four transposed.
-func orientations(x uint64) [8]uint64 {
-	v := bits.ReverseBytes64(x)
-	h := board.MirrorHorizontal(x)
-	vh := bits.ReverseBytes64(h)
-	t := board.FlipDiagonal
-	return [8]uint64{x, v, h, vh, t(x), t(v), t(h), t(vh)}
-}
-
-// patternIndexes fills idx with the index of every instance of own to
-// move against opp, in the order of instances.
-func patternIndexes(own, opp uint64, idx *[nInstances]uint16) {
-	oo, po := orientations(own), orientations(opp)
-	for i, in := range instances {
-		idx[i] = uint16(shapeIndex(in.shape, oo[in.orient], po[in.orient]))
-	}
-}
 
 // The linear features the 8x8 evaluation adds to its patterns: what
 // patterns of a few squares cannot see. Each is own's count minus the

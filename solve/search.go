@@ -113,9 +113,9 @@ func (s *Solver) search(own, opp uint64, alpha, beta, empties int) int {
 	return best
 }
 
-// searchMoves searches the legal moves of a node with the window (alpha, beta)
-// and returns the best score (fail-soft) and the move that gave it. The
-// table's move, hint, goes first, before the others are even ordered: at
+// searchMoves searches the legal moves of a node with the window (alpha,
+// beta) and returns the best score (fail-soft) and the move that gave it.
+// The table's move, hint, goes first, before the others are even ordered: at
 // a node that fails high the first move cuts almost always, and a table
 // move is usually the one that cut before, so most nodes the search comes
 // back to never pay for ordering.
