@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
+	"io"
 	"math"
 	"math/bits"
 	"math/rand/v2"
@@ -188,7 +189,7 @@ func readEvalSamples(path string) ([]evalSample, error) {
 	var set []evalSample
 	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
 		var x evalSample
-		if _, err := fmt.Sscanf(line, "%x %x %d", &x.own, &x.opp, &x.score); err != nil {
+		if _, err := fmt.Sscanf(line, evalSampleFormat, &x.own, &x.opp, &x.score); err != nil {
 			return nil, fmt.Errorf("%s: %q: %w", path, line, err)
 		}
 		set = append(set, x)
@@ -204,9 +205,17 @@ func writeEvalSamples(path string, set []evalSample) error {
 	}
 	var sb strings.Builder
 	for _, x := range set {
-		fmt.Fprintf(&sb, "%x %x %d\n", x.own, x.opp, x.score)
+		writeEvalSample(&sb, x)
 	}
 	return os.WriteFile(path, []byte(sb.String()), 0o644)
+}
+
+// evalSampleFormat is a training position's line, without its newline.
+const evalSampleFormat = "%x %x %d"
+
+// writeEvalSample writes x as one line of a training positions file.
+func writeEvalSample(w io.Writer, x evalSample) {
+	fmt.Fprintf(w, evalSampleFormat+"\n", x.own, x.opp, x.score)
 }
 
 func TestLineStable(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"compress/gzip"
 	"encoding/binary"
 	"flag"
-	"fmt"
 	"math"
 	"math/bits"
 	"math/rand/v2"
@@ -133,7 +132,7 @@ func patternSamples(t *testing.T, n int, path string) []evalSample {
 			x := evalSample{own: p.Mover(), opp: p.Opponent(), score: scores[j]}
 			set = append(set, x)
 			if w != nil {
-				fmt.Fprintf(w, "%x %x %d\n", x.own, x.opp, x.score)
+				writeEvalSample(w, x)
 			}
 		}
 		if w != nil {
@@ -142,14 +141,6 @@ func patternSamples(t *testing.T, n int, path string) []evalSample {
 		t.Logf("%d positions solved", len(set))
 	}
 	return set[:n]
-}
-
-func newSolverOpts(t testing.TB, o Options) *Solver {
-	s, err := New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
 }
 
 // patternFit is a model being fitted: pattern weights and linear weights,

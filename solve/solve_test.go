@@ -82,7 +82,11 @@ func checkAgainstBrute(t *testing.T, s *Solver, b *board.Board, p board.Position
 }
 
 func newSolver(t testing.TB, bytes int) *Solver {
-	s, err := New(Options{TableBytes: bytes})
+	return newSolverOpts(t, Options{TableBytes: bytes})
+}
+
+func newSolverOpts(t testing.TB, o Options) *Solver {
+	s, err := New(o)
 	if err != nil {
 		t.Fatal(err)
 	}
