@@ -70,17 +70,24 @@ func docFiles(t *testing.T, root string) []string {
 	return files
 }
 
-// parseBlocks reads a page's fenced code blocks with their markers.
-func parseBlocks(t *testing.T, root, file string) []docBlock {
+// readDoc returns the page at root/file (README.md, docs/...).
+func readDoc(t *testing.T, root, file string) string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(root, file))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return string(b)
+}
+
+// parseBlocks reads a page's fenced code blocks with their markers.
+func parseBlocks(t *testing.T, root, file string) []docBlock {
+	t.Helper()
+	page := readDoc(t, root, file)
 	var blocks []docBlock
 	var cur *docBlock
 	section, prev := "", ""
-	for i, line := range strings.Split(string(b), "\n") {
+	for i, line := range strings.Split(page, "\n") {
 		trimmed := strings.TrimSpace(line)
 		if cur != nil {
 			if trimmed == "```" {
@@ -403,11 +410,8 @@ func TestPerformanceTables(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(root, "docs", "performance.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	lines := strings.Split(string(b), "\n")
+	page := readDoc(t, root, "docs/performance.md")
+	lines := strings.Split(page, "\n")
 
 	// The harness's own sentence must match the pattern this test reads.
 	if intro := bench.Intro("bench -plies 8", time.Now(), bench.Machine()); !bench.IntroPattern.MatchString(intro) {
@@ -491,16 +495,16 @@ func TestPerformanceTables(t *testing.T) {
 	benchOutput := regexp.MustCompile(`(?m)^Benchmark.*$`)
 	benchFormat := regexp.MustCompile(`^Benchmark[\w/]+(-\d+)?\s+\d+\s+[\d.]+ ns/op(\s+[\d.]+ [\w/-]+)*$`)
 	for pkg, names := range map[string][]string{
-		"./packed":           benchLines.FindAllString(pageSection(string(b), "## Packed blobs: decoding speed"), -1),
-		"./storage/embedded": benchLines.FindAllString(pageSection(string(b), "## Embedded storage"), -1),
-		"./board":            benchLines.FindAllString(pageSection(string(b), "## Board rules"), -1),
+		"./packed":           benchLines.FindAllString(pageSection(page, "## Packed blobs: decoding speed"), -1),
+		"./storage/embedded": benchLines.FindAllString(pageSection(page, "## Embedded storage"), -1),
+		"./board":            benchLines.FindAllString(pageSection(page, "## Board rules"), -1),
 	} {
 		if len(names) == 0 {
 			t.Errorf("docs/performance.md names no benchmark of %s", pkg)
 			continue
 		}
 		list := goTestList(t, root, pkg)
-		for _, l := range benchOutput.FindAllString(pageSection(string(b), map[string]string{"./packed": "## Packed blobs: decoding speed", "./storage/embedded": "## Embedded storage", "./board": "## Board rules"}[pkg]), -1) {
+		for _, l := range benchOutput.FindAllString(pageSection(page, map[string]string{"./packed": "## Packed blobs: decoding speed", "./storage/embedded": "## Embedded storage", "./board": "## Board rules"}[pkg]), -1) {
 			if !benchFormat.MatchString(l) {
 				t.Errorf("docs/performance.md: %q is not a line go test -bench prints", l)
 			}
@@ -588,11 +592,7 @@ func TestDocsLinks(t *testing.T) {
 	}
 	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
 	for _, file := range docFiles(t, root) {
-		b, err := os.ReadFile(filepath.Join(root, file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range link.FindAllStringSubmatch(string(b), -1) {
+		for _, m := range link.FindAllStringSubmatch(readDoc(t, root, file), -1) {
 			target, _, _ := strings.Cut(m[1], "#")
 			if target == "" || strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
 				continue

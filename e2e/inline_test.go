@@ -77,11 +77,7 @@ func commandWords(text string) []string {
 // fenced blocks.
 func inlineCommands(t *testing.T, root, file string) []inlineCommand {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(root, file))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := testkit.Prose(string(b))
+	text := testkit.Prose(readDoc(t, root, file))
 	lines := strings.Split(text, "\n")
 	// A marker anywhere but right after inline code would leave the
 	// command it was meant for unmarked, or mark nothing.

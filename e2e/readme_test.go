@@ -62,11 +62,7 @@ func readme(t *testing.T) (root, text string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(root, "README.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return root, string(b)
+	return root, readDoc(t, root, "README.md")
 }
 
 var (
@@ -208,11 +204,7 @@ func TestReadmeQuickstart(t *testing.T) {
 func TestReadmeAzuriteExample(t *testing.T) {
 	azurite(t) // Azurite is installed, so make azurite-start needs no download
 	root, _ := readme(t)
-	page, err := os.ReadFile(filepath.Join(root, "docs", "azure.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	commands, _ := section(t, string(page), "azurite-example")
+	commands, _ := section(t, readDoc(t, root, "docs/azure.md"), "azurite-example")
 	script := strings.Join(commands, "\n")
 	if !strings.Contains(script, "make -s azurite-start") || !strings.Contains(script, "make azurite-stop") {
 		t.Fatalf("the example no longer starts and stops its Azurite with make:\n%s", script)
