@@ -30,15 +30,25 @@ func brute(b *board.Board, p board.Position) (int, []int) {
 		v, _ := brute(b, q)
 		return -v, nil
 	}
+	return bestChildren(b, p, func(q board.Position) int {
+		v, _ := brute(b, q)
+		return v
+	})
+}
+
+// bestChildren returns the best score of p's moves and every move that
+// achieves it, given the score of each child for its own side to move
+// (Play folds passes, so a child may have p's side to move).
+func bestChildren(b *board.Board, p board.Position, score func(q board.Position) int) (int, []int) {
 	best := -100
 	var moves []int
-	for m := legal; m != 0; m &= m - 1 {
+	for m := b.Moves(p); m != 0; m &= m - 1 {
 		sq := bits.TrailingZeros64(m)
 		q, err := b.Play(p, sq)
 		if err != nil {
 			panic(err)
 		}
-		v, _ := brute(b, q)
+		v := score(q)
 		if q.Side != p.Side {
 			v = -v
 		}
@@ -185,26 +195,13 @@ func TestRootAgainstChildren(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		score := -100
-		var best []int
-		for m := b.Moves(p); m != 0; m &= m - 1 {
-			sq := bits.TrailingZeros64(m)
-			q, _ := b.Play(p, sq)
+		score, best := bestChildren(b, p, func(q board.Position) int {
 			res, err := newSolver(t, 1<<22).Solve(b, q)
 			if err != nil {
 				t.Fatal(err)
 			}
-			v := res.Score
-			if q.Side != p.Side {
-				v = -v
-			}
-			switch {
-			case v > score:
-				score, best = v, []int{sq}
-			case v == score:
-				best = append(best, sq)
-			}
-		}
+			return res.Score
+		})
 		if got.Score != score || !slices.Equal(got.BestMoves, best) {
 			t.Errorf("%s:\n%s root: %+d %v, children: %+d %v", p.Text(), b.Diagram(p), got.Score, got.BestMoves, score, best)
 		}
