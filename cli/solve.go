@@ -38,12 +38,15 @@ the nodes searched and the time taken, e.g.
   a2 +38 nodes=23933683 time=2.31s
 
 Positions are solved -parallel at a time (one per CPU by default), each
-by -threads goroutines sharing one transposition table (one by default:
-for a single hard position, -parallel 1 -threads at the CPU count solves
-it about 1.8 times as fast on two CPUs, while a batch goes fastest one
-position a CPU); each solver keeps its table from one position to the next, and
-answers come in input order. A line that is not a position stops the run
-with an error naming it, after the answers to the lines before it.`
+by a solver with a transposition table of its own that it keeps from one
+position to the next; answers come in input order. A solver takes up to
+-threads goroutines for one position, sharing its table: the first
+alone while every CPU has a position of its own, the others as CPUs
+run out of positions at the end of the input (two threads solve a hard
+position about 1.8 times as fast on two CPUs). With -threads 1 the node
+counts are the same from run to run. A line that is not a position stops
+the run with an error naming it, after the answers to the lines before
+it.`
 
 // solveTableMiB is the default table of the solve command: larger than
 // the package default, as positions typed at a command line are usually
@@ -64,7 +67,7 @@ func solveLines(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	tableMiB := fs.Int("table-mb", solveTableMiB, "transposition table size in MiB, for each of the -parallel solvers")
 	all := fs.Bool("all", false, "write every best move, comma-separated, instead of one")
 	parallel := fs.Int("parallel", runtime.GOMAXPROCS(0), "positions solved at once, each by a solver of its own")
-	threads := fs.Int("threads", 1, "goroutines solving each position together (1 makes node counts reproducible)")
+	threads := fs.Int("threads", runtime.GOMAXPROCS(0), "at most this many goroutines solve one position together, on CPUs no other position needs (1 makes node counts reproducible)")
 	maxNodes := fs.Int64("max-nodes", 0, "give up on a position after this many nodes (0: no limit)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -87,10 +90,17 @@ func solveLines(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	case *maxNodes < 0:
 		err = fmt.Errorf("-max-nodes %d: want 0 or more", *maxNodes)
 	}
+	// Cores lends the CPUs that no solver needs, at first and as the
+	// solvers run out of positions, to the helper threads of the others.
+	cpus := runtime.GOMAXPROCS(0)
+	cores := solve.NewCores(cpus)
+	for range cpus - *parallel {
+		cores.Free()
+	}
 	solvers := make([]*solve.Solver, *parallel)
 	for i := range solvers {
 		if err == nil {
-			solvers[i], err = solve.New(solve.Options{TableBytes: *tableMiB << 20, MaxNodes: *maxNodes, Threads: *threads, OneBestMove: !*all})
+			solvers[i], err = solve.New(solve.Options{TableBytes: *tableMiB << 20, MaxNodes: *maxNodes, Threads: *threads, OneBestMove: !*all, Cores: cores})
 		}
 	}
 	if err != nil {
@@ -99,7 +109,7 @@ func solveLines(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
-	if err := solvePositions(ctx, solvers, *all, fs.Args(), stdin, out); err != nil {
+	if err := solvePositions(ctx, solvers, cores, *all, fs.Args(), stdin, out); err != nil {
 		out.Flush()
 		fmt.Fprintf(stderr, "solve: %v\n", err)
 		if ctx.Err() != nil {
@@ -109,6 +119,10 @@ func solveLines(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	return ExitOK
 }
+
+// solveAhead bounds how many positions the solvers may answer ahead of the
+// first answer not yet written: a few hundred bytes each.
+const solveAhead = 1024
 
 // solveJob is one position line on its way through solvePositions.
 type solveJob struct {
@@ -124,14 +138,17 @@ type solveJob struct {
 // solvePositions solves the position lines of the files (stdin without
 // any) on the solvers at once, and writes the answers in input order, each
 // as soon as it and those before it are known. A bad line stops the run
-// once the answers before it are written.
-func solvePositions(ctx context.Context, solvers []*solve.Solver, all bool, files []string, stdin io.Reader, out *bufio.Writer) error {
+// once the answers before it are written. A solver that finds no position
+// left frees its CPU in cores for the others' helpers.
+func solvePositions(ctx context.Context, solvers []*solve.Solver, cores *solve.Cores, all bool, files []string, stdin io.Reader, out *bufio.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	jobs := make(chan *solveJob)
-	// inOrder holds the jobs handed out and not yet written; its buffer
-	// lets the readers run ahead of the writer by one job per solver.
-	inOrder := make(chan *solveJob, len(solvers))
+	// inOrder holds the jobs handed out and not yet written. Its buffer
+	// lets the solvers run ahead of the writer: a solver that finishes an
+	// easy position while an earlier hard one is still being solved takes
+	// the next at once, rather than idling until that answer is written.
+	inOrder := make(chan *solveJob, len(solvers)+solveAhead)
 	go func() {
 		defer close(inOrder)
 		defer close(jobs)
@@ -141,6 +158,7 @@ func solvePositions(ctx context.Context, solvers []*solve.Solver, all bool, file
 	defer wg.Wait()
 	for _, s := range solvers {
 		wg.Go(func() {
+			defer cores.Free()
 			// Each solver keeps its table from one position to the next.
 			for j := range jobs {
 				start := time.Now()

@@ -60,6 +60,11 @@ type Options struct {
 	// sharing the table: more than one makes node counts vary from run to
 	// run (never scores). 0 means 1.
 	Threads int
+	// Cores, when set, holds back the Threads-1 helpers of each solve
+	// until Cores has an idle CPU for each: the threads of several
+	// Solvers then never outnumber the CPUs (see Cores). Nil: the helpers
+	// start with every solve.
+	Cores *Cores
 }
 
 // ErrOptions reports invalid Options.
@@ -133,8 +138,10 @@ type Solver struct {
 	par    *parallel
 	polled int64
 	// helpers search the same positions on goroutines of their own,
-	// sharing tt and par.
+	// sharing tt and par, each once it has an idle CPU of cores if cores
+	// is set.
 	helpers []*Solver
+	cores   *Cores
 }
 
 // New returns a Solver with a transposition table of opts.TableBytes.
@@ -143,7 +150,7 @@ func New(opts Options) (*Solver, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Solver{tt: newTable(opts.TableBytes), maxNodes: opts.MaxNodes, oneBest: opts.OneBestMove}
+	s := &Solver{tt: newTable(opts.TableBytes), maxNodes: opts.MaxNodes, oneBest: opts.OneBestMove, cores: opts.Cores}
 	if opts.Threads > 1 {
 		s.par = newParallel()
 		for range opts.Threads - 1 {
@@ -191,15 +198,27 @@ func (s *Solver) SolveContext(ctx context.Context, b *board.Board, p board.Posit
 		return s.run(ctx, b, p)
 	}
 	// The helpers search the same position and fill the table; only this
-	// Solver's answer counts, and when it has one the helpers stop.
+	// Solver's answer counts, and when it has one the helpers stop. A
+	// helper that joins late starts from the root like the others: the
+	// table soon brings it to where they are.
 	s.par.reset()
+	done := make(chan struct{})
 	var wg sync.WaitGroup
 	for _, h := range s.helpers {
-		h.g = g
-		wg.Go(func() { h.run(ctx, b, p) })
+		h.g, h.nodes = g, 0
+		wg.Go(func() {
+			if s.cores != nil {
+				if !s.cores.take(ctx, done) {
+					return
+				}
+				defer s.cores.Free()
+			}
+			h.run(ctx, b, p)
+		})
 	}
 	res, err := s.run(ctx, b, p)
 	s.par.stop.Store(true)
+	close(done)
 	wg.Wait()
 	for _, h := range s.helpers {
 		res.Nodes += h.nodes
