@@ -222,6 +222,11 @@ func (s *Solver) order(ml *moveList, own, opp, legal, empty uint64, empties int)
 		x := uint64(1) << uint(sq)
 		f := flips(sq, own, opp)
 		cown, copp, cempty := opp&^f, own|f|x, empty&^x
+		if empties >= etcMin {
+			// The transposition cutoff after ordering probes every child:
+			// their buckets load while the moves are ordered.
+			s.tt.prefetch(cown, copp)
+		}
 		replies := moves(cown, copp, cempty)
 		key := 4 * (bits.OnesCount64(replies) + bits.OnesCount64(replies&g.corners))
 		switch {

@@ -89,7 +89,9 @@ func newTable(bytes int) *table {
 		n = 1
 	}
 	n = 1 << uint(bits.Len(uint(n))-1)
-	return &table{buckets: make([]bucket, n), mask: uint64(n - 1)}
+	t := &table{mask: uint64(n - 1)}
+	t.buckets = allocBuckets(t, n)
+	return t
 }
 
 // clear forgets every position, for a change of board size.
@@ -104,10 +106,27 @@ func (t *table) clear() {
 // newSearch lets the entries of earlier solves be replaced first.
 func (t *table) newSearch() { t.gen++ }
 
-// hash mixes a position into 64 bits.
+// hash mixes a position into 64 bits, every bit of the position reaching
+// every bit of the hash: the table takes its low bits, the busy marks of
+// parallel.go its high ones. (A product alone carries a change only
+// upwards: the table once ignored the bottom two rows, and positions
+// differing in the colour of h8 alone had the same hash.)
 func hash(own, opp uint64) uint64 {
-	h := own*0x9e3779b97f4a7c15 ^ (opp+0x632be59bd9b4e019)*0xc2b2ae3d27d4eb4f
-	return h ^ h>>29
+	h := own*0x9e3779b97f4a7c15 ^ bits.RotateLeft64(opp*0xc2b2ae3d27d4eb4f, 32)
+	// MurmurHash3's finaliser: each input bit changes each output bit
+	// with probability about one half.
+	h ^= h >> 33
+	h *= 0xff51afd7ed558ccd
+	h ^= h >> 33
+	h *= 0xc4ceb9fe1a85ec53
+	return h ^ h>>33
+}
+
+// prefetch starts loading the position's bucket into the cache, without
+// waiting for it: the search prefetches the children it may probe while it
+// orders them.
+func (t *table) prefetch(own, opp uint64) {
+	prefetch(&t.buckets[hash(own, opp)&t.mask])
 }
 
 // probe returns the entry for the position, if any.
