@@ -39,8 +39,9 @@ func movesDown(own, opp uint64, s uint) uint64 {
 	return t >> s
 }
 
-// moves returns the legal squares of own among empty.
-func moves(own, opp, empty uint64) uint64 {
+// movesScalar returns the legal squares of own among empty, one direction
+// at a time: moves, where the build has no vector version (moves_simd.go).
+func movesScalar(own, opp, empty uint64) uint64 {
 	inner := opp & notEdgeCols
 	return (movesUp(own, inner, 1) | movesDown(own, inner, 1) |
 		movesUp(own, opp, 8) | movesDown(own, opp, 8) |

@@ -22,7 +22,7 @@ func randomDiscs(b *board.Board, rng *rand.Rand, fill float64) (own, opp uint64)
 	return own, opp
 }
 
-// TestFlips compares flips and moves with package board's on random discs
+// TestFlips compares flips, moves and movesScalar with package board's on random discs
 // (not only reachable positions) of every size, every empty square.
 func TestFlips(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
@@ -44,8 +44,13 @@ func TestFlips(t *testing.T) {
 					legal |= 1 << uint(sq)
 				}
 			}
+			// moves is the vector version in a GOEXPERIMENT=simd build for
+			// x86-64-v3 (as make builds on such a CPU), else movesScalar.
 			if got := moves(own, opp, empty); got != legal || got != b.Moves(p) {
 				t.Fatalf("%dx%d %s: moves = %#x, want %#x", size, size, p.Text(), got, legal)
+			}
+			if got := movesScalar(own, opp, empty); got != legal {
+				t.Fatalf("%dx%d %s: movesScalar = %#x, want %#x", size, size, p.Text(), got, legal)
 			}
 		}
 	}
