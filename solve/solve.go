@@ -162,12 +162,13 @@ func New(opts Options) (*Solver, error) {
 
 // Solve solves p on b with a Solver of its own: safe for concurrent use,
 // at the cost of allocating a transposition table per call (size it with
-// opts.TableBytes; small positions need little).
+// opts.TableBytes; small positions need little), freed on return.
 func Solve(b *board.Board, p board.Position, opts Options) (Result, error) {
 	s, err := New(opts)
 	if err != nil {
 		return Result{}, err
 	}
+	defer s.tt.release()
 	return s.Solve(b, p)
 }
 

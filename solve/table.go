@@ -2,6 +2,7 @@ package solve
 
 import (
 	"math/bits"
+	"runtime"
 	"sync/atomic"
 )
 
@@ -76,6 +77,11 @@ type table struct {
 	buckets []bucket
 	mask    uint64
 	gen     uint8
+	// free releases buckets that are not Go memory (allocBuckets); the
+	// table's cleanup calls it once the table is unreachable, release at
+	// once.
+	free    func()
+	cleanup runtime.Cleanup
 }
 
 // bucketBytes is the size of a bucket: the table budget is counted in it.
@@ -90,8 +96,22 @@ func newTable(bytes int) *table {
 	}
 	n = 1 << uint(bits.Len(uint(n))-1)
 	t := &table{mask: uint64(n - 1)}
-	t.buckets = allocBuckets(t, n)
+	t.buckets, t.free = allocBuckets(n)
+	if t.free != nil {
+		t.cleanup = runtime.AddCleanup(t, func(free func()) { free() }, t.free)
+	}
 	return t
+}
+
+// release frees the table's memory now rather than when the collector
+// finds it unreachable, which may be much later: the collector does not
+// count memory it did not allocate. The table must not be used again.
+func (t *table) release() {
+	if t.free != nil {
+		t.cleanup.Stop()
+		t.free()
+		t.free, t.buckets = nil, nil
+	}
 }
 
 // clear forgets every position, for a change of board size.

@@ -2,5 +2,6 @@
 
 package solve
 
-// allocBuckets returns n zeroed buckets for t from the Go heap.
-func allocBuckets(t *table, n int) []bucket { return make([]bucket, n) }
+// allocBuckets returns n zeroed buckets from the Go heap, and no function
+// to release them: the collector does.
+func allocBuckets(n int) ([]bucket, func()) { return make([]bucket, n), nil }
