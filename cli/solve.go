@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -111,7 +112,7 @@ func solveLines(ctx context.Context, args []string, stdin io.Reader, stdout, std
 	}
 	out := bufio.NewWriter(stdout)
 	defer out.Flush()
-	if err := solvePositions(ctx, solvers, cores, *all, fs.Args(), stdin, out); err != nil {
+	if err := solvePositions(ctx, solvers, cores, cpus, *all, fs.Args(), stdin, out); err != nil {
 		out.Flush()
 		fmt.Fprintf(stderr, "solve: %v\n", err)
 		if ctx.Err() != nil {
@@ -141,8 +142,9 @@ type solveJob struct {
 // any) on the solvers at once, and writes the answers in input order, each
 // as soon as it and those before it are known. A bad line stops the run
 // once the answers before it are written. A solver that finds no position
-// left frees its CPU in cores for the others' helpers.
-func solvePositions(ctx context.Context, solvers []*solve.Solver, cores *solve.Cores, all bool, files []string, stdin io.Reader, out *bufio.Writer) error {
+// left frees a CPU in cores for the others' helpers, once fewer solvers
+// than cpus are left.
+func solvePositions(ctx context.Context, solvers []*solve.Solver, cores *solve.Cores, cpus int, all bool, files []string, stdin io.Reader, out *bufio.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	jobs := make(chan *solveJob)
@@ -158,9 +160,15 @@ func solvePositions(ctx context.Context, solvers []*solve.Solver, cores *solve.C
 	}()
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	var running atomic.Int64
+	running.Store(int64(len(solvers)))
 	for _, s := range solvers {
 		wg.Go(func() {
-			defer cores.Free()
+			defer func() {
+				if running.Add(-1) < int64(cpus) {
+					cores.Free()
+				}
+			}()
 			// Each solver keeps its table from one position to the next.
 			for j := range jobs {
 				start := time.Now()

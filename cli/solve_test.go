@@ -1,13 +1,18 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/reversi-cloud/reversi/solve"
 )
 
 // answer drops the nodes and time, which vary, from an output line.
@@ -94,6 +99,67 @@ func TestSolveHelp(t *testing.T) {
 	for _, want := range []string{"usage: solve", "-table-mb", "-all", "-parallel", "-threads", "-max-nodes", "empty squares going to the winner"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("help lacks %q", want)
+		}
+	}
+}
+
+// gatedWriter holds every write until gate is closed.
+type gatedWriter struct {
+	gate chan struct{}
+	buf  bytes.Buffer
+}
+
+func (w *gatedWriter) Write(p []byte) (int, error) {
+	<-w.gate
+	return w.buf.Write(p)
+}
+
+// TestSolveRunsAhead holds the output at the first answer and feeds more
+// positions: the solver must go on taking them (the reader takes every
+// line) rather than wait for the first answer to be written, and the
+// answers then come out in input order.
+func TestSolveRunsAhead(t *testing.T) {
+	s, err := solve.New(solve.Options{TableBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const lines = 50
+	pr, pw := io.Pipe()
+	w := &gatedWriter{gate: make(chan struct{})}
+	done := make(chan error, 1)
+	go func() {
+		done <- solvePositions(context.Background(), []*solve.Solver{s}, solve.NewCores(1), 1, false, nil, pr, bufio.NewWriter(w))
+	}()
+	fed := make(chan error, 1)
+	go func() {
+		for range lines {
+			// Returns once the reader has taken the line.
+			if _, err := io.WriteString(pw, "-----OX--XO----- X\n"); err != nil {
+				fed <- err
+				return
+			}
+		}
+		fed <- pw.Close()
+	}()
+	select {
+	case err := <-fed:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(time.Minute): // the lines take microseconds
+		t.Fatal("the reader stopped taking lines while the first answer waited to be written")
+	}
+	close(w.gate)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Split(strings.TrimSpace(w.buf.String()), "\n")
+	if len(got) != lines {
+		t.Fatalf("%d answers, want %d", len(got), lines)
+	}
+	for i, l := range got {
+		if a := answer.ReplaceAllString(l, ""); a != "b1 -10" {
+			t.Fatalf("answer %d: %q", i, l)
 		}
 	}
 }
