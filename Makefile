@@ -30,8 +30,9 @@ bench:
 bench-go:
 	go test -run '^$$' -bench . ./board/ ./dedup/
 
-# The FFO endgame test positions #40-#49, solved by cmd/solve (two at a
-# time, one per CPU): a best move, the score, nodes and time of each. The
+# The FFO endgame test positions #40-#49, solved by cmd/solve (one at a
+# time per CPU, a CPU with none left helping the others): a best move,
+# the score, nodes and time of each. The
 # scores and moves are checked against the published ones by
 # REVERSI_FFO_ALL=1 go test ./solve -run TestFFO -timeout 0.
 ffo:
