@@ -191,8 +191,13 @@ func (s *Solver) SolveContext(ctx context.Context, b *board.Board, p board.Posit
 	}
 	g := geometries[b.Size()]
 	if s.g != g {
+		// A new Solver's table is zeroed memory, which reads as empty:
+		// clearing it would only make the system back every page of it at
+		// once, however little the first solves use.
+		if s.g != nil {
+			s.tt.clear()
+		}
 		s.g = g
-		s.tt.clear()
 	}
 	s.tt.newSearch()
 	if s.par == nil {
