@@ -1,5 +1,5 @@
 # Thin wrappers; the logic lives in scripts/.
-.PHONY: test vet bench bench-go ffo azurite-start azurite-stop azurite-env
+.PHONY: test vet bench bench-go ffo solve-pgo azurite-start azurite-stop azurite-env
 
 # Build for this machine's x86-64 level (v3 on any CPU of the last ten
 # years; see scripts/goamd64.sh). Set GOAMD64=v1 for binaries that must
@@ -38,6 +38,13 @@ bench-go:
 ffo:
 	go build -o bench-out/bin/ ./cmd/solve
 	bench-out/bin/solve solve/testdata/ffo-40-49.txt
+
+# cmd/solve/default.pgo, the CPU profile that go build uses to optimise
+# cmd/solve (profile-guided optimisation: mostly inlining the move
+# generator and the flips into the search), from one thread solving FFO
+# #45-#49: about 40 s. Remake it after large changes to package solve.
+solve-pgo:
+	REVERSI_FFO_ALL=1 go test ./solve -run 'TestFFO/ffo4[5-9]/threads=1' -count 1 -cpuprofile cmd/solve/default.pgo -o bench-out/solve.test
 
 # A long-running Azurite for manual work: eval "$$(make -s azurite-start)".
 # Data on disk instead of in memory: scripts/azurite.sh start --location DIR
