@@ -70,6 +70,16 @@ func docFiles(t *testing.T, root string) []string {
 	return files
 }
 
+// repoRoot returns the repository's root: the tests run in e2e/.
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
+
 // readDoc returns the page at root/file (README.md, docs/...).
 func readDoc(t *testing.T, root, file string) string {
 	t.Helper()
@@ -123,10 +133,7 @@ func parseBlocks(t *testing.T, root, file string) []docBlock {
 // docs/*.md says how it is tested, and that the blocks only checked for
 // syntax parse as bash.
 func TestDocsEveryCommandIsTested(t *testing.T) {
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := repoRoot(t)
 	n := 0
 	for _, file := range docFiles(t, root) {
 		for _, b := range parseBlocks(t, root, file) {
@@ -165,10 +172,7 @@ func TestDocsCommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs go run")
 	}
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := repoRoot(t)
 	var env []string
 	for _, kv := range os.Environ() {
 		if k, _, _ := strings.Cut(kv, "="); !strings.HasPrefix(k, "AZURE_") {
@@ -406,10 +410,7 @@ func serve(t *testing.T, root string, env []string, b docBlock, line string) {
 // rows, under the sentence bench writes above them; the packed sizes are
 // what TestSizes prints today; the Go benchmarks named exist.
 func TestPerformanceTables(t *testing.T) {
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := repoRoot(t)
 	page := readDoc(t, root, "docs/performance.md")
 	lines := strings.Split(page, "\n")
 
@@ -586,10 +587,7 @@ func goTestList(t *testing.T, root, pkg string) []string {
 // TestDocsLinks checks that every relative link and image of README.md and
 // docs/*.md names a file or directory of the repository.
 func TestDocsLinks(t *testing.T) {
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := repoRoot(t)
 	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
 	for _, file := range docFiles(t, root) {
 		for _, m := range link.FindAllStringSubmatch(readDoc(t, root, file), -1) {

@@ -139,10 +139,7 @@ func testedLines(t *testing.T, root string) map[string]bool {
 // the prose of README.md and docs/*.md is run by a test, or marked with
 // a kind that docs/README.md lists, and that each parses as bash.
 func TestDocsEveryInlineCommandIsTested(t *testing.T) {
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := repoRoot(t)
 	tested := testedLines(t, root)
 	n := 0
 	for _, file := range docFiles(t, root) {
@@ -206,10 +203,7 @@ func TestDocsInlineCommands(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the programs")
 	}
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := repoRoot(t)
 	bin := binaries(t)
 	var env []string
 	for _, kv := range os.Environ() {

@@ -58,10 +58,7 @@ func section(t *testing.T, readme, name string) (commands []string, shown [][]st
 
 func readme(t *testing.T) (root, text string) {
 	t.Helper()
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
+	root = repoRoot(t)
 	return root, readDoc(t, root, "README.md")
 }
 

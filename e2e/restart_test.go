@@ -29,10 +29,7 @@ type privateAzurite struct {
 // stops it when the test ends.
 func startPrivateAzurite(t *testing.T) *privateAzurite {
 	t.Helper()
-	root, err := filepath.Abs("..")
-	if err != nil {
-		t.Fatal(err)
-	}
+	root := repoRoot(t)
 	if _, err := os.Stat(filepath.Join(root, ".tools", "azurite", "node_modules", ".bin", "azurite")); err != nil {
 		if os.Getenv(azuretest.EnvRequire) == "1" {
 			t.Fatal("Azurite is not installed in .tools/azurite (scripts/azurite.sh install)")
