@@ -55,12 +55,12 @@ func next(ml *moveList, k int, deferred *uint64) (int, bool) {
 	return i, true
 }
 
-// claim marks the child (own, opp), the k-th of n moves of a node with
-// empties empties, as busy before it is searched, in a parallel solve.
-// mark is -1 when another thread is searching it (defer it), 1 when marked
-// (release it after the search), else 0.
-func (s *Solver) claim(own, opp uint64, k, n, empties int) (h uint64, mark int) {
-	if s.par == nil || k == 0 || k >= n || empties < splitMin {
+// claim marks the child (own, opp) of a node with empties empties as busy
+// before it is searched, in a parallel solve, if the node shares out that
+// move. mark is -1 when another thread is searching it (defer it), 1 when
+// marked (release it after the search), else 0.
+func (s *Solver) claim(own, opp uint64, shared bool, empties int) (h uint64, mark int) {
+	if s.par == nil || !shared || empties < splitMin {
 		return 0, 0
 	}
 	return s.par.claim(hash(own, opp) | 1)

@@ -174,7 +174,11 @@ func (s *Solver) searchList(ml *moveList, skip, own, opp uint64, alpha, beta, em
 			continue
 		}
 		cown, copp := opp&^m.flip, own|m.flip|x
-		h, mark := s.claim(cown, copp, searched+k, searched+ml.n, empties)
+		// Every thread searches the node's first move (the table's, else
+		// the list's first) and, once the others are done, the deferred
+		// ones (k from ml.n on); the rest are shared out.
+		shared := (searched > 0 || k > 0) && k < ml.n
+		h, mark := s.claim(cown, copp, shared, empties)
 		if mark < 0 {
 			deferred |= 1 << uint(i)
 			continue
