@@ -90,7 +90,7 @@ func (f *enumerateFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.visibility, "visibility", pipeline.DefaultWorkerConfig().Visibility, "pipeline: queue visibility timeout")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on standard error")
 	f.settings.register(fs, "pipeline: ")
-	f.storage.register(fs, "embedded")
+	f.storage.registerSim(fs, "embedded")
 	f.log.register(fs, "text")
 	f.log.level = "warn"
 	f.position.register(fs)
