@@ -257,7 +257,23 @@ func (f *enumerateFlags) enumeratePipeline(env Env, fs *flag.FlagSet, cfg pipeli
 	if f.storage.kind == "azure" || f.storage.data != "" {
 		leftovers(ctx, env, r, &f.storage, wcfg.WithDefaults().CompensationDelay)
 	}
-	return f.show(ctx, env, r, rep, start, web)
+	if f.storage.kind == "sim" {
+		// A rehearsal checks what it rehearsed: the run is gone once
+		// this process ends, so nothing could check it later.
+		a, err := r.Audit(ctx)
+		if err != nil {
+			return fmt.Errorf("auditing run %s: %w", cfg.Name, err)
+		}
+		rep.Audit = a.Report()
+	}
+	if err := f.show(ctx, env, r, rep, start, web); err != nil {
+		return err
+	}
+	if rep.Audit != nil && len(rep.Audit.Problems) > 0 {
+		return fmt.Errorf("the audit at the end of run %s found %d problems (the report's audit lists them), the first: %s",
+			cfg.Name, len(rep.Audit.Problems), rep.Audit.Problems[0])
+	}
+	return nil
 }
 
 // show reports a finished run: the table and -json, then -position,

@@ -69,6 +69,21 @@ type Report struct {
 	RootScore   *int    `json:"root_score,omitempty"`
 	WallSeconds float64 `json:"wall_seconds,omitempty"`
 	Plies       []Ply   `json:"plies"`
+	// Audit is what the checks of inspect -check found at the end of the
+	// run, for the runs that audit themselves (enumerate -storage sim).
+	Audit *Audit `json:"audit,omitempty"`
+}
+
+// Audit is what a run's audit found.
+type Audit struct {
+	// Problems are the errors found, empty (not null) when the run is
+	// clean.
+	Problems []string `json:"problems"`
+	// Warnings may be work still under way, such as a blob that a pending
+	// compensation message may yet delete; they do not make the run fail.
+	Warnings []string `json:"warnings,omitempty"`
+	// Summary is the audit's one line: what it looked at.
+	Summary string `json:"summary"`
 }
 
 // Frontier counts the positions of a target ply solved in a pruned solve
@@ -170,6 +185,12 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	if _, err := fmt.Fprintln(w); err != nil {
 		return err
+	}
+	if a := r.Audit; a != nil {
+		fmt.Fprintf(w, "audit at the end of the run: %s\n", a.Summary)
+		for _, p := range a.Problems {
+			fmt.Fprintf(w, "  problem: %s\n", p)
+		}
 	}
 	if r.Cost != nil {
 		return r.Cost.WriteTable(w)
