@@ -114,6 +114,7 @@ type storageFlags struct {
 	sim     sim.Config
 	simOK   bool
 	simMBps float64
+	simBE   *sim.Backend // the account open opened
 	fs      *flag.FlagSet
 
 	// full, when set before open, is called with the error of every
@@ -198,6 +199,7 @@ func (s *storageFlags) open(ctx context.Context, env Env, run string) (*storage.
 		if err != nil {
 			return nil, fmt.Errorf("opening the simulated account: %w", err)
 		}
+		s.simBE = be
 		return s.meterOne(be), nil
 	default:
 		be, n, err := openAzure(ctx, env)

@@ -218,6 +218,9 @@ func (f *enumerateFlags) enumeratePipeline(env Env, fs *flag.FlagSet, cfg pipeli
 		return err
 	}
 	defer be.Close()
+	if f.storage.kind == "sim" {
+		defer func() { fmt.Fprintf(env.Stderr, "enumerate: %s\n", f.storage.simSummary()) }()
+	}
 	// The run may be an existing one, whose settings win.
 	if cfg, err = resumeConfig(ctx, fs, be, &f.storage, cfg); err != nil {
 		return err

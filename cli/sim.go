@@ -2,6 +2,7 @@ package cli
 
 import (
 	"flag"
+	"fmt"
 	"math"
 	"time"
 
@@ -36,4 +37,12 @@ func (s *storageFlags) validateSim() error {
 	}
 	s.sim.Bandwidth = max(1, int64(s.simMBps*1e6))
 	return s.sim.Validate()
+}
+
+// simSummary says how the simulated account's rate limits held the run
+// back, once open opened it.
+func (s *storageFlags) simSummary() string {
+	t := s.simBE.ThrottleStats()
+	return fmt.Sprintf("simulated account: %d calls admitted, %d of them after waiting for the rate limits (%v in all), %d refused as ServerBusy (by the binding limit: %v); the busiest account, queue and partition took %v",
+		t.Calls, t.Waits, t.Waited.Round(time.Millisecond), t.Refused, t.RefusedBy, t.Busiest)
 }
