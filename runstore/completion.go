@@ -22,14 +22,14 @@ import (
 const completionFan = 64
 
 // stageMarkers names a stage's marker rows: item i's marker is
-// item+%07d(i) in partition spread.pk(i), group g's is group+%07d(g) in
+// item+index(i) in partition spread.pk(i), group g's is group+index(g) in
 // the base partition, where the last item counts them all.
 type stageMarkers struct {
 	spread
 	item, group byte
 }
 
-func markerKey(prefix byte, i int) string { return fmt.Sprintf("%c%07d", prefix, i) }
+func markerKey(prefix byte, i int) string { return string(prefix) + formatIndex(indexWidth, i) }
 
 // allItems is the key range of every item marker.
 func (m stageMarkers) allItems() (from, to string) { return string(m.item), string(m.item + 1) }

@@ -35,6 +35,11 @@
 //	s<ply>-<blob>   <row>               sources: each position's parents
 //	n<ply>-<index>  <child>-<row>       notices: results reported by children
 //
+// Every <task>, <group>, <bucket> and <index> above, and the indexes in
+// blob names, is written in a code that sorts in index order to any
+// size and reads the seven-digit (six for buckets) keys of earlier runs
+// as they are (keys.go).
+//
 // The settings row (Config) and the ply records (Ply) record their
 // version and are migrated from older versions as they are read
 // (schema.go). The other rows have no version: the few properties that
