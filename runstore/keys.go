@@ -133,7 +133,7 @@ func (s spread) pks() []string {
 }
 
 // all are pks and, with shards, the base partition, which then holds
-// only the group markers.
+// only the group markers of a flat completion count (completion.go).
 func (s spread) all() []string {
 	if s.shards <= 1 {
 		return []string{s.base}
@@ -145,14 +145,14 @@ func (s *Store) runRows(ply int) spread   { return spread{pkRuns(ply), s.shards}
 func (s *Store) finalRows(ply int) spread { return spread{pkFinals(ply), s.shards} }
 
 func (s *Store) expansionMarkers(ply int) stageMarkers {
-	return stageMarkers{spread: s.runRows(ply), item: 'd', group: 'e'}
+	return s.stageMarkers(s.runRows(ply), 'd', 'e')
 }
-func (s *Store) combineMarkers(ply int) stageMarkers {
-	return stageMarkers{spread: s.runRows(ply), item: 'a', group: 'b'}
-}
-func (s *Store) bucketMarkers(ply int) stageMarkers {
-	return stageMarkers{spread: s.runRows(ply), item: 'c', group: 'k'}
-}
+func (s *Store) combineMarkers(ply int) stageMarkers { return s.stageMarkers(s.runRows(ply), 'a', 'b') }
+func (s *Store) bucketMarkers(ply int) stageMarkers  { return s.stageMarkers(s.runRows(ply), 'c', 'k') }
 func (s *Store) resolutionMarkers(ply int) stageMarkers {
-	return stageMarkers{spread: spread{pkResolutions(ply), s.shards}, item: 'd', group: 'e'}
+	return s.stageMarkers(spread{pkResolutions(ply), s.shards}, 'd', 'e')
+}
+
+func (s *Store) stageMarkers(rows spread, item, group byte) stageMarkers {
+	return stageMarkers{spread: rows, item: item, group: group, flat: s.completion == FlatCompletion}
 }
