@@ -65,8 +65,14 @@ func Seed(ctx context.Context, be storage.Backend, cfg RunConfig) (*Run, error) 
 	}
 	have, err := runstore.AddConfig(ctx, be.Table(StateTable(cfg.Name)), cfg.Config, time.Now())
 	if errors.Is(err, storage.ErrExists) {
+		// How the run's stages count is the run's own, recorded by
+		// the release that seeded it, not a setting to compare.
+		cfg.Completion = have.Completion
 		if have != cfg.Config {
 			return nil, fmt.Errorf("run %q already exists with %s; refusing %s", cfg.Name, settings(have), settings(cfg.Config))
+		}
+		if r, err = newRun(be, cfg); err != nil {
+			return nil, err
 		}
 	} else if err != nil {
 		return nil, err

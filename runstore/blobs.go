@@ -6,7 +6,9 @@ import (
 	"strings"
 )
 
-// Blob names. Every blob of a run lies in its ply's folder "pNN/", so a
+// Blob names. Their indexes are written as in keys (keys.go), so names
+// sort in index order and those below 10^7 are what earlier releases
+// wrote. Every blob of a run lies in its ply's folder "pNN/", so a
 // ply's spent blobs are swept with one listing. Blobs that a compensation
 // message covers carry the writing attempt's tag, so a stale compensation
 // message of a dead attempt can only ever delete that attempt's blob.
@@ -41,12 +43,12 @@ func StartBlobName() string { return PlyFolder(0) + "start" }
 
 // ExpansionBlobName names expansion task task's output for ply.
 func ExpansionBlobName(ply, task int, attempt string) string {
-	return fmt.Sprintf("%se-%07d-%s", PlyFolder(ply), task, attempt)
+	return fmt.Sprintf("%se-%s-%s", PlyFolder(ply), formatIndex(indexWidth, task), attempt)
 }
 
 // CombineBlobName names combine task i's output for ply.
 func CombineBlobName(ply, i int, attempt string) string {
-	return fmt.Sprintf("%sc-%07d-%s", PlyFolder(ply), i, attempt)
+	return fmt.Sprintf("%sc-%s-%s", PlyFolder(ply), formatIndex(indexWidth, i), attempt)
 }
 
 // CombineInputsBlobName names the list of each combine task's inputs of
@@ -55,11 +57,13 @@ func CombineInputsBlobName(ply int) string { return PlyFolder(ply) + "combine-in
 
 // FinalRunBlobName names output k of a bucket's merge.
 func FinalRunBlobName(ply, bucket, k int, attempt string) string {
-	return fmt.Sprintf("%sf-%06d-%04d-%s", PlyFolder(ply), bucket, k, attempt)
+	return fmt.Sprintf("%sf-%s-%04d-%s", PlyFolder(ply), formatIndex(bucketWidth, bucket), k, attempt)
 }
 
 // ResultsBlobName names the results of final blob index of ply.
-func ResultsBlobName(ply, index int) string { return fmt.Sprintf("%sr-%07d", PlyFolder(ply), index) }
+func ResultsBlobName(ply, index int) string {
+	return PlyFolder(ply) + "r-" + formatIndex(indexWidth, index)
+}
 
 // SplittersBlobName names a ply's bucket bounds.
 func SplittersBlobName(ply int) string { return PlyFolder(ply) + "splitters" }
@@ -86,9 +90,12 @@ func ParseBlobName(name string) (BlobName, bool) {
 		b.Kind = CombineInputsBlob
 	case strings.HasPrefix(rest, "c-"):
 		b.Kind = CombineBlob
-	case strings.HasPrefix(rest, "r-") && len(rest) == 9 && digits(rest[2:]):
-		b.Kind = ResultsBlob
-		b.Index, _ = strconv.Atoi(rest[2:])
+	case strings.HasPrefix(rest, "r-"):
+		i, ok := parseIndex(rest[2:], indexWidth)
+		if !ok {
+			return BlobName{}, false
+		}
+		b.Kind, b.Index = ResultsBlob, i
 	case strings.HasPrefix(rest, "e-"):
 		b.Kind = ExpansionBlob
 	case strings.HasPrefix(rest, "f-"):

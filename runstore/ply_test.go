@@ -22,7 +22,7 @@ func openStore(t *testing.T) (*Store, storage.Table) {
 			t.Fatal(err)
 		}
 	}
-	return New(board.MustNew(4), []storage.Table{state}, []storage.Table{back}, 1), state
+	return New(board.MustNew(4), []storage.Table{state}, []storage.Table{back}, 1, TreeCompletion), state
 }
 
 // TestMalformedRows checks that a missing or mistyped property is an

@@ -99,8 +99,9 @@ func (st Stage[M]) AllDone(ctx context.Context, given int) (bool, error) {
 	return st.store.itemDone(ctx, st.rows(), given, st.Items())
 }
 
-// Complete reports whether every item is done, from the group markers
-// alone, for a caller that committed no item.
+// Complete reports whether every item is done, from the completion
+// markers alone (the root's; completion.go), for a caller that
+// committed no item.
 func (st Stage[M]) Complete(ctx context.Context) (bool, error) {
 	return st.store.allDone(ctx, st.rows(), st.Items())
 }

@@ -23,7 +23,7 @@ func openShardedStore(t *testing.T, shards int) (*Store, *Ply) {
 			t.Fatal(err)
 		}
 	}
-	s := New(board.MustNew(4), []storage.Table{state}, []storage.Table{back}, shards)
+	s := New(board.MustNew(4), []storage.Table{state}, []storage.Table{back}, shards, TreeCompletion)
 	p0, err := s.AddFirstPly(ctx, "seed")
 	if err != nil {
 		t.Fatal(err)
@@ -117,7 +117,7 @@ func TestMergeCommit(t *testing.T) {
 			t.Errorf("shards %d: markers %+v, %v; want buckets 0 and 1 by a and d", shards, ms, err)
 		}
 		if all, err := st.Complete(ctx); err != nil || all {
-			t.Errorf("shards %d: complete %v, %v before any AllDone added the group marker", shards, all, err)
+			t.Errorf("shards %d: complete %v, %v before any AllDone added the root marker", shards, all, err)
 		}
 		if all, err := st.AllDone(ctx, 1); err != nil || !all {
 			t.Errorf("shards %d: AllDone %v, %v with both buckets merged", shards, all, err)

@@ -123,7 +123,7 @@ func runStage[M any](t *testing.T, path string, sc stageCase[M]) {
 			t.Fatal(err)
 		}
 	}
-	store := runstore.New(board.MustNew(4), []storage.Table{state}, []storage.Table{back}, 1)
+	store := runstore.New(board.MustNew(4), []storage.Table{state}, []storage.Table{back}, 1, runstore.TreeCompletion)
 	h := &harness[M]{stageCase: sc, t: t, store: store, now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
 	h.task = &task.Task{Run: &task.Run{Store: store, Blobs: blobs, Work: work},
 		Timing: task.Timing{Visibility: time.Minute, CompensationDelay: time.Hour}, Now: func() time.Time { return h.now }}
