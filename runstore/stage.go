@@ -146,6 +146,31 @@ func (st Stage[M]) MarkersIn(ctx context.Context, span Span) ([]M, error) {
 	return markers(ctx, st.store, st.kind, st.ply.Ply, markerKey(rows.item, span.Lo), markerKey(rows.item, span.Hi))
 }
 
+// MarkersAt reads the markers of the done items among items, one point
+// read each, in the order given: for a reader that needs a few items
+// spread over the stage (one combine task of each group), where a range
+// query would return every item between them.
+func (st Stage[M]) MarkersAt(ctx context.Context, items []int) ([]M, error) {
+	rows := st.rows()
+	var out []M
+	for _, i := range items {
+		rk := markerKey(rows.item, i)
+		e, err := st.store.state(rows.pk(i)).Get(ctx, rows.pk(i), rk)
+		switch {
+		case errors.Is(err, storage.ErrNotFound):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("reading %s %d of ply %d: %w", st.kind.item, i, st.ply.Ply, err)
+		}
+		m, err := decodeMarker(st.store, st.kind, rows, e)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
 // Undone lists the items that none of markers (as Markers read them)
 // names, in order; markers of items the stage lacks are ignored.
 func (st Stage[M]) Undone(markers []M) []int {
@@ -192,11 +217,16 @@ func markers[M any](ctx context.Context, s *Store, k *stageKind[M], ply int, fro
 	}
 	out := make([]M, len(es))
 	for i, e := range es {
-		d := decode(e, s.board)
-		out[i] = k.decode(d, d.keyIndex(string(rows.item)))
-		if err := d.done(k.item + " marker " + e.RowKey); err != nil {
+		if out[i], err = decodeMarker(s, k, rows, e); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// decodeMarker decodes marker row e of kind k.
+func decodeMarker[M any](s *Store, k *stageKind[M], rows stageMarkers, e storage.Entity) (M, error) {
+	d := decode(e, s.board)
+	m := k.decode(d, d.keyIndex(string(rows.item)))
+	return m, d.done(k.item + " marker " + e.RowKey)
 }
