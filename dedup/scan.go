@@ -57,50 +57,51 @@ func scan(ctx context.Context, t *task.Task, m message.Message) error {
 	// The inputs go first: merges read them. A later scan (the last one,
 	// or a nudge) finds them there.
 	if len(open) == p.Buckets {
-		lists, ready, err := mergeLists(ctx, t, p)
+		lists, parts, ready, err := mergeLists(ctx, t, p)
 		if err != nil || !ready {
 			return err
 		}
-		if swept, err := putInputs(ctx, t, p.Ply, runstore.InputsBlobName(p.Ply), lists); err != nil || swept {
+		if swept, err := putInputs(ctx, t, p.Ply, runstore.InputsBlobName(p.Ply), lists, parts); err != nil || swept {
 			return err
 		}
 	}
 	return enqueueAll(ctx, t, message.KindMerge, p.Ply, open)
 }
 
-// mergeLists returns each bucket merge's inputs, from the expansion
+// mergeLists returns each bucket merge's inputs and the parts they are
+// written in (see EncodeInputs), from the expansion
 // markers or, in a ply with a combine level, from the combine markers
 // once every combine task is done. Until then it enqueues the combine
 // tasks not done, after their inputs, and ready is false.
-func mergeLists(ctx context.Context, t *task.Task, p *runstore.Ply) (lists [][]Input, ready bool, err error) {
+func mergeLists(ctx context.Context, t *task.Task, p *runstore.Ply) (lists [][]Input, parts int, ready bool, err error) {
 	store := t.Run.Store
 	if p.Groups == 0 {
 		exps, err := store.ExpansionStage(p).Markers(ctx)
 		if err != nil {
-			return nil, false, err
+			return nil, 0, false, err
 		}
-		return BucketInputs(exps, p.Buckets), true, nil
+		return BucketInputs(exps, p.Buckets), 1, true, nil
 	}
 	cst := store.CombineStage(p)
 	combines, err := cst.Markers(ctx)
 	if err != nil {
-		return nil, false, err
+		return nil, 0, false, err
 	}
 	left := cst.Undone(combines)
 	if len(left) == 0 {
-		return MergeInputs(combines, p.Buckets, p.Groups, p.Ranges), true, nil
+		return MergeInputs(combines, p.Buckets, p.Groups, p.Ranges), p.Ranges, true, nil
 	}
 	if len(left) == cst.Items() {
 		exps, err := store.ExpansionStage(p).Markers(ctx)
 		if err != nil {
-			return nil, false, err
+			return nil, 0, false, err
 		}
 		lists := CombineInputs(exps, p.Tasks, p.Buckets, p.Groups, p.Ranges)
-		if swept, err := putInputs(ctx, t, p.Ply, runstore.CombineInputsBlobName(p.Ply), lists); err != nil || swept {
-			return nil, false, err
+		if swept, err := putInputs(ctx, t, p.Ply, runstore.CombineInputsBlobName(p.Ply), lists, p.Groups); err != nil || swept {
+			return nil, 0, false, err
 		}
 	}
-	return nil, false, enqueueAll(ctx, t, message.KindCombine, p.Ply, left)
+	return nil, 0, false, enqueueAll(ctx, t, message.KindCombine, p.Ply, left)
 }
 
 // enqueueAll enqueues a message of kind for each item of ply.
@@ -116,8 +117,8 @@ func enqueueAll(ctx context.Context, t *task.Task, kind message.Kind, ply int, i
 // putInputs writes an inputs blob once. swept reports that the ply was
 // already Final, its blobs swept: the scan read it while it was open,
 // and the inputs were deleted again, with nothing left to enqueue.
-func putInputs(ctx context.Context, t *task.Task, ply int, name string, lists [][]Input) (swept bool, err error) {
-	err = t.Run.Blobs.PutNew(ctx, name, EncodeInputs(lists))
+func putInputs(ctx context.Context, t *task.Task, ply int, name string, lists [][]Input, parts int) (swept bool, err error) {
+	err = t.Run.Blobs.PutNew(ctx, name, EncodeInputs(lists, parts))
 	switch {
 	case errors.Is(err, storage.ErrExists):
 		return false, nil
