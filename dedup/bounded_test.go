@@ -165,7 +165,7 @@ func (m *mergingPly) exists(name string) bool {
 // TestReleaseReadsItsOwn: the release after a combine task reads its
 // group's markers, and the release after a bucket merge its range's,
 // however many groups and ranges the ply has; each deletes exactly the
-// blobs its group or range made spent.
+// blobs its group or range made spent (and a group's inputs).
 func TestReleaseReadsItsOwn(t *testing.T) {
 	for _, c := range []struct{ tasks, groups, ranges, bucketsARange int }{
 		{12, 3, 2, 4},
@@ -177,6 +177,7 @@ func TestReleaseReadsItsOwn(t *testing.T) {
 			m.expansions()
 			m.combines()
 			p := m.ply
+			m.put(runstore.CombineInputsBlobName(1, 1))
 			m.reads.reset()
 			if err := releaseGroup(m.ctx, m.task, p, 1); err != nil {
 				t.Fatal(err)
@@ -189,6 +190,10 @@ func TestReleaseReadsItsOwn(t *testing.T) {
 				if got, want := m.exists(runstore.ExpansionBlobName(1, i, "a")), runstore.PartOf(i, p.Tasks, p.Groups) != 1; got != want {
 					t.Errorf("expansion run %d (group %d) there: %v, want %v", i, runstore.PartOf(i, p.Tasks, p.Groups), got, want)
 				}
+			}
+
+			if m.exists(runstore.CombineInputsBlobName(1, 1)) {
+				t.Error("group 1's inputs are still there")
 			}
 
 			// Range 1 with one bucket left reads its merge markers only.
@@ -214,5 +219,56 @@ func TestReleaseReadsItsOwn(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCombineReadsItsGroup: a combine task reads its own group's
+// expansion markers (the first of the group, which writes the group's
+// inputs) or its own list of the group's inputs (the others): doubling
+// the ply's tasks, groups of the same size, changes neither.
+func TestCombineReadsItsGroup(t *testing.T) {
+	type cost struct {
+		entities  int
+		blobBytes int64
+	}
+	var first, other []cost
+	for _, tasks := range []int{12, 24} {
+		const groupSize, ranges, buckets = 4, 3, 9
+		m := newMergingPly(t, tasks, buckets, tasks/groupSize, ranges)
+		m.expansions()
+		p := m.ply
+		m.reads.reset()
+		in, wrote, err := combineInputs(m.ctx, m.task, p, ranges+1) // group 1, range 1
+		if err != nil || !wrote {
+			t.Fatalf("the group's first combine: wrote its inputs %v, %v", wrote, err)
+		}
+		e, b := m.reads.reset()
+		first = append(first, cost{e, b})
+		if e != groupSize+1 {
+			t.Errorf("%d tasks: the group's first combine read %d entities, want its group's %d expansion markers and the ply record", tasks, e, groupSize)
+		}
+		again, wrote, err := combineInputs(m.ctx, m.task, p, ranges+2) // group 1, range 2
+		if err != nil || wrote {
+			t.Fatalf("the group's next combine: wrote its inputs %v, %v", wrote, err)
+		}
+		e, b = m.reads.reset()
+		other = append(other, cost{e, b})
+		if e != 0 {
+			t.Errorf("%d tasks: the group's next combine read %d entities, want none", tasks, e)
+		}
+		span := runstore.SpanOf(1, buckets, ranges)
+		for k, list := range [][]Input{in, again} {
+			if len(list) != groupSize {
+				t.Fatalf("%d tasks: combine %d has %d inputs, want one of each of its group's %d runs", tasks, k, len(list), groupSize)
+			}
+			for _, i := range list {
+				if i.Len != int64(10*(span.Hi-span.Lo)) {
+					t.Errorf("%d tasks: combine input %+v, want %d bytes", tasks, i, 10*(span.Hi-span.Lo))
+				}
+			}
+		}
+	}
+	if first[0] != first[1] || other[0] != other[1] {
+		t.Errorf("a combine's reads changed with twice the tasks: first %v, then %v", first, other)
 	}
 }

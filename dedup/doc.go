@@ -27,5 +27,8 @@
 // merge one group of consecutive expansion runs over one range of
 // consecutive buckets into a run cut like an expansion run; the bucket
 // merges then read one segment of each group's run. The scan starts the
-// two steps in turn (scan.go), each from an inputs blob (inputs.go).
+// two steps in turn (scan.go); each task reads its own list of segments
+// from an inputs blob (inputs.go): one a ply for the bucket merges,
+// written by the scan, and one a group for the combine tasks, written by
+// the group's first combine task from the group's expansion markers.
 package dedup

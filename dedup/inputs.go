@@ -109,20 +109,20 @@ func BucketInputs(exps []runstore.Expansion, buckets int) [][]Input {
 	return lists
 }
 
-// CombineInputs lists each combine task's inputs in a ply with a combine
-// level: task g*ranges+r reads, from each expansion run of group g, the
-// bytes of range r's buckets, which lie together.
-func CombineInputs(exps []runstore.Expansion, tasks, buckets, groups, ranges int) [][]Input {
-	lists := make([][]Input, groups*ranges)
-	for _, e := range exps {
-		if len(e.Cuts) != buckets+1 || e.Task >= tasks {
+// CombineInputs lists the inputs of a group's combine tasks in a ply
+// with a combine level, from the group's expansion markers: the task of
+// range r reads, from each of the group's expansion runs, the bytes of
+// range r's buckets, which lie together.
+func CombineInputs(group []runstore.Expansion, buckets, ranges int) [][]Input {
+	lists := make([][]Input, ranges)
+	for _, e := range group {
+		if len(e.Cuts) != buckets+1 {
 			continue // no edges
 		}
-		g := runstore.PartOf(e.Task, tasks, groups)
 		for r := range ranges {
 			span := runstore.SpanOf(r, buckets, ranges)
 			if lo, hi := e.Cuts[span.Lo], e.Cuts[span.Hi]; hi > lo {
-				lists[g*ranges+r] = append(lists[g*ranges+r], Input{Blob: e.Blob, Off: lo, Len: hi - lo})
+				lists[r] = append(lists[r], Input{Blob: e.Blob, Off: lo, Len: hi - lo})
 			}
 		}
 	}

@@ -113,7 +113,7 @@ func FuzzReadInputs(f *testing.F) {
 	f.Add(EncodeInputs(BucketInputs(testExpansions, 3), 1), uint8(1))
 	f.Add(EncodeInputs(BucketInputs(testExpansions, 3), 3), uint8(2))
 	f.Add(EncodeInputs(BucketInputs(nil, 1), 1), uint8(0))
-	f.Add(EncodeInputs(CombineInputs(testExpansions, 3, 3, 2, 3), 2), uint8(2))
+	f.Add(EncodeInputs(CombineInputs(testExpansions, 3, 3), 1), uint8(2))
 	if v1, err := os.ReadFile("testdata/inputs-v1.bin"); err == nil {
 		f.Add(v1, uint8(1))
 	}
@@ -143,7 +143,7 @@ func TestCombineInputs(t *testing.T) {
 		{Task: 4, Blob: "e4", Cuts: []int64{0, 1, 2, 3, 4}},
 	}
 	// Groups: tasks {0,1,2} and {3,4}; ranges: buckets {0,1} and {2,3}.
-	got := CombineInputs(exps, 5, 4, 2, 2)
+	got := append(CombineInputs(exps[:3], 4, 2), CombineInputs(exps[3:], 4, 2)...)
 	want := [][]Input{
 		{{Blob: "e0", Off: 0, Len: 20}, {Blob: "e2", Off: 0, Len: 7}},
 		{{Blob: "e0", Off: 20, Len: 20}, {Blob: "e1", Off: 0, Len: 9}},

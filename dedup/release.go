@@ -23,8 +23,8 @@ import (
 // still reads makes that attempt fail, and its redelivery finds the
 // marker that made the blob spent.
 
-// releaseGroup deletes the expansion runs of group g of p once every
-// combine task of g is done. It reads the group's own markers only: its
+// releaseGroup deletes the expansion runs of group g of p, and the
+// group's inputs blob, once every combine task of g is done. It reads the group's own markers only: its
 // combine tasks (g*Ranges to g*Ranges+Ranges-1, one range query), and
 // its expansion tasks only once those are all done.
 func releaseGroup(ctx context.Context, t *task.Task, p *runstore.Ply, g int) error {
@@ -45,7 +45,7 @@ func releaseGroup(ctx context.Context, t *task.Task, p *runstore.Ply, g int) err
 			}
 		}
 	}
-	return nil
+	return deleteSpent(ctx, t, runstore.CombineInputsBlobName(p.Ply, g))
 }
 
 // releaseRange deletes the combined runs of range r of p once every

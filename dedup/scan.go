@@ -20,11 +20,16 @@ import (
 // (the last merge enqueues one), and when a stalled run is nudged, which
 // re-enqueues the work that a lost or poisoned message left undone.
 //
-// Crash points: a step's inputs blob (see EncodeInputs) is written before
-// any of its tasks is enqueued; its content depends only on the markers
-// of the step before, which no longer change once that step is done, so
-// a redelivery that finds it keeps it, and a late one that writes it
-// after the ply's sweep deletes it again. Enqueuing is idempotent in
+// The scan reads the expansion markers only in a ply without a combine
+// level, whose tasks are at most the merge fan-in; with one, each
+// combine task reads its own group's (combineInputs), so that no process
+// reads every expansion marker with all its cuts.
+//
+// Crash points: the bucket merges' inputs blob (see EncodeInputs) is
+// written before any of them is enqueued; its content depends only on
+// the markers of the step before, which no longer change once that step
+// is done, so a redelivery that finds it keeps it, and a late one that
+// writes it after the ply's sweep deletes it again. Enqueuing is idempotent in
 // effect (a task that finds its marker only repeats its follow-up), so a
 // redelivery simply enqueues again.
 var ScanHandler task.Handler = task.HandlerFunc(scan)
@@ -61,7 +66,7 @@ func scan(ctx context.Context, t *task.Task, m message.Message) error {
 		if err != nil || !ready {
 			return err
 		}
-		if swept, err := putInputs(ctx, t, p.Ply, runstore.InputsBlobName(p.Ply), lists, parts); err != nil || swept {
+		if _, swept, err := putInputs(ctx, t, p.Ply, runstore.InputsBlobName(p.Ply), lists, parts); err != nil || swept {
 			return err
 		}
 	}
@@ -69,13 +74,16 @@ func scan(ctx context.Context, t *task.Task, m message.Message) error {
 }
 
 // mergeLists returns each bucket merge's inputs and the parts they are
-// written in (see EncodeInputs), from the expansion
-// markers or, in a ply with a combine level, from the combine markers
-// once every combine task is done. Until then it enqueues the combine
-// tasks not done, after their inputs, and ready is false.
+// written in (see EncodeInputs), from the expansion markers or, in a ply
+// with a combine level, from the combine markers once every combine task
+// is done. Until then it enqueues the combine tasks not done (at first
+// the first of each group only), and ready is false: each group's first
+// combine task reads the group's expansion markers itself
+// (combineInputs), so that no process reads every expansion marker.
 func mergeLists(ctx context.Context, t *task.Task, p *runstore.Ply) (lists [][]Input, parts int, ready bool, err error) {
 	store := t.Run.Store
 	if p.Groups == 0 {
+		// Without a combine level the tasks are at most the fan-in.
 		exps, err := store.ExpansionStage(p).Markers(ctx)
 		if err != nil {
 			return nil, 0, false, err
@@ -87,21 +95,20 @@ func mergeLists(ctx context.Context, t *task.Task, p *runstore.Ply) (lists [][]I
 	if err != nil {
 		return nil, 0, false, err
 	}
-	left := cst.Undone(combines)
-	if len(left) == 0 {
-		return MergeInputs(combines, p.Buckets, p.Groups, p.Ranges), p.Ranges, true, nil
-	}
-	if len(left) == cst.Items() {
-		exps, err := store.ExpansionStage(p).Markers(ctx)
-		if err != nil {
-			return nil, 0, false, err
+	switch left := cst.Undone(combines); {
+	case len(left) == cst.Items():
+		// Each group's first task writes the group's inputs, then
+		// enqueues the others (combineTask), so that one task of each
+		// group, not all at once, reads the group's markers.
+		firsts := make([]int, p.Groups)
+		for g := range firsts {
+			firsts[g] = g * p.Ranges
 		}
-		lists := CombineInputs(exps, p.Tasks, p.Buckets, p.Groups, p.Ranges)
-		if swept, err := putInputs(ctx, t, p.Ply, runstore.CombineInputsBlobName(p.Ply), lists, p.Groups); err != nil || swept {
-			return nil, 0, false, err
-		}
+		return nil, 0, false, enqueueAll(ctx, t, message.KindCombine, p.Ply, firsts)
+	case len(left) > 0:
+		return nil, 0, false, enqueueAll(ctx, t, message.KindCombine, p.Ply, left)
 	}
-	return nil, 0, false, enqueueAll(ctx, t, message.KindCombine, p.Ply, left)
+	return MergeInputs(combines, p.Buckets, p.Groups, p.Ranges), p.Ranges, true, nil
 }
 
 // enqueueAll enqueues a message of kind for each item of ply.
@@ -114,18 +121,20 @@ func enqueueAll(ctx context.Context, t *task.Task, kind message.Kind, ply int, i
 	return nil
 }
 
-// putInputs writes an inputs blob once. swept reports that the ply was
-// already Final, its blobs swept: the scan read it while it was open,
-// and the inputs were deleted again, with nothing left to enqueue.
-func putInputs(ctx context.Context, t *task.Task, ply int, name string, lists [][]Input, parts int) (swept bool, err error) {
+// putInputs writes an inputs blob once. written reports that this call
+// wrote it; swept that the ply was already Final, its blobs swept: the
+// writer read it while it was open, and the inputs were deleted again,
+// with nothing left to do.
+func putInputs(ctx context.Context, t *task.Task, ply int, name string, lists [][]Input, parts int) (written, swept bool, err error) {
 	err = t.Run.Blobs.PutNew(ctx, name, EncodeInputs(lists, parts))
 	switch {
 	case errors.Is(err, storage.ErrExists):
-		return false, nil
+		return false, false, nil
 	case err != nil:
-		return false, fmt.Errorf("writing the merge inputs %s: %w", name, err)
+		return false, false, fmt.Errorf("writing the merge inputs %s: %w", name, err)
 	}
-	// A scan that read the ply before another one's merges completed it
+	// A task that read the ply before another one's merges completed it
 	// may write after the ply's sweep.
-	return t.Run.DropIfSwept(ctx, ply, name)
+	swept, err = t.Run.DropIfSwept(ctx, ply, name)
+	return err == nil && !swept, swept, err
 }

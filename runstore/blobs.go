@@ -23,7 +23,7 @@ const (
 	SplittersBlob                         // the ply's bucket bounds
 	InputsBlob                            // each bucket's segments of the expansion (or combine) blobs
 	CombineBlob                           // a combine task's sorted edges
-	CombineInputsBlob                     // each combine task's segments of the expansion blobs
+	CombineInputsBlob                     // each combine task's segments of its group's expansion blobs
 )
 
 // BlobName is a parsed blob name.
@@ -49,9 +49,13 @@ func CombineBlobName(ply, i int, attempt string) string {
 	return fmt.Sprintf("%sc-%07d-%s", PlyFolder(ply), i, attempt)
 }
 
-// CombineInputsBlobName names the list of each combine task's inputs of
-// a ply.
-func CombineInputsBlobName(ply int) string { return PlyFolder(ply) + "combine-inputs" }
+// CombineInputsBlobName names the list of the inputs of each combine
+// task of group g of a ply. (Runs before groups had a blob each wrote
+// one for the whole ply, "combine-inputs", which parses as the same
+// kind.)
+func CombineInputsBlobName(ply, g int) string {
+	return fmt.Sprintf("%scombine-inputs-%07d", PlyFolder(ply), g)
+}
 
 // FinalRunBlobName names output k of a bucket's merge.
 func FinalRunBlobName(ply, bucket, k int, attempt string) string {
@@ -82,7 +86,7 @@ func ParseBlobName(name string) (BlobName, bool) {
 		b.Kind = SplittersBlob
 	case rest == "inputs":
 		b.Kind = InputsBlob
-	case rest == "combine-inputs":
+	case rest == "combine-inputs" || strings.HasPrefix(rest, "combine-inputs-") && digits(rest[len("combine-inputs-"):]):
 		b.Kind = CombineInputsBlob
 	case strings.HasPrefix(rest, "c-"):
 		b.Kind = CombineBlob
