@@ -105,6 +105,60 @@ func (st Stage[M]) Complete(ctx context.Context) (bool, error) {
 	return st.store.allDone(ctx, st.rows(), st.Items())
 }
 
+// progressWindow is how many group markers past the frontier Progress
+// reads: one page of a query.
+const progressWindow = 1000
+
+// Progress estimates how many of the stage's items are done, for people
+// watching the run (a progress line every few seconds), from a bounded
+// read whatever the stage's size: where the group markers (see
+// completion.go) stop, by bisection (O(log n) point reads); the group
+// markers of one page past there, since items finish about in order;
+// and the item markers of the first group not complete. It is exact when
+// the groups complete in order, as a queue hands out their items, and
+// every item is done; otherwise groups that a later one passed count
+// done, and items of incomplete groups past the first do not.
+func (st Stage[M]) Progress(ctx context.Context) (int, error) {
+	rows, n := st.rows(), st.Items()
+	g := groups(n)
+	size := func(k int) int { return min(n, (k+1)*completionFan) - k*completionFan }
+	// Invariant: group lo is complete (or lo is -1), hi is not (or is g).
+	lo, hi := -1, g
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		ok, err := exists(ctx, st.store.state, rows.base, markerKey(rows.group, mid))
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	if hi == g {
+		return n, nil
+	}
+	done := hi * completionFan
+	past, err := st.store.state(rows.base).Query(ctx, rows.base, storage.QueryOptions{
+		From: markerKey(rows.group, hi+1), To: markerKey(rows.group, min(g, hi+1+progressWindow)), Limit: progressWindow})
+	if err != nil {
+		return 0, fmt.Errorf("reading the %s group markers of ply %d: %w", st.kind.item, st.ply.Ply, err)
+	}
+	for _, e := range past.Entities {
+		d := decode(e, nil)
+		if k := d.keyIndex(string(rows.group)); d.err == nil && k < g {
+			done += size(k)
+		}
+	}
+	first := hi * completionFan
+	items, err := queryAll(ctx, st.store.state, rows.pk(first), markerKey(rows.item, first), markerKey(rows.item, first+size(hi)))
+	if err != nil {
+		return 0, fmt.Errorf("reading the %s markers of ply %d: %w", st.kind.item, st.ply.Ply, err)
+	}
+	return done + len(items), nil
+}
+
 // Commit commits item m's marker once, after what the stage commits
 // with it (a merge's outputs). won is false when another attempt's
 // marker was there first: m is then no record's, and the blobs it names
