@@ -165,7 +165,7 @@ func (m *mergingPly) exists(name string) bool {
 // TestReleaseReadsItsOwn: the release after a combine task reads its
 // group's markers, and the release after a bucket merge its range's,
 // however many groups and ranges the ply has; each deletes exactly the
-// blobs its group or range made spent (and a group's inputs).
+// blobs its group or range made spent, and its inputs.
 func TestReleaseReadsItsOwn(t *testing.T) {
 	for _, c := range []struct{ tasks, groups, ranges, bucketsARange int }{
 		{12, 3, 2, 4},
@@ -207,11 +207,16 @@ func TestReleaseReadsItsOwn(t *testing.T) {
 				t.Errorf("releasing range 1 before its last merge read %d entities, want its %d merge markers", got, span.Hi-span.Lo-1)
 			}
 			m.merges(runstore.Span{Lo: span.Hi - 1, Hi: span.Hi})
+			m.put(runstore.RangeInputsBlobName(1, 1))
+			m.reads.reset()
 			if err := releaseRange(m.ctx, m.task, p, 1); err != nil {
 				t.Fatal(err)
 			}
 			if got, _ := m.reads.reset(); got != span.Hi-span.Lo+p.Groups {
 				t.Errorf("releasing range 1 read %d entities, want its %d merge markers and %d combine markers", got, span.Hi-span.Lo, p.Groups)
+			}
+			if m.exists(runstore.RangeInputsBlobName(1, 1)) {
+				t.Error("range 1's inputs are still there")
 			}
 			for i := range p.Groups * p.Ranges {
 				if got, want := m.exists(runstore.CombineBlobName(1, i, "a")), i%p.Ranges != 1; got != want {
@@ -270,5 +275,59 @@ func TestCombineReadsItsGroup(t *testing.T) {
 	}
 	if first[0] != first[1] || other[0] != other[1] {
 		t.Errorf("a combine's reads changed with twice the tasks: first %v, then %v", first, other)
+	}
+}
+
+// TestMergeReadsItsRange: in a ply with a combine level, a range's first
+// bucket merge reads the range's combine markers, one a group, writes
+// the range's inputs and enqueues the range's other buckets, which read
+// their own lists of it; twice the ranges change neither.
+func TestMergeReadsItsRange(t *testing.T) {
+	type cost struct {
+		entities  int
+		blobBytes int64
+	}
+	var first, other []cost
+	for _, ranges := range []int{2, 4} {
+		const groups, bucketsARange = 3, 4
+		m := newMergingPly(t, 12, ranges*bucketsARange, groups, ranges)
+		m.combines()
+		p := m.ply
+		span := runstore.SpanOf(1, p.Buckets, p.Ranges)
+		m.reads.reset()
+		in, err := bucketInputs(m.ctx, m.task, p, span.Lo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, b := m.reads.reset()
+		first = append(first, cost{e, b})
+		if e != groups+1 {
+			t.Errorf("%d ranges: the range's first merge read %d entities, want its %d combine markers and the ply record", ranges, e, groups)
+		}
+		queued, err := m.task.Run.Work.ApproximateLength(m.ctx)
+		if err != nil || queued != bucketsARange-1 {
+			t.Errorf("%d ranges: %d merges enqueued (%v), want the range's other %d", ranges, queued, err, bucketsARange-1)
+		}
+		m.reads.reset()
+		again, err := bucketInputs(m.ctx, m.task, p, span.Lo+1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, b = m.reads.reset()
+		other = append(other, cost{e, b})
+		if e != 0 {
+			t.Errorf("%d ranges: the range's next merge read %d entities, want none", ranges, e)
+		}
+		for k, list := range [][]Input{in, again} {
+			if len(list) != groups {
+				t.Errorf("%d ranges: bucket %d has %d inputs, want one of each group's combined run", ranges, span.Lo+k, len(list))
+			}
+		}
+		if queued, err := m.task.Run.Work.ApproximateLength(m.ctx); err != nil || queued != bucketsARange-1 {
+			t.Errorf("%d ranges: %d merges enqueued (%v) after the next, want still %d", ranges, queued, err, bucketsARange-1)
+		}
+	}
+	if first[0] != first[1] || other[0] != other[1] {
+		t.Errorf("a merge's reads changed with twice the ranges: first %v, then %v", first, other)
 	}
 }

@@ -58,10 +58,8 @@ func combineTask(ctx context.Context, t *task.Task, p *runstore.Ply, i int) (run
 		// The scan started the group with its first task; the others
 		// read the inputs it wrote. A crash before they are enqueued
 		// leaves them to the scan of a stalled run.
-		for k := i + 1; k < i+p.Ranges; k++ {
-			if err := run.Enqueue(ctx, message.Message{Kind: message.KindCombine, Ply: p.Ply, Index: k}); err != nil {
-				return runstore.Combine{}, nil, err
-			}
+		if err := enqueueAll(ctx, t, message.KindCombine, p.Ply, seq(i+1, i+p.Ranges)); err != nil {
+			return runstore.Combine{}, nil, err
 		}
 	}
 	splitters, err := ReadSplitters(ctx, run, p.Ply)

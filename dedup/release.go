@@ -48,8 +48,8 @@ func releaseGroup(ctx context.Context, t *task.Task, p *runstore.Ply, g int) err
 	return deleteSpent(ctx, t, runstore.CombineInputsBlobName(p.Ply, g))
 }
 
-// releaseRange deletes the combined runs of range r of p once every
-// bucket of r is merged. It reads the range's own markers only: its
+// releaseRange deletes the combined runs of range r of p, and the
+// range's inputs blob, once every bucket of r is merged. It reads the range's own markers only: its
 // buckets' (one range query), and only once those are all merged, the
 // range's combine task of each group (one point read a group).
 func releaseRange(ctx context.Context, t *task.Task, p *runstore.Ply, r int) error {
@@ -75,7 +75,7 @@ func releaseRange(ctx context.Context, t *task.Task, p *runstore.Ply, r int) err
 			}
 		}
 	}
-	return nil
+	return deleteSpent(ctx, t, runstore.RangeInputsBlobName(p.Ply, r))
 }
 
 func deleteSpent(ctx context.Context, t *task.Task, name string) error {

@@ -68,8 +68,13 @@ func ResultsBlobName(ply, index int) string { return fmt.Sprintf("%sr-%07d", Ply
 // SplittersBlobName names a ply's bucket bounds.
 func SplittersBlobName(ply int) string { return PlyFolder(ply) + "splitters" }
 
-// InputsBlobName names the list of each bucket's merge inputs of a ply.
+// InputsBlobName names the list of each bucket's merge inputs of a ply
+// without a combine level.
 func InputsBlobName(ply int) string { return PlyFolder(ply) + "inputs" }
+
+// RangeInputsBlobName names the list of the merge inputs of each bucket
+// of range r of a ply with a combine level. It is of kind InputsBlob.
+func RangeInputsBlobName(ply, r int) string { return fmt.Sprintf("%sinputs-%07d", PlyFolder(ply), r) }
 
 // ParseBlobName reads a blob name of the run's layout.
 func ParseBlobName(name string) (BlobName, bool) {
@@ -84,7 +89,7 @@ func ParseBlobName(name string) (BlobName, bool) {
 		b.Kind = StartBlob
 	case rest == "splitters":
 		b.Kind = SplittersBlob
-	case rest == "inputs":
+	case rest == "inputs" || strings.HasPrefix(rest, "inputs-") && digits(rest[len("inputs-"):]):
 		b.Kind = InputsBlob
 	case rest == "combine-inputs" || strings.HasPrefix(rest, "combine-inputs-") && digits(rest[len("combine-inputs-"):]):
 		b.Kind = CombineInputsBlob
