@@ -128,7 +128,7 @@ func (w *Worker) settle(ctx context.Context, log *slog.Logger, msg storage.Messa
 	// The message's delete and lease renewals are its ply's work too.
 	ctx = storage.WithPly(ctx, m.Ply)
 	lease, taskCtx := HoldLease(ctx, w.run.work, msg, w.cfg.Visibility, w.cfg.Clock)
-	t := &task.Task{Run: w.run.shared, Msg: msg, Timing: w.cfg.timing(), Log: log, Progress: w.progress, Flow: flow{w.run}, Now: w.cfg.Clock.Now}
+	t := &task.Task{Run: w.run.shared, Msg: msg, Timing: w.cfg.timing(), Log: log, Progress: w.progress, Flow: flow{w.run}, Now: w.cfg.Clock.Now, Hold: lease.Hold}
 	err = w.handler.Handle(taskCtx, t, m)
 	receipt, lost := lease.Release()
 	msg.PopReceipt = receipt

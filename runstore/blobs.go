@@ -28,9 +28,22 @@ const (
 
 // BlobName is a parsed blob name.
 type BlobName struct {
-	Ply   int
-	Kind  BlobKind
-	Index int // ResultsBlob: the final blob's index
+	Ply  int
+	Kind BlobKind
+	// Index is the item the blob belongs to: the final blob of a
+	// ResultsBlob, and the item whose marker names a blob that a
+	// compensation message covers (Covered): the expansion task, the
+	// combine task or the bucket.
+	Index int
+	// Attempt is the writing attempt's tag of a Covered blob.
+	Attempt string
+}
+
+// Covered reports whether b is of a kind that a compensation message
+// covers until its item's marker names it, with the item and attempt
+// its name gives.
+func (b BlobName) Covered() bool {
+	return (b.Kind == ExpansionBlob || b.Kind == CombineBlob || b.Kind == FinalRunBlob) && b.Attempt != ""
 }
 
 // PlyFolder is the prefix of every blob of a ply.
@@ -86,17 +99,38 @@ func ParseBlobName(name string) (BlobName, bool) {
 		b.Kind = CombineInputsBlob
 	case strings.HasPrefix(rest, "c-"):
 		b.Kind = CombineBlob
+		b.Index, b.Attempt = itemAttempt(rest[2:], 1)
 	case strings.HasPrefix(rest, "r-") && len(rest) == 9 && digits(rest[2:]):
 		b.Kind = ResultsBlob
 		b.Index, _ = strconv.Atoi(rest[2:])
 	case strings.HasPrefix(rest, "e-"):
 		b.Kind = ExpansionBlob
+		b.Index, b.Attempt = itemAttempt(rest[2:], 1)
 	case strings.HasPrefix(rest, "f-"):
 		b.Kind = FinalRunBlob
+		b.Index, b.Attempt = itemAttempt(rest[2:], 2)
 	default:
 		return BlobName{}, false
 	}
 	return b, true
+}
+
+// itemAttempt reads "<item>-...-<attempt>", where numbers fields of
+// digits come first (the item, then others: a merge output's number) and
+// the rest is the attempt's tag; attempt is empty if s is not of that
+// form. A blob of a former layout is then no item's.
+func itemAttempt(s string, numbers int) (item int, attempt string) {
+	fields := strings.SplitN(s, "-", numbers+1)
+	if len(fields) != numbers+1 || fields[numbers] == "" {
+		return 0, ""
+	}
+	for _, f := range fields[:numbers] {
+		if !digits(f) || len(f) > 12 {
+			return 0, ""
+		}
+	}
+	item, _ = strconv.Atoi(fields[0])
+	return item, fields[numbers]
 }
 
 func digits(s string) bool {
