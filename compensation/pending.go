@@ -46,16 +46,16 @@ type Pending struct {
 	over bool
 }
 
-// Cover announces a blob of ply that t is about to write, with the
-// task's compensation delay, and has t's lease renew its message (see
-// Enqueue).
+// Cover announces a blob of ply that t is about to write, on the run's
+// compensation queue with the task's compensation delay, and has t's
+// lease renew its message (see Enqueue).
 func Cover(ctx context.Context, t *task.Task, ply int, blob string) (*Pending, error) {
 	text := message.Message{Kind: message.KindCompensation, Ply: ply, Blob: blob}.Format()
 	now := t.Now
 	if now == nil {
 		now = time.Now
 	}
-	p, err := Enqueue(ctx, t.Run.Work, text, t.Timing.CompensationDelay, t.Timing.Visibility, now)
+	p, err := Enqueue(ctx, t.Run.Compensation, text, t.Timing.CompensationDelay, t.Timing.Visibility, now)
 	if err != nil {
 		return nil, err
 	}

@@ -170,8 +170,8 @@ func wait(ctx context.Context, c chan struct{}) error {
 	}
 }
 
-// settle runs a worker until the work queue is empty, so that delayed
-// compensation messages are handled.
+// settle runs a worker until the work and compensation queues are
+// empty, so that delayed compensation messages are handled.
 func settle(t *testing.T, ctx context.Context, r *Run, wcfg WorkerConfig) {
 	t.Helper()
 	wctx, cancel := context.WithCancel(ctx)
@@ -182,7 +182,7 @@ func settle(t *testing.T, ctx context.Context, r *Run, wcfg WorkerConfig) {
 	done := make(chan struct{})
 	go func() { w.Run(wctx); close(done) }()
 	for {
-		n, err := r.work.ApproximateLength(ctx)
+		n, err := r.Queued(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -191,7 +191,7 @@ func settle(t *testing.T, ctx context.Context, r *Run, wcfg WorkerConfig) {
 		}
 		sleep(ctx, 100*time.Millisecond)
 		if ctx.Err() != nil {
-			t.Fatal("the work queue did not empty in time")
+			t.Fatal("the queues did not empty in time")
 		}
 	}
 	cancel()

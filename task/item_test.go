@@ -122,15 +122,15 @@ func runStage[M any](t *testing.T, path string, sc stageCase[M]) {
 	ctx := context.Background()
 	be := testkit.Embedded(t)
 	state, back := be.Table("runstate"), be.Table("runback")
-	blobs, work := be.Container("blobs"), be.Queue("work")
-	for _, c := range []interface{ Create(context.Context) error }{state, back, blobs, work} {
+	blobs, work, comps := be.Container("blobs"), be.Queue("work"), be.Queue("compensation")
+	for _, c := range []interface{ Create(context.Context) error }{state, back, blobs, work, comps} {
 		if err := c.Create(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
 	store := runstore.New(board.MustNew(4), []storage.Table{state}, []storage.Table{back}, 1)
 	h := &harness[M]{stageCase: sc, t: t, store: store, now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	h.task = &task.Task{Run: &task.Run{Store: store, Blobs: blobs, Work: work},
+	h.task = &task.Task{Run: &task.Run{Store: store, Blobs: blobs, Work: work, Compensation: comps},
 		Timing: task.Timing{Visibility: time.Minute, CompensationDelay: time.Hour}, Now: func() time.Time { return h.now }}
 	testkit.DataDriven(t, path, func(t *testing.T, c *testkit.Command) string {
 		out, err := h.run(ctx, c)
@@ -191,7 +191,7 @@ func (h *harness[M]) run(ctx context.Context, c *testkit.Command) (string, error
 	case "blobs":
 		return h.blobs(ctx)
 	case "compensations":
-		n, err := h.task.Run.Work.ApproximateLength(ctx)
+		n, err := h.task.Run.Compensation.ApproximateLength(ctx)
 		return fmt.Sprint(n), err
 	}
 	return "", fmt.Errorf("unknown command")
