@@ -89,6 +89,15 @@ func TestSlowMergeDoesNotCommitLate(t *testing.T) {
 	if attempt == "" {
 		t.Fatal("no merge of bucket 1 of ply 6 wrote a first output: the test slowed nothing")
 	}
+	if bm := settledMerge(t, ctx, be, cfg, wcfg); strings.HasPrefix(attempt, bm.Attempt) {
+		t.Errorf("the slowed merge (attempt %s) committed bucket 1 after its first blob's compensation delay", bm.Attempt)
+	}
+}
+
+// settledMerge settles a finished run's queues, requires a clean audit
+// and returns the marker of bucket 1 of ply 6.
+func settledMerge(t *testing.T, ctx context.Context, be storage.Backend, cfg RunConfig, wcfg WorkerConfig) runstore.BucketMerge {
+	t.Helper()
 	r, err := OpenRun(ctx, be, cfg.Name)
 	if err != nil {
 		t.Fatal(err)
@@ -101,14 +110,11 @@ func TestSlowMergeDoesNotCommitLate(t *testing.T) {
 	if err != nil || len(bms) != 1 {
 		t.Fatalf("bucket 1 of ply 6: %d markers, %v", len(bms), err)
 	}
-	bm := bms[0]
-	if strings.HasPrefix(attempt, bm.Attempt) {
-		t.Errorf("the slowed merge (attempt %s) committed bucket 1 after its first blob's compensation delay", bm.Attempt)
-	}
 	settle(t, ctx, r, wcfg)
 	if got, _ := auditLines(t, ctx, r); !slices.Equal(got, []string(nil)) {
 		t.Errorf("audit %q, want it clean", got)
 	}
+	return bms[0]
 }
 
 // fastClock is the system's clock, which, while armed, a lease's
@@ -190,23 +196,7 @@ func TestLongMergeCommits(t *testing.T) {
 	if attempt == "" {
 		t.Fatal("no merge of bucket 1 of ply 6 wrote a first output: the test held nothing up")
 	}
-	r, err := OpenRun(ctx, be, cfg.Name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p6, err := r.store.Ply(ctx, 6)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bms, err := r.store.MergeStage(p6).MarkersIn(ctx, runstore.Span{Lo: 1, Hi: 2})
-	if err != nil || len(bms) != 1 {
-		t.Fatalf("bucket 1 of ply 6: %d markers, %v", len(bms), err)
-	}
-	if !strings.HasPrefix(attempt, bms[0].Attempt) {
-		t.Errorf("bucket 1 of ply 6 was committed by attempt %s, not by the long merge (%s)", bms[0].Attempt, attempt)
-	}
-	settle(t, ctx, r, wcfg)
-	if got, _ := auditLines(t, ctx, r); !slices.Equal(got, []string(nil)) {
-		t.Errorf("audit %q, want it clean", got)
+	if bm := settledMerge(t, ctx, be, cfg, wcfg); !strings.HasPrefix(attempt, bm.Attempt) {
+		t.Errorf("bucket 1 of ply 6 was committed by attempt %s, not by the long merge (%s)", bm.Attempt, attempt)
 	}
 }
