@@ -138,7 +138,7 @@ func (f *workerFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.visibility, "visibility", d.Visibility, "queue visibility timeout; long tasks extend it")
 	fs.DurationVar(&f.compDelay, "compensation-delay", 0, "initial delay of compensation messages (default 4x -visibility)")
 	fs.Int64Var(&f.maxDequeue, "max-dequeue", d.MaxDequeue, "move a message to the poison queue after this many deliveries")
-	fs.BoolVar(&f.exitWhenDone, "exit-when-done", false, "exit 0 once the run is complete and its work queue empty (delayed compensation messages of failed tasks handled)")
+	fs.BoolVar(&f.exitWhenDone, "exit-when-done", false, "exit 0 once the run is complete and its work and compensation queues empty (delayed compensation messages of failed tasks handled)")
 	fs.StringVar(&f.id, "id", "", "worker id in logs and statistics (default: host name and process id)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", metricsAddrHelp)
 	f.storage.register(fs, "azure")

@@ -54,7 +54,7 @@ func Seed(ctx context.Context, be storage.Backend, cfg RunConfig) (*Run, error) 
 	if err != nil {
 		return nil, err
 	}
-	creators := []interface{ Create(context.Context) error }{r.work, r.poison, r.blobs}
+	creators := []interface{ Create(context.Context) error }{r.work, r.compensation, r.poison, r.blobs}
 	for _, t := range r.store.Tables() {
 		creators = append(creators, t)
 	}

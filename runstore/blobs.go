@@ -30,9 +30,22 @@ const (
 
 // BlobName is a parsed blob name.
 type BlobName struct {
-	Ply   int
-	Kind  BlobKind
-	Index int // ResultsBlob: the final blob's index
+	Ply  int
+	Kind BlobKind
+	// Index is the item the blob belongs to: the final blob of a
+	// ResultsBlob, and the item whose marker names a blob that a
+	// compensation message covers (Covered): the expansion task, the
+	// combine task or the bucket.
+	Index int
+	// Attempt is the writing attempt's tag of a Covered blob.
+	Attempt string
+}
+
+// Covered reports whether b is of a kind that a compensation message
+// covers until its item's marker names it, with the item and attempt
+// its name gives.
+func (b BlobName) Covered() bool {
+	return (b.Kind == ExpansionBlob || b.Kind == CombineBlob || b.Kind == FinalRunBlob) && b.Attempt != ""
 }
 
 // PlyFolder is the prefix of every blob of a ply.
@@ -99,6 +112,7 @@ func ParseBlobName(name string) (BlobName, bool) {
 		b.Kind = CombineInputsBlob
 	case strings.HasPrefix(rest, "c-"):
 		b.Kind = CombineBlob
+		b.Index, b.Attempt = itemAttempt(rest[2:], indexWidth, false)
 	case strings.HasPrefix(rest, "r-"):
 		i, ok := parseIndex(rest[2:], indexWidth)
 		if !ok {
@@ -107,12 +121,34 @@ func ParseBlobName(name string) (BlobName, bool) {
 		b.Kind, b.Index = ResultsBlob, i
 	case strings.HasPrefix(rest, "e-"):
 		b.Kind = ExpansionBlob
+		b.Index, b.Attempt = itemAttempt(rest[2:], indexWidth, false)
 	case strings.HasPrefix(rest, "f-"):
 		b.Kind = FinalRunBlob
+		b.Index, b.Attempt = itemAttempt(rest[2:], bucketWidth, true)
 	default:
 		return BlobName{}, false
 	}
 	return b, true
+}
+
+// itemAttempt reads "<item>-[<output>-]<attempt>": the item's index in
+// the code of width (formatIndex), with output set a merge output's
+// four-digit number, then the attempt's tag; attempt is empty if s is
+// not of that form. A blob of a former layout is then no item's.
+func itemAttempt(s string, width int, output bool) (item int, attempt string) {
+	item, rest, ok := cutIndex(s, width)
+	if !ok || !strings.HasPrefix(rest, "-") {
+		return 0, ""
+	}
+	rest = rest[1:]
+	if output {
+		k, tail, found := strings.Cut(rest, "-")
+		if !found || !digits(k) || len(k) > 12 {
+			return 0, ""
+		}
+		rest = tail
+	}
+	return item, rest
 }
 
 func digits(s string) bool {

@@ -144,6 +144,16 @@ func (s spread) all() []string {
 func (s *Store) runRows(ply int) spread   { return spread{pkRuns(ply), s.shards} }
 func (s *Store) finalRows(ply int) spread { return spread{pkFinals(ply), s.shards} }
 
+// fence is the row that closes item i to attempt's commit: the commit
+// adds it with the marker, and a compensation message that finds no
+// marker naming the attempt's blob adds it before deleting the blob
+// (Stage.Commit, Store.Keep). It lies in the marker's partition, so the
+// two are added in one transaction; "x" sorts after every marker, group
+// marker and merge output key.
+func (m stageMarkers) fence(i int, attempt string) string {
+	return "x" + markerKey(m.item, i) + "-" + attempt
+}
+
 func (s *Store) expansionMarkers(ply int) stageMarkers {
 	return s.stageMarkers(s.runRows(ply), 'd', 'e')
 }

@@ -82,6 +82,7 @@ var mergeKind = stageKind[BucketMerge]{
 	missing: func(p *Ply, i int) string { return fmt.Sprintf("ply %d has %d buckets, not %d", p.Ply, p.Buckets, i+1) },
 	rows:    func(s *Store, ply int) stageMarkers { return s.bucketMarkers(ply) },
 	index:   func(m BucketMerge) int { return m.Bucket },
+	attempt: func(m BucketMerge) string { return m.Attempt },
 	encode: func(m BucketMerge) (map[string]any, error) {
 		return map[string]any{"Attempt": m.Attempt, "Segments": m.Segments, "Entries": m.Entries, "Outputs": m.Outputs}, nil
 	},

@@ -51,6 +51,10 @@ type stageKind[M any] struct {
 	missing func(p *Ply, i int) string
 	rows    func(s *Store, ply int) stageMarkers
 	index   func(m M) int
+	// attempt, when set, is the tag of the attempt whose blobs m names,
+	// each covered by a compensation message until m is committed; empty
+	// when m names none.
+	attempt func(m M) string
 	encode  func(m M) (map[string]any, error)
 	decode  func(d *decoder, i int) M
 	// ahead, when set, writes what the marker commits besides itself,
@@ -107,8 +111,9 @@ func (st Stage[M]) Complete(ctx context.Context) (bool, error) {
 }
 
 // progressWindow is how many group markers past the frontier Progress
-// reads: one page of a query.
-const progressWindow = 1000
+// reads: one query in the flat layout, four in a tree (whose level-1
+// markers lie in one partition per completionFan of them).
+const progressWindow = 4 * completionFan
 
 // Progress estimates how many of the stage's items are done, for people
 // watching the run (a progress line every few seconds), from a bounded
@@ -127,7 +132,8 @@ func (st Stage[M]) Progress(ctx context.Context) (int, error) {
 	lo, hi := -1, g
 	for hi-lo > 1 {
 		mid := (lo + hi) / 2
-		ok, err := exists(ctx, st.store.state, rows.base, markerKey(rows.group, mid))
+		pk, rk := rows.groupRow(mid)
+		ok, err := exists(ctx, st.store.state, pk, rk)
 		if err != nil {
 			return 0, err
 		}
@@ -141,16 +147,12 @@ func (st Stage[M]) Progress(ctx context.Context) (int, error) {
 		return n, nil
 	}
 	done := hi * completionFan
-	past, err := st.store.state(rows.base).Query(ctx, rows.base, storage.QueryOptions{
-		From: markerKey(rows.group, hi+1), To: markerKey(rows.group, min(g, hi+1+progressWindow)), Limit: progressWindow})
+	past, err := st.store.groupsDone(ctx, rows, hi+1, min(g, hi+1+progressWindow))
 	if err != nil {
 		return 0, fmt.Errorf("reading the %s group markers of ply %d: %w", st.kind.item, st.ply.Ply, err)
 	}
-	for _, e := range past.Entities {
-		d := decode(e, nil)
-		if k := d.keyIndex(string(rows.group)); d.err == nil && k < g {
-			done += size(k)
-		}
+	for _, k := range past {
+		done += size(k)
 	}
 	first := hi * completionFan
 	items, err := queryAll(ctx, st.store.state, rows.pk(first), markerKey(rows.item, first), markerKey(rows.item, first+size(hi)))
@@ -176,9 +178,8 @@ func (st Stage[M]) Commit(ctx context.Context, m M) (won bool, err error) {
 			return false, fmt.Errorf("writing what %s commits: %w", what, err)
 		}
 	}
-	rows := st.rows()
-	won, err = addOnce(ctx, st.store.state, storage.Entity{PartitionKey: rows.pk(i), RowKey: markerKey(rows.item, i), Props: props})
-	if err != nil {
+	won, err = st.add(ctx, i, m, props)
+	if err != nil && !errors.Is(err, ErrFenced) {
 		return false, fmt.Errorf("committing %s: %w", what, err)
 	}
 	if !won && st.kind.lost != nil {
@@ -186,7 +187,49 @@ func (st Stage[M]) Commit(ctx context.Context, m M) (won bool, err error) {
 		// only under their own attempt's marker): cleaning up may fail.
 		_ = st.kind.lost(ctx, st, m)
 	}
+	if err != nil {
+		return false, fmt.Errorf("committing %s: %w", what, err)
+	}
 	return won, nil
+}
+
+// ErrFenced: a commit found its attempt fenced by a compensation message
+// that surfaced first and may have deleted the blobs the marker would
+// name. The attempt is over; a redelivery does the item again.
+var ErrFenced = errors.New("runstore: a compensation message surfaced before the commit; its blobs may be gone")
+
+// add adds item i's marker once. The marker of an attempt whose blobs
+// compensation messages cover goes in one transaction with the
+// attempt's fence (stageMarkers.fence): of the commit and a compensation
+// message that surfaces, whichever adds the fence first wins, so a
+// marker can never name a blob that its message deleted, however long
+// the commit took to land (retries under throttling included).
+func (st Stage[M]) add(ctx context.Context, i int, m M, props map[string]any) (won bool, err error) {
+	rows := st.rows()
+	pk := rows.pk(i)
+	marker := storage.Entity{PartitionKey: pk, RowKey: markerKey(rows.item, i), Props: props}
+	attempt := ""
+	if st.kind.attempt != nil {
+		attempt = st.kind.attempt(m)
+	}
+	if attempt == "" {
+		return addOnce(ctx, st.store.state, marker)
+	}
+	fence := storage.Entity{PartitionKey: pk, RowKey: rows.fence(i, attempt), Props: map[string]any{}}
+	_, err = st.store.state(pk).Transact(ctx, pk, []storage.Op{{Kind: storage.OpAdd, Entity: marker}, {Kind: storage.OpAdd, Entity: fence}})
+	if !errors.Is(err, storage.ErrExists) {
+		return err == nil, err
+	}
+	// The marker was there (another attempt's, or this one's, whose
+	// answer a retry lost), or only the fence: a compensation message's.
+	done, err := exists(ctx, st.store.state, pk, marker.RowKey)
+	switch {
+	case err != nil:
+		return false, err
+	case done:
+		return false, nil
+	}
+	return false, ErrFenced
 }
 
 // Markers reads the marker of every done item, in item order.

@@ -198,7 +198,7 @@ func TestProgressBounded(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		s := New(board.MustNew(4), []storage.Table{state}, []storage.Table{back}, 1)
+		s := New(board.MustNew(4), []storage.Table{state}, []storage.Table{back}, 1, TreeCompletion)
 		p0, err := s.AddFirstPly(ctx, "seed")
 		if err != nil {
 			t.Fatal(err)

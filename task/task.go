@@ -1,6 +1,7 @@
 package task
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"log/slog"
@@ -29,6 +30,20 @@ type Task struct {
 	// Now is the clock of the task's deadlines (compensation.Cover):
 	// the worker's, time.Now unless a test sets another.
 	Now func() time.Time
+	// Hold, when set, has the task's lease keep h hidden along with the
+	// task's message until the task ends (pipeline.Lease.Hold): so the
+	// compensation messages of a task that runs long never surface
+	// while it lives, and those of a task that died surface within
+	// their delay.
+	Hold func(h Hidden)
+}
+
+// Hidden is a message that a task keeps hidden while it runs, besides
+// its own: the compensation message of a blob it wrote
+// (compensation.Pending).
+type Hidden interface {
+	// Renew hides the message again for its delay once it is due.
+	Renew(ctx context.Context)
 }
 
 // Owner names the task's message, the same on every redelivery: the
