@@ -37,7 +37,14 @@ import (
 //     resolution). The follow-up ends with the transition out of that
 //     state where it has one (NextEnqueued, PreviousEnqueued), so a
 //     redelivery of the owner's message finishes a follow-up that a
-//     crash interrupted, and nobody else repeats it.
+//     crash interrupted;
+//   - the owner holds its follow-up under a lease (Ply.Until, stamped
+//     with the owned transition): once the lease has run out, because
+//     the owner's message was poisoned, lost, or is slow, anyone may
+//     take the follow-up over (Store.TakeOver, ETag-guarded, which
+//     rewrites the owner and its lease) and repeat it: every follow-up
+//     is idempotent. The stall nudge's scans do so (pipeline/stall.go),
+//     as does any message put back on the queue for the ply.
 
 // State is where a ply stands in its lifecycle:
 //
@@ -156,6 +163,18 @@ func stepFrom(from State, e Event) (step, error) {
 		}
 	}
 	return step{}, fmt.Errorf("%w: a ply that is %s does not move on %s (only one that is %s does)", ErrIllegalTransition, from, e, stepOn(e).from)
+}
+
+// Owes reports whether p's state owes a follow-up that ends with the
+// transition out of it (Final, Resolved): until that transition, its
+// owner, or whoever takes it over, has work to do.
+func (p *Ply) Owes() bool {
+	for i, st := range lifecycle {
+		if st.to == p.State && st.owned && i+1 < len(lifecycle) && !lifecycle[i+1].owned {
+			return true
+		}
+	}
+	return false
 }
 
 // Awaits reports whether e moves p on: p is in the state that e's
