@@ -28,9 +28,11 @@ import (
 //	state     the owner's follow-up
 //	Merging   enqueue the first scan
 //	Final     sweep the ply's spent blobs, enqueue the next work, then
-//	          make the ply Dispatched (runstore.NextEnqueued)
-//	Resolved  enqueue the previous ply's resolution (at ply 0: mark the
-//	          run complete), then close the ply (runstore.PreviousEnqueued)
+//	          make the ply Dispatched (runstore.NextEnqueued): fanned
+//	          out over D messages (dispatch.go)
+//	Resolved  enqueue the previous ply's resolution, fanned out over B
+//	          messages (at ply 0: mark the run complete), then close the
+//	          ply (runstore.PreviousEnqueued)
 //
 // Before making a ply Final, its scan records the final blobs and the
 // next ply's splitters; the next ply is added with the transition.
@@ -219,7 +221,7 @@ func (r *Run) followUp(ctx context.Context, p *runstore.Ply, c runstore.Claim) e
 	case runstore.Final:
 		return r.afterFinal(ctx, p, c)
 	case runstore.Resolved:
-		return r.afterResolved(ctx, p)
+		return r.afterResolved(ctx, p, c)
 	}
 	return nil
 }
@@ -297,65 +299,10 @@ func (r *Run) finish(ctx context.Context, p *runstore.Ply, merged []*runstore.Me
 }
 
 // afterFinal sweeps a Final ply's spent blobs and enqueues the work that
-// follows, then marks it Dispatched. A crash in between re-enqueues on
-// redelivery of the owner's message; duplicates are harmless.
+// follows, then marks it Dispatched: leaf by leaf, fanned out
+// (dispatch.go).
 func (r *Run) afterFinal(ctx context.Context, p *runstore.Ply, c runstore.Claim) error {
-	finals, err := r.store.Finals(ctx, p.Ply)
-	if err != nil {
-		return err
-	}
-	if err := r.sweep(ctx, p, runstore.Named(p, runstore.Records{Finals: finals})); err != nil {
-		return err
-	}
-	switch {
-	case p.Positions == 0:
-		// Every position of the previous ply was terminal: there is
-		// nothing to expand, so results start flowing back from here.
-	case p.Ply >= r.Config.Target:
-		for j := 0; j < p.Finals; j++ {
-			if err := r.shared.Enqueue(ctx, message.Message{Kind: message.KindResolve, Ply: p.Ply, Index: j}); err != nil {
-				return err
-			}
-		}
-	case len(finals) == 1 && p.Positions <= message.InlineLimit:
-		keys, err := r.shared.ReadKeys(ctx, finals[0].Blob)
-		if err != nil {
-			return err
-		}
-		if err := r.shared.Enqueue(ctx, message.Message{Kind: message.KindInline, Ply: p.Ply, Positions: keys}); err != nil {
-			return err
-		}
-	default:
-		for _, f := range finals {
-			if err := r.shared.Enqueue(ctx, message.Message{Kind: message.KindChunk, Ply: p.Ply, Index: f.Index, Blob: f.Blob}); err != nil {
-				return err
-			}
-		}
-	}
-	if err := r.store.MarkDispatched(ctx, p); err != nil {
-		return ignoreConflict(err)
-	}
-	// Resolve tasks may have finished before the ply was Dispatched, and
-	// then left its resolution to this check.
-	return r.resolveIfDone(ctx, p, c)
-}
-
-// sweep deletes a Final ply's blobs that are no longer in use: expansion
-// blobs, outputs of merge attempts that lost, and the splitters. named is runstore.Named of p.
-func (r *Run) sweep(ctx context.Context, p *runstore.Ply, named map[string]bool) error {
-	list, err := r.blobs.List(ctx, runstore.PlyFolder(p.Ply))
-	if err != nil {
-		return fmt.Errorf("listing ply %d blobs: %w", p.Ply, err)
-	}
-	for _, b := range list {
-		if runstore.BlobInUse(p, b.Name, named) {
-			continue
-		}
-		if err := storage.DeleteBlob(ctx, r.blobs, b.Name); err != nil {
-			return fmt.Errorf("deleting %s: %w", b.Name, err)
-		}
-	}
-	return nil
+	return dispatch().all(ctx, r, p, c)
 }
 
 // Resolved resolves a ply once every final blob of it is resolved, and
@@ -404,46 +351,38 @@ func (r *Run) resolve(ctx context.Context, p *runstore.Ply, owner runstore.Claim
 	if err := r.store.Resolve(ctx, p, owner, c); err != nil {
 		return ignoreConflict(err)
 	}
-	return r.afterResolved(ctx, p)
+	return r.afterResolved(ctx, p, owner)
 }
 
-// afterResolved enqueues the previous ply's resolution or, at ply 0,
-// marks the run complete; then it closes the ply.
-func (r *Run) afterResolved(ctx context.Context, p *runstore.Ply) error {
-	if p.Ply == 0 {
-		root := board.Unknown
-		switch {
-		case p.Black > 0:
-			root = board.BlackWins
-		case p.White > 0:
-			root = board.WhiteWins
-		case p.Draws > 0:
-			root = board.Draw
-		}
-		done := runstore.Done{Root: root.String(), Completed: time.Now().UnixNano()}
-		if p.Positions > 0 {
-			rs, err := r.store.ResolutionStage(p).Markers(ctx)
-			if err != nil {
-				return err
-			}
-			if len(rs) > 0 {
-				done.Scored, done.Score = rs[0].Scored, rs[0].Score
-				done.ScoreBlack, done.ScoreWhite = rs[0].ScoreBlack, rs[0].ScoreWhite
-			}
-		}
-		if err := r.store.MarkDone(ctx, done); err != nil {
-			return err
-		}
-	} else {
-		prev, err := r.store.Ply(ctx, p.Ply-1)
+// afterResolved enqueues the previous ply's resolution (leaf by leaf,
+// fanned out: dispatch.go) and then closes the ply or, at ply 0, marks
+// the run complete and closes the ply.
+func (r *Run) afterResolved(ctx context.Context, p *runstore.Ply, c runstore.Claim) error {
+	if p.Ply > 0 {
+		return back().all(ctx, r, p, c)
+	}
+	root := board.Unknown
+	switch {
+	case p.Black > 0:
+		root = board.BlackWins
+	case p.White > 0:
+		root = board.WhiteWins
+	case p.Draws > 0:
+		root = board.Draw
+	}
+	done := runstore.Done{Root: root.String(), Completed: time.Now().UnixNano()}
+	if p.Positions > 0 {
+		rs, err := r.store.ResolutionStage(p).Markers(ctx)
 		if err != nil {
 			return err
 		}
-		for j := 0; j < prev.Finals; j++ {
-			if err := r.shared.Enqueue(ctx, message.Message{Kind: message.KindResolve, Ply: prev.Ply, Index: j}); err != nil {
-				return err
-			}
+		if len(rs) > 0 {
+			done.Scored, done.Score = rs[0].Scored, rs[0].Score
+			done.ScoreBlack, done.ScoreWhite = rs[0].ScoreBlack, rs[0].ScoreWhite
 		}
+	}
+	if err := r.store.MarkDone(ctx, done); err != nil {
+		return err
 	}
 	return ignoreConflict(r.store.Close(ctx, p))
 }

@@ -6,8 +6,10 @@ import (
 	"strings"
 )
 
-// Blob names. Every blob of a run lies in its ply's folder "pNN/", so a
-// ply's spent blobs are swept with one listing. Blobs that a compensation
+// Blob names. Every blob of a run lies in its ply's folder "pNN/", and
+// the blobs of one expansion task, combine task or bucket merge share a
+// prefix, so a ply's spent blobs are swept a part at a time, each part
+// one listing. Blobs that a compensation
 // message covers carry the writing attempt's tag, so a stale compensation
 // message of a dead attempt can only ever delete that attempt's blob.
 
@@ -41,13 +43,19 @@ func StartBlobName() string { return PlyFolder(0) + "start" }
 
 // ExpansionBlobName names expansion task task's output for ply.
 func ExpansionBlobName(ply, task int, attempt string) string {
-	return fmt.Sprintf("%se-%07d-%s", PlyFolder(ply), task, attempt)
+	return ExpansionBlobPrefix(ply, task) + attempt
 }
 
+// ExpansionBlobPrefix begins the name of every attempt's output of
+// expansion task task for ply, and no other blob's.
+func ExpansionBlobPrefix(ply, task int) string { return fmt.Sprintf("%se-%07d-", PlyFolder(ply), task) }
+
 // CombineBlobName names combine task i's output for ply.
-func CombineBlobName(ply, i int, attempt string) string {
-	return fmt.Sprintf("%sc-%07d-%s", PlyFolder(ply), i, attempt)
-}
+func CombineBlobName(ply, i int, attempt string) string { return CombineBlobPrefix(ply, i) + attempt }
+
+// CombineBlobPrefix begins the name of every attempt's output of
+// combine task i for ply, and no other blob's.
+func CombineBlobPrefix(ply, i int) string { return fmt.Sprintf("%sc-%07d-", PlyFolder(ply), i) }
 
 // CombineInputsBlobName names the list of each combine task's inputs of
 // a ply.
@@ -55,7 +63,19 @@ func CombineInputsBlobName(ply int) string { return PlyFolder(ply) + "combine-in
 
 // FinalRunBlobName names output k of a bucket's merge.
 func FinalRunBlobName(ply, bucket, k int, attempt string) string {
-	return fmt.Sprintf("%sf-%06d-%04d-%s", PlyFolder(ply), bucket, k, attempt)
+	return fmt.Sprintf("%s%04d-%s", FinalRunBlobPrefix(ply, bucket), k, attempt)
+}
+
+// FinalRunBlobPrefix begins the name of every output of every attempt
+// of a bucket's merge, and no other blob's.
+func FinalRunBlobPrefix(ply, bucket int) string {
+	return fmt.Sprintf("%sf-%06d-", PlyFolder(ply), bucket)
+}
+
+// WorkingBlobNames names a ply's working blobs: those it needs only
+// until it is Final (BlobInUse).
+func WorkingBlobNames(ply int) []string {
+	return []string{SplittersBlobName(ply), InputsBlobName(ply), CombineInputsBlobName(ply)}
 }
 
 // ResultsBlobName names the results of final blob index of ply.

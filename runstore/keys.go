@@ -92,3 +92,9 @@ func (s *Store) bucketMarkers(ply int) stageMarkers {
 func (s *Store) resolutionMarkers(ply int) stageMarkers {
 	return stageMarkers{spread: spread{pkResolutions(ply), s.shards}, item: 'd', group: 'e'}
 }
+func (s *Store) dispatchMarkers(ply int) stageMarkers {
+	return stageMarkers{spread: s.runRows(ply), item: 'w', group: 'x'}
+}
+func (s *Store) backMarkers(ply int) stageMarkers {
+	return stageMarkers{spread: s.runRows(ply), item: 'y', group: 'z'}
+}

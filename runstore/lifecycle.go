@@ -14,11 +14,15 @@ import (
 //	from        event                to          owned  made by
 //	Expanding   ExpansionComplete    Merging     yes    the last expansion task
 //	Merging     MergeComplete        Final       yes    a scan that finds every bucket merged
-//	Final       NextEnqueued         Dispatched  no     the owner, once the next work is enqueued
+//	Final       NextEnqueued         Dispatched  no     the last leaf of the owner's dispatch
+//	                                                    (dispatch.go), once the next work is
+//	                                                    enqueued
 //	Dispatched  ResolutionComplete   Resolved    yes    the last resolution
-//	Resolved    PreviousEnqueued     Closed      no     the owner, once the previous ply's
+//	Resolved    PreviousEnqueued     Closed      no     the last leaf of the owner's back
+//	                                                    stage, once the previous ply's
 //	                                                    resolution is enqueued (at ply 0:
-//	                                                    the run is marked complete)
+//	                                                    the owner, once the run is marked
+//	                                                    complete)
 //
 // A ply's record is added Expanding, with the transition of the ply
 // before it into Final (Store.Finish); ply 0 needs no expansion and is
@@ -35,9 +39,11 @@ import (
 //     and that message owes the follow-up of the state it led to (the
 //     first scan; enqueuing the next work; enqueuing the previous ply's
 //     resolution). The follow-up ends with the transition out of that
-//     state where it has one (NextEnqueued, PreviousEnqueued), so a
-//     redelivery of the owner's message finishes a follow-up that a
-//     crash interrupted;
+//     state where it has one (NextEnqueued, PreviousEnqueued), made by
+//     whoever finishes its last part (a follow-up that grows with the
+//     ply is fanned out over leaves: dispatch.go), so a redelivery of
+//     the owner's message finishes a follow-up that a crash
+//     interrupted;
 //   - the owner holds its follow-up under a lease (Ply.Until, stamped
 //     with the owned transition): once the lease has run out, because
 //     the owner's message was poisoned, lost, or is slow, anyone may
