@@ -172,13 +172,17 @@ func (r *Run) dispatchLeaf(ctx context.Context, p *runstore.Ply, leaf int) error
 // sweep deletes the blobs of a Final ply's units u that are no longer in
 // use (runstore.BlobInUse): the outputs of merge attempts that lost, the
 // expansion and combined runs, and the working blobs. Each bucket and
-// task is one listing of the prefix its blobs share.
+// task is one listing of the prefix its blobs share; a leaf that is the
+// whole ply lists its folder once.
 func (r *Run) sweep(ctx context.Context, p *runstore.Ply, u runstore.DispatchUnits) error {
 	named, err := r.store.NamedIn(ctx, p, u.Buckets)
 	if err != nil {
 		return err
 	}
 	var prefixes []string
+	if u.Whole {
+		prefixes, u = []string{runstore.PlyFolder(p.Ply)}, runstore.DispatchUnits{}
+	}
 	for b := u.Buckets.Lo; b < u.Buckets.Hi; b++ {
 		prefixes = append(prefixes, runstore.FinalRunBlobPrefix(p.Ply, b))
 	}

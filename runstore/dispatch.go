@@ -38,6 +38,9 @@ type DispatchUnits struct {
 	Expansions Span // expansion tasks whose runs to sweep
 	Combines   Span // combine tasks whose runs to sweep
 	Working    bool // the working blobs to sweep: splitters and merge inputs
+	// Whole says the leaf is the whole dispatch: its sweep lists the
+	// ply's folder at once, as cheap as one prefix for a small ply.
+	Whole bool
 }
 
 // dispatchUnits is how many units a Final ply's dispatch has: the
@@ -67,6 +70,7 @@ func (p *Ply) DispatchLeaf(leaf int) DispatchUnits {
 	u.Expansions = next(p.Tasks)
 	u.Combines = next(p.Groups * p.Ranges)
 	u.Working = next(1) != Span{}
+	u.Whole = lo == 0 && hi == dispatchUnits(p)
 	return u
 }
 

@@ -6,7 +6,8 @@ import "testing"
 // final blobs, buckets, expansion tasks and combine tasks, and its
 // working blobs, exactly once and in order, at most DispatchFan units a
 // leaf, and the back stage's leaves cover the previous ply's final blobs
-// likewise; the stages have one item per leaf.
+// likewise; the stages have one item per leaf, and a leaf is the whole
+// dispatch only when it is the only one.
 func TestDispatchLeaves(t *testing.T) {
 	s, _ := openStore(t)
 	for _, p := range []*Ply{
@@ -20,6 +21,9 @@ func TestDispatchLeaves(t *testing.T) {
 		leaves := s.DispatchStage(p).Items()
 		for leaf := range leaves {
 			u := p.DispatchLeaf(leaf)
+			if u.Whole != (leaves == 1) {
+				t.Errorf("ply %d leaf %d of %d: whole %v", p.Ply, leaf, leaves, u.Whole)
+			}
 			n := 0
 			for _, c := range []struct {
 				kind      string
