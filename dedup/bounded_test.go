@@ -85,20 +85,20 @@ func newMergingPly(t *testing.T, tasks, buckets, groups, ranges int) *mergingPly
 			t.Fatal(err)
 		}
 	}
-	store := runstore.New(board.MustNew(8), []storage.Table{state}, []storage.Table{back}, 1)
-	p0, err := store.AddFirstPly(ctx, "seed")
+	store := runstore.New(board.MustNew(8), []storage.Table{state}, []storage.Table{back}, 1, runstore.TreeCompletion)
+	p0, err := store.AddFirstPly(ctx, runstore.Claim{Owner: "seed"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	shape := &runstore.Ply{Ply: 1, Tasks: tasks, Buckets: buckets, Groups: groups, Ranges: ranges}
-	if err := store.Finish(ctx, p0, "seed", runstore.Totals{Finals: 1, Positions: 1}, shape); err != nil {
+	if err := store.Finish(ctx, p0, runstore.Claim{Owner: "seed"}, runstore.Totals{Finals: 1, Positions: 1}, shape); err != nil {
 		t.Fatal(err)
 	}
 	p, err := store.Ply(ctx, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := store.StartMerging(ctx, p, "seed"); err != nil {
+	if err := store.StartMerging(ctx, p, runstore.Claim{Owner: "seed"}); err != nil {
 		t.Fatal(err)
 	}
 	tk := &task.Task{Run: &task.Run{Store: store, Blobs: blobs, Work: work},

@@ -8,8 +8,10 @@ import (
 
 // Blob names. Their indexes are written as in keys (keys.go), so names
 // sort in index order and those below 10^7 are what earlier releases
-// wrote. Every blob of a run lies in its ply's folder "pNN/", so a
-// ply's spent blobs are swept with one listing. Blobs that a compensation
+// wrote. Every blob of a run lies in its ply's folder "pNN/", and the
+// blobs of one expansion task, combine task or bucket merge share a
+// prefix, so a ply's spent blobs are swept a part at a time, each part
+// one listing. Blobs that a compensation
 // message covers carry the writing attempt's tag, so a stale compensation
 // message of a dead attempt can only ever delete that attempt's blob.
 
@@ -56,12 +58,22 @@ func StartBlobName() string { return PlyFolder(0) + "start" }
 
 // ExpansionBlobName names expansion task task's output for ply.
 func ExpansionBlobName(ply, task int, attempt string) string {
-	return fmt.Sprintf("%se-%s-%s", PlyFolder(ply), formatIndex(indexWidth, task), attempt)
+	return ExpansionBlobPrefix(ply, task) + attempt
+}
+
+// ExpansionBlobPrefix begins the name of every attempt's output of
+// expansion task task for ply, and no other blob's.
+func ExpansionBlobPrefix(ply, task int) string {
+	return PlyFolder(ply) + "e-" + formatIndex(indexWidth, task) + "-"
 }
 
 // CombineBlobName names combine task i's output for ply.
-func CombineBlobName(ply, i int, attempt string) string {
-	return fmt.Sprintf("%sc-%s-%s", PlyFolder(ply), formatIndex(indexWidth, i), attempt)
+func CombineBlobName(ply, i int, attempt string) string { return CombineBlobPrefix(ply, i) + attempt }
+
+// CombineBlobPrefix begins the name of every attempt's output of
+// combine task i for ply, and no other blob's.
+func CombineBlobPrefix(ply, i int) string {
+	return PlyFolder(ply) + "c-" + formatIndex(indexWidth, i) + "-"
 }
 
 // CombineInputsBlobName names the list of the inputs of each combine
@@ -69,12 +81,28 @@ func CombineBlobName(ply, i int, attempt string) string {
 // one for the whole ply, "combine-inputs", which parses as the same
 // kind.)
 func CombineInputsBlobName(ply, g int) string {
-	return fmt.Sprintf("%scombine-inputs-%07d", PlyFolder(ply), g)
+	return combineInputsPrefix(ply) + "-" + formatIndex(indexWidth, g)
 }
+
+func combineInputsPrefix(ply int) string { return PlyFolder(ply) + "combine-inputs" }
 
 // FinalRunBlobName names output k of a bucket's merge.
 func FinalRunBlobName(ply, bucket, k int, attempt string) string {
-	return fmt.Sprintf("%sf-%s-%04d-%s", PlyFolder(ply), formatIndex(bucketWidth, bucket), k, attempt)
+	return fmt.Sprintf("%s%04d-%s", FinalRunBlobPrefix(ply, bucket), k, attempt)
+}
+
+// FinalRunBlobPrefix begins the name of every output of every attempt
+// of a bucket's merge, and no other blob's.
+func FinalRunBlobPrefix(ply, bucket int) string {
+	return PlyFolder(ply) + "f-" + formatIndex(bucketWidth, bucket) + "-"
+}
+
+// WorkingBlobPrefixes begin the names of a ply's working blobs, and of
+// no other blobs: those it needs only until it is Final (BlobInUse):
+// the splitters, the inputs blobs (the ply's, or each range's) and the
+// combine inputs blobs (the ply's, or each group's).
+func WorkingBlobPrefixes(ply int) []string {
+	return []string{SplittersBlobName(ply), InputsBlobName(ply), combineInputsPrefix(ply)}
 }
 
 // ResultsBlobName names the results of final blob index of ply.
@@ -91,7 +119,9 @@ func InputsBlobName(ply int) string { return PlyFolder(ply) + "inputs" }
 
 // RangeInputsBlobName names the list of the merge inputs of each bucket
 // of range r of a ply with a combine level. It is of kind InputsBlob.
-func RangeInputsBlobName(ply, r int) string { return fmt.Sprintf("%sinputs-%07d", PlyFolder(ply), r) }
+func RangeInputsBlobName(ply, r int) string {
+	return InputsBlobName(ply) + "-" + formatIndex(indexWidth, r)
+}
 
 // ParseBlobName reads a blob name of the run's layout.
 func ParseBlobName(name string) (BlobName, bool) {
@@ -106,9 +136,9 @@ func ParseBlobName(name string) (BlobName, bool) {
 		b.Kind = StartBlob
 	case rest == "splitters":
 		b.Kind = SplittersBlob
-	case rest == "inputs" || strings.HasPrefix(rest, "inputs-") && digits(rest[len("inputs-"):]):
+	case rest == "inputs" || strings.HasPrefix(rest, "inputs-") && isIndex(rest[len("inputs-"):]):
 		b.Kind = InputsBlob
-	case rest == "combine-inputs" || strings.HasPrefix(rest, "combine-inputs-") && digits(rest[len("combine-inputs-"):]):
+	case rest == "combine-inputs" || strings.HasPrefix(rest, "combine-inputs-") && isIndex(rest[len("combine-inputs-"):]):
 		b.Kind = CombineInputsBlob
 	case strings.HasPrefix(rest, "c-"):
 		b.Kind = CombineBlob
@@ -149,6 +179,12 @@ func itemAttempt(s string, width int, output bool) (item int, attempt string) {
 		rest = tail
 	}
 	return item, rest
+}
+
+// isIndex reports whether s is one index in the code of indexWidth.
+func isIndex(s string) bool {
+	_, ok := parseIndex(s, indexWidth)
+	return ok
 }
 
 func digits(s string) bool {

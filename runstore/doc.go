@@ -25,6 +25,10 @@
 //	rNN         c<bucket>               BucketMerge: a bucket is merged, and which
 //	                                    attempt's outputs count
 //	rNN         k<level><node>          64 buckets (or nodes) are merged
+//	rNN         w<leaf>                 Dispatch: a leaf of the ply's dispatch is done
+//	rNN         x<group>                64 dispatch leaves are done
+//	rNN         y<leaf>                 Dispatch: a leaf of the ply's back stage is done
+//	rNN         z<group>                64 back leaves are done
 //	fNN         <index>                 Final: one final blob of a complete ply
 //	vNN         d<index>                Resolution: one final blob is resolved
 //	vNN         e<level><node>          64 final blobs (or nodes) are resolved
@@ -51,7 +55,7 @@
 // older releases did not write are read as optional, next to each row's
 // decoding.
 //
-// The markers (d, a, c in rNN and d in vNN, with their group markers)
+// The markers (d, a, c, w, y in rNN and d in vNN, with their group markers)
 // belong to the ply's stages: only Stage (stage.go) reads or adds them.
 //
 // Everything that grows with the run (runs, final blobs, resolutions,

@@ -166,3 +166,9 @@ func (s *Store) resolutionMarkers(ply int) stageMarkers {
 func (s *Store) stageMarkers(rows spread, item, group byte) stageMarkers {
 	return stageMarkers{spread: rows, item: item, group: group, flat: s.completion == FlatCompletion}
 }
+func (s *Store) dispatchMarkers(ply int) stageMarkers {
+	return stageMarkers{spread: s.runRows(ply), item: 'w', group: 'x'}
+}
+func (s *Store) backMarkers(ply int) stageMarkers {
+	return stageMarkers{spread: s.runRows(ply), item: 'y', group: 'z'}
+}

@@ -24,18 +24,18 @@ func openShardedStore(t *testing.T, shards int) (*Store, *Ply) {
 		}
 	}
 	s := New(board.MustNew(4), []storage.Table{state}, []storage.Table{back}, shards, TreeCompletion)
-	p0, err := s.AddFirstPly(ctx, "seed")
+	p0, err := s.AddFirstPly(ctx, Claim{Owner: "seed"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Finish(ctx, p0, "seed", Totals{Finals: 1, Positions: 1}, &Ply{Ply: 1, Tasks: 1, Buckets: 2}); err != nil {
+	if err := s.Finish(ctx, p0, Claim{Owner: "seed"}, Totals{Finals: 1, Positions: 1}, &Ply{Ply: 1, Tasks: 1, Buckets: 2}); err != nil {
 		t.Fatal(err)
 	}
 	p, err := s.Ply(ctx, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.StartMerging(ctx, p, "m"); err != nil {
+	if err := s.StartMerging(ctx, p, Claim{Owner: "m"}); err != nil {
 		t.Fatal(err)
 	}
 	return s, p
@@ -199,11 +199,11 @@ func TestProgressBounded(t *testing.T) {
 			}
 		}
 		s := New(board.MustNew(4), []storage.Table{state}, []storage.Table{back}, 1, TreeCompletion)
-		p0, err := s.AddFirstPly(ctx, "seed")
+		p0, err := s.AddFirstPly(ctx, Claim{Owner: "seed"})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Finish(ctx, p0, "seed", Totals{Finals: 1, Positions: 1}, &Ply{Ply: 1, Tasks: n, Buckets: 1}); err != nil {
+		if err := s.Finish(ctx, p0, Claim{Owner: "seed"}, Totals{Finals: 1, Positions: 1}, &Ply{Ply: 1, Tasks: n, Buckets: 1}); err != nil {
 			t.Fatal(err)
 		}
 		p, err := s.Ply(ctx, 1)

@@ -200,13 +200,13 @@ func (h *harness[M]) run(ctx context.Context, c *testkit.Command) (string, error
 // setup records ply 0, then ply 1 with the command's figures, added by
 // ply 0's Finish as the flow does, and moves ply 1 to its state.
 func (h *harness[M]) setup(ctx context.Context, c *testkit.Command) (string, error) {
-	p0, err := h.store.AddFirstPly(ctx, "seed")
+	p0, err := h.store.AddFirstPly(ctx, runstore.Claim{Owner: "seed"})
 	if err != nil {
 		return "", err
 	}
 	p := &runstore.Ply{Ply: 1, Tasks: c.Int(h.t, "tasks", 1), Buckets: c.Int(h.t, "buckets", 1),
 		Groups: c.Int(h.t, "groups", 0), Ranges: c.Int(h.t, "ranges", 0)}
-	if err := h.store.Finish(ctx, p0, "seed", runstore.Totals{Finals: 1, Positions: 1}, p); err != nil {
+	if err := h.store.Finish(ctx, p0, runstore.Claim{Owner: "seed"}, runstore.Totals{Finals: 1, Positions: 1}, p); err != nil {
 		return "", err
 	}
 	if p, err = h.store.Ply(ctx, 1); err != nil {
@@ -225,13 +225,13 @@ func advance(ctx context.Context, s *runstore.Store, p *runstore.Ply, to runstor
 		var err error
 		switch p.State + 1 {
 		case runstore.Merging:
-			err = s.StartMerging(ctx, p, "test")
+			err = s.StartMerging(ctx, p, runstore.Claim{Owner: "test"})
 		case runstore.Final:
-			err = s.Finish(ctx, p, "test", runstore.Totals{Finals: finals}, nil)
+			err = s.Finish(ctx, p, runstore.Claim{Owner: "test"}, runstore.Totals{Finals: finals}, nil)
 		case runstore.Dispatched:
 			err = s.MarkDispatched(ctx, p)
 		case runstore.Resolved:
-			err = s.Resolve(ctx, p, "test", runstore.Counts{})
+			err = s.Resolve(ctx, p, runstore.Claim{Owner: "test"}, runstore.Counts{})
 		case runstore.Closed:
 			err = s.Close(ctx, p)
 		}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
@@ -49,6 +50,15 @@ type Hidden interface {
 // Owner names the task's message, the same on every redelivery: the
 // owner recorded by a transition, whose redelivery finishes the follow-up.
 func (t *Task) Owner() string { return tag(t.Msg.ID, 0) }
+
+// Claim is the task's claim on a follow-up it owes: its Owner, with a
+// lease of one visibility timeout from now (runstore.Claim). A
+// redelivery of the message owns the follow-up still, lease or not;
+// anyone else takes it over only once the lease has run out.
+func (t *Task) Claim() runstore.Claim {
+	now := t.Now()
+	return runstore.Claim{Owner: t.Owner(), Now: now, Until: now.Add(t.Timing.Visibility)}
+}
 
 // Attempt names this delivery; every delivery has its own, even of two
 // copies of one message. Blobs that a compensation message covers carry
