@@ -160,46 +160,6 @@ func (s *Store) allDone(ctx context.Context, m stageMarkers, n int) (bool, error
 
 func groups(n int) int { return nodes(n, 1) }
 
-// groupRow is where group k's marker lies: node k of level 1 in a tree,
-// group k in the base partition in the flat layout. Either exists once
-// every item of the group is done.
-func (m stageMarkers) groupRow(k int) (pk, rk string) {
-	if m.flat {
-		return m.base, markerKey(m.group, k)
-	}
-	return m.pk(k), m.nodeKey(1, k)
-}
-
-// groupsDone reads the markers of groups [from, to): one query a
-// partition they lie in (one in the flat layout; one per completionFan
-// groups in a tree), and returns the indexes of those that exist.
-func (s *Store) groupsDone(ctx context.Context, m stageMarkers, from, to int) ([]int, error) {
-	var done []int
-	for lo := from; lo < to; {
-		hi := to
-		if !m.flat {
-			hi = min(to, (lo/completionFan+1)*completionFan)
-		}
-		pk, first := m.groupRow(lo)
-		_, last := m.groupRow(hi)
-		es, err := queryAll(ctx, s.state, pk, first, last)
-		if err != nil {
-			return nil, err
-		}
-		present := make(map[string]bool, len(es))
-		for _, e := range es {
-			present[e.RowKey] = true
-		}
-		for k := lo; k < hi; k++ {
-			if _, rk := m.groupRow(k); present[rk] {
-				done = append(done, k)
-			}
-		}
-		lo = hi
-	}
-	return done, nil
-}
-
 // flatItemDone is itemDone of the flat layout.
 func (s *Store) flatItemDone(ctx context.Context, m stageMarkers, i, n int) (bool, error) {
 	g := i / completionFan

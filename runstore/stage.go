@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/reversi-cloud/reversi/storage"
 )
@@ -110,30 +111,84 @@ func (st Stage[M]) Complete(ctx context.Context) (bool, error) {
 	return st.store.allDone(ctx, st.rows(), st.Items())
 }
 
-// progressWindow is how many group markers past the frontier Progress
-// reads: one query in the flat layout, four in a tree (whose level-1
-// markers lie in one partition per completionFan of them).
-const progressWindow = 4 * completionFan
-
 // Progress estimates how many of the stage's items are done, for people
-// watching the run (a progress line every few seconds), from a bounded
-// read whatever the stage's size: where the group markers (see
-// completion.go) stop, by bisection (O(log n) point reads); the group
-// markers of one page past there, since items finish about in order;
-// and the item markers of the first group not complete. It is exact when
-// the groups complete in order, as a queue hands out their items, and
-// every item is done; otherwise groups that a later one passed count
-// done, and items of incomplete groups past the first do not.
+// watching the run (a progress line every few seconds), from a read
+// bounded whatever the stage's size (see completion.go): in a tree, the
+// root's marker, then from the top down the children of the first node
+// not complete, at most completionFan rows a level (O(log n) in all);
+// flat, where the group markers stop, by bisection (O(log n) point
+// reads), a page of group markers past there and the first incomplete
+// group's items. It is exact when the stage is complete and when its
+// items complete in order, as a queue hands them out; otherwise items
+// of incomplete nodes past the first of their level are not counted
+// (and, flat, groups before the one found that are not complete are).
 func (st Stage[M]) Progress(ctx context.Context) (int, error) {
 	rows, n := st.rows(), st.Items()
+	var done int
+	var err error
+	if rows.flat {
+		done, err = st.store.flatProgress(ctx, rows, n)
+	} else {
+		done, err = st.store.treeProgress(ctx, rows, n)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("reading the progress of the %s markers of ply %d: %w", st.kind.item, st.ply.Ply, err)
+	}
+	return done, nil
+}
+
+// treeProgress is Progress on a tree of completion markers.
+func (s *Store) treeProgress(ctx context.Context, m stageMarkers, n int) (int, error) {
+	if n == 0 {
+		return 0, nil
+	}
+	level, width := 0, 1 // the top level, and the items a node of it stands for
+	for nodes(n, level) > 1 {
+		level, width = level+1, width*completionFan
+	}
+	if complete, err := exists(ctx, s.state, m.pk(0), m.nodeKey(level, 0)); err != nil || complete {
+		return n, err
+	}
+	// Node j of level is not complete: count its children that are, and
+	// go down to the first that is not.
+	done, j := 0, 0
+	for level > 0 {
+		level, width = level-1, width/completionFan
+		lo, hi := j*completionFan, min(nodes(n, level), (j+1)*completionFan)
+		es, err := queryAll(ctx, s.state, m.pk(lo), m.nodeKey(level, lo), m.nodeKey(level, hi))
+		if err != nil {
+			return 0, err
+		}
+		prefix := strings.TrimSuffix(m.nodeKey(level, 0), formatIndex(indexWidth, 0))
+		j = lo
+		for _, e := range es {
+			d := decode(e, nil)
+			k := d.keyIndex(prefix)
+			if err := d.done("completion marker " + e.RowKey); err != nil {
+				return 0, err
+			}
+			done += min(n, (k+1)*width) - k*width
+			if k == j {
+				j++ // the first not complete is past k
+			}
+		}
+	}
+	return done, nil
+}
+
+// progressWindow is how many group markers past where they stop
+// flatProgress reads: one page of a query.
+const progressWindow = 1000
+
+// flatProgress is Progress on flat completion markers.
+func (s *Store) flatProgress(ctx context.Context, m stageMarkers, n int) (int, error) {
 	g := groups(n)
 	size := func(k int) int { return min(n, (k+1)*completionFan) - k*completionFan }
 	// Invariant: group lo is complete (or lo is -1), hi is not (or is g).
 	lo, hi := -1, g
 	for hi-lo > 1 {
 		mid := (lo + hi) / 2
-		pk, rk := rows.groupRow(mid)
-		ok, err := exists(ctx, st.store.state, pk, rk)
+		ok, err := exists(ctx, s.state, m.base, markerKey(m.group, mid))
 		if err != nil {
 			return 0, err
 		}
@@ -147,17 +202,21 @@ func (st Stage[M]) Progress(ctx context.Context) (int, error) {
 		return n, nil
 	}
 	done := hi * completionFan
-	past, err := st.store.groupsDone(ctx, rows, hi+1, min(g, hi+1+progressWindow))
+	past, err := s.state(m.base).Query(ctx, m.base, storage.QueryOptions{
+		From: markerKey(m.group, hi+1), To: markerKey(m.group, min(g, hi+1+progressWindow)), Limit: progressWindow})
 	if err != nil {
-		return 0, fmt.Errorf("reading the %s group markers of ply %d: %w", st.kind.item, st.ply.Ply, err)
+		return 0, err
 	}
-	for _, k := range past {
-		done += size(k)
+	for _, e := range past.Entities {
+		d := decode(e, nil)
+		if k := d.keyIndex(string(m.group)); d.err == nil && k < g {
+			done += size(k)
+		}
 	}
 	first := hi * completionFan
-	items, err := queryAll(ctx, st.store.state, rows.pk(first), markerKey(rows.item, first), markerKey(rows.item, first+size(hi)))
+	items, err := queryAll(ctx, s.state, m.pk(first), markerKey(m.item, first), markerKey(m.item, first+size(hi)))
 	if err != nil {
-		return 0, fmt.Errorf("reading the %s markers of ply %d: %w", st.kind.item, st.ply.Ply, err)
+		return 0, err
 	}
 	return done + len(items), nil
 }

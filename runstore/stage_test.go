@@ -175,12 +175,17 @@ func TestStageCheck(t *testing.T) {
 }
 
 // TestProgressBounded: a stage's progress is counted from a read that
-// does not grow with the stage (a bisection, a page of group markers and
-// one group's items), and is exact when its groups complete in order or
-// a later one completes first.
+// does not grow with the stage (in a tree, a level's children at most,
+// from the root down; flat, a bisection, a page of group markers and one
+// group's items), and is exact when its items complete in order, when a
+// later group completes first, and when all are done.
 func TestProgressBounded(t *testing.T) {
 	ctx := context.Background()
-	for _, n := range []int{3000, 12000} {
+	for _, c := range []struct {
+		n    int
+		flat Completion
+	}{{3000, TreeCompletion}, {12000, TreeCompletion}, {300000, TreeCompletion}, {3000, FlatCompletion}, {12000, FlatCompletion}} {
+		n := c.n
 		var reads int
 		be := storage.Wrap(testkit.Embedded(t), func(c *storage.Call, next func() error) error {
 			err := next()
@@ -198,7 +203,7 @@ func TestProgressBounded(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		s := New(board.MustNew(4), []storage.Table{state}, []storage.Table{back}, 1, TreeCompletion)
+		s := New(board.MustNew(4), []storage.Table{state}, []storage.Table{back}, 1, c.flat)
 		p0, err := s.AddFirstPly(ctx, Claim{Owner: "seed"})
 		if err != nil {
 			t.Fatal(err)
@@ -227,9 +232,10 @@ func TestProgressBounded(t *testing.T) {
 			if err != nil || got != want {
 				t.Errorf("%d items: progress %d, %v; want %d", n, got, err, want)
 			}
-			// A bisection of the groups, a page past, the first
-			// incomplete group's items.
-			if limit := 16 + 1 + completionFan; reads > limit {
+			// A tree: the root, then a level's children at most; flat: a
+			// bisection of the groups, a page past, the first incomplete
+			// group's items.
+			if limit := 1 + 3*completionFan; reads > limit {
 				t.Errorf("%d items: progress read %d rows, more than %d", n, reads, limit)
 			}
 		}
@@ -238,7 +244,7 @@ func TestProgressBounded(t *testing.T) {
 		check(1000)
 		done(Span{30 * completionFan, 31 * completionFan}) // group 30 ahead of the others
 		check(1000 + completionFan)
-		done(Span{1000, n})
-		check(n)
+		done(Span{1000, 3000})
+		check(3000) // every item, when n is 3000
 	}
 }
