@@ -99,17 +99,18 @@ func (p *Pending) Check() error {
 	return nil
 }
 
-// Renew hides the message for the delay again once half of it is
-// left, so that a live task keeps at least half the delay less the
-// margin between now and its deadline; the lease calls it every third
-// of a visibility timeout. A message past its deadline is never renewed:
-// it may have surfaced already. A failed renewal leaves the deadline as
-// it was; the next may succeed.
+// Renew hides the message for the delay again once half the time to
+// its deadline has passed: the lease calls it every third of a
+// visibility timeout, the delay is at least two of those and the margin
+// one, so a live task renews well before its deadline, about every half
+// delay. A message past its deadline is never renewed: it may have
+// surfaced already. A failed renewal leaves the deadline as it was; the
+// next may succeed.
 func (p *Pending) Renew(ctx context.Context) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	start := p.now()
-	if p.expired() || p.surfaces.Sub(start) > p.delay/2 {
+	if p.expired() || p.surfaces.Add(-p.margin).Sub(start) > (p.delay-p.margin)/2 {
 		return
 	}
 	rc, err := p.queue.UpdateVisibility(ctx, p.id, p.receipt, p.delay)

@@ -80,8 +80,8 @@ func TestCheckRefusesACommitPastTheDeadline(t *testing.T) {
 }
 
 // TestRenewMovesTheDeadlineWithTheTask renews a message as a lease does,
-// on a clock of the test's: a renewal before half the delay has passed
-// changes nothing; once it has, the message is hidden for the whole delay
+// on a clock of the test's: a renewal before half the time to the
+// deadline has passed changes nothing; once it has, the message is hidden for the whole delay
 // again and the deadline moves with it, however long the task runs; a
 // message past its deadline is never renewed; and after Done the
 // renewals stop.
@@ -113,8 +113,8 @@ func TestRenewMovesTheDeadlineWithTheTask(t *testing.T) {
 	if p.receipt == receipt {
 		t.Fatal("never renewed")
 	}
-	// Renewed once half the delay is left, it keeps at least that less
-	// one tick.
+	// Renewed once half the time to its deadline has passed, it keeps
+	// at least that, less one tick.
 	if lo, hi := at.Add(delay/2-20*time.Second), at.Add(delay); p.surfaces.Before(lo) || p.surfaces.After(hi) {
 		t.Errorf("surfaces at %s, want between %s and %s", p.surfaces, lo, hi)
 	}

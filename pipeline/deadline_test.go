@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -62,20 +63,10 @@ func TestSlowMergeDoesNotCommitLate(t *testing.T) {
 	defer cancel()
 	clock := &jumpClock{}
 	wcfg := WorkerConfig{Visibility: 2 * time.Second, CompensationDelay: 4 * time.Second, PollMax: 20 * time.Millisecond, Clock: clock}
-	var mu sync.Mutex
-	slowed := ""
-	// The sources of bucket 1's first output blob
-	// (sp06-f-000001-0000-<attempt>) are written right after the blob.
-	be := storage.Wrap(openEmbedded(t), func(c *storage.Call, next func() error) error {
-		err := next()
-		const first = "sp06-f-000001-0000-"
-		mu.Lock()
-		defer mu.Unlock()
-		if c.Op == storage.TableTransact && strings.HasPrefix(c.Partition, first) && err == nil && slowed == "" {
-			slowed = strings.TrimPrefix(c.Partition, first)
-			clock.Arm(1, wcfg.CompensationDelay)
-		}
-		return err
+	var slowed atomic.Value
+	be := firstOutput(t, func(attempt string) {
+		slowed.Store(attempt)
+		clock.Arm(1, wcfg.CompensationDelay)
 	})
 	cfg := RunConfig{Name: "slowmerge", Config: runstore.Config{Board: 4, Target: 8, Sizes: runstore.Sizes{BlobPositions: 4, BucketBlobs: 4}}}
 	rep, err := RunLocal(ctx, be, cfg, 1, wcfg, testLogger(t), nil)
@@ -83,15 +74,29 @@ func TestSlowMergeDoesNotCommitLate(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkReport4x4(t, rep, cfg.Target)
-	mu.Lock()
-	attempt := slowed
-	mu.Unlock()
+	attempt, _ := slowed.Load().(string)
 	if attempt == "" {
 		t.Fatal("no merge of bucket 1 of ply 6 wrote a first output: the test slowed nothing")
 	}
 	if bm := settledMerge(t, ctx, be, cfg, wcfg); strings.HasPrefix(attempt, bm.Attempt) {
 		t.Errorf("the slowed merge (attempt %s) committed bucket 1 after its first blob's compensation delay", bm.Attempt)
 	}
+}
+
+// firstOutput is the embedded backend, which calls at, once, with the
+// attempt of the first merge of bucket 1 of ply 6 to write the sources
+// of its first output blob (sp06-f-000001-0000-<attempt>, right after
+// the blob), before that write returns.
+func firstOutput(t *testing.T, at func(attempt string)) storage.Backend {
+	var once sync.Once
+	return storage.Wrap(openEmbedded(t), func(c *storage.Call, next func() error) error {
+		err := next()
+		const first = "sp06-f-000001-0000-"
+		if err == nil && c.Op == storage.TableTransact && strings.HasPrefix(c.Partition, first) {
+			once.Do(func() { at(strings.TrimPrefix(c.Partition, first)) })
+		}
+		return err
+	})
 }
 
 // settledMerge settles a finished run's queues, requires a clean audit
@@ -160,29 +165,15 @@ func TestLongMergeCommits(t *testing.T) {
 	defer cancel()
 	clock := &fastClock{}
 	wcfg := WorkerConfig{Visibility: 2 * time.Second, CompensationDelay: 8 * time.Second, PollMax: 20 * time.Millisecond, Clock: clock}
-	var mu sync.Mutex
-	slowed := ""
-	be := storage.Wrap(openEmbedded(t), func(c *storage.Call, next func() error) error {
-		err := next()
-		const first = "sp06-f-000001-0000-"
-		if c.Op != storage.TableTransact || !strings.HasPrefix(c.Partition, first) || err != nil {
-			return err
+	var slowed atomic.Value
+	be := firstOutput(t, func(attempt string) {
+		slowed.Store(attempt)
+		start := clock.Now()
+		clock.arm(true)
+		for clock.Now().Sub(start) < 5*wcfg.CompensationDelay && ctx.Err() == nil {
+			time.Sleep(time.Millisecond)
 		}
-		mu.Lock()
-		hold := slowed == ""
-		if hold {
-			slowed = strings.TrimPrefix(c.Partition, first)
-		}
-		mu.Unlock()
-		if hold {
-			start := clock.Now()
-			clock.arm(true)
-			for clock.Now().Sub(start) < 5*wcfg.CompensationDelay && ctx.Err() == nil {
-				time.Sleep(time.Millisecond)
-			}
-			clock.arm(false)
-		}
-		return err
+		clock.arm(false)
 	})
 	cfg := RunConfig{Name: "longmerge", Config: runstore.Config{Board: 4, Target: 8, Sizes: runstore.Sizes{BlobPositions: 4, BucketBlobs: 4}}}
 	rep, err := RunLocal(ctx, be, cfg, 1, wcfg, testLogger(t), nil)
@@ -190,9 +181,7 @@ func TestLongMergeCommits(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkReport4x4(t, rep, cfg.Target)
-	mu.Lock()
-	attempt := slowed
-	mu.Unlock()
+	attempt, _ := slowed.Load().(string)
 	if attempt == "" {
 		t.Fatal("no merge of bucket 1 of ply 6 wrote a first output: the test held nothing up")
 	}
