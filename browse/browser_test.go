@@ -50,10 +50,11 @@ func usd(v float64) string { return fmt.Sprintf("$%.6f", v) }
 
 func tableRow(p report.Ply) []string {
 	row := []string{strconv.Itoa(p.Ply)}
-	for _, n := range []int64{p.Positions, p.Terminal, p.Edges, p.BlackWins, p.WhiteWins, p.Draws, p.Unknown, p.Blobs, p.Merges, p.BlobReads, p.Transactions} {
+	for _, n := range []int64{p.Positions, p.Terminal, p.Edges, p.BlackWins, p.WhiteWins, p.Draws, p.Unknown, p.Blobs, p.Merges, p.BlobReads,
+		p.Tasks, p.EntityReads, p.MaxTaskTransactions, p.MaxTaskEntities} {
 		row = append(row, commas(n))
 	}
-	return append(row, usd(p.CostUSD))
+	return append(row, strconv.FormatFloat(p.MaxTaskSeconds, 'f', 3, 64), commas(p.Transactions), usd(p.CostUSD))
 }
 
 func key(t *testing.T, b *board.Board, moves string) string {

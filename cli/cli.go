@@ -24,6 +24,7 @@ import (
 	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/storage/azure"
 	"github.com/reversi-cloud/reversi/storage/embedded"
+	"github.com/reversi-cloud/reversi/storage/sim"
 )
 
 // Env is what a command gets from its process.
@@ -108,6 +109,13 @@ type storageFlags struct {
 	kind string
 	data string
 	def  string // the command's backend when neither flag is given
+	// sim configures -storage sim, which only a command that runs a
+	// whole run in its process offers (registerSim).
+	sim     sim.Config
+	simOK   bool
+	simMBps float64
+	simBE   *sim.Backend // the account open opened
+	fs      *flag.FlagSet
 
 	// full, when set before open, is called with the error of every
 	// storage call refused for lack of disk space (see stopWhenFull).
@@ -117,12 +125,16 @@ type storageFlags struct {
 }
 
 func (s *storageFlags) register(fs *flag.FlagSet, def string) {
-	s.def = def
+	s.def, s.fs = def, fs
 	dflt := "(default embedded)"
 	if def != "embedded" {
 		dflt = fmt.Sprintf("(default %s, or embedded with -data)", def)
 	}
-	fs.StringVar(&s.kind, "storage", "", "storage backend: embedded (in this process, no setup) or azure (AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT with DefaultAzureCredential; Azurite works too; more accounts as AZURE_STORAGE_CONNECTION_STRING_2, _3 ... or AZURE_STORAGE_ACCOUNT_2, _3 ...) "+dflt)
+	sims := ""
+	if s.simOK {
+		sims = simUsage
+	}
+	fs.StringVar(&s.kind, "storage", "", "storage backend: embedded (in this process, no setup)"+sims+" or azure (AZURE_STORAGE_CONNECTION_STRING, or AZURE_STORAGE_ACCOUNT with DefaultAzureCredential; Azurite works too; more accounts as AZURE_STORAGE_CONNECTION_STRING_2, _3 ... or AZURE_STORAGE_ACCOUNT_2, _3 ...) "+dflt)
 	fs.StringVar(&s.data, "data", "", "keep the run in embedded storage in this directory (implies -storage embedded), so that a later inspect, enumerate or worker with the same -data can read or continue it; one process at a time")
 }
 
@@ -136,11 +148,20 @@ func (s *storageFlags) validate(needData bool) error {
 	case s.kind == "":
 		s.kind = s.def
 	}
-	if s.kind != "embedded" && s.kind != "azure" {
+	switch {
+	case s.kind == "sim" && s.simOK:
+		return s.validateSim()
+	case s.kind != "embedded" && s.kind != "azure" && s.simOK:
+		return usagef("-storage %q: must be embedded, azure or sim", s.kind)
+	case s.kind != "embedded" && s.kind != "azure":
 		return usagef("-storage %q: must be embedded or azure", s.kind)
-	}
-	if s.data != "" && s.kind != "embedded" {
+	case s.data != "" && s.kind != "embedded":
 		return usagef("-data keeps the run in embedded storage in a directory; leave out -storage azure")
+	}
+	for _, name := range []string{"sim-latency", "sim-bandwidth"} {
+		if given(s.fs, name) {
+			return usagef("-%s configures the simulated account of -storage sim; add -storage sim or leave -%s out", name, name)
+		}
 	}
 	if needData && s.kind == "embedded" && s.data == "" {
 		return usagef("-storage embedded needs -data DIR, the directory an enumerate -data DIR keeps its run in")
@@ -172,11 +193,14 @@ func (s *storageFlags) open(ctx context.Context, env Env, run string) (*storage.
 		if err != nil {
 			return nil, fmt.Errorf("opening embedded storage: %w", err)
 		}
-		s.accounts = 1
-		if s.full == nil {
-			return storage.NewMetered(be), nil
+		return s.meterOne(be), nil
+	case "sim":
+		be, err := sim.Open(s.sim)
+		if err != nil {
+			return nil, fmt.Errorf("opening the simulated account: %w", err)
 		}
-		return storage.NewMetered(storage.Wrap(be, s.watchSpace)), nil
+		s.simBE = be
+		return s.meterOne(be), nil
 	default:
 		be, n, err := openAzure(ctx, env)
 		if err != nil {
@@ -185,6 +209,16 @@ func (s *storageFlags) open(ctx context.Context, env Env, run string) (*storage.
 		s.accounts = n
 		return be, nil
 	}
+}
+
+// meterOne meters the one account of an in-process backend, whose
+// disk may fill (see stopWhenFull).
+func (s *storageFlags) meterOne(be storage.Backend) *storage.Metered {
+	s.accounts = 1
+	if s.full == nil {
+		return storage.NewMetered(be)
+	}
+	return storage.NewMetered(storage.Wrap(be, s.watchSpace))
 }
 
 // stopWhenFull returns ctx cancelled by the first storage call that the
@@ -264,6 +298,8 @@ func (s *storageFlags) where() string {
 	switch {
 	case s.kind == "azure":
 		return "in the storage account"
+	case s.kind == "sim":
+		return "in the simulated account, in memory"
 	case s.data == "":
 		return "in memory"
 	}
@@ -276,6 +312,8 @@ func (s *storageFlags) resume(c pipeline.RunConfig) string {
 	switch {
 	case s.kind == "azure":
 		return "resume with: enumerate -storage azure " + runFlags(c)
+	case s.kind == "sim":
+		return "a -storage sim run is kept in memory and cannot be resumed; run it again from the start"
 	case s.data == "":
 		return "the run was kept in memory and cannot be resumed (give -data DIR to keep a run)"
 	}

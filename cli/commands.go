@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -127,6 +128,7 @@ type workerFlags struct {
 	exitWhenDone          bool
 	storage               storageFlags
 	log                   logFlags
+	profile               profileFlags
 }
 
 func (f *workerFlags) register(fs *flag.FlagSet) {
@@ -141,6 +143,7 @@ func (f *workerFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", metricsAddrHelp)
 	f.storage.register(fs, "azure")
 	f.log.register(fs, "json")
+	f.profile.register(fs)
 }
 
 // workerConfig checks the flags and returns the worker loops'
@@ -171,7 +174,7 @@ func (f *workerFlags) workerConfig(fs *flag.FlagSet) (pipeline.WorkerConfig, err
 	return wcfg, checkMetricsAddr(f.metricsAddr)
 }
 
-func worker(env Env) error {
+func worker(env Env) (err error) {
 	tuneGC(env)
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	var f workerFlags
@@ -187,6 +190,11 @@ func worker(env Env) error {
 	if err != nil {
 		return err
 	}
+	stopProfile, err := f.profile.start()
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, stopProfile()) }()
 	// Set before open: the backend reports a full disk to it.
 	ctx, full := f.storage.stopWhenFull(context.Background())
 	ctx, stop := interruptible(ctx, env, "worker", "interrupted again: exiting at once; the messages it held reappear after their visibility timeout")

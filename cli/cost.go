@@ -57,9 +57,10 @@ func (c *costFlags) validate(fs *flag.FlagSet) error {
 
 // apply adds stats's transactions by category and by service and their
 // cost estimate to rep, counting the blob data the run's container holds
-// now.
+// now, and what handling each ply's messages cost.
 func (c *costFlags) apply(ctx context.Context, rep *report.Report, be storage.Backend, run string, stats storage.Stats) error {
 	rep.SetTransactions(byCategory(stats))
+	rep.SetHandlings(stats.Plies)
 	blobs, err := be.Container(pipeline.Container(run)).List(ctx, "")
 	if err != nil {
 		return fmt.Errorf("listing the run's blobs for the cost report: %w", err)

@@ -10,7 +10,8 @@ import (
 	"github.com/reversi-cloud/reversi/storage/embedded"
 )
 
-// checkDisk refuses a run on the embedded backend whose disk estimate
+// checkDisk refuses a run on the embedded backend (or the simulated
+// account over it) whose disk estimate
 // (pipeline.EstimateDisk) clearly exceeds the space it can have: what
 // its directory's file system has free plus what the run already keeps
 // there (a resumed run has written part of it). "Clearly" is below three
@@ -18,7 +19,7 @@ import (
 // a run that is short by less finds out at the full disk, stops in one
 // line and resumes once space is freed.
 func checkDisk(sf storageFlags, cfg pipeline.RunConfig) error {
-	if sf.kind != "embedded" {
+	if sf.kind == "azure" {
 		return nil
 	}
 	est, ok := pipeline.EstimateDisk(cfg)

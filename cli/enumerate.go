@@ -79,6 +79,7 @@ type enumerateFlags struct {
 	cost       costFlags
 	http       httpFlag
 	plan       planFlags
+	profile    profileFlags
 }
 
 func (f *enumerateFlags) register(fs *flag.FlagSet) {
@@ -90,16 +91,17 @@ func (f *enumerateFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.visibility, "visibility", pipeline.DefaultWorkerConfig().Visibility, "pipeline: queue visibility timeout")
 	fs.BoolVar(&f.quiet, "quiet", false, "no progress on standard error")
 	f.settings.register(fs, "pipeline: ")
-	f.storage.register(fs, "embedded")
+	f.storage.registerSim(fs, "embedded")
 	f.log.register(fs, "text")
 	f.log.level = "warn"
 	f.position.register(fs)
 	f.cost.register(fs)
 	f.http.register(fs, "during the run and after it until Ctrl-C (pipeline engine)")
 	f.plan.register(fs)
+	f.profile.register(fs)
 }
 
-func enumerate(env Env) error {
+func enumerate(env Env) (err error) {
 	tuneGC(env)
 	fs := flag.NewFlagSet("enumerate", flag.ContinueOnError)
 	var f enumerateFlags
@@ -123,6 +125,11 @@ func enumerate(env Env) error {
 	if err != nil {
 		return err
 	}
+	stopProfile, err := f.profile.start()
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, stopProfile()) }()
 	start := time.Now()
 	if f.engine == "reference" {
 		res, err := reference.Enumerate(board.MustNew(cfg.Board), cfg.Target)
@@ -218,6 +225,9 @@ func (f *enumerateFlags) enumeratePipeline(env Env, fs *flag.FlagSet, cfg pipeli
 		return err
 	}
 	defer be.Close()
+	if f.storage.kind == "sim" {
+		defer func() { fmt.Fprintf(env.Stderr, "enumerate: %s\n", f.storage.simSummary()) }()
+	}
 	// The run may be an existing one, whose settings win.
 	if cfg, err = resumeConfig(ctx, fs, be, &f.storage, cfg); err != nil {
 		return err
@@ -257,7 +267,23 @@ func (f *enumerateFlags) enumeratePipeline(env Env, fs *flag.FlagSet, cfg pipeli
 	if f.storage.kind == "azure" || f.storage.data != "" {
 		leftovers(ctx, env, r, &f.storage, wcfg.WithDefaults().CompensationDelay)
 	}
-	return f.show(ctx, env, r, rep, start, web)
+	if f.storage.kind == "sim" {
+		// A rehearsal checks what it rehearsed: the run is gone once
+		// this process ends, so nothing could check it later.
+		a, err := r.Audit(ctx)
+		if err != nil {
+			return fmt.Errorf("auditing run %s: %w", cfg.Name, err)
+		}
+		rep.Audit = a.Report()
+	}
+	if err := f.show(ctx, env, r, rep, start, web); err != nil {
+		return err
+	}
+	if rep.Audit != nil && len(rep.Audit.Problems) > 0 {
+		return fmt.Errorf("the audit at the end of run %s found %d problems (the report's audit lists them), the first: %s",
+			cfg.Name, len(rep.Audit.Problems), rep.Audit.Problems[0])
+	}
+	return nil
 }
 
 // show reports a finished run: the table and -json, then -position,

@@ -11,6 +11,7 @@ import (
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/packed"
+	"github.com/reversi-cloud/reversi/report"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 )
@@ -74,6 +75,19 @@ func (a *Audit) Summary() string {
 	}
 	return fmt.Sprintf("check %s: run %s; %d plies, %d records, %d blobs, %d work messages, %d poison messages",
 		verdict, state, a.Plies, a.Records, a.Blobs, a.Work, a.Poison)
+}
+
+// Report is the audit as a report gives it.
+func (a *Audit) Report() *report.Audit {
+	out := &report.Audit{Problems: []string{}, Summary: a.Summary()}
+	for _, f := range a.Findings {
+		if f.Warning {
+			out.Warnings = append(out.Warnings, f.Text)
+		} else {
+			out.Problems = append(out.Problems, f.Text)
+		}
+	}
+	return out
 }
 
 func (a *Audit) errorf(format string, args ...any) {

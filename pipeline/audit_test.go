@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"testing"
@@ -528,6 +529,28 @@ func TestAuditCuts(t *testing.T) {
 		}
 		if got != tc.want {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// TestAuditReport: a report lists the errors as problems, an empty list
+// (not null) when there are none, and the warnings apart.
+func TestAuditReport(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		findings []Finding
+		want     string
+	}{
+		{"clean", nil, `{"problems":[],"summary":"check clean: run in progress; 0 plies, 0 records, 0 blobs, 0 work messages, 0 poison messages"}`},
+		{"findings", []Finding{{Text: "a"}, {Warning: true, Text: "b"}, {Text: "c"}},
+			`{"problems":["a","c"],"warnings":["b"],"summary":"check 2 errors, 1 warnings: run in progress; 0 plies, 0 records, 0 blobs, 0 work messages, 0 poison messages"}`},
+	} {
+		b, err := json.Marshal((&Audit{Findings: tc.findings}).Report())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(b) != tc.want {
+			t.Errorf("%s: %s, want %s", tc.name, b, tc.want)
 		}
 	}
 }

@@ -125,8 +125,9 @@ func (w *Worker) settle(ctx context.Context, log *slog.Logger, msg storage.Messa
 		return w.toPoison(ctx, log, msg, err.Error())
 	}
 	w.progress.Started(m)
-	// The message's delete and lease renewals are its ply's work too.
-	ctx = storage.WithPly(ctx, m.Ply)
+	// The message's delete and lease renewals are its ply's work too,
+	// and this handling's, with every rerun of its handler.
+	ctx = storage.WithHandling(ctx, m.Ply)
 	lease, taskCtx := HoldLease(ctx, w.run.work, msg, w.cfg.Visibility, w.cfg.Clock)
 	t := &task.Task{Run: w.run.shared, Msg: msg, Timing: w.cfg.timing(), Log: log, Progress: w.progress, Flow: flow{w.run}, Now: w.cfg.Clock.Now}
 	err = w.handler.Handle(taskCtx, t, m)

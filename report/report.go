@@ -7,8 +7,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"sort"
 	"text/tabwriter"
+
+	"github.com/reversi-cloud/reversi/storage"
 )
 
 // Ply is one row of the report.
@@ -31,6 +34,17 @@ type Ply struct {
 	// and their cost, for pipeline runs: see Cost.Plies.
 	Transactions int64   `json:"transactions,omitempty"`
 	CostUSD      float64 `json:"cost_usd,omitempty"`
+	// What handling the ply's messages cost, over every process of a
+	// pipeline run (storage.PlyStat, with SetHandlings): FinalBlobs is
+	// Blobs, named as these figures are read, per final blob; Tasks the
+	// messages handled; EntityReads the table entities read; the MaxTask
+	// fields the most one handling cost.
+	FinalBlobs          int64   `json:"final_blobs,omitempty"`
+	Tasks               int64   `json:"tasks,omitempty"`
+	EntityReads         int64   `json:"entity_reads,omitempty"`
+	MaxTaskTransactions int64   `json:"max_task_transactions,omitempty"`
+	MaxTaskEntities     int64   `json:"max_task_entities,omitempty"`
+	MaxTaskSeconds      float64 `json:"max_task_seconds,omitempty"`
 }
 
 // Report is the summary of one enumeration.
@@ -69,6 +83,21 @@ type Report struct {
 	RootScore   *int    `json:"root_score,omitempty"`
 	WallSeconds float64 `json:"wall_seconds,omitempty"`
 	Plies       []Ply   `json:"plies"`
+	// Audit is what the checks of inspect -check found at the end of the
+	// run, for the runs that audit themselves (enumerate -storage sim).
+	Audit *Audit `json:"audit,omitempty"`
+}
+
+// Audit is what a run's audit found.
+type Audit struct {
+	// Problems are the errors found, empty (not null) when the run is
+	// clean.
+	Problems []string `json:"problems"`
+	// Warnings may be work still under way, such as a blob that a pending
+	// compensation message may yet delete; they do not make the run fail.
+	Warnings []string `json:"warnings,omitempty"`
+	// Summary is the audit's one line: what it looked at.
+	Summary string `json:"summary"`
 }
 
 // Frontier counts the positions of a target ply solved in a pruned solve
@@ -131,6 +160,22 @@ func (r *Report) SetCost(c *Cost) {
 	}
 }
 
+// SetHandlings records in each ply's row what handling its messages
+// cost, from plies, the per-ply statistics of every process together
+// (storage.Stats.Add).
+func (r *Report) SetHandlings(plies []storage.PlyStat) {
+	byPly := map[int]storage.PlyStat{}
+	for _, p := range plies {
+		byPly[p.Ply] = p
+	}
+	for i := range r.Plies {
+		row, p := &r.Plies[i], byPly[r.Plies[i].Ply]
+		row.FinalBlobs = row.Blobs
+		row.Tasks, row.EntityReads = p.Tasks, p.EntityReads
+		row.MaxTaskTransactions, row.MaxTaskEntities, row.MaxTaskSeconds = p.MaxTaskTransactions, p.MaxTaskEntities, p.MaxTaskSeconds
+	}
+}
+
 // WriteTable prints the report as an aligned table.
 func (r *Report) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -171,10 +216,33 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if _, err := fmt.Fprintln(w); err != nil {
 		return err
 	}
-	if r.Cost != nil {
-		return r.Cost.WriteTable(w)
+	if a := r.Audit; a != nil {
+		fmt.Fprintf(w, "audit at the end of the run: %s\n", a.Summary)
+		for _, p := range a.Problems {
+			fmt.Fprintf(w, "  problem: %s\n", p)
+		}
 	}
-	return nil
+	if r.Cost != nil {
+		if err := r.Cost.WriteTable(w); err != nil {
+			return err
+		}
+	}
+	return r.writeHandlings(w)
+}
+
+// writeHandlings prints what handling each ply's messages cost, when
+// the report has the figures.
+func (r *Report) writeHandlings(w io.Writer) error {
+	if !slices.ContainsFunc(r.Plies, func(p Ply) bool { return p.Tasks > 0 }) {
+		return nil
+	}
+	fmt.Fprintln(w, "\nwhat handling each ply's messages cost (the most of one handling: transactions, entities read, seconds):")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "ply	final blobs	tasks	entities read	max transactions	max entities	max seconds	\n")
+	for _, p := range r.Plies {
+		fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%.3f\t\n", p.Ply, p.FinalBlobs, p.Tasks, p.EntityReads, p.MaxTaskTransactions, p.MaxTaskEntities, p.MaxTaskSeconds)
+	}
+	return tw.Flush()
 }
 
 // WriteJSONFile writes the report as indented JSON.

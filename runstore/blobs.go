@@ -25,7 +25,7 @@ const (
 	SplittersBlob                         // the ply's bucket bounds
 	InputsBlob                            // each bucket's segments of the expansion (or combine) blobs
 	CombineBlob                           // a combine task's sorted edges
-	CombineInputsBlob                     // each combine task's segments of the expansion blobs
+	CombineInputsBlob                     // each combine task's segments of its group's expansion blobs
 )
 
 // BlobName is a parsed blob name.
@@ -51,9 +51,13 @@ func CombineBlobName(ply, i int, attempt string) string {
 	return fmt.Sprintf("%sc-%s-%s", PlyFolder(ply), formatIndex(indexWidth, i), attempt)
 }
 
-// CombineInputsBlobName names the list of each combine task's inputs of
-// a ply.
-func CombineInputsBlobName(ply int) string { return PlyFolder(ply) + "combine-inputs" }
+// CombineInputsBlobName names the list of the inputs of each combine
+// task of group g of a ply. (Runs before groups had a blob each wrote
+// one for the whole ply, "combine-inputs", which parses as the same
+// kind.)
+func CombineInputsBlobName(ply, g int) string {
+	return fmt.Sprintf("%scombine-inputs-%07d", PlyFolder(ply), g)
+}
 
 // FinalRunBlobName names output k of a bucket's merge.
 func FinalRunBlobName(ply, bucket, k int, attempt string) string {
@@ -68,8 +72,13 @@ func ResultsBlobName(ply, index int) string {
 // SplittersBlobName names a ply's bucket bounds.
 func SplittersBlobName(ply int) string { return PlyFolder(ply) + "splitters" }
 
-// InputsBlobName names the list of each bucket's merge inputs of a ply.
+// InputsBlobName names the list of each bucket's merge inputs of a ply
+// without a combine level.
 func InputsBlobName(ply int) string { return PlyFolder(ply) + "inputs" }
+
+// RangeInputsBlobName names the list of the merge inputs of each bucket
+// of range r of a ply with a combine level. It is of kind InputsBlob.
+func RangeInputsBlobName(ply, r int) string { return fmt.Sprintf("%sinputs-%07d", PlyFolder(ply), r) }
 
 // ParseBlobName reads a blob name of the run's layout.
 func ParseBlobName(name string) (BlobName, bool) {
@@ -84,9 +93,9 @@ func ParseBlobName(name string) (BlobName, bool) {
 		b.Kind = StartBlob
 	case rest == "splitters":
 		b.Kind = SplittersBlob
-	case rest == "inputs":
+	case rest == "inputs" || strings.HasPrefix(rest, "inputs-") && digits(rest[len("inputs-"):]):
 		b.Kind = InputsBlob
-	case rest == "combine-inputs":
+	case rest == "combine-inputs" || strings.HasPrefix(rest, "combine-inputs-") && digits(rest[len("combine-inputs-"):]):
 		b.Kind = CombineInputsBlob
 	case strings.HasPrefix(rest, "c-"):
 		b.Kind = CombineBlob

@@ -106,6 +106,60 @@ func (st Stage[M]) Complete(ctx context.Context) (bool, error) {
 	return st.store.allDone(ctx, st.rows(), st.Items())
 }
 
+// progressWindow is how many group markers past the frontier Progress
+// reads: one page of a query.
+const progressWindow = 1000
+
+// Progress estimates how many of the stage's items are done, for people
+// watching the run (a progress line every few seconds), from a bounded
+// read whatever the stage's size: where the group markers (see
+// completion.go) stop, by bisection (O(log n) point reads); the group
+// markers of one page past there, since items finish about in order;
+// and the item markers of the first group not complete. It is exact when
+// the groups complete in order, as a queue hands out their items, and
+// every item is done; otherwise groups that a later one passed count
+// done, and items of incomplete groups past the first do not.
+func (st Stage[M]) Progress(ctx context.Context) (int, error) {
+	rows, n := st.rows(), st.Items()
+	g := groups(n)
+	size := func(k int) int { return min(n, (k+1)*completionFan) - k*completionFan }
+	// Invariant: group lo is complete (or lo is -1), hi is not (or is g).
+	lo, hi := -1, g
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		ok, err := exists(ctx, st.store.state, rows.base, markerKey(rows.group, mid))
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	if hi == g {
+		return n, nil
+	}
+	done := hi * completionFan
+	past, err := st.store.state(rows.base).Query(ctx, rows.base, storage.QueryOptions{
+		From: markerKey(rows.group, hi+1), To: markerKey(rows.group, min(g, hi+1+progressWindow)), Limit: progressWindow})
+	if err != nil {
+		return 0, fmt.Errorf("reading the %s group markers of ply %d: %w", st.kind.item, st.ply.Ply, err)
+	}
+	for _, e := range past.Entities {
+		d := decode(e, nil)
+		if k := d.keyIndex(string(rows.group)); d.err == nil && k < g {
+			done += size(k)
+		}
+	}
+	first := hi * completionFan
+	items, err := queryAll(ctx, st.store.state, rows.pk(first), markerKey(rows.item, first), markerKey(rows.item, first+size(hi)))
+	if err != nil {
+		return 0, fmt.Errorf("reading the %s markers of ply %d: %w", st.kind.item, st.ply.Ply, err)
+	}
+	return done + len(items), nil
+}
+
 // Commit commits item m's marker once, after what the stage commits
 // with it (a merge's outputs). won is false when another attempt's
 // marker was there first: m is then no record's, and the blobs it names
@@ -145,6 +199,31 @@ func (st Stage[M]) Markers(ctx context.Context) ([]M, error) {
 func (st Stage[M]) MarkersIn(ctx context.Context, span Span) ([]M, error) {
 	rows := st.rows()
 	return markers(ctx, st.store, st.kind, st.ply.Ply, markerKey(rows.item, span.Lo), markerKey(rows.item, span.Hi))
+}
+
+// MarkersAt reads the markers of the done items among items, one point
+// read each, in the order given: for a reader that needs a few items
+// spread over the stage (one combine task of each group), where a range
+// query would return every item between them.
+func (st Stage[M]) MarkersAt(ctx context.Context, items []int) ([]M, error) {
+	rows := st.rows()
+	var out []M
+	for _, i := range items {
+		rk := markerKey(rows.item, i)
+		e, err := st.store.state(rows.pk(i)).Get(ctx, rows.pk(i), rk)
+		switch {
+		case errors.Is(err, storage.ErrNotFound):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("reading %s %d of ply %d: %w", st.kind.item, i, st.ply.Ply, err)
+		}
+		m, err := decodeMarker(st.store, st.kind, rows, e)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
 }
 
 // Undone lists the items that none of markers (as Markers read them)
@@ -193,11 +272,16 @@ func markers[M any](ctx context.Context, s *Store, k *stageKind[M], ply int, fro
 	}
 	out := make([]M, len(es))
 	for i, e := range es {
-		d := decode(e, s.board)
-		out[i] = k.decode(d, d.keyIndex(string(rows.item)))
-		if err := d.done(k.item + " marker " + e.RowKey); err != nil {
+		if out[i], err = decodeMarker(s, k, rows, e); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// decodeMarker decodes marker row e of kind k.
+func decodeMarker[M any](s *Store, k *stageKind[M], rows stageMarkers, e storage.Entity) (M, error) {
+	d := decode(e, s.board)
+	m := k.decode(d, d.keyIndex(string(rows.item)))
+	return m, d.done(k.item + " marker " + e.RowKey)
 }

@@ -173,3 +173,72 @@ func TestStageCheck(t *testing.T) {
 		t.Errorf("MarkerOf found %q among %d rows, want %q", got, len(es), want)
 	}
 }
+
+// TestProgressBounded: a stage's progress is counted from a read that
+// does not grow with the stage (a bisection, a page of group markers and
+// one group's items), and is exact when its groups complete in order or
+// a later one completes first.
+func TestProgressBounded(t *testing.T) {
+	ctx := context.Background()
+	for _, n := range []int{3000, 12000} {
+		var reads int
+		be := storage.Wrap(testkit.Embedded(t), func(c *storage.Call, next func() error) error {
+			err := next()
+			switch c.Op {
+			case storage.TableGet:
+				reads++
+			case storage.TableQuery:
+				reads += max(1, c.Items) // a query that returns nothing is still a read
+			}
+			return err
+		})
+		state, back := be.Table("runstate"), be.Table("runback")
+		for _, tb := range []storage.Table{state, back} {
+			if err := tb.Create(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s := New(board.MustNew(4), []storage.Table{state}, []storage.Table{back}, 1)
+		p0, err := s.AddFirstPly(ctx, "seed")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Finish(ctx, p0, "seed", Totals{Finals: 1, Positions: 1}, &Ply{Ply: 1, Tasks: n, Buckets: 1}); err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.Ply(ctx, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := s.ExpansionStage(p)
+		done := func(items Span) {
+			for i := items.Lo; i < items.Hi; i++ {
+				if _, err := st.Commit(ctx, Expansion{Task: i}); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := st.AllDone(ctx, i); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		check := func(want int) {
+			reads = 0
+			got, err := st.Progress(ctx)
+			if err != nil || got != want {
+				t.Errorf("%d items: progress %d, %v; want %d", n, got, err, want)
+			}
+			// A bisection of the groups, a page past, the first
+			// incomplete group's items.
+			if limit := 16 + 1 + completionFan; reads > limit {
+				t.Errorf("%d items: progress read %d rows, more than %d", n, reads, limit)
+			}
+		}
+		check(0)
+		done(Span{0, 1000})
+		check(1000)
+		done(Span{30 * completionFan, 31 * completionFan}) // group 30 ahead of the others
+		check(1000 + completionFan)
+		done(Span{1000, n})
+		check(n)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // ListPageSize is the number of names one List Blobs request returns; a
@@ -47,6 +48,14 @@ func PlyFrom(ctx context.Context) (ply int, ok bool) {
 // counters holds one category's, or one ply's, transaction counts.
 type counters [numOperations]atomic.Int64
 
+// plyCounters holds one ply's counts: its transactions, the table
+// entities they read, its handlings and the most one of them cost.
+type plyCounters struct {
+	ops                       counters
+	entities, tasks           atomic.Int64
+	maxTx, maxEnt, maxTaskDur atomic.Int64 // maxTaskDur in nanoseconds
+}
+
 // Metered wraps a Backend and counts its calls as Azure bills them: one
 // transaction per request, every page of a query or listing and every
 // staged block included. Because every backend is wrapped the same way,
@@ -60,7 +69,7 @@ type Metered struct {
 	wrapped Backend  // inner through meter
 	base    counters // calls without a category: the common case, found without a map lookup
 	cats    sync.Map // category string -> *counters
-	plies   sync.Map // ply int -> *counters: the same calls again, by ply
+	plies   sync.Map // ply int -> *plyCounters: the same calls again, by ply
 
 	written atomic.Int64
 	read    atomic.Int64
@@ -119,9 +128,18 @@ func (m *Metered) meter(c *Call, next func() error) error {
 	if errors.Is(err, ErrInvalid) {
 		return err
 	}
-	bill(m.counters(c.Ctx), c)
+	n := bill(m.counters(c.Ctx), c)
+	entities := int64(0)
+	if c.Op == TableGet || c.Op == TableQuery {
+		entities = int64(c.Items)
+	}
 	if ply, ok := PlyFrom(c.Ctx); ok {
-		bill(m.plyCounters(ply), c)
+		pc := m.plyCounters(ply)
+		bill(&pc.ops, c)
+		pc.entities.Add(entities)
+	}
+	if h := handlingFrom(c.Ctx); h != nil {
+		m.countHandling(h, n, entities)
 	}
 	m.read.Add(c.Received)
 	if err == nil {
@@ -133,29 +151,52 @@ func (m *Metered) meter(c *Call, next func() error) error {
 	return err
 }
 
-// bill counts the transactions of call c in ctr.
-func bill(ctr *counters, c *Call) {
+// bill counts the transactions of call c in ctr and returns how many
+// there were.
+func bill(ctr *counters, c *Call) int64 {
 	switch c.Op {
 	case BlobList:
-		ctr[BlobList].Add(max(1, (int64(c.Items)+ListPageSize-1)/ListPageSize))
+		n := max(1, (int64(c.Items)+ListPageSize-1)/ListPageSize)
+		ctr[BlobList].Add(n)
+		return n
 	case BlobUpload:
 		if c.Sent <= SingleUploadBytes {
 			ctr[BlobUpload].Add(1)
-		} else {
-			ctr[BlobPutBlock].Add((c.Sent + UploadBlockBytes - 1) / UploadBlockBytes)
-			ctr[BlobPutBlockList].Add(1)
+			return 1
 		}
+		blocks := (c.Sent + UploadBlockBytes - 1) / UploadBlockBytes
+		ctr[BlobPutBlock].Add(blocks)
+		ctr[BlobPutBlockList].Add(1)
+		return blocks + 1
 	default:
 		ctr[c.Op].Add(1)
+		return 1
 	}
 }
 
-func (m *Metered) plyCounters(ply int) *counters {
-	if v, ok := m.plies.Load(ply); ok {
-		return v.(*counters)
+// countHandling adds one call's transactions and entities read to
+// handling h, unless another meter counts h, and raises the maxima of
+// h's ply to what h has cost so far.
+func (m *Metered) countHandling(h *Handling, transactions, entities int64) {
+	counts, first := h.claim(m)
+	if !counts {
+		return
 	}
-	v, _ := m.plies.LoadOrStore(ply, new(counters))
-	return v.(*counters)
+	pc := m.plyCounters(h.ply)
+	if first {
+		pc.tasks.Add(1)
+	}
+	storeMax(&pc.maxTx, h.transactions.Add(transactions))
+	storeMax(&pc.maxEnt, h.entities.Add(entities))
+	storeMax(&pc.maxTaskDur, int64(time.Since(h.start)))
+}
+
+func (m *Metered) plyCounters(ply int) *plyCounters {
+	if v, ok := m.plies.Load(ply); ok {
+		return v.(*plyCounters)
+	}
+	v, _ := m.plies.LoadOrStore(ply, new(plyCounters))
+	return v.(*plyCounters)
 }
 
 func (m *Metered) counters(ctx context.Context) *counters {
@@ -194,9 +235,13 @@ func (m *Metered) Stats() Stats {
 	})
 	sortOps(s.Ops)
 	m.plies.Range(func(k, v any) bool {
-		ps := PlyStat{Ply: k.(int), Ops: map[string]int64{}}
+		pc := v.(*plyCounters)
+		ps := PlyStat{Ply: k.(int), Ops: map[string]int64{},
+			EntityReads: pc.entities.Load(), Tasks: pc.tasks.Load(),
+			MaxTaskTransactions: pc.maxTx.Load(), MaxTaskEntities: pc.maxEnt.Load(),
+			MaxTaskSeconds: time.Duration(pc.maxTaskDur.Load()).Seconds()}
 		for o := range numOperations {
-			if n := v.(*counters)[o].Load(); n != 0 {
+			if n := pc.ops[o].Load(); n != 0 {
 				ps.Ops[o.String()] = n
 			}
 		}
@@ -233,6 +278,7 @@ func (s Stats) ByCategory() map[string]int64 {
 
 // Sub returns the transactions and bytes in s that are not in prev, an
 // earlier snapshot of the same Metered: the cost of the work in between.
+// The plies' maxima are s's: those of the interval alone are not known.
 func (s Stats) Sub(prev Stats) Stats {
 	type key struct{ service, op, cat string }
 	before := make(map[key]int64, len(prev.Ops))
@@ -251,7 +297,7 @@ func (s Stats) Sub(prev Stats) Stats {
 }
 
 // Add returns the transactions and bytes of s and t together: of two
-// processes, say.
+// processes, say. The plies' counts add up; their maxima are the larger.
 func (s Stats) Add(t Stats) Stats {
 	type key struct{ service, op, cat string }
 	at := map[key]int{}
@@ -271,31 +317,39 @@ func (s Stats) Add(t Stats) Stats {
 }
 
 // combinePlies adds sign times b's per-ply counts to a's, leaving out
-// zeros; the result is in ply order and shares no map with a or b.
+// zeros, and takes the larger of a's and b's maxima when sign is 1, a's
+// otherwise; the result is in ply order and shares no map with a or b.
 func combinePlies(a, b []PlyStat, sign int64) []PlyStat {
-	byPly := map[int]map[string]int64{}
+	byPly := map[int]*PlyStat{}
 	for i, side := range [][]PlyStat{a, b} {
 		f := int64(1)
 		if i == 1 {
 			f = sign
 		}
 		for _, p := range side {
-			ops := byPly[p.Ply]
-			if ops == nil {
-				ops = map[string]int64{}
-				byPly[p.Ply] = ops
+			q := byPly[p.Ply]
+			if q == nil {
+				q = &PlyStat{Ply: p.Ply, Ops: map[string]int64{}}
+				byPly[p.Ply] = q
 			}
 			for op, n := range p.Ops {
-				if ops[op] += f * n; ops[op] == 0 {
-					delete(ops, op)
+				if q.Ops[op] += f * n; q.Ops[op] == 0 {
+					delete(q.Ops, op)
 				}
+			}
+			q.EntityReads += f * p.EntityReads
+			q.Tasks += f * p.Tasks
+			if f == 1 {
+				q.MaxTaskTransactions = max(q.MaxTaskTransactions, p.MaxTaskTransactions)
+				q.MaxTaskEntities = max(q.MaxTaskEntities, p.MaxTaskEntities)
+				q.MaxTaskSeconds = max(q.MaxTaskSeconds, p.MaxTaskSeconds)
 			}
 		}
 	}
 	var out []PlyStat
-	for ply, ops := range byPly {
-		if len(ops) > 0 {
-			out = append(out, PlyStat{Ply: ply, Ops: ops})
+	for _, q := range byPly {
+		if len(q.Ops) > 0 || q.Tasks != 0 || q.EntityReads != 0 {
+			out = append(out, *q)
 		}
 	}
 	sortPlies(out)

@@ -321,3 +321,50 @@ func BenchmarkMetered(b *testing.B) {
 		}
 	})
 }
+
+// TestMeteredHandlings: the calls of a handling count in it, an upload's
+// blocks and a Get's entity included; its ply keeps how many handlings
+// there were and the most one cost; a backend metered twice counts each
+// handling once, in the meter nearest the backend.
+func TestMeteredHandlings(t *testing.T) {
+	inner := NewMetered(&fake{readAll: true})
+	outer := NewMetered(inner)
+	ctx := context.Background()
+	first := WithHandling(ctx, 5)
+	for range 3 {
+		if _, err := outer.Table("t").Get(first, "p", "r"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := outer.Container("c").Upload(first, "b", io.LimitReader(zeros{}, 2*UploadBlockBytes)); err != nil {
+		t.Fatal(err)
+	}
+	second := WithHandling(ctx, 5)
+	if _, err := outer.Queue("q").Dequeue(second, 2, time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	// Not a handling: the ply's, but no task's.
+	if _, err := outer.Table("t").Get(WithPly(ctx, 5), "p", "r"); err != nil {
+		t.Fatal(err)
+	}
+	want := PlyStat{Ply: 5, EntityReads: 4, Tasks: 2, MaxTaskTransactions: 6, MaxTaskEntities: 3}
+	for _, tc := range []struct {
+		name string
+		m    *Metered
+		want PlyStat
+	}{
+		{"inner", inner, want},
+		{"outer", outer, PlyStat{Ply: 5, EntityReads: 4}},
+	} {
+		s := tc.m.Stats()
+		if len(s.Plies) != 1 {
+			t.Fatalf("%s: plies %+v", tc.name, s.Plies)
+		}
+		got := s.Plies[0]
+		secs := got.MaxTaskSeconds
+		got.Ops, got.MaxTaskSeconds = nil, 0
+		if !reflect.DeepEqual(got, tc.want) || (secs > 0) != (tc.want.Tasks > 0) {
+			t.Errorf("%s: %+v (%gs), want %+v", tc.name, got, secs, tc.want)
+		}
+	}
+}

@@ -24,6 +24,18 @@ type PlyStat struct {
 	// ("blob.get"): compact, since a run's statistics are kept in one
 	// table property.
 	Ops map[string]int64 `json:"ops"`
+	// EntityReads counts the table entities those calls read: the
+	// entities each Get and each page of a Query returned.
+	EntityReads int64 `json:"entity_reads,omitempty"`
+	// Tasks counts the handlings of the ply's messages (WithHandling), a
+	// redelivery's included; the MaxTask fields are the most that one
+	// handling cost: its transactions (a handler's reruns and its
+	// message's lease and delete included), the table entities it read,
+	// and the seconds from its start to its last storage call.
+	Tasks               int64   `json:"tasks,omitempty"`
+	MaxTaskTransactions int64   `json:"max_task_transactions,omitempty"`
+	MaxTaskEntities     int64   `json:"max_task_entities,omitempty"`
+	MaxTaskSeconds      float64 `json:"max_task_seconds,omitempty"`
 }
 
 // Total is the number of the ply's transactions.

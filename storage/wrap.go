@@ -107,8 +107,8 @@ type Call struct {
 	// Messages are what Dequeue or Peek returned.
 	Messages []Message
 	// Items counts the messages Dequeue or Peek returned, the blobs List
-	// returned, the entities of a Query page, or the operations of a
-	// Transact.
+	// returned, the entities of a Query page or a Get (one, when found),
+	// or the operations of a Transact.
 	Items int
 	// Sent counts the payload bytes the call wrote: message text, blob
 	// data; for Upload, the bytes the backend read from the caller.
@@ -360,7 +360,14 @@ func (w wrappedTable) Delete(ctx context.Context, pk, rk, etag string) error {
 }
 
 func (w wrappedTable) Get(ctx context.Context, pk, rk string) (Entity, error) {
-	return run(w.mw, w.entityCall(ctx, TableGet, pk), func(ctx context.Context) (Entity, error) { return w.h.Get(ctx, pk, rk) })
+	c := w.entityCall(ctx, TableGet, pk)
+	return run(w.mw, c, func(ctx context.Context) (Entity, error) {
+		e, err := w.h.Get(ctx, pk, rk)
+		if err == nil {
+			c.Items = 1
+		}
+		return e, err
+	})
 }
 
 func (w wrappedTable) Query(ctx context.Context, pk string, opts QueryOptions) (Page, error) {

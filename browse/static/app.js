@@ -60,11 +60,19 @@ function usd(v) {
   return typeof v === "number" ? "$" + v.toFixed(6) : "–";
 }
 
-const countCols = ["positions", "terminal", "edges", "black_wins", "white_wins", "draws", "unknown", "blobs", "merges", "blob_reads"];
+const countCols = ["positions", "terminal", "edges", "black_wins", "white_wins", "draws", "unknown", "blobs", "merges", "blob_reads", "tasks", "entity_reads"];
+// What the costliest handling of one of a ply's messages cost: the "all"
+// row gives the most over the plies, not a sum.
+const maxCols = ["max_task_transactions", "max_task_entities", "max_task_seconds"];
+
+function maxText(c, v) {
+  return c === "max_task_seconds" ? (v || 0).toFixed(3) : fmt(v || 0);
+}
 
 function plyRow(ply, p, tx, cost, cls) {
   const tr = el("tr", { "data-ply": ply, class: cls }, el("td", { class: cls ? "text" : null, text: ply }));
   for (const c of countCols) tr.append(el("td", { class: c, text: p ? fmt(p[c] || 0) : "–" }));
+  for (const c of maxCols) tr.append(el("td", { class: c, text: p ? maxText(c, p[c]) : "–" }));
   tr.append(el("td", { class: "transactions", text: fmt(tx) }), el("td", { class: "cost", text: usd(cost) }));
   return tr;
 }
@@ -90,6 +98,7 @@ function renderReport(r) {
   const counted = new Set();
   for (const p of r.plies) {
     for (const c of countCols) total[c] = (total[c] || 0) + (p[c] || 0);
+    for (const c of maxCols) total[c] = Math.max(total[c] || 0, p[c] || 0);
     const c = plyCost.get(p.ply) || (priced ? { transactions: 0, usd: 0 } : {});
     counted.add(p.ply);
     tbody.append(plyRow(p.ply, p, c.transactions, c.usd));
@@ -100,12 +109,13 @@ function renderReport(r) {
   const foot = [];
   if (priced) {
     const none = el("tr", { class: "no-ply" }, el("td", { class: "text", text: "no ply" }));
-    for (const c of countCols) none.append(el("td", { class: c }));
+    for (const c of countCols.concat(maxCols)) none.append(el("td", { class: c }));
     none.append(el("td", { class: "transactions", text: fmt(cost.no_ply.transactions) }), el("td", { class: "cost", text: usd(cost.no_ply.usd) }));
     foot.push(none);
   }
   const all = el("tr", { class: "all" }, el("td", { class: "text", text: "all" }));
   for (const c of countCols) all.append(el("td", { class: c, text: fmt(total[c] || 0) }));
+  for (const c of maxCols) all.append(el("td", { class: c, text: maxText(c, total[c]) }));
   all.append(el("td", { class: "transactions", text: fmt(r.storage_transactions) }), el("td", { class: "cost", text: r.cost ? usd(cost.transactions_usd) : "–" }));
   foot.push(all);
   $("#ply-table tfoot").replaceChildren(...foot);
