@@ -85,7 +85,7 @@ func newMergingPly(t *testing.T, tasks, buckets, groups, ranges int) *mergingPly
 			t.Fatal(err)
 		}
 	}
-	store := runstore.New(board.MustNew(8), []storage.Table{state}, []storage.Table{back}, 1)
+	store := runstore.New(board.MustNew(8), []storage.Table{state}, []storage.Table{back}, 1, runstore.TreeCompletion)
 	p0, err := store.AddFirstPly(ctx, "seed")
 	if err != nil {
 		t.Fatal(err)

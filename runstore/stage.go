@@ -127,7 +127,7 @@ func (st Stage[M]) Progress(ctx context.Context) (int, error) {
 	lo, hi := -1, g
 	for hi-lo > 1 {
 		mid := (lo + hi) / 2
-		ok, err := exists(ctx, st.store.state, rows.base, markerKey(rows.group, mid))
+		ok, err := exists(ctx, st.store.state, rows.groupPk(mid), rows.groupKey(mid))
 		if err != nil {
 			return 0, err
 		}
@@ -141,15 +141,19 @@ func (st Stage[M]) Progress(ctx context.Context) (int, error) {
 		return n, nil
 	}
 	done := hi * completionFan
-	past, err := st.store.state(rows.base).Query(ctx, rows.base, storage.QueryOptions{
-		From: markerKey(rows.group, hi+1), To: markerKey(rows.group, min(g, hi+1+progressWindow)), Limit: progressWindow})
-	if err != nil {
-		return 0, fmt.Errorf("reading the %s group markers of ply %d: %w", st.kind.item, st.ply.Ply, err)
-	}
-	for _, e := range past.Entities {
-		d := decode(e, nil)
-		if k := d.keyIndex(string(rows.group)); d.err == nil && k < g {
-			done += size(k)
+	// A window of groups lies in one partition, or spread over the
+	// shards (a tree's): it is one page in all.
+	for _, pk := range rows.groupPks() {
+		past, err := st.store.state(pk).Query(ctx, pk, storage.QueryOptions{
+			From: rows.groupKey(hi + 1), To: rows.groupKey(min(g, hi+1+progressWindow)), Limit: progressWindow})
+		if err != nil {
+			return 0, fmt.Errorf("reading the %s group markers of ply %d: %w", st.kind.item, st.ply.Ply, err)
+		}
+		for _, e := range past.Entities {
+			d := decode(e, nil)
+			if k := d.keyIndex(rows.groupPrefix()); d.err == nil && k < g {
+				done += size(k)
+			}
 		}
 	}
 	first := hi * completionFan

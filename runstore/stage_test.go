@@ -177,10 +177,15 @@ func TestStageCheck(t *testing.T) {
 // TestProgressBounded: a stage's progress is counted from a read that
 // does not grow with the stage (a bisection, a page of group markers and
 // one group's items), and is exact when its groups complete in order or
-// a later one completes first.
+// a later one completes first; with the group markers of a tree, in one
+// partition or over three, and of a flat count.
 func TestProgressBounded(t *testing.T) {
 	ctx := context.Background()
-	for _, n := range []int{3000, 12000} {
+	for _, c := range []struct {
+		n, shards  int
+		completion Completion
+	}{{3000, 1, TreeCompletion}, {12000, 1, TreeCompletion}, {12000, 3, TreeCompletion}, {3000, 1, FlatCompletion}, {12000, 3, FlatCompletion}} {
+		n := c.n
 		var reads int
 		be := storage.Wrap(testkit.Embedded(t), func(c *storage.Call, next func() error) error {
 			err := next()
@@ -198,7 +203,7 @@ func TestProgressBounded(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		s := New(board.MustNew(4), []storage.Table{state}, []storage.Table{back}, 1)
+		s := New(board.MustNew(4), []storage.Table{state}, []storage.Table{back}, c.shards, c.completion)
 		p0, err := s.AddFirstPly(ctx, "seed")
 		if err != nil {
 			t.Fatal(err)
@@ -225,12 +230,12 @@ func TestProgressBounded(t *testing.T) {
 			reads = 0
 			got, err := st.Progress(ctx)
 			if err != nil || got != want {
-				t.Errorf("%d items: progress %d, %v; want %d", n, got, err, want)
+				t.Errorf("%+v: progress %d, %v; want %d", c, got, err, want)
 			}
-			// A bisection of the groups, a page past, the first
-			// incomplete group's items.
-			if limit := 16 + 1 + completionFan; reads > limit {
-				t.Errorf("%d items: progress read %d rows, more than %d", n, reads, limit)
+			// A bisection of the groups, a page past (a query on
+			// each shard of a tree), the first incomplete group's items.
+			if limit := 16 + c.shards + completionFan; reads > limit {
+				t.Errorf("%+v: progress read %d rows, more than %d", c, reads, limit)
 			}
 		}
 		check(0)
