@@ -56,7 +56,7 @@ func CombineBlobName(ply, i int, attempt string) string {
 // one for the whole ply, "combine-inputs", which parses as the same
 // kind.)
 func CombineInputsBlobName(ply, g int) string {
-	return fmt.Sprintf("%scombine-inputs-%07d", PlyFolder(ply), g)
+	return PlyFolder(ply) + "combine-inputs-" + formatIndex(indexWidth, g)
 }
 
 // FinalRunBlobName names output k of a bucket's merge.
@@ -78,7 +78,9 @@ func InputsBlobName(ply int) string { return PlyFolder(ply) + "inputs" }
 
 // RangeInputsBlobName names the list of the merge inputs of each bucket
 // of range r of a ply with a combine level. It is of kind InputsBlob.
-func RangeInputsBlobName(ply, r int) string { return fmt.Sprintf("%sinputs-%07d", PlyFolder(ply), r) }
+func RangeInputsBlobName(ply, r int) string {
+	return PlyFolder(ply) + "inputs-" + formatIndex(indexWidth, r)
+}
 
 // ParseBlobName reads a blob name of the run's layout.
 func ParseBlobName(name string) (BlobName, bool) {
@@ -93,9 +95,9 @@ func ParseBlobName(name string) (BlobName, bool) {
 		b.Kind = StartBlob
 	case rest == "splitters":
 		b.Kind = SplittersBlob
-	case rest == "inputs" || strings.HasPrefix(rest, "inputs-") && digits(rest[len("inputs-"):]):
+	case rest == "inputs" || numbered(rest, "inputs-"):
 		b.Kind = InputsBlob
-	case rest == "combine-inputs" || strings.HasPrefix(rest, "combine-inputs-") && digits(rest[len("combine-inputs-"):]):
+	case rest == "combine-inputs" || numbered(rest, "combine-inputs-"):
 		b.Kind = CombineInputsBlob
 	case strings.HasPrefix(rest, "c-"):
 		b.Kind = CombineBlob
@@ -113,6 +115,13 @@ func ParseBlobName(name string) (BlobName, bool) {
 		return BlobName{}, false
 	}
 	return b, true
+}
+
+// numbered reports whether s is prefix and an index.
+func numbered(s, prefix string) bool {
+	rest, ok := strings.CutPrefix(s, prefix)
+	_, n := parseIndex(rest, indexWidth)
+	return ok && n
 }
 
 func digits(s string) bool {
