@@ -7,6 +7,7 @@ import (
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/pipeline"
+	"github.com/reversi-cloud/reversi/runstore"
 )
 
 // settingsFlags are the flags that set a run's settings, shared by seed
@@ -43,7 +44,7 @@ func (f *settingsFlags) register(fs *flag.FlagSet, prefix string) {
 func (f *settingsFlags) config(fs *flag.FlagSet, name string) (pipeline.RunConfig, error) {
 	cfg := pipeline.DefaultRunConfig()
 	cfg.Name, cfg.Board, cfg.Target = name, f.board, f.plies
-	cfg.BlobPositions, cfg.BucketBlobs, cfg.GrowFrom, cfg.MergeFanIn = f.blobPositions, f.bucketBlobs, f.growFrom, f.fanIn
+	cfg.Sizes = runstore.NewSizes(f.blobPositions, f.bucketBlobs, f.growFrom, f.fanIn)
 	if err := f.startFlags.apply(fs, &cfg); err != nil {
 		return pipeline.RunConfig{}, err
 	}

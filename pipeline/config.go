@@ -88,7 +88,7 @@ const AutoTarget = -1
 // enumerate show and start from.
 func DefaultRunConfig() RunConfig {
 	return RunConfig{Config: runstore.Config{Board: 8, Target: AutoTarget,
-		Sizes:       runstore.Sizes{BlobPositions: DefaultBlobPositions, BucketBlobs: DefaultBucketBlobs, GrowFrom: DefaultGrowFrom, MergeFanIn: DefaultMergeFanIn},
+		Sizes:       runstore.NewSizes(DefaultBlobPositions, DefaultBucketBlobs, DefaultGrowFrom, DefaultMergeFanIn),
 		QueueShards: 1, PartitionShards: 1, Accounts: 1}}
 }
 

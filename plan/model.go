@@ -270,7 +270,7 @@ func (m *Model) fitUnits(large Measurement) error {
 
 // sizes are the size rules the run was measured with.
 func (m Measurement) sizes() runstore.Sizes {
-	return runstore.Sizes{BlobPositions: m.BlobPositions, BucketBlobs: m.BucketBlobs, GrowFrom: m.GrowFrom, MergeFanIn: m.MergeFanIn}
+	return runstore.NewSizes(m.BlobPositions, m.BucketBlobs, m.GrowFrom, m.MergeFanIn)
 }
 
 func describe(m Measurement) string {

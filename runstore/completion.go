@@ -83,6 +83,29 @@ func (m stageMarkers) nodeKey(level, j int) string {
 	return string(m.group) + formatIndex(1, level) + formatIndex(indexWidth, j)
 }
 
+// The markers of the groups of completionFan items (the nodes of level
+// 1 of a tree): group g's is groupPrefix()+index(g) in partition
+// groupPk(g), and groupPks are every partition that holds them.
+func (m stageMarkers) groupPrefix() string {
+	if m.flat {
+		return string(m.group)
+	}
+	return string(m.group) + formatIndex(1, 1)
+}
+func (m stageMarkers) groupKey(g int) string { return m.groupPrefix() + formatIndex(indexWidth, g) }
+func (m stageMarkers) groupPk(g int) string {
+	if m.flat {
+		return m.base
+	}
+	return m.pk(g)
+}
+func (m stageMarkers) groupPks() []string {
+	if m.flat {
+		return []string{m.base}
+	}
+	return m.pks()
+}
+
 // allItems is the key range of every item marker.
 func (m stageMarkers) allItems() (from, to string) { return string(m.item), string(m.item + 1) }
 
@@ -168,7 +191,7 @@ func (s *Store) flatItemDone(ctx context.Context, m stageMarkers, i, n int) (boo
 	if err != nil || len(es) < hi-lo {
 		return false, err
 	}
-	if _, err := addOnce(ctx, s.state, storage.Entity{PartitionKey: m.base, RowKey: markerKey(m.group, g), Props: map[string]any{}}); err != nil {
+	if _, err := addOnce(ctx, s.state, storage.Entity{PartitionKey: m.groupPk(g), RowKey: m.groupKey(g), Props: map[string]any{}}); err != nil {
 		return false, fmt.Errorf("marking group %d of %s complete: %w", g, m.base, err)
 	}
 	return s.flatAllDone(ctx, m, n)
@@ -179,6 +202,6 @@ func (s *Store) flatAllDone(ctx context.Context, m stageMarkers, n int) (bool, e
 	if n == 0 {
 		return true, nil
 	}
-	es, err := queryAll(ctx, s.state, m.base, markerKey(m.group, 0), markerKey(m.group, groups(n)))
+	es, err := queryAll(ctx, s.state, m.base, m.groupKey(0), m.groupKey(groups(n)))
 	return err == nil && len(es) >= groups(n), err
 }

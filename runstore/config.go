@@ -160,8 +160,7 @@ func decodeConfig(e storage.Entity) (Config, error) {
 	}
 	d := decode(e, nil)
 	c := Config{Board: d.count("Board"), Target: d.count("Target"),
-		Sizes: Sizes{BlobPositions: d.count("BlobPositions"), BucketBlobs: d.count("BucketBlobs"),
-			GrowFrom: d.count("GrowFrom"), MergeFanIn: d.count("MergeFanIn")},
+		Sizes: NewSizes(d.count("BlobPositions"), d.count("BucketBlobs"), d.count("GrowFrom"), d.count("MergeFanIn")),
 		Solve: d.bool("Solve"), SolvePositions: d.count("SolvePositions"), SolveMode: SolveMode(d.str("SolveMode")),
 		QueueShards: d.count("QueueShards"), PartitionShards: d.count("PartitionShards"),
 		Accounts: d.count("Accounts"), StateAccounts: d.count("StateAccounts"), Completion: Completion(d.str("Completion"))}

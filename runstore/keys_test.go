@@ -87,6 +87,8 @@ func TestKeysPastTenBillion(t *testing.T) {
 		{"expansion blob", func(i int) string { return ExpansionBlobName(18, i, "a1") }, placed(ExpansionBlob)},
 		{"combine blob", func(i int) string { return CombineBlobName(18, i, "a1") }, placed(CombineBlob)},
 		{"merged blob", func(i int) string { return FinalRunBlobName(18, i, 7, "a1") }, placed(FinalRunBlob)},
+		{"range inputs blob", func(i int) string { return RangeInputsBlobName(18, i) }, kindOnly(InputsBlob)},
+		{"combine inputs blob", func(i int) string { return CombineInputsBlobName(18, i) }, kindOnly(CombineInputsBlob)},
 	} {
 		var names []string
 		for _, i := range bigIndexes {
@@ -102,6 +104,17 @@ func TestKeysPastTenBillion(t *testing.T) {
 	}
 	if pk := pkNotices(18, 12_562_785_000); pk != "n18-D12562785000" {
 		t.Errorf("notice partition of final blob 12,562,785,000: %q", pk)
+	}
+}
+
+// kindOnly reads a blob name of a kind whose index BlobName does not
+// hold: the name must parse as the kind, and its index follows the last
+// hyphen.
+func kindOnly(kind BlobKind) func(string) (int, bool) {
+	return func(name string) (int, bool) {
+		b, ok := ParseBlobName(name)
+		i, n := parseIndex(name[strings.LastIndex(name, "-")+1:], indexWidth)
+		return i, ok && n && b.Kind == kind
 	}
 }
 

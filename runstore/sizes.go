@@ -44,6 +44,14 @@ type Sizes struct {
 	MergeFanIn int
 }
 
+// NewSizes is the size rules of a run, each given: the one way Sizes are
+// built from their numbers (flags, the settings row, a measurement), so
+// that a rule added to Sizes is a parameter more, which the compiler
+// then asks of every one of them instead of leaving it zero.
+func NewSizes(blobPositions, bucketBlobs, growFrom, mergeFanIn int) Sizes {
+	return Sizes{BlobPositions: blobPositions, BucketBlobs: bucketBlobs, GrowFrom: growFrom, MergeFanIn: mergeFanIn}
+}
+
 // Caps of the growth.
 const (
 	// MaxGrownBlobPositions caps the growth of final blobs: an expansion

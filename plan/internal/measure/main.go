@@ -64,7 +64,8 @@ func run() error {
 	metered := storage.NewMetered(raw)
 	be := storage.Wrap(metered, mt.middleware)
 	cfg := pipeline.DefaultRunConfig()
-	cfg.Name, cfg.Target, cfg.GrowFrom, cfg.MergeFanIn = "measure", *plies, *growFrom, *fanIn
+	cfg.Name, cfg.Target = "measure", *plies
+	cfg.Sizes = runstore.NewSizes(cfg.BlobPositions, cfg.BucketBlobs, *growFrom, *fanIn)
 	cfg = cfg.WithDefaults()
 	ctx := context.Background()
 	cpu0, start := cpuSeconds(), time.Now()
