@@ -32,7 +32,7 @@ func TestPlacement(t *testing.T) {
 		{runstore.InputsBlobName(5), 0, 0},
 		{runstore.CombineBlobName(6, 3, "a1"), 1, 0},
 		{runstore.CombineBlobName(6, 4, "a1"), 0, 1},
-		{runstore.CombineInputsBlobName(5), 0, 0},
+		{runstore.CombineInputsBlobName(5, 2), 0, 0},
 		{"p05/f-12x456-0000-a1", 0, 0}, // not the layout: account 0
 		{"p05/e-", 0, 0},
 		{"settings", 0, 0},

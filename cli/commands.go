@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -127,6 +128,7 @@ type workerFlags struct {
 	exitWhenDone          bool
 	storage               storageFlags
 	log                   logFlags
+	profile               profileFlags
 }
 
 func (f *workerFlags) register(fs *flag.FlagSet) {
@@ -136,11 +138,12 @@ func (f *workerFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.visibility, "visibility", d.Visibility, "queue visibility timeout; long tasks extend it")
 	fs.DurationVar(&f.compDelay, "compensation-delay", 0, "initial delay of compensation messages (default 4x -visibility)")
 	fs.Int64Var(&f.maxDequeue, "max-dequeue", d.MaxDequeue, "move a message to the poison queue after this many deliveries")
-	fs.BoolVar(&f.exitWhenDone, "exit-when-done", false, "exit 0 once the run is complete and its work queue empty (delayed compensation messages of failed tasks handled)")
+	fs.BoolVar(&f.exitWhenDone, "exit-when-done", false, "exit 0 once the run is complete and its work and compensation queues empty (delayed compensation messages of failed tasks handled)")
 	fs.StringVar(&f.id, "id", "", "worker id in logs and statistics (default: host name and process id)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", metricsAddrHelp)
 	f.storage.register(fs, "azure")
 	f.log.register(fs, "json")
+	f.profile.register(fs)
 }
 
 // workerConfig checks the flags and returns the worker loops'
@@ -171,7 +174,7 @@ func (f *workerFlags) workerConfig(fs *flag.FlagSet) (pipeline.WorkerConfig, err
 	return wcfg, checkMetricsAddr(f.metricsAddr)
 }
 
-func worker(env Env) error {
+func worker(env Env) (err error) {
 	tuneGC(env)
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	var f workerFlags
@@ -187,6 +190,11 @@ func worker(env Env) error {
 	if err != nil {
 		return err
 	}
+	stopProfile, err := f.profile.start()
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, stopProfile()) }()
 	// Set before open: the backend reports a full disk to it.
 	ctx, full := f.storage.stopWhenFull(context.Background())
 	ctx, stop := interruptible(ctx, env, "worker", "interrupted again: exiting at once; the messages it held reappear after their visibility timeout")

@@ -79,6 +79,7 @@ type enumerateFlags struct {
 	cost       costFlags
 	http       httpFlag
 	plan       planFlags
+	profile    profileFlags
 }
 
 func (f *enumerateFlags) register(fs *flag.FlagSet) {
@@ -97,9 +98,10 @@ func (f *enumerateFlags) register(fs *flag.FlagSet) {
 	f.cost.register(fs)
 	f.http.register(fs, "during the run and after it until Ctrl-C (pipeline engine)")
 	f.plan.register(fs)
+	f.profile.register(fs)
 }
 
-func enumerate(env Env) error {
+func enumerate(env Env) (err error) {
 	tuneGC(env)
 	fs := flag.NewFlagSet("enumerate", flag.ContinueOnError)
 	var f enumerateFlags
@@ -123,6 +125,11 @@ func enumerate(env Env) error {
 	if err != nil {
 		return err
 	}
+	stopProfile, err := f.profile.start()
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, stopProfile()) }()
 	start := time.Now()
 	if f.engine == "reference" {
 		res, err := reference.Enumerate(board.MustNew(cfg.Board), cfg.Target)

@@ -10,20 +10,23 @@ import (
 )
 
 // Handler handles X messages when they surface: it deletes the blob
-// unless it is in use (runstore.BlobInUse, the rule the audit applies
-// too), and then the backtracking rows an orphaned final blob may have.
+// unless it stays (runstore.Store.Keep, which fences the writing
+// attempt's commit first, so a marker can never come to name the blob
+// afterwards), and then the backtracking rows an orphaned final blob
+// may have.
 //
-// Crash points: deleting the blob and then its rows are idempotent, and
-// the message is deleted last, so a redelivery repeats them.
+// Crash points: the fence, deleting the blob and then its rows are
+// idempotent, and the message is deleted last, so a redelivery repeats
+// them.
 var Handler task.Handler = task.HandlerFunc(handle)
 
 func handle(ctx context.Context, t *task.Task, m message.Message) error {
 	store := t.Run.Store
-	inUse, err := store.InUse(ctx, m.Blob)
+	keep, err := store.Keep(ctx, m.Blob)
 	if err != nil {
 		return fmt.Errorf("checking whether %s is in use: %w", m.Blob, err)
 	}
-	if inUse {
+	if keep {
 		return nil
 	}
 	if err := storage.DeleteBlob(ctx, t.Run.Blobs, m.Blob); err != nil {

@@ -5,12 +5,20 @@
 // in between, the message surfaces after the delay and its handler deletes
 // the blob, unless a record did make it live: the crash may have come
 // after the commit and before the delete.
+//
+// The window follows the task: while the task lives, its lease renews
+// the messages (Pending.Renew), so a merge that writes hundreds of blobs
+// over many minutes commits, and a dead task's messages surface within
+// the delay. A commit that lands late anyway (a lease that could not
+// renew, a commit retried for minutes under throttling) is refused by
+// the fence its marker shares with the handler (runstore.Store.Keep).
 package compensation
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/reversi-cloud/reversi/message"
@@ -25,50 +33,103 @@ var ErrExpired = errors.New("compensation: task outlived its compensation delay;
 
 // Pending is one enqueued compensation message.
 type Pending struct {
-	queue    storage.Queue
-	receipt  storage.Receipt
-	now      func() time.Time
-	deadline time.Time
+	queue         storage.Queue
+	id            string
+	delay, margin time.Duration
+	now           func() time.Time
+
+	mu       sync.Mutex
+	receipt  string    // the message's pop receipt, as the last renewal left it
+	surfaces time.Time // when the message surfaces unless renewed
+	// over: the deadline passed, or the message was deleted or taken;
+	// it is never renewed again, and Check refuses.
+	over bool
 }
 
-// Cover announces a blob of ply that t is about to write, with the
-// task's compensation delay; the commit must come at least one visibility
-// timeout before the message surfaces, so a commit in flight cannot race
-// its handler.
+// Cover announces a blob of ply that t is about to write, on the run's
+// compensation queue with the task's compensation delay, and has t's
+// lease renew its message (see Enqueue).
 func Cover(ctx context.Context, t *task.Task, ply int, blob string) (*Pending, error) {
 	text := message.Message{Kind: message.KindCompensation, Ply: ply, Blob: blob}.Format()
 	now := t.Now
 	if now == nil {
 		now = time.Now
 	}
-	return Enqueue(ctx, t.Run.Work, text, t.Timing.CompensationDelay, t.Timing.Visibility, now)
+	p, err := Enqueue(ctx, t.Run.Compensation, text, t.Timing.CompensationDelay, t.Timing.Visibility, now)
+	if err != nil {
+		return nil, err
+	}
+	if t.Hold != nil {
+		t.Hold(p)
+	}
+	return p, nil
 }
 
-// Enqueue announces a blob about to be written. margin is how long before
-// the message surfaces the writer must have committed: at least one
-// visibility timeout, so a commit in flight cannot race the handler. now
-// is the writer's clock.
+// Enqueue announces a blob about to be written, in a message hidden for
+// delay. margin is how long before the message surfaces the writer must
+// have committed: at least one visibility timeout, so a commit in flight
+// does not race the handler (the fence settles it if it does). now is
+// the writer's clock.
 func Enqueue(ctx context.Context, q storage.Queue, text string, delay, margin time.Duration, now func() time.Time) (*Pending, error) {
 	start := now()
 	rc, err := q.Enqueue(ctx, text, storage.EnqueueOptions{Delay: delay, TTL: -1})
 	if err != nil {
 		return nil, fmt.Errorf("enqueuing compensation %s: %w", text, err)
 	}
-	return &Pending{queue: q, receipt: rc, now: now, deadline: start.Add(delay - margin)}, nil
+	return &Pending{queue: q, id: rc.ID, delay: delay, margin: margin, now: now, receipt: rc.PopReceipt, surfaces: start.Add(delay)}, nil
 }
 
-// Check returns ErrExpired once the commit deadline has passed.
+// expired reports, with p.mu held, whether the commit deadline has
+// passed, and makes it final.
+func (p *Pending) expired() bool {
+	if !p.over && p.now().After(p.surfaces.Add(-p.margin)) {
+		p.over = true
+	}
+	return p.over
+}
+
+// Check returns ErrExpired once the commit deadline has passed: one
+// margin before the message surfaces, as the last renewal left it.
 func (p *Pending) Check() error {
-	if p.now().After(p.deadline) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.expired() {
 		return ErrExpired
 	}
 	return nil
 }
 
+// Renew hides the message for the delay again once half the time to
+// its deadline has passed: the lease calls it every third of a
+// visibility timeout, the delay is at least two of those and the margin
+// one, so a live task renews well before its deadline, about every half
+// delay. A message past its deadline is never renewed: it may have
+// surfaced already. A failed renewal leaves the deadline as it was; the
+// next may succeed.
+func (p *Pending) Renew(ctx context.Context) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	start := p.now()
+	if p.expired() || p.surfaces.Add(-p.margin).Sub(start) > (p.delay-p.margin)/2 {
+		return
+	}
+	rc, err := p.queue.UpdateVisibility(ctx, p.id, p.receipt, p.delay)
+	switch {
+	case err == nil:
+		p.receipt, p.surfaces = rc, start.Add(p.delay)
+	case errors.Is(err, storage.ErrNotFound) || errors.Is(err, storage.ErrLeaseLost):
+		// Deleted after the commit, or surfaced and taken: over.
+		p.over = true
+	}
+}
+
 // Done deletes the message after the record is committed. A message that
 // is already gone is fine: it surfaced, found the blob live, and left it.
 func (p *Pending) Done(ctx context.Context) error {
-	err := p.queue.Delete(ctx, p.receipt.ID, p.receipt.PopReceipt)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.over = true
+	err := p.queue.Delete(ctx, p.id, p.receipt)
 	if err == nil || errors.Is(err, storage.ErrNotFound) || errors.Is(err, storage.ErrLeaseLost) {
 		return nil
 	}

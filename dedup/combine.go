@@ -11,6 +11,7 @@ import (
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/packed"
 	"github.com/reversi-cloud/reversi/runstore"
+	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/task"
 )
 
@@ -21,6 +22,11 @@ import (
 // marker (runstore.CombineStage; task.Items carries the sequence). The
 // ply's bucket merges then read one segment of each group's run instead
 // of one of each expansion run.
+//
+// Its inputs are its list of its group's inputs blob (combineInputs).
+// The scan enqueues each group's first task, which writes that blob from
+// the group's expansion markers and then enqueues the group's other
+// tasks: each group's markers are read once, by one task.
 //
 // The run is streamed to storage as it is merged: its size is about one
 // bucket's edges times the range's buckets, and no more than a few
@@ -44,9 +50,17 @@ var CombineHandler task.Handler = task.Items[runstore.Combine]{
 // its blob (a task without inputs writes none).
 func combineTask(ctx context.Context, t *task.Task, p *runstore.Ply, i int) (runstore.Combine, task.Cover, error) {
 	run := t.Run
-	inputs, err := ReadInputs(ctx, run, runstore.CombineInputsBlobName(p.Ply), i, p.Groups*p.Ranges)
+	inputs, wrote, err := combineInputs(ctx, t, p, i)
 	if err != nil {
 		return runstore.Combine{}, nil, err
+	}
+	if wrote && i%p.Ranges == 0 {
+		// The scan started the group with its first task; the others
+		// read the inputs it wrote. A crash before they are enqueued
+		// leaves them to the scan of a stalled run.
+		if err := enqueueAll(ctx, t, message.KindCombine, p.Ply, seq(i+1, i+p.Ranges)); err != nil {
+			return runstore.Combine{}, nil, err
+		}
 	}
 	splitters, err := ReadSplitters(ctx, run, p.Ply)
 	if err != nil {
@@ -68,6 +82,37 @@ func combineTask(ctx context.Context, t *task.Task, p *runstore.Ply, i int) (run
 		}
 	}
 	return c, comps, nil
+}
+
+// combineInputs reads combine task i's list from its group's inputs
+// blob, which the first of the group's tasks to find it missing writes
+// from the group's expansion markers (wrote then reports this call did).
+// Its content depends on those alone, which no longer change once the
+// ply is merging: of tasks that write it together, the first write
+// stands and the others read the same lists. A task that starts after
+// its group's release deleted the blob writes it again, and then fails
+// to read the deleted runs; its redelivery finds its marker, and the
+// ply's sweep the blob.
+func combineInputs(ctx context.Context, t *task.Task, p *runstore.Ply, i int) (inputs []Input, wrote bool, err error) {
+	g, r := i/p.Ranges, i%p.Ranges
+	name := runstore.CombineInputsBlobName(p.Ply, g)
+	inputs, err = ReadInputs(ctx, t.Run, name, r, p.Ranges)
+	if !errors.Is(err, storage.ErrNotFound) {
+		return inputs, false, err
+	}
+	group, err := t.Run.Store.ExpansionStage(p).MarkersIn(ctx, runstore.SpanOf(g, p.Tasks, p.Groups))
+	if err != nil {
+		return nil, false, err
+	}
+	lists := CombineInputs(group, p.Buckets, p.Ranges)
+	wrote, swept, err := putInputs(ctx, t, p.Ply, name, lists, 1)
+	switch {
+	case err != nil:
+		return nil, false, err
+	case swept:
+		return nil, false, fmt.Errorf("ply %d was made final while combine task %d read its inputs", p.Ply, i)
+	}
+	return lists[r], wrote, nil
 }
 
 // combineInto merges the inputs into blob name, cut at the splitters

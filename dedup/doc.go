@@ -27,5 +27,9 @@
 // merge one group of consecutive expansion runs over one range of
 // consecutive buckets into a run cut like an expansion run; the bucket
 // merges then read one segment of each group's run. The scan starts the
-// two steps in turn (scan.go), each from an inputs blob (inputs.go).
+// two steps in turn (scan.go); each task reads its own list of segments
+// from an inputs blob (inputs.go): without a combine level one a ply,
+// written by the scan; with one, one a group for its combine tasks and
+// one a range for its bucket merges, each written by the part's first
+// task from the part's markers.
 package dedup

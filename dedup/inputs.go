@@ -1,6 +1,7 @@
 package dedup
 
 import (
+	"bufio"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -8,7 +9,6 @@ import (
 
 	"github.com/reversi-cloud/reversi/packed"
 	"github.com/reversi-cloud/reversi/runstore"
-	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/task"
 )
 
@@ -20,61 +20,80 @@ type Input struct {
 }
 
 // An inputs blob lists, for each task of a merge step, the segments it
-// reads: for each list merge, its segment of every expansion run (or
-// of every group's combined run); for each combine task, its group's
-// segments of its range. The scan that starts the step writes it once
-// from the markers of the step before, so that a task reads its own list
+// reads: for each bucket merge, its segment of every expansion run (or
+// of every group's combined run of its range); for each combine task of
+// a group, the group's segments of its range. It is written once from
+// the markers of the step before, so that a task reads its own list
 // rather than every marker: the markers hold a cut per list, and
 // reading all of them in every task would cost tasks x lists^2.
 //
-// Layout, for L lists over T blobs:
+// A task reads its list's part of the blob only: the lists are cut into
+// parts of consecutive lists (the buckets of one range, say) that read
+// the same blobs, and each part has a names section of its own, so a
+// list's read is its index entry, its part's names and its entries:
+// four small ranged reads, whatever the number of lists.
 //
-//	uint32 L, uint32 T                       big-endian
-//	(L+1) x uint64                           where list l starts; the last ends the blob
-//	T x (uvarint length, name bytes)         the blobs' names
-//	per list: (uvarint name index, uvarint offset, uvarint length)...
+// Layout (version 2), for L lists:
 //
+//	"RVI2", uint32 L                          magic, then big-endian
+//	L x 4 x uint64                            list l's names section [lo, hi), then its entries [lo, hi)
+//	per part: names (uvarint length, name bytes)..., then per list of the
+//	part: entries (uvarint name index, uvarint offset, uvarint length)...
+//
+// Version 1 (written before parts existed) began with uint32 L instead
+// of the magic, and had one names section for all lists (readInputsV1).
 // Its content depends only on the markers, which no longer change once
 // the step has started, so writing it again writes the same bytes.
 
-func inputsHeaderLen(lists int) int64 { return 8 + 8*int64(lists+1) }
+// inputsMagic opens a version 2 inputs blob. As a version 1 list count
+// it would be over a billion lists, more than any ply has.
+const inputsMagic = "RVI2"
 
-// maxInputsSection bounds the names section and a list, which are read
-// whole: a million blobs take about 50 MiB of names and 15 MiB of one
-// list, and a corrupt offset must not make a reader allocate more.
-const maxInputsSection = 1 << 26
+// inputsEntryLen is the length of one list's index entry.
+const inputsEntryLen = 32
+
+// maxInputsName bounds a name in an inputs blob, Azure's limit on a blob
+// name, so that a corrupt length makes a reader fail, not allocate.
+const maxInputsName = 1024
 
 // EncodeInputs builds an inputs blob from each task's list of segments
-// (empty segments are left out).
-func EncodeInputs(lists [][]Input) []byte {
-	var names []byte
-	index := map[string]int{}
-	for _, l := range lists {
-		for _, in := range l {
-			if _, ok := index[in.Blob]; !ok && in.Len > 0 {
-				index[in.Blob] = len(index)
-				names = binary.AppendUvarint(names, uint64(len(in.Blob)))
-				names = append(names, in.Blob...)
-			}
-		}
-	}
-	head := make([]byte, 8, inputsHeaderLen(len(lists)))
-	binary.BigEndian.PutUint32(head[0:], uint32(len(lists)))
-	binary.BigEndian.PutUint32(head[4:], uint32(len(index)))
+// (empty segments are left out), the lists cut into parts consecutive
+// parts (runstore.SpanOf) that share a names section.
+func EncodeInputs(lists [][]Input, parts int) []byte {
+	parts = max(1, min(parts, len(lists)))
+	head := append(make([]byte, 0, 8+inputsEntryLen*len(lists)), inputsMagic...)
+	head = binary.BigEndian.AppendUint32(head, uint32(len(lists)))
 	var body []byte
-	at := inputsHeaderLen(len(lists)) + int64(len(names))
-	for _, l := range lists {
-		head = binary.BigEndian.AppendUint64(head, uint64(at+int64(len(body))))
-		for _, in := range l {
-			if in.Len > 0 {
-				body = binary.AppendUvarint(body, uint64(index[in.Blob]))
-				body = binary.AppendUvarint(body, uint64(in.Off))
-				body = binary.AppendUvarint(body, uint64(in.Len))
+	at := func() uint64 { return uint64(8 + inputsEntryLen*len(lists) + len(body)) }
+	for part := range parts {
+		span := runstore.SpanOf(part, len(lists), parts)
+		namesLo := at()
+		index := map[string]int{}
+		for _, l := range lists[span.Lo:span.Hi] {
+			for _, in := range l {
+				if _, ok := index[in.Blob]; !ok && in.Len > 0 {
+					index[in.Blob] = len(index)
+					body = binary.AppendUvarint(body, uint64(len(in.Blob)))
+					body = append(body, in.Blob...)
+				}
+			}
+		}
+		namesHi := at()
+		for _, l := range lists[span.Lo:span.Hi] {
+			lo := at()
+			for _, in := range l {
+				if in.Len > 0 {
+					body = binary.AppendUvarint(body, uint64(index[in.Blob]))
+					body = binary.AppendUvarint(body, uint64(in.Off))
+					body = binary.AppendUvarint(body, uint64(in.Len))
+				}
+			}
+			for _, v := range []uint64{namesLo, namesHi, lo, at()} {
+				head = binary.BigEndian.AppendUint64(head, v)
 			}
 		}
 	}
-	head = binary.BigEndian.AppendUint64(head, uint64(at+int64(len(body))))
-	return append(append(head, names...), body...)
+	return append(head, body...)
 }
 
 // BucketInputs lists each bucket's segment of every expansion run.
@@ -90,20 +109,20 @@ func BucketInputs(exps []runstore.Expansion, buckets int) [][]Input {
 	return lists
 }
 
-// CombineInputs lists each combine task's inputs in a ply with a combine
-// level: task g*ranges+r reads, from each expansion run of group g, the
-// bytes of range r's buckets, which lie together.
-func CombineInputs(exps []runstore.Expansion, tasks, buckets, groups, ranges int) [][]Input {
-	lists := make([][]Input, groups*ranges)
-	for _, e := range exps {
-		if len(e.Cuts) != buckets+1 || e.Task >= tasks {
+// CombineInputs lists the inputs of a group's combine tasks in a ply
+// with a combine level, from the group's expansion markers: the task of
+// range r reads, from each of the group's expansion runs, the bytes of
+// range r's buckets, which lie together.
+func CombineInputs(group []runstore.Expansion, buckets, ranges int) [][]Input {
+	lists := make([][]Input, ranges)
+	for _, e := range group {
+		if len(e.Cuts) != buckets+1 {
 			continue // no edges
 		}
-		g := runstore.PartOf(e.Task, tasks, groups)
 		for r := range ranges {
 			span := runstore.SpanOf(r, buckets, ranges)
 			if lo, hi := e.Cuts[span.Lo], e.Cuts[span.Hi]; hi > lo {
-				lists[g*ranges+r] = append(lists[g*ranges+r], Input{Blob: e.Blob, Off: lo, Len: hi - lo})
+				lists[r] = append(lists[r], Input{Blob: e.Blob, Off: lo, Len: hi - lo})
 			}
 		}
 	}
@@ -128,24 +147,143 @@ func MergeInputs(combines []runstore.Combine, buckets, groups, ranges int) [][]I
 	return lists
 }
 
-// ReadInputs reads list i of lists from the inputs blob name: three
-// small ranged reads (header, names, list).
+// ReadInputs reads list i of lists from the inputs blob name: four
+// small ranged reads (see EncodeInputs).
 func ReadInputs(ctx context.Context, run *task.Run, name string, i, lists int) ([]Input, error) {
-	in, err := readInputs(storage.BlobReaderAt(ctx, run.Blobs, name), i, lists)
+	in, err := readInputs(func(off, n int64) (io.ReadCloser, error) { return run.Blobs.Open(ctx, name, off, n) }, i, lists)
 	if err != nil {
 		return nil, fmt.Errorf("reading list %d of %d from %s: %w", i, lists, name, err)
 	}
 	return in, nil
 }
 
-// readInputs decodes list want from an inputs blob.
-func readInputs(r io.ReaderAt, want, lists int) ([]Input, error) {
+// openRange opens n bytes of an inputs blob from off.
+type openRange func(off, n int64) (io.ReadCloser, error)
+
+// readAll reads n bytes from off whole, for the small fixed-size parts.
+func (open openRange) readAll(off, n int64) ([]byte, error) {
+	rc, err := open(off, n)
+	if err != nil {
+		return nil, err
+	}
+	defer rc.Close()
+	buf := make([]byte, n)
+	_, err = io.ReadFull(rc, buf)
+	return buf, err
+}
+
+// stream calls each until n bytes from off are decoded, reading them as
+// a stream: a section is never held whole beside what it decodes to,
+// and a corrupt length runs into the blob's end rather than into an
+// allocation.
+func (open openRange) stream(off, n int64, each func(r *bufio.Reader) error) error {
+	rc, err := open(off, n)
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	lr := &io.LimitedReader{R: rc, N: n}
+	br := bufio.NewReader(lr)
+	for lr.N > 0 || br.Buffered() > 0 {
+		if err := each(br); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// readInputs decodes list want from an inputs blob of either version.
+func readInputs(open openRange, want, lists int) ([]Input, error) {
+	head, err := open.readAll(0, 8)
+	if err != nil {
+		return nil, err
+	}
+	if string(head[:4]) != inputsMagic {
+		return readInputsV1(readerAt(open), want, lists)
+	}
+	if int(binary.BigEndian.Uint32(head[4:])) != lists || want < 0 || want >= lists {
+		return nil, fmt.Errorf("%w: inputs for %d lists, want list %d of %d", ErrCorrupt, binary.BigEndian.Uint32(head[4:]), want, lists)
+	}
+	entry, err := open.readAll(8+inputsEntryLen*int64(want), inputsEntryLen)
+	if err != nil {
+		return nil, err
+	}
+	var at [4]int64
+	for i := range at {
+		at[i] = int64(binary.BigEndian.Uint64(entry[8*i:]))
+	}
+	if first := 8 + inputsEntryLen*int64(lists); at[0] < first || at[1] < at[0] || at[2] < first || at[3] < at[2] {
+		return nil, fmt.Errorf("%w: inputs list %d at %v", ErrCorrupt, want, at)
+	}
+	if at[3] == at[2] {
+		return nil, nil
+	}
+	var names []string
+	err = open.stream(at[0], at[1]-at[0], func(r *bufio.Reader) error {
+		n, err := binary.ReadUvarint(r)
+		if err != nil || n > maxInputsName {
+			return fmt.Errorf("%w: inputs name %d of list %d", ErrCorrupt, len(names), want)
+		}
+		name := make([]byte, n)
+		if _, err := io.ReadFull(r, name); err != nil {
+			return fmt.Errorf("%w: inputs name %d of list %d: %w", ErrCorrupt, len(names), want, err)
+		}
+		names = append(names, string(name))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []Input
+	err = open.stream(at[2], at[3]-at[2], func(r *bufio.Reader) error {
+		var v [3]uint64
+		for i := range v {
+			if v[i], err = binary.ReadUvarint(r); err != nil {
+				return fmt.Errorf("%w: inputs list %d: %w", ErrCorrupt, want, err)
+			}
+		}
+		if v[0] >= uint64(len(names)) || v[1] > 1<<40 || v[2] == 0 || v[2] > 1<<40 {
+			return fmt.Errorf("%w: inputs entry %v of list %d", ErrCorrupt, v, want)
+		}
+		out = append(out, Input{Blob: names[v[0]], Off: int64(v[1]), Len: int64(v[2])})
+		return nil
+	})
+	return out, err
+}
+
+// readerAt reads an inputs blob by ranges, for version 1.
+type readerAt openRange
+
+func (r readerAt) ReadAt(p []byte, off int64) (int, error) {
+	rc, err := r(off, int64(len(p)))
+	if err != nil {
+		return 0, err
+	}
+	defer rc.Close()
+	return io.ReadFull(rc, p)
+}
+
+// maxInputsSection bounds the names section and a list of a version 1
+// inputs blob, which are read whole, so that a corrupt offset does not
+// make a reader allocate more.
+const maxInputsSection = 1 << 26
+
+// readInputsV1 decodes list want from a version 1 inputs blob:
+//
+//	uint32 L, uint32 T                       big-endian
+//	(L+1) x uint64                           where list l starts; the last ends the blob
+//	T x (uvarint length, name bytes)         the blobs' names
+//	per list: (uvarint name index, uvarint offset, uvarint length)...
+//
+// Inputs blobs of a ply that was merging when its run's workers were
+// upgraded are of this version.
+func readInputsV1(r io.ReaderAt, want, lists int) ([]Input, error) {
 	read := func(off, n int64) ([]byte, error) {
 		buf := make([]byte, n)
 		_, err := r.ReadAt(buf, off)
 		return buf, err
 	}
-	hl := inputsHeaderLen(lists)
+	hl := 8 + 8*int64(lists+1)
 	head, err := read(0, hl)
 	if err != nil {
 		return nil, err

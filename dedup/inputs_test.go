@@ -3,6 +3,9 @@ package dedup
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"io"
+	"os"
 	"slices"
 	"testing"
 
@@ -17,36 +20,106 @@ var testExpansions = []runstore.Expansion{
 	{Task: 2},
 }
 
+// bytesRange opens ranges of an inputs blob held in memory, counting
+// the requests and the bytes they return.
+type bytesRange struct {
+	blob            []byte
+	requests, bytes int
+}
+
+func (b *bytesRange) open(off, n int64) (io.ReadCloser, error) {
+	if off < 0 || off > int64(len(b.blob)) {
+		return nil, errors.New("range past the end")
+	}
+	end := min(int64(len(b.blob)), off+n)
+	b.requests++
+	b.bytes += int(end - off)
+	return io.NopCloser(bytes.NewReader(b.blob[off:end])), nil
+}
+
+func readFrom(blob []byte, want, lists int) ([]Input, error) {
+	return readInputs((&bytesRange{blob: blob}).open, want, lists)
+}
+
 func TestInputsRoundTrip(t *testing.T) {
-	blob := EncodeInputs(BucketInputs(testExpansions, 3))
 	want := [][]Input{
 		{{Blob: "p05/e-0000000-a", Off: 0, Len: 100}, {Blob: "p05/e-0000001-b", Off: 0, Len: 40}},
 		{{Blob: "p05/e-0000000-a", Off: 100, Len: 150}},
 		{{Blob: "p05/e-0000000-a", Off: 250, Len: 50}, {Blob: "p05/e-0000001-b", Off: 40, Len: 50}},
 	}
-	for b, w := range want {
-		got, err := readInputs(bytes.NewReader(blob), b, 3)
-		if err != nil || !slices.Equal(got, w) {
-			t.Errorf("bucket %d: %v, %v; want %v", b, got, err, w)
+	v1, err := os.ReadFile("testdata/inputs-v1.bin") // as written before parts existed
+	if err != nil {
+		t.Fatal(err)
+	}
+	blobs := map[string][]byte{"version 1": v1}
+	for parts := 1; parts <= 4; parts++ {
+		blobs[fmt.Sprintf("%d parts", parts)] = EncodeInputs(BucketInputs(testExpansions, 3), parts)
+	}
+	for name, blob := range blobs {
+		for b, w := range want {
+			got, err := readFrom(blob, b, 3)
+			if err != nil || !slices.Equal(got, w) {
+				t.Errorf("%s, bucket %d: %v, %v; want %v", name, b, got, err, w)
+			}
+		}
+		if _, err := readFrom(blob, 0, 4); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s read as 4 buckets: %v, want ErrCorrupt", name, err)
+		}
+		if _, err := readFrom(blob[:len(blob)-2], 2, 3); err == nil {
+			t.Errorf("%s: a truncated inputs blob was read", name)
 		}
 	}
-	if _, err := readInputs(bytes.NewReader(blob), 0, 4); !errors.Is(err, ErrCorrupt) {
-		t.Errorf("read as 4 buckets: %v, want ErrCorrupt", err)
+}
+
+// TestInputsReadPerList: a list's read is four requests of its own
+// entries, its part's names and its index entry, however many lists
+// and blobs the other parts hold.
+func TestInputsReadPerList(t *testing.T) {
+	// lists buckets cut into 4 ranges, each bucket reading one segment
+	// of each of 8 runs of its range.
+	blob := func(lists int) []byte {
+		in := make([][]Input, lists)
+		for b := range in {
+			r := runstore.PartOf(b, lists, 4)
+			for k := range 8 {
+				in[b] = append(in[b], Input{Blob: fmt.Sprintf("p05/c-%07d-attempt", 4*k+r), Off: int64(100 * b), Len: 100})
+			}
+		}
+		return EncodeInputs(in, 4)
 	}
-	if _, err := readInputs(bytes.NewReader(blob[:len(blob)-2]), 2, 3); err == nil {
-		t.Error("a truncated inputs blob was read")
+	var reads [2]bytesRange
+	for i, lists := range []int{16, 1024} {
+		reads[i].blob = blob(lists)
+		got, err := readInputs(reads[i].open, 5, lists)
+		if err != nil || len(got) != 8 {
+			t.Fatalf("list 5 of %d: %v, %v", lists, got, err)
+		}
+	}
+	large := reads[1].blob
+	if reads[0].requests != 4 || reads[1].requests != 4 {
+		t.Errorf("reading one list took %d and %d requests, want 4", reads[0].requests, reads[1].requests)
+	}
+	if reads[0].bytes != reads[1].bytes {
+		t.Errorf("one list of 16 read %d bytes, of 1024 %d: want the same", reads[0].bytes, reads[1].bytes)
+	}
+	if len(large) < 32*reads[1].bytes {
+		t.Errorf("the blob of 1024 lists is %d bytes, a list's read %d: the test does not tell them apart", len(large), reads[1].bytes)
 	}
 }
 
 // FuzzReadInputs: an inputs blob comes from storage, so any bytes must
 // give an error or segments that are non-empty.
 func FuzzReadInputs(f *testing.F) {
-	f.Add(EncodeInputs(BucketInputs(testExpansions, 3)), uint8(1))
-	f.Add(EncodeInputs(BucketInputs(nil, 1)), uint8(0))
-	f.Add(EncodeInputs(CombineInputs(testExpansions, 3, 3, 2, 3)), uint8(2))
+	f.Add(EncodeInputs(BucketInputs(testExpansions, 3), 1), uint8(1))
+	f.Add(EncodeInputs(BucketInputs(testExpansions, 3), 3), uint8(2))
+	f.Add(EncodeInputs(BucketInputs(nil, 1), 1), uint8(0))
+	f.Add(EncodeInputs(CombineInputs(testExpansions, 3, 3), 1), uint8(2))
+	if v1, err := os.ReadFile("testdata/inputs-v1.bin"); err == nil {
+		f.Add(v1, uint8(1))
+	}
 	f.Fuzz(func(t *testing.T, blob []byte, bucket uint8) {
 		const buckets = 3
-		in, err := readInputs(bytes.NewReader(blob), int(bucket%buckets), buckets)
+		in, err := readFrom(blob, int(bucket%buckets), buckets)
 		if err != nil {
 			return
 		}
@@ -70,7 +143,7 @@ func TestCombineInputs(t *testing.T) {
 		{Task: 4, Blob: "e4", Cuts: []int64{0, 1, 2, 3, 4}},
 	}
 	// Groups: tasks {0,1,2} and {3,4}; ranges: buckets {0,1} and {2,3}.
-	got := CombineInputs(exps, 5, 4, 2, 2)
+	got := append(CombineInputs(exps[:3], 4, 2), CombineInputs(exps[3:], 4, 2)...)
 	want := [][]Input{
 		{{Blob: "e0", Off: 0, Len: 20}, {Blob: "e2", Off: 0, Len: 7}},
 		{{Blob: "e0", Off: 20, Len: 20}, {Blob: "e1", Off: 0, Len: 9}},
@@ -98,9 +171,9 @@ func TestCombineInputs(t *testing.T) {
 		{{Blob: "c1", Off: 0, Len: 10}},
 		{{Blob: "c1", Off: 10, Len: 19}},
 	}
-	blob := EncodeInputs(merges)
+	blob := EncodeInputs(merges, 2)
 	for b, w := range wantMerges {
-		got, err := readInputs(bytes.NewReader(blob), b, 4)
+		got, err := readFrom(blob, b, 4)
 		if err != nil || !slices.Equal(got, w) {
 			t.Errorf("bucket %d: %v, %v; want %v", b, got, err, w)
 		}

@@ -2,10 +2,12 @@ package dedup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/runstore"
+	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/task"
 )
 
@@ -39,7 +41,7 @@ var MergeHandler task.Handler = task.Items[runstore.BucketMerge]{
 // first, and a merge that outlived it would commit a record naming a
 // deleted blob.
 func mergeBucket(ctx context.Context, t *task.Task, p *runstore.Ply, bucket int) (runstore.BucketMerge, task.Cover, error) {
-	inputs, err := ReadInputs(ctx, t.Run, runstore.InputsBlobName(p.Ply), bucket, p.Buckets)
+	inputs, err := bucketInputs(ctx, t, p, bucket)
 	if err != nil {
 		return runstore.BucketMerge{}, nil, err
 	}
@@ -61,6 +63,55 @@ func mergeBucket(ctx context.Context, t *task.Task, p *runstore.Ply, bucket int)
 	}
 	return runstore.BucketMerge{Bucket: bucket, Attempt: t.Attempt(), Segments: int64(len(readers)), Entries: read,
 		Outputs: int64(len(out.runs)), Merged: out.runs}, &out.comps, nil
+}
+
+// bucketInputs reads bucket's list of its inputs blob: the ply's, which
+// the scan wrote, or in a ply with a combine level its range's. The
+// first of the range's buckets to find that one missing writes it from
+// the range's combine markers, one of each group; when that is the
+// range's first bucket, which the scan enqueued, it then enqueues the
+// range's other buckets, which read it. Its content depends on the
+// combine markers alone, which are all there and no longer change once
+// the bucket merges start: of merges that write it together, the first
+// write stands and the others read the same lists.
+func bucketInputs(ctx context.Context, t *task.Task, p *runstore.Ply, bucket int) ([]Input, error) {
+	if p.Groups == 0 {
+		return ReadInputs(ctx, t.Run, runstore.InputsBlobName(p.Ply), bucket, p.Buckets)
+	}
+	r := runstore.PartOf(bucket, p.Buckets, p.Ranges)
+	span := runstore.SpanOf(r, p.Buckets, p.Ranges)
+	name := runstore.RangeInputsBlobName(p.Ply, r)
+	inputs, err := ReadInputs(ctx, t.Run, name, bucket-span.Lo, span.Hi-span.Lo)
+	if !errors.Is(err, storage.ErrNotFound) {
+		return inputs, err
+	}
+	items := make([]int, p.Groups)
+	for g := range items {
+		items[g] = g*p.Ranges + r
+	}
+	combines, err := t.Run.Store.CombineStage(p).MarkersAt(ctx, items)
+	switch {
+	case err != nil:
+		return nil, err
+	case len(combines) < p.Groups:
+		return nil, fmt.Errorf("bucket %d of ply %d: %d of the %d combine tasks of its range are done", bucket, p.Ply, len(combines), p.Groups)
+	}
+	lists := MergeInputs(combines, p.Buckets, p.Groups, p.Ranges)[span.Lo:span.Hi]
+	wrote, swept, err := putInputs(ctx, t, p.Ply, name, lists, 1)
+	switch {
+	case err != nil:
+		return nil, err
+	case swept:
+		return nil, fmt.Errorf("ply %d was made final while bucket %d read its inputs", p.Ply, bucket)
+	}
+	if wrote && bucket == span.Lo {
+		// A crash before the others are enqueued leaves them to the scan
+		// of a stalled run.
+		if err := enqueueAll(ctx, t, message.KindMerge, p.Ply, seq(span.Lo+1, span.Hi)); err != nil {
+			return nil, err
+		}
+	}
+	return lists[bucket-span.Lo], nil
 }
 
 // afterMerge deletes the combined runs that bucket was the last to need

@@ -23,13 +23,15 @@ import (
 // still reads makes that attempt fail, and its redelivery finds the
 // marker that made the blob spent.
 
-// releaseGroup deletes the expansion runs of group g of p once every
-// combine task of g is done.
+// releaseGroup deletes the expansion runs of group g of p, and the
+// group's inputs blob, once every combine task of g is done. It reads the group's own markers only: its
+// combine tasks (g*Ranges to g*Ranges+Ranges-1, one range query), and
+// its expansion tasks only once those are all done.
 func releaseGroup(ctx context.Context, t *task.Task, p *runstore.Ply, g int) error {
 	store := t.Run.Store
-	combines, err := store.CombineStage(p).Markers(ctx)
-	if err != nil {
-		return err
+	combines, err := store.CombineStage(p).MarkersIn(ctx, runstore.Span{Lo: g * p.Ranges, Hi: (g + 1) * p.Ranges})
+	if err != nil || len(combines) < p.Ranges {
+		return err // nothing of g is spent yet
 	}
 	exps, err := store.ExpansionStage(p).MarkersIn(ctx, runstore.SpanOf(g, p.Tasks, p.Groups))
 	if err != nil {
@@ -43,30 +45,37 @@ func releaseGroup(ctx context.Context, t *task.Task, p *runstore.Ply, g int) err
 			}
 		}
 	}
-	return nil
+	return deleteSpent(ctx, t, runstore.CombineInputsBlobName(p.Ply, g))
 }
 
-// releaseRange deletes the combined runs of range r of p once every
-// bucket of r is merged.
+// releaseRange deletes the combined runs of range r of p, and the
+// range's inputs blob, once every bucket of r is merged. It reads the range's own markers only: its
+// buckets' (one range query), and only once those are all merged, the
+// range's combine task of each group (one point read a group).
 func releaseRange(ctx context.Context, t *task.Task, p *runstore.Ply, r int) error {
 	store := t.Run.Store
-	merges, err := store.MergeStage(p).Markers(ctx)
-	if err != nil {
-		return err
+	span := runstore.SpanOf(r, p.Buckets, p.Ranges)
+	merges, err := store.MergeStage(p).MarkersIn(ctx, span)
+	if err != nil || len(merges) < span.Hi-span.Lo {
+		return err // nothing of r is spent yet
 	}
-	combines, err := store.CombineStage(p).Markers(ctx)
+	items := make([]int, p.Groups)
+	for g := range items {
+		items[g] = g*p.Ranges + r
+	}
+	combines, err := store.CombineStage(p).MarkersAt(ctx, items)
 	if err != nil {
 		return err
 	}
 	spent := runstore.Spent(p, runstore.Records{Combines: combines, Merges: merges})
 	for _, c := range combines {
-		if c.Index%p.Ranges == r && spent[c.Blob] {
+		if spent[c.Blob] {
 			if err := deleteSpent(ctx, t, c.Blob); err != nil {
 				return err
 			}
 		}
 	}
-	return nil
+	return deleteSpent(ctx, t, runstore.RangeInputsBlobName(p.Ply, r))
 }
 
 func deleteSpent(ctx context.Context, t *task.Task, name string) error {

@@ -20,11 +20,19 @@ import (
 // (the last merge enqueues one), and when a stalled run is nudged, which
 // re-enqueues the work that a lost or poisoned message left undone.
 //
-// Crash points: a step's inputs blob (see EncodeInputs) is written before
-// any of its tasks is enqueued; its content depends only on the markers
-// of the step before, which no longer change once that step is done, so
-// a redelivery that finds it keeps it, and a late one that writes it
-// after the ply's sweep deletes it again. Enqueuing is idempotent in
+// The scan reads the expansion markers only in a ply without a combine
+// level, whose tasks are at most the merge fan-in, and writes the bucket
+// merges' inputs blob (see EncodeInputs) from them. In a ply with one it
+// reads no marker with cuts as a step starts: each group's first combine
+// task and each range's first bucket merge write their part's inputs
+// from their part's markers (scanLevels), so that no process reads every
+// expansion or combine marker with all its cuts.
+//
+// Crash points: an inputs blob is written before any task that reads it
+// is enqueued; its content depends only on the markers of the step
+// before, which no longer change once that step is done, so a redelivery
+// that finds it keeps it, and a late one that writes it after the ply's
+// sweep deletes it again. Enqueuing is idempotent in
 // effect (a task that finds its marker only repeats its follow-up), so a
 // redelivery simply enqueues again.
 var ScanHandler task.Handler = task.HandlerFunc(scan)
@@ -54,53 +62,74 @@ func scan(ctx context.Context, t *task.Task, m message.Message) error {
 		}
 		return t.Flow.Merged(ctx, t, p, runs)
 	}
+	if p.Groups > 0 {
+		return scanLevels(ctx, t, p, open)
+	}
 	// The inputs go first: merges read them. A later scan (the last one,
-	// or a nudge) finds them there.
+	// or a nudge) finds them there. Without a combine level the tasks are
+	// at most the fan-in: the scan reads every expansion marker.
 	if len(open) == p.Buckets {
-		lists, ready, err := mergeLists(ctx, t, p)
-		if err != nil || !ready {
+		exps, err := store.ExpansionStage(p).Markers(ctx)
+		if err != nil {
 			return err
 		}
-		if swept, err := putInputs(ctx, t, p.Ply, runstore.InputsBlobName(p.Ply), lists); err != nil || swept {
+		if _, swept, err := putInputs(ctx, t, p.Ply, runstore.InputsBlobName(p.Ply), BucketInputs(exps, p.Buckets), 1); err != nil || swept {
 			return err
 		}
 	}
 	return enqueueAll(ctx, t, message.KindMerge, p.Ply, open)
 }
 
-// mergeLists returns each bucket merge's inputs, from the expansion
-// markers or, in a ply with a combine level, from the combine markers
-// once every combine task is done. Until then it enqueues the combine
-// tasks not done, after their inputs, and ready is false.
-func mergeLists(ctx context.Context, t *task.Task, p *runstore.Ply) (lists [][]Input, ready bool, err error) {
-	store := t.Run.Store
-	if p.Groups == 0 {
-		exps, err := store.ExpansionStage(p).Markers(ctx)
-		if err != nil {
-			return nil, false, err
-		}
-		return BucketInputs(exps, p.Buckets), true, nil
+// scanLevels enqueues the work of a ply with a combine level whose
+// buckets open are not merged. Each step starts with the first task of
+// each of its parts, which writes the part's inputs and enqueues the
+// part's other tasks (combineTask, mergeBucket), so that no process reads
+// every marker of the step before: first the combine tasks, the first of
+// each group; once all are done, the bucket merges, the first of each
+// range. A scan that finds a step under way (a nudge) enqueues every
+// task of it not done.
+func scanLevels(ctx context.Context, t *task.Task, p *runstore.Ply, open []int) error {
+	if len(open) < p.Buckets {
+		return enqueueAll(ctx, t, message.KindMerge, p.Ply, open)
 	}
-	cst := store.CombineStage(p)
+	cst := t.Run.Store.CombineStage(p)
+	complete, err := cst.Complete(ctx)
+	if err != nil {
+		return err
+	}
+	if complete {
+		return enqueueAll(ctx, t, message.KindMerge, p.Ply, firsts(p.Buckets, p.Ranges))
+	}
+	// Reads no marker when the step starts, and the markers of the
+	// combine tasks done when a stalled run is nudged.
 	combines, err := cst.Markers(ctx)
 	if err != nil {
-		return nil, false, err
+		return err
 	}
 	left := cst.Undone(combines)
-	if len(left) == 0 {
-		return MergeInputs(combines, p.Buckets, p.Groups, p.Ranges), true, nil
-	}
 	if len(left) == cst.Items() {
-		exps, err := store.ExpansionStage(p).Markers(ctx)
-		if err != nil {
-			return nil, false, err
-		}
-		lists := CombineInputs(exps, p.Tasks, p.Buckets, p.Groups, p.Ranges)
-		if swept, err := putInputs(ctx, t, p.Ply, runstore.CombineInputsBlobName(p.Ply), lists); err != nil || swept {
-			return nil, false, err
-		}
+		left = firsts(cst.Items(), p.Groups)
 	}
-	return nil, false, enqueueAll(ctx, t, message.KindCombine, p.Ply, left)
+	return enqueueAll(ctx, t, message.KindCombine, p.Ply, left)
+}
+
+// seq lists the items [lo, hi).
+func seq(lo, hi int) []int {
+	out := make([]int, 0, max(0, hi-lo))
+	for i := lo; i < hi; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+// firsts lists the first item of each part of n items cut into parts
+// parts (runstore.SpanOf).
+func firsts(n, parts int) []int {
+	out := make([]int, parts)
+	for k := range out {
+		out[k] = runstore.SpanOf(k, n, parts).Lo
+	}
+	return out
 }
 
 // enqueueAll enqueues a message of kind for each item of ply.
@@ -113,18 +142,20 @@ func enqueueAll(ctx context.Context, t *task.Task, kind message.Kind, ply int, i
 	return nil
 }
 
-// putInputs writes an inputs blob once. swept reports that the ply was
-// already Final, its blobs swept: the scan read it while it was open,
-// and the inputs were deleted again, with nothing left to enqueue.
-func putInputs(ctx context.Context, t *task.Task, ply int, name string, lists [][]Input) (swept bool, err error) {
-	err = t.Run.Blobs.PutNew(ctx, name, EncodeInputs(lists))
+// putInputs writes an inputs blob once. written reports that this call
+// wrote it; swept that the ply was already Final, its blobs swept: the
+// writer read it while it was open, and the inputs were deleted again,
+// with nothing left to do.
+func putInputs(ctx context.Context, t *task.Task, ply int, name string, lists [][]Input, parts int) (written, swept bool, err error) {
+	err = t.Run.Blobs.PutNew(ctx, name, EncodeInputs(lists, parts))
 	switch {
 	case errors.Is(err, storage.ErrExists):
-		return false, nil
+		return false, false, nil
 	case err != nil:
-		return false, fmt.Errorf("writing the merge inputs %s: %w", name, err)
+		return false, false, fmt.Errorf("writing the merge inputs %s: %w", name, err)
 	}
-	// A scan that read the ply before another one's merges completed it
+	// A task that read the ply before another one's merges completed it
 	// may write after the ply's sweep.
-	return t.Run.DropIfSwept(ctx, ply, name)
+	swept, err = t.Run.DropIfSwept(ctx, ply, name)
+	return err == nil && !swept, swept, err
 }

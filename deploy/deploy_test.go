@@ -472,8 +472,19 @@ func TestManifestsMatchTheCode(t *testing.T) {
 	if got, want := tr.Metadata["queueName"], pipeline.WorkQueue(run); got != want {
 		t.Errorf("ScaledObject queueName %q; the workers of run %q read %q", got, run, want)
 	}
-	if got := tr.Metadata["queueLengthStrategy"]; got != "visibleonly" {
-		t.Errorf("queueLengthStrategy %q: want visibleonly, so delayed compensation messages do not scale workers out", got)
+	// The work queue's whole length is work waiting or under way
+	// (compensation messages have a queue of their own), so counting it
+	// all keeps a worker for every task under way at a stage's tail,
+	// when nothing is visible.
+	if got := tr.Metadata["queueLengthStrategy"]; got != "all" {
+		t.Errorf("queueLengthStrategy %q: want all, so that running tasks keep their workers through a stage's tail", got)
+	}
+	var concurrency string
+	for _, c := range deployments[so.ScaleTargetRef.Name].Template.Spec.Containers {
+		concurrency = flagValue(c.Args, "-concurrency")
+	}
+	if got, want := tr.Metadata["queueLength"], concurrency; got != want {
+		t.Errorf("queueLength %q: want the messages one worker handles at once, its -concurrency %q, so each task under way keeps its worker", got, want)
 	}
 	for _, k := range []string{"queueLength", "activationQueueLength"} {
 		if v, ok := tr.Metadata[k]; ok {

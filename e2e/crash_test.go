@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -134,17 +135,22 @@ func envInt(t *testing.T, name string, def uint64) uint64 {
 }
 
 // drain runs one worker (without -exit-when-done) on a complete run until
-// the work queue is empty: compensation messages of killed workers surface
-// only after their delay, after the run may be complete.
+// the work and compensation queues are empty: compensation messages of
+// killed workers surface only after their delay, after the run may be
+// complete.
 func drain(t *testing.T, bin, run string, deadline time.Duration, args ...string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), deadline)
 	defer cancel()
 	f := newFleet(t, bin, run, args...)
-	q := azuretest.Open(t).Queue(pipeline.WorkQueue(run))
+	be := azuretest.Open(t)
 	var p *workerProc
 	for {
-		n, err := q.ApproximateLength(ctx)
+		n, err := 0, error(nil)
+		for _, name := range []string{pipeline.WorkQueue(run), pipeline.CompensationQueue(run)} {
+			m, qerr := be.Queue(name).ApproximateLength(ctx)
+			n, err = n+m, errors.Join(err, qerr)
+		}
 		if err == nil && n == 0 {
 			break
 		}
@@ -154,7 +160,7 @@ func drain(t *testing.T, bin, run string, deadline time.Duration, args ...string
 		select {
 		case <-ctx.Done():
 			f.dumpLogs()
-			t.Fatalf("the work queue still holds %d messages (%v) after %v of draining", n, err, deadline)
+			t.Fatalf("the work and compensation queues still hold %d messages (%v) after %v of draining", n, err, deadline)
 		case e := <-f.exited:
 			f.dumpLogs()
 			t.Fatalf("the draining worker exited: %v", e.err)
@@ -177,7 +183,7 @@ func drain(t *testing.T, bin, run string, deadline time.Duration, args ...string
 }
 
 // checkFinished wants a complete run equal to the reference engine's,
-// clean under inspect -check, with empty work and poison queues.
+// clean under inspect -check, with empty work, compensation and poison queues.
 func checkFinished(t *testing.T, bin, run string, size, target int) {
 	t.Helper()
 	rep, table := inspectReport(t, bin, run)
@@ -188,7 +194,7 @@ func checkFinished(t *testing.T, bin, run string, size, target int) {
 	sameCounts(t, rep, ref.Report, table)
 	checkClean(t, bin, run)
 	be := azuretest.Open(t)
-	for _, name := range []string{pipeline.WorkQueue(run), pipeline.PoisonQueue(run)} {
+	for _, name := range []string{pipeline.WorkQueue(run), pipeline.CompensationQueue(run), pipeline.PoisonQueue(run)} {
 		n, err := be.Queue(name).ApproximateLength(context.Background())
 		if err != nil || n != 0 {
 			msgs, _ := be.Queue(name).Peek(context.Background(), 5)

@@ -99,18 +99,18 @@ func expand(ctx context.Context, t *task.Task, m message.Message, next *runstore
 			return runstore.Expansion{}, nil, err
 		}
 	}
-	entries, st := Positions(run.Board, positions, uint32(index), nil)
-	dedup.SortEntries(entries)
-	t.Progress.Add(int64(len(positions)), st.Edges)
-
-	name := runstore.ExpansionBlobName(child, index, t.Attempt())
-	data, cuts, err := pack(entries, splitters)
+	buf := buffers.Get().(*buffer)
+	defer buffers.Put(buf)
+	data, cuts, st, err := buf.run(run.Board, positions, uint32(index), splitters)
 	if err != nil {
 		return runstore.Expansion{}, nil, fmt.Errorf("packing the edges of task %d of ply %d: %w", index, child, err)
 	}
-	done := runstore.Expansion{Task: index, Parents: int64(len(positions)), Terminal: st.Terminal, Edges: st.Edges, Entries: int64(len(entries))}
+	t.Progress.Add(int64(len(positions)), st.Edges)
+
+	name := runstore.ExpansionBlobName(child, index, t.Attempt())
+	done := runstore.Expansion{Task: index, Parents: int64(len(positions)), Terminal: st.Terminal, Edges: st.Edges, Entries: int64(len(buf.entries))}
 	comps := &compensation.Set{}
-	if len(entries) > 0 {
+	if len(buf.entries) > 0 {
 		done.Blob, done.Cuts = name, cuts
 		if err := comps.Cover(ctx, t, child, name); err != nil {
 			return runstore.Expansion{}, nil, err
@@ -122,13 +122,23 @@ func expand(ctx context.Context, t *task.Task, m message.Message, next *runstore
 	return done, comps, nil
 }
 
+// run expands the positions of final blob blob into buf's edges, sorts
+// them and packs them cut at the splitters (pack). The bytes are buf's,
+// good until its next run.
+func (buf *buffer) run(b *board.Board, positions []board.Position, blob uint32, splitters []board.Position) (data []byte, cuts []int64, st Stats, err error) {
+	buf.entries, st = Positions(b, positions, blob, buf.entries[:0])
+	dedup.SortEntries(buf.entries)
+	data, cuts, err = pack(&buf.packed, buf.entries, splitters)
+	return data, cuts, st, err
+}
+
 // pack writes sorted entries as packed edge blocks, one segment per
-// bucket, and returns the bytes and where each bucket starts (the cuts;
-// the last is the end).
-func pack(entries []dedup.Entry, splitters []board.Position) ([]byte, []int64, error) {
-	var buf bytes.Buffer
+// bucket, into buf (emptied first), and returns its bytes and where each
+// bucket starts (the cuts; the last is the end).
+func pack(buf *bytes.Buffer, entries []dedup.Entry, splitters []board.Position) ([]byte, []int64, error) {
+	buf.Reset()
 	buf.Grow(len(entries) * packedEdgeBytes)
-	w, err := packed.NewEdgeWriter(&buf, packed.Options{})
+	w, err := packed.NewEdgeWriter(buf, packed.Options{})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -165,15 +175,20 @@ type Stats struct {
 
 // Positions appends to dst the edges from each non-terminal position to
 // its distinct canonical children, naming the parent by (blob, index).
-// It grows dst once, to the positions' number of moves, which bounds the
-// edges.
+// The positions' number of moves bounds the edges; if dst has not the
+// room, it grows once, to an eighth more than that, so that a buffer
+// reused for the next task of the ply (of about as many moves) rarely
+// grows again.
 func Positions(b *board.Board, positions []board.Position, blob uint32, dst []dedup.Entry) ([]dedup.Entry, Stats) {
 	var st Stats
 	moves := 0
 	for _, p := range positions {
 		moves += bits.OnesCount64(b.Moves(p))
 	}
-	entries := slices.Grow(dst, moves)
+	entries := dst
+	if cap(dst)-len(dst) < moves {
+		entries = slices.Grow(dst, moves+moves/8)
+	}
 	kids := make([]board.Position, 0, 32)
 	for i, p := range positions {
 		var moves int

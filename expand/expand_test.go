@@ -1,7 +1,9 @@
 package expand
 
 import (
+	"bytes"
 	"math/bits"
+	"slices"
 	"testing"
 
 	"github.com/reversi-cloud/reversi/board"
@@ -51,5 +53,46 @@ func TestPositions(t *testing.T) {
 	}
 	if i != len(entries) {
 		t.Errorf("%d entries, want %d", len(entries), i)
+	}
+}
+
+// TestBufferReuse: a buffer that ran a larger task before packs the next
+// task's edges to the same bytes and cuts as a new buffer does, so no
+// edge or byte of the earlier task leaks into the next.
+func TestBufferReuse(t *testing.T) {
+	b := board.MustNew(8)
+	var plies [][]board.Position // plies 1 to 5, with duplicates
+	frontier := []board.Position{b.Start()}
+	for range 5 {
+		var next []board.Position
+		for _, p := range frontier {
+			next, _ = b.Children(p, next)
+		}
+		plies = append(plies, next)
+		frontier = next
+	}
+	// Splitters between ply 4's children, and one past them all.
+	small, large := plies[3], plies[4]
+	splitters := []board.Position{large[len(large)/3], {Side: board.White, Occ: ^uint64(0), White: ^uint64(0)}}
+	slices.SortFunc(splitters, board.Compare)
+
+	used := new(buffer)
+	if _, _, _, err := used.run(b, large, 1, splitters); err != nil {
+		t.Fatal(err)
+	}
+	gotData, gotCuts, gotSt, err := used.run(b, small, 2, splitters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantData, wantCuts, wantSt, err := new(buffer).run(b, small, 2, splitters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotSt != wantSt || !slices.Equal(gotCuts, wantCuts) || !bytes.Equal(gotData, wantData) {
+		t.Fatalf("reused buffer: %+v, cuts %v, %d bytes; new buffer: %+v, cuts %v, %d bytes",
+			gotSt, gotCuts, len(gotData), wantSt, wantCuts, len(wantData))
+	}
+	if gotSt.Edges == 0 || len(gotCuts) != len(splitters)+2 {
+		t.Fatalf("expected edges in every bucket's cuts: %+v, cuts %v", gotSt, gotCuts)
 	}
 }

@@ -27,6 +27,8 @@ const (
 	KindMerge        Kind = 'M' // M<ply>-<bucket>: merge one bucket of a ply into final blobs
 	KindResolve      Kind = 'R' // R<ply>-<index>: decide the results of one final blob
 	KindCompensation Kind = 'X' // X<ply>-<blob>: delete the blob unless a record made it live
+	KindDispatch     Kind = 'D' // D<ply>-<from>-<to>: dispatch leaves [from, to) of a Final ply
+	KindBack         Kind = 'B' // B<ply>-<from>-<to>: enqueue the previous ply's resolution, leaves [from, to) of a Resolved ply
 )
 
 func (k Kind) String() string {
@@ -45,6 +47,10 @@ func (k Kind) String() string {
 		return "resolve"
 	case KindCompensation:
 		return "compensation"
+	case KindDispatch:
+		return "dispatch"
+	case KindBack:
+		return "back"
 	}
 	return "unknown"
 }
@@ -58,7 +64,8 @@ type Message struct {
 	Kind      Kind
 	Ply       int
 	Positions []board.Position // A
-	Index     int              // C, R: a final blob; M: a bucket; G: a combine task
+	Index     int              // C, R: a final blob; M: a bucket; G: a combine task; D, B: the first leaf
+	End       int              // D, B: the end of the leaves [Index, End) (runstore.Dispatch)
 	Blob      string           // C, X
 }
 
@@ -75,7 +82,11 @@ type Message struct {
 //     is resolved: R messages are sent only after that;
 //   - M naming a bucket the ply lacks: a ply's bucket count is fixed
 //     with its record;
-//   - C and X naming a blob outside their ply's folder.
+//   - C and X naming a blob outside their ply's folder;
+//   - D naming leaves the ply's dispatch lacks, or arriving before the
+//     ply is Final, and B likewise for the back stage and Resolved: a
+//     ply's leaves are fixed once it is Final, and the messages are sent
+//     only after.
 //
 // These finish quietly instead, as redeliveries do: M naming a bucket
 // already merged, and X naming a blob that is gone (an earlier delivery
@@ -105,6 +116,8 @@ func (m Message) Format() string {
 		fmt.Fprintf(&b, "-%d-%s", m.Index, m.Blob)
 	case KindCombine, KindMerge, KindResolve:
 		fmt.Fprintf(&b, "-%d", m.Index)
+	case KindDispatch, KindBack:
+		fmt.Fprintf(&b, "-%d-%d", m.Index, m.End)
 	case KindCompensation:
 		b.WriteString("-" + m.Blob)
 	}
@@ -158,7 +171,7 @@ func ParseMessage(o Origin, text string) (Message, error) {
 			return Message{}, Badf("scan message %q has trailing text", Clip(text))
 		}
 		return m, nil
-	case KindInline, KindChunk, KindCombine, KindMerge, KindResolve, KindCompensation:
+	case KindInline, KindChunk, KindCombine, KindMerge, KindResolve, KindCompensation, KindDispatch, KindBack:
 	default:
 		return Message{}, Badf("message %q: unknown kind %q", Clip(text), text[0])
 	}
@@ -188,8 +201,8 @@ func ParseMessage(o Origin, text string) (Message, error) {
 		}
 	case KindChunk:
 		idx, blob, ok := strings.Cut(rest, "-")
-		n, err := strconv.Atoi(idx)
-		if !ok || err != nil || n < 0 || n > 1<<30 {
+		n, err := index(idx)
+		if !ok || err != nil {
 			return Message{}, Badf("chunk message %q: expected C<ply>-<index>-<blob>", Clip(text))
 		}
 		if err := validPlyBlob(ply, blob); err != nil {
@@ -197,11 +210,19 @@ func ParseMessage(o Origin, text string) (Message, error) {
 		}
 		m.Index, m.Blob = n, blob
 	case KindResolve, KindMerge, KindCombine:
-		n, err := strconv.Atoi(rest)
-		if err != nil || n < 0 || n > 1<<30 {
+		n, err := index(rest)
+		if err != nil {
 			return Message{}, Badf("%s message %q: expected %c<ply>-<index>", m.Kind, Clip(text), m.Kind)
 		}
 		m.Index = n
+	case KindDispatch, KindBack:
+		from, to, ok := strings.Cut(rest, "-")
+		lo, err1 := index(from)
+		hi, err2 := index(to)
+		if !ok || err1 != nil || err2 != nil || lo >= hi {
+			return Message{}, Badf("%s message %q: expected %c<ply>-<from>-<to> with from below to", m.Kind, Clip(text), m.Kind)
+		}
+		m.Index, m.End = lo, hi
 	case KindCompensation:
 		// The handler decides liveness from this ply's records, so a
 		// blob of another ply would look orphaned and be deleted.
@@ -211,6 +232,15 @@ func ParseMessage(o Origin, text string) (Message, error) {
 		m.Blob = rest
 	}
 	return m, nil
+}
+
+// index parses an item's index: decimal digits, at most 1<<30.
+func index(s string) (int, error) {
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 0 || n > 1<<30 {
+		return 0, fmt.Errorf("%q is no index", s)
+	}
+	return n, nil
 }
 
 // validPlyBlob checks a blob name that must lie in a ply's folder.

@@ -20,6 +20,7 @@ func FuzzParseMessage(f *testing.F) {
 	for _, s := range []string{
 		"A00-" + key, "A00-" + key + "," + key, "C05-3-p05/f-abc-0001", "S07", "M07-3",
 		"M07-0", "R09-12", "X05-p05/e-000001", "", "garbage", "S0\xff", "M07-2,x", "X05-p06/x",
+		"D05-0-3", "B07-64-128", "D05-3-3", "B05-1", "D05--1-2",
 	} {
 		f.Add(s)
 	}
@@ -77,5 +78,43 @@ func TestPliesCountFromTheStart(t *testing.T) {
 	}
 	if got := o.Ply(start); got != 0 {
 		t.Errorf("Ply(start) = %d, want 0", got)
+	}
+}
+
+// TestParseRangeMessages: D and B name a range of leaves [from, to),
+// from below to, both indexes; anything else is refused.
+func TestParseRangeMessages(t *testing.T) {
+	o := StandardOrigin(board.MustNew(8))
+	for _, tc := range []struct {
+		text     string
+		from, to int
+		ok       bool
+	}{
+		{"D05-0-1", 0, 1, true},
+		{"D17-0-28900", 0, 28900, true},
+		{"B18-64-128", 64, 128, true},
+		{"D05-3-3", 0, 0, false},   // empty
+		{"D05-4-2", 0, 0, false},   // reversed
+		{"B05-1", 0, 0, false},     // no end
+		{"D05-1-2-3", 0, 0, false}, // trailing
+		{"D05--1-2", 0, 0, false},
+		{"D05-0-x", 0, 0, false},
+		{"B05-0-1073741825", 0, 0, false}, // past 1<<30
+		{"D05", 0, 0, false},
+	} {
+		m, err := ParseMessage(o, tc.text)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: error %v, want ok=%v", tc.text, err, tc.ok)
+			continue
+		}
+		if err != nil {
+			if !errors.Is(err, ErrBadMessage) {
+				t.Errorf("%s: error %v is not ErrBadMessage", tc.text, err)
+			}
+			continue
+		}
+		if m.Index != tc.from || m.End != tc.to || m.Format() != tc.text {
+			t.Errorf("%s: leaves [%d, %d), formats as %s; want [%d, %d)", tc.text, m.Index, m.End, m.Format(), tc.from, tc.to)
+		}
 	}
 }

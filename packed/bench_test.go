@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"io"
 	"runtime"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/reversi-cloud/reversi/internal/testkit"
 )
 
 // The benchmarks report entries per second (entries/s) and, through
@@ -20,19 +21,10 @@ import (
 // ahead on every core (NewEdgeReaderAhead).
 
 // rate reports entries/s and entries/cpu-s for n entries per op; start
-// is cpuTime() taken before the loop.
+// is testkit.CPUTime() taken before the loop.
 func rate(b *testing.B, n int, start time.Duration) {
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "entries/s")
-	b.ReportMetric(float64(n*b.N)/(cpuTime()-start).Seconds(), "entries/cpu-s")
-}
-
-// cpuTime returns the user and system CPU time of the process.
-func cpuTime() time.Duration {
-	var u syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
-		return 0
-	}
-	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+	b.ReportMetric(float64(n*b.N)/(testkit.CPUTime()-start).Seconds(), "entries/cpu-s")
 }
 
 // benchEncode measures writing items with writers made by newWriter.
@@ -69,7 +61,7 @@ func benchBoth(b *testing.B, size int64, n int, newOp func() func()) {
 	b.Run("serial", func(b *testing.B) {
 		b.SetBytes(size)
 		op := newOp()
-		start := cpuTime()
+		start := testkit.CPUTime()
 		for b.Loop() {
 			op()
 		}
@@ -77,7 +69,7 @@ func benchBoth(b *testing.B, size int64, n int, newOp func() func()) {
 	})
 	b.Run("parallel", func(b *testing.B) {
 		b.SetBytes(size)
-		start := cpuTime()
+		start := testkit.CPUTime()
 		b.RunParallel(func(pb *testing.PB) {
 			op := newOp()
 			for pb.Next() {
@@ -153,7 +145,7 @@ func BenchmarkEdgeDecode(b *testing.B) {
 func benchOne(b *testing.B, name string, size int64, n int, op func() error) {
 	b.Run(name, func(b *testing.B) {
 		b.SetBytes(size)
-		start := cpuTime()
+		start := testkit.CPUTime()
 		for b.Loop() {
 			if err := op(); err != nil {
 				b.Fatal(err)

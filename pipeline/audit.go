@@ -38,7 +38,7 @@ type Audit struct {
 	Plies    int  // ply records read
 	Records  int  // run records read
 	Blobs    int  // blobs listed
-	Work     int  // approximate length of the work queue
+	Work     int  // approximate length of the work and compensation queues
 	Poison   int  // approximate length of the poison queue
 }
 
@@ -186,12 +186,16 @@ func (r *Run) Audit(ctx context.Context) (*Audit, error) {
 	for _, b := range list {
 		sizes[b.Name] = b.Size
 	}
-	if a.Work, err = r.work.ApproximateLength(ctx); err != nil {
-		return nil, fmt.Errorf("reading the work queue length: %w", err)
+	if a.Work, err = r.Queued(ctx); err != nil {
+		return nil, fmt.Errorf("reading the queue lengths: %w", err)
 	}
-	visible, err := r.work.Peek(ctx, storage.MaxDequeue)
-	if err != nil {
-		return nil, fmt.Errorf("peeking at the work queue: %w", err)
+	var visible []storage.Message
+	for _, q := range r.queues() {
+		msgs, err := q.Peek(ctx, storage.MaxDequeue)
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			return nil, fmt.Errorf("peeking at queue %s: %w", q.Name(), err)
+		}
+		visible = append(visible, msgs...)
 	}
 	after, err := r.readAuditState(ctx)
 	if err != nil {

@@ -248,9 +248,16 @@ func ValidRunName(name string) error {
 // sharing one account never touch each other.
 func WorkQueue(run string) string   { return run + "-work" }
 func PoisonQueue(run string) string { return run + "-work-poison" }
-func Container(run string) string   { return run }
-func StateTable(run string) string  { return run + "state" }
-func BackTable(run string) string   { return run + "backtrack" }
+
+// CompensationQueue names the queue of a run's compensation messages.
+// They wait hidden for minutes by design; on a queue of their own, the
+// work queue's whole length (visible and in flight) is the work waiting
+// or under way, which an autoscaler may count (deploy/keda.yaml). It
+// lies on the first storage account, as the first work queue shard.
+func CompensationQueue(run string) string { return run + "-compensation" }
+func Container(run string) string         { return run }
+func StateTable(run string) string        { return run + "state" }
+func BackTable(run string) string         { return run + "backtrack" }
 
 // StateTables and BackTables name a run's state and backtracking tables,
 // one per storage account: StateTable (or BackTable), then StateTable2,

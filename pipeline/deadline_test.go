@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -62,20 +63,10 @@ func TestSlowMergeDoesNotCommitLate(t *testing.T) {
 	defer cancel()
 	clock := &jumpClock{}
 	wcfg := WorkerConfig{Visibility: 2 * time.Second, CompensationDelay: 4 * time.Second, PollMax: 20 * time.Millisecond, Clock: clock}
-	var mu sync.Mutex
-	slowed := ""
-	// The sources of bucket 1's first output blob
-	// (sp06-f-000001-0000-<attempt>) are written right after the blob.
-	be := storage.Wrap(openEmbedded(t), func(c *storage.Call, next func() error) error {
-		err := next()
-		const first = "sp06-f-000001-0000-"
-		mu.Lock()
-		defer mu.Unlock()
-		if c.Op == storage.TableTransact && strings.HasPrefix(c.Partition, first) && err == nil && slowed == "" {
-			slowed = strings.TrimPrefix(c.Partition, first)
-			clock.Arm(1, wcfg.CompensationDelay)
-		}
-		return err
+	var slowed atomic.Value
+	be := firstOutput(t, func(attempt string) {
+		slowed.Store(attempt)
+		clock.Arm(1, wcfg.CompensationDelay)
 	})
 	cfg := RunConfig{Name: "slowmerge", Config: runstore.Config{Board: 4, Target: 8, Sizes: runstore.Sizes{BlobPositions: 4, BucketBlobs: 4}}}
 	rep, err := RunLocal(ctx, be, cfg, 1, wcfg, testLogger(t), nil)
@@ -83,12 +74,35 @@ func TestSlowMergeDoesNotCommitLate(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkReport4x4(t, rep, cfg.Target)
-	mu.Lock()
-	attempt := slowed
-	mu.Unlock()
+	attempt, _ := slowed.Load().(string)
 	if attempt == "" {
 		t.Fatal("no merge of bucket 1 of ply 6 wrote a first output: the test slowed nothing")
 	}
+	if bm := settledMerge(t, ctx, be, cfg, wcfg); strings.HasPrefix(attempt, bm.Attempt) {
+		t.Errorf("the slowed merge (attempt %s) committed bucket 1 after its first blob's compensation delay", bm.Attempt)
+	}
+}
+
+// firstOutput is the embedded backend, which calls at, once, with the
+// attempt of the first merge of bucket 1 of ply 6 to write the sources
+// of its first output blob (sp06-f-000001-0000-<attempt>, right after
+// the blob), before that write returns.
+func firstOutput(t *testing.T, at func(attempt string)) storage.Backend {
+	var once sync.Once
+	return storage.Wrap(openEmbedded(t), func(c *storage.Call, next func() error) error {
+		err := next()
+		const first = "sp06-f-000001-0000-"
+		if err == nil && c.Op == storage.TableTransact && strings.HasPrefix(c.Partition, first) {
+			once.Do(func() { at(strings.TrimPrefix(c.Partition, first)) })
+		}
+		return err
+	})
+}
+
+// settledMerge settles a finished run's queues, requires a clean audit
+// and returns the marker of bucket 1 of ply 6.
+func settledMerge(t *testing.T, ctx context.Context, be storage.Backend, cfg RunConfig, wcfg WorkerConfig) runstore.BucketMerge {
+	t.Helper()
 	r, err := OpenRun(ctx, be, cfg.Name)
 	if err != nil {
 		t.Fatal(err)
@@ -101,12 +115,77 @@ func TestSlowMergeDoesNotCommitLate(t *testing.T) {
 	if err != nil || len(bms) != 1 {
 		t.Fatalf("bucket 1 of ply 6: %d markers, %v", len(bms), err)
 	}
-	bm := bms[0]
-	if strings.HasPrefix(attempt, bm.Attempt) {
-		t.Errorf("the slowed merge (attempt %s) committed bucket 1 after its first blob's compensation delay", bm.Attempt)
-	}
 	settle(t, ctx, r, wcfg)
 	if got, _ := auditLines(t, ctx, r); !slices.Equal(got, []string(nil)) {
 		t.Errorf("audit %q, want it clean", got)
+	}
+	return bms[0]
+}
+
+// fastClock is the system's clock, which, while armed, a lease's
+// renewals drive: each After(d) moves it d forward and fires at once, so
+// a task held up in real milliseconds lives through minutes of it with
+// its lease renewing all along.
+type fastClock struct {
+	mu     sync.Mutex
+	offset time.Duration
+	armed  bool
+}
+
+func (c *fastClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return time.Now().Add(c.offset)
+}
+
+func (c *fastClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.armed {
+		return time.After(d)
+	}
+	c.offset += d
+	return time.After(time.Millisecond)
+}
+
+func (c *fastClock) arm(on bool) {
+	c.mu.Lock()
+	c.armed = on
+	c.mu.Unlock()
+}
+
+// TestLongMergeCommits holds one merge of ply 6 up, after its first
+// final blob, for five compensation delays of the workers' clock (20
+// visibility timeouts), while its lease renews its message and its
+// compensation messages: the merge must then commit, not fail with
+// compensation.ErrExpired as a merge did whose window was fixed when it
+// covered its first blob (a bucket merge at ply 17 needs minutes).
+func TestLongMergeCommits(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	clock := &fastClock{}
+	wcfg := WorkerConfig{Visibility: 2 * time.Second, CompensationDelay: 8 * time.Second, PollMax: 20 * time.Millisecond, Clock: clock}
+	var slowed atomic.Value
+	be := firstOutput(t, func(attempt string) {
+		slowed.Store(attempt)
+		start := clock.Now()
+		clock.arm(true)
+		for clock.Now().Sub(start) < 5*wcfg.CompensationDelay && ctx.Err() == nil {
+			time.Sleep(time.Millisecond)
+		}
+		clock.arm(false)
+	})
+	cfg := RunConfig{Name: "longmerge", Config: runstore.Config{Board: 4, Target: 8, Sizes: runstore.Sizes{BlobPositions: 4, BucketBlobs: 4}}}
+	rep, err := RunLocal(ctx, be, cfg, 1, wcfg, testLogger(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkReport4x4(t, rep, cfg.Target)
+	attempt, _ := slowed.Load().(string)
+	if attempt == "" {
+		t.Fatal("no merge of bucket 1 of ply 6 wrote a first output: the test held nothing up")
+	}
+	if bm := settledMerge(t, ctx, be, cfg, wcfg); !strings.HasPrefix(attempt, bm.Attempt) {
+		t.Errorf("bucket 1 of ply 6 was committed by attempt %s, not by the long merge (%s)", bm.Attempt, attempt)
 	}
 }

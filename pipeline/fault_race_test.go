@@ -72,7 +72,7 @@ func TestStaleCompensationDuringRetry(t *testing.T) {
 						t.Error(err)
 						return
 					}
-					msgs, err := r.work.Dequeue(ctx, 1, time.Minute)
+					msgs, err := r.compensation.Dequeue(ctx, 1, time.Minute)
 					if err != nil || len(msgs) != 1 || !strings.HasPrefix(msgs[0].Text, "X01-"+tc.blob) {
 						t.Errorf("dequeued %+v, %v; want the stale compensation message for %s", msgs, err, tc.blob)
 						return
@@ -82,7 +82,7 @@ func TestStaleCompensationDuringRetry(t *testing.T) {
 						t.Error(err)
 						return
 					}
-					h.handle(ctx, msgs[0])
+					h.handle(ctx, r.compensation, msgs[0])
 				}
 			}
 			b := faulty.New(inner, faulty.Config{ReleaseAbandoned: true, Before: stale})

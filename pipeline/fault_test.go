@@ -167,10 +167,10 @@ func checkRun(ctx context.Context, be storage.Backend, cfg RunConfig, ref *refer
 }
 
 // checkClean checks that a finished run left nothing behind: no message
-// in the work or poison queue, no blob but the final and result blobs,
+// in the work, compensation or poison queue, no blob but the final and result blobs,
 // and an audit without findings.
 func checkClean(ctx context.Context, r *Run, cfg RunConfig) error {
-	for _, q := range []storage.Queue{r.work, r.poison} {
+	for _, q := range []storage.Queue{r.work, r.compensation, r.poison} {
 		if n, err := q.ApproximateLength(ctx); err != nil || n != 0 {
 			msgs, _ := q.Peek(ctx, 3)
 			return fmt.Errorf("queue %s holds %d messages (%v), first %+v", q.Name(), n, err, msgs)

@@ -22,14 +22,17 @@ import (
 // (task.Flow); once the item's stage is complete, the flow makes the
 // transition that the ply awaits (runstore.Ply.Awaits), and the message
 // that made it (its owner) does the follow-up of the state it led to,
-// which a redelivery of that message finishes after a crash:
+// which a redelivery of that message finishes after a crash, and which
+// anyone takes over once the owner's lease has run out (followUp):
 //
 //	state     the owner's follow-up
 //	Merging   enqueue the first scan
 //	Final     sweep the ply's spent blobs, enqueue the next work, then
-//	          make the ply Dispatched (runstore.NextEnqueued)
-//	Resolved  enqueue the previous ply's resolution (at ply 0: mark the
-//	          run complete), then close the ply (runstore.PreviousEnqueued)
+//	          make the ply Dispatched (runstore.NextEnqueued): fanned
+//	          out over D messages (dispatch.go)
+//	Resolved  enqueue the previous ply's resolution, fanned out over B
+//	          messages (at ply 0: mark the run complete), then close the
+//	          ply (runstore.PreviousEnqueued)
 //
 // Before making a ply Final, its scan records the final blobs and the
 // next ply's splitters; the next ply is added with the transition.
@@ -39,6 +42,16 @@ var _ task.Flow = flow{}
 
 // seedOwner owns ply 0's transitions: seeding again finishes them.
 const seedOwner = "seed"
+
+// seedLease is how long a seed holds ply 0's follow-ups before a worker
+// may take them over: as long as a worker's default lease.
+const seedLease = time.Minute
+
+// seedClaim is a seed's claim on ply 0's transitions, from now.
+func seedClaim() runstore.Claim {
+	now := time.Now()
+	return runstore.Claim{Owner: seedOwner, Now: now, Until: now.Add(seedLease)}
+}
 
 // Seed creates a run's resources and enqueues the start position. It is
 // idempotent: seeding again with the same configuration changes nothing
@@ -54,7 +67,7 @@ func Seed(ctx context.Context, be storage.Backend, cfg RunConfig) (*Run, error) 
 	if err != nil {
 		return nil, err
 	}
-	creators := []interface{ Create(context.Context) error }{r.work, r.poison, r.blobs}
+	creators := []interface{ Create(context.Context) error }{r.work, r.compensation, r.poison, r.blobs}
 	for _, t := range r.store.Tables() {
 		creators = append(creators, t)
 	}
@@ -65,8 +78,14 @@ func Seed(ctx context.Context, be storage.Backend, cfg RunConfig) (*Run, error) 
 	}
 	have, err := runstore.AddConfig(ctx, be.Table(StateTable(cfg.Name)), cfg.Config, time.Now())
 	if errors.Is(err, storage.ErrExists) {
+		// How the run's stages count is the run's own, recorded by
+		// the release that seeded it, not a setting to compare.
+		cfg.Completion = have.Completion
 		if have != cfg.Config {
 			return nil, fmt.Errorf("run %q already exists with %s; refusing %s", cfg.Name, settings(have), settings(cfg.Config))
+		}
+		if r, err = newRun(be, cfg); err != nil {
+			return nil, err
 		}
 	} else if err != nil {
 		return nil, err
@@ -114,7 +133,7 @@ func settings(c runstore.Config) string {
 func (r *Run) seedStart(ctx context.Context) error {
 	p, err := r.store.Ply(ctx, 0)
 	if errors.Is(err, runstore.ErrNoPly) {
-		if p, err = r.store.AddFirstPly(ctx, seedOwner); err != nil {
+		if p, err = r.store.AddFirstPly(ctx, seedClaim()); err != nil {
 			return err
 		}
 	}
@@ -142,7 +161,7 @@ func (r *Run) seedStart(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := r.finish(ctx, p, blobs, seedOwner); err != nil && !errors.Is(err, runstore.ErrConflict) {
+		if err := r.finish(ctx, p, blobs, seedClaim()); err != nil && !errors.Is(err, runstore.ErrConflict) {
 			return err
 		}
 		if p, err = r.store.Ply(ctx, 0); err != nil {
@@ -150,7 +169,7 @@ func (r *Run) seedStart(ctx context.Context) error {
 		}
 	}
 	// A seed that died after making ply 0 Final owes its follow-up.
-	return r.followUp(ctx, p, seedOwner)
+	return r.followUp(ctx, p, seedClaim())
 }
 
 // Expanded starts a ply's merging once all its expansion tasks are done.
@@ -168,40 +187,47 @@ func (f flow) Expanded(ctx context.Context, t *task.Task, ply, index int) error 
 		if err != nil || !all {
 			return err
 		}
-		if err := store.StartMerging(ctx, p, t.Owner()); err != nil {
+		if err := store.StartMerging(ctx, p, t.Claim()); err != nil {
 			return ignoreConflict(err) // another task started the merging
 		}
 	}
 	// A redelivery may owe the first scan.
-	return f.r.followUp(ctx, p, t.Owner())
+	return f.r.followUp(ctx, p, t.Claim())
 }
 
 // Merged finishes a ply whose merged blobs are all in and disjoint, then
-// sweeps it and dispatches the next work; or, for a ply already Final,
-// finishes the follow-up when t owns it.
+// sweeps it and dispatches the next work; or, for a ply further on,
+// finishes the follow-up when t owns it or may take it over.
 func (f flow) Merged(ctx context.Context, t *task.Task, p *runstore.Ply, merged []*runstore.MergedBlob) error {
 	if p.Awaits(runstore.MergeComplete) {
-		if err := f.r.finish(ctx, p, merged, t.Owner()); err != nil {
+		if err := f.r.finish(ctx, p, merged, t.Claim()); err != nil {
 			return ignoreConflict(err) // another scan finished the ply first
 		}
 	}
-	return f.r.followUp(ctx, p, t.Owner())
+	return f.r.followUp(ctx, p, t.Claim())
 }
 
 // followUp does the follow-up that p's current state owes (the table at
-// the top of this file) when owner made the transition into it: the
-// transition's own delivery, or a redelivery after a crash.
-func (r *Run) followUp(ctx context.Context, p *runstore.Ply, owner string) error {
-	if p.Owner != owner {
-		return nil
+// the top of this file) when c made the transition into it (the
+// transition's own delivery, or a redelivery after a crash), or when c
+// takes it over from an owner whose lease has run out: the owner's
+// message may have been poisoned, and no redelivery would ever come.
+func (r *Run) followUp(ctx context.Context, p *runstore.Ply, c runstore.Claim) error {
+	if p.Owner != c.Owner {
+		if !p.Owes() || c.Now.Before(p.Until) {
+			return nil // the owner does it, or it is done
+		}
+		if err := r.store.TakeOver(ctx, p, c); err != nil {
+			return ignoreConflict(err) // another claimant took it over first
+		}
 	}
 	switch p.State {
 	case runstore.Merging:
 		return r.shared.Enqueue(ctx, message.Message{Kind: message.KindScan, Ply: p.Ply})
 	case runstore.Final:
-		return r.afterFinal(ctx, p)
+		return r.afterFinal(ctx, p, c)
 	case runstore.Resolved:
-		return r.afterResolved(ctx, p)
+		return r.afterResolved(ctx, p, c)
 	}
 	return nil
 }
@@ -211,7 +237,7 @@ func (r *Run) followUp(ctx context.Context, p *runstore.Ply, owner string) error
 // the next ply, in one transaction. The final blob rows and the
 // splitters depend only on the ply's merged blobs, which no longer
 // change, so concurrent scans write the same.
-func (r *Run) finish(ctx context.Context, p *runstore.Ply, merged []*runstore.MergedBlob, owner string) error {
+func (r *Run) finish(ctx context.Context, p *runstore.Ply, merged []*runstore.MergedBlob, owner runstore.Claim) error {
 	merged = slices.Clone(merged)
 	slices.SortFunc(merged, func(a, b *runstore.MergedBlob) int { return board.Compare(a.Min, b.Min) })
 	t := runstore.Totals{Finals: len(merged)}
@@ -279,65 +305,10 @@ func (r *Run) finish(ctx context.Context, p *runstore.Ply, merged []*runstore.Me
 }
 
 // afterFinal sweeps a Final ply's spent blobs and enqueues the work that
-// follows, then marks it Dispatched. A crash in between re-enqueues on
-// redelivery of the owner's message; duplicates are harmless.
-func (r *Run) afterFinal(ctx context.Context, p *runstore.Ply) error {
-	finals, err := r.store.Finals(ctx, p.Ply)
-	if err != nil {
-		return err
-	}
-	if err := r.sweep(ctx, p, runstore.Named(p, runstore.Records{Finals: finals})); err != nil {
-		return err
-	}
-	switch {
-	case p.Positions == 0:
-		// Every position of the previous ply was terminal: there is
-		// nothing to expand, so results start flowing back from here.
-	case p.Ply >= r.Config.Target:
-		for j := 0; j < p.Finals; j++ {
-			if err := r.shared.Enqueue(ctx, message.Message{Kind: message.KindResolve, Ply: p.Ply, Index: j}); err != nil {
-				return err
-			}
-		}
-	case len(finals) == 1 && p.Positions <= message.InlineLimit:
-		keys, err := r.shared.ReadKeys(ctx, finals[0].Blob)
-		if err != nil {
-			return err
-		}
-		if err := r.shared.Enqueue(ctx, message.Message{Kind: message.KindInline, Ply: p.Ply, Positions: keys}); err != nil {
-			return err
-		}
-	default:
-		for _, f := range finals {
-			if err := r.shared.Enqueue(ctx, message.Message{Kind: message.KindChunk, Ply: p.Ply, Index: f.Index, Blob: f.Blob}); err != nil {
-				return err
-			}
-		}
-	}
-	if err := r.store.MarkDispatched(ctx, p); err != nil {
-		return ignoreConflict(err)
-	}
-	// Resolve tasks may have finished before the ply was Dispatched, and
-	// then left its resolution to this check.
-	return r.resolveIfDone(ctx, p, p.Owner)
-}
-
-// sweep deletes a Final ply's blobs that are no longer in use: expansion
-// blobs, outputs of merge attempts that lost, and the splitters. named is runstore.Named of p.
-func (r *Run) sweep(ctx context.Context, p *runstore.Ply, named map[string]bool) error {
-	list, err := r.blobs.List(ctx, runstore.PlyFolder(p.Ply))
-	if err != nil {
-		return fmt.Errorf("listing ply %d blobs: %w", p.Ply, err)
-	}
-	for _, b := range list {
-		if runstore.BlobInUse(p, b.Name, named) {
-			continue
-		}
-		if err := storage.DeleteBlob(ctx, r.blobs, b.Name); err != nil {
-			return fmt.Errorf("deleting %s: %w", b.Name, err)
-		}
-	}
-	return nil
+// follows, then marks it Dispatched: leaf by leaf, fanned out
+// (dispatch.go).
+func (r *Run) afterFinal(ctx context.Context, p *runstore.Ply, c runstore.Claim) error {
+	return dispatch().all(ctx, r, p, c)
 }
 
 // Resolved resolves a ply once every final blob of it is resolved, and
@@ -354,14 +325,14 @@ func (f flow) Resolved(ctx context.Context, t *task.Task, ply, index int) error 
 		return err
 	}
 	if p.Awaits(runstore.ResolutionComplete) {
-		return f.r.resolve(ctx, p, t.Owner())
+		return f.r.resolve(ctx, p, t.Claim())
 	}
-	return f.r.followUp(ctx, p, t.Owner())
+	return f.r.followUp(ctx, p, t.Claim())
 }
 
 // resolveIfDone resolves a Dispatched ply once every final blob of it is
 // resolved (a ply without positions at once).
-func (r *Run) resolveIfDone(ctx context.Context, p *runstore.Ply, owner string) error {
+func (r *Run) resolveIfDone(ctx context.Context, p *runstore.Ply, owner runstore.Claim) error {
 	if all, err := r.store.ResolutionStage(p).Complete(ctx); err != nil || !all {
 		return err
 	}
@@ -371,7 +342,7 @@ func (r *Run) resolveIfDone(ctx context.Context, p *runstore.Ply, owner string) 
 // resolve makes a Dispatched ply whose final blobs are all resolved
 // Resolved, owned by owner, with their summed counts, and does the
 // follow-up.
-func (r *Run) resolve(ctx context.Context, p *runstore.Ply, owner string) error {
+func (r *Run) resolve(ctx context.Context, p *runstore.Ply, owner runstore.Claim) error {
 	rs, err := r.store.ResolutionStage(p).Markers(ctx)
 	if err != nil {
 		return err
@@ -386,52 +357,44 @@ func (r *Run) resolve(ctx context.Context, p *runstore.Ply, owner string) error 
 	if err := r.store.Resolve(ctx, p, owner, c); err != nil {
 		return ignoreConflict(err)
 	}
-	return r.afterResolved(ctx, p)
+	return r.afterResolved(ctx, p, owner)
 }
 
-// afterResolved enqueues the previous ply's resolution or, at ply 0,
-// marks the run complete; then it closes the ply.
-func (r *Run) afterResolved(ctx context.Context, p *runstore.Ply) error {
-	if p.Ply == 0 {
-		root := board.Unknown
-		switch {
-		case p.Black > 0:
-			root = board.BlackWins
-		case p.White > 0:
-			root = board.WhiteWins
-		case p.Draws > 0:
-			root = board.Draw
-		}
-		done := runstore.Done{Root: root.String(), Completed: time.Now().UnixNano()}
-		if p.Positions > 0 {
-			rs, err := r.store.ResolutionStage(p).Markers(ctx)
-			if err != nil {
-				return err
-			}
-			if len(rs) > 0 {
-				done.Scored, done.Score = rs[0].Scored, rs[0].Score
-				done.ScoreBlack, done.ScoreWhite = rs[0].ScoreBlack, rs[0].ScoreWhite
-			}
-		}
-		if err := r.store.MarkDone(ctx, done); err != nil {
-			return err
-		}
-	} else {
-		prev, err := r.store.Ply(ctx, p.Ply-1)
+// afterResolved enqueues the previous ply's resolution (leaf by leaf,
+// fanned out: dispatch.go) and then closes the ply or, at ply 0, marks
+// the run complete and closes the ply.
+func (r *Run) afterResolved(ctx context.Context, p *runstore.Ply, c runstore.Claim) error {
+	if p.Ply > 0 {
+		return back().all(ctx, r, p, c)
+	}
+	root := board.Unknown
+	switch {
+	case p.Black > 0:
+		root = board.BlackWins
+	case p.White > 0:
+		root = board.WhiteWins
+	case p.Draws > 0:
+		root = board.Draw
+	}
+	done := runstore.Done{Root: root.String(), Completed: time.Now().UnixNano()}
+	if p.Positions > 0 {
+		rs, err := r.store.ResolutionStage(p).Markers(ctx)
 		if err != nil {
 			return err
 		}
-		for j := 0; j < prev.Finals; j++ {
-			if err := r.shared.Enqueue(ctx, message.Message{Kind: message.KindResolve, Ply: prev.Ply, Index: j}); err != nil {
-				return err
-			}
+		if len(rs) > 0 {
+			done.Scored, done.Score = rs[0].Scored, rs[0].Score
+			done.ScoreBlack, done.ScoreWhite = rs[0].ScoreBlack, rs[0].ScoreWhite
 		}
+	}
+	if err := r.store.MarkDone(ctx, done); err != nil {
+		return err
 	}
 	return ignoreConflict(r.store.Close(ctx, p))
 }
 
-// ignoreConflict treats a transition that another writer made first as
-// done: its owner does the follow-up.
+// ignoreConflict treats a transition (or a takeover) that another writer
+// made first as done: its owner does the follow-up.
 func ignoreConflict(err error) error {
 	if errors.Is(err, runstore.ErrConflict) {
 		return nil

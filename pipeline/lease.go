@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/storage"
+	"github.com/reversi-cloud/reversi/task"
 )
 
 // Clock is the time source of leases and tasks (WorkerConfig.Clock), so
@@ -30,6 +31,11 @@ var errLeaseLost = errors.New("lease lost: another delivery owns the message")
 // visibility timeout every third of it. When a renewal finds the message
 // taken over (its pop receipt stale) or gone, the lease is lost and the
 // task's context is cancelled, so the task stops before it commits.
+//
+// It keeps the messages the task holds hidden too (Hold: the
+// compensation messages of the blobs it writes), so that they surface
+// only once the task has died or ended, never while it works; a lost
+// lease stops renewing them, since its task will not commit.
 type Lease struct {
 	queue      storage.Queue
 	id         string
@@ -42,6 +48,15 @@ type Lease struct {
 	mu      sync.Mutex
 	receipt string
 	lost    bool
+	held    []task.Hidden
+}
+
+// Hold has the lease renew h with the message until Release: it is
+// task.Task.Hold.
+func (l *Lease) Hold(h task.Hidden) {
+	l.mu.Lock()
+	l.held = append(l.held, h)
+	l.mu.Unlock()
 }
 
 // HoldLease starts renewing msg's lease and returns the context the task
@@ -78,7 +93,16 @@ func (l *Lease) renew(ctx context.Context) {
 		}
 		// Another error (a transient failure) leaves the lease as it is:
 		// the next renewal may succeed, and the timeout has slack.
+		held := l.held
 		l.mu.Unlock()
+		for _, h := range held {
+			select {
+			case <-l.stop:
+				return
+			default:
+			}
+			h.Renew(ctx)
+		}
 	}
 }
 

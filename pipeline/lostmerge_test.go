@@ -115,26 +115,50 @@ type lostTable struct {
 	b *lostBackend
 }
 
-// Add orders the commits of the lost bucket: the late attempt's marker
-// waits until another attempt's marker is in.
-func (t lostTable) Add(ctx context.Context, e storage.Entity) (string, error) {
-	b := t.b
+// Add and Transact order the commits of the lost bucket: the late
+// attempt's marker (added with its fence, in a transaction) waits until
+// another attempt's marker is in.
+func (t lostTable) Add(ctx context.Context, e storage.Entity) (etag string, err error) {
+	err = t.b.order(ctx, []storage.Op{{Kind: storage.OpAdd, Entity: e}}, func() error {
+		etag, err = t.Table.Add(ctx, e)
+		return err
+	})
+	return etag, err
+}
+
+func (t lostTable) Transact(ctx context.Context, pk string, ops []storage.Op) (etags []string, err error) {
+	err = t.b.order(ctx, ops, func() error {
+		etags, err = t.Table.Transact(ctx, pk, ops)
+		return err
+	})
+	return etags, err
+}
+
+// order runs write, which adds ops: after another attempt's marker of
+// the lost bucket when ops add the late attempt's.
+func (b *lostBackend) order(ctx context.Context, ops []storage.Op, write func() error) error {
 	b.mu.Lock()
 	lost := b.lost
 	b.mu.Unlock()
 	bucket, _ := strconv.Atoi(strings.TrimPrefix(lost, fmt.Sprintf("M%02d-", b.ply)))
-	item, marker := b.merges.MarkerOf(e)
-	target := lost != "" && marker && item == bucket
-	if target && e.Props["Attempt"] == b.late {
-		if err := wait(ctx, b.redone); err != nil {
-			return "", err
+	target := false
+	for _, op := range ops {
+		item, marker := b.merges.MarkerOf(op.Entity)
+		if op.Kind != storage.OpAdd || !marker || lost == "" || item != bucket {
+			continue
+		}
+		target = true
+		if op.Entity.Props["Attempt"] == b.late {
+			if err := wait(ctx, b.redone); err != nil {
+				return err
+			}
 		}
 	}
-	etag, err := t.Table.Add(ctx, e)
+	err := write()
 	if target && err == nil {
 		b.redoOnce.Do(func() { close(b.redone) })
 	}
-	return etag, err
+	return err
 }
 
 func wait(ctx context.Context, c chan struct{}) error {
@@ -146,8 +170,8 @@ func wait(ctx context.Context, c chan struct{}) error {
 	}
 }
 
-// settle runs a worker until the work queue is empty, so that delayed
-// compensation messages are handled.
+// settle runs a worker until the work and compensation queues are
+// empty, so that delayed compensation messages are handled.
 func settle(t *testing.T, ctx context.Context, r *Run, wcfg WorkerConfig) {
 	t.Helper()
 	wctx, cancel := context.WithCancel(ctx)
@@ -158,7 +182,7 @@ func settle(t *testing.T, ctx context.Context, r *Run, wcfg WorkerConfig) {
 	done := make(chan struct{})
 	go func() { w.Run(wctx); close(done) }()
 	for {
-		n, err := r.work.ApproximateLength(ctx)
+		n, err := r.Queued(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,7 +191,7 @@ func settle(t *testing.T, ctx context.Context, r *Run, wcfg WorkerConfig) {
 		}
 		sleep(ctx, 100*time.Millisecond)
 		if ctx.Err() != nil {
-			t.Fatal("the work queue did not empty in time")
+			t.Fatal("the queues did not empty in time")
 		}
 	}
 	cancel()

@@ -73,7 +73,7 @@ func TestInterruptedRunContinues(t *testing.T) {
 		t.Fatal(err)
 	}
 	for deadline := time.Now().Add(wcfg.WithDefaults().CompensationDelay + 5*time.Second); ; {
-		n, err := r.work.ApproximateLength(ctx)
+		n, err := r.Queued(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

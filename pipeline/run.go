@@ -24,9 +24,12 @@ type Run struct {
 
 	work   storage.Queue
 	poison storage.Queue
-	blobs  storage.Container
-	store  *runstore.Store
-	shared *task.Run // this run, as its handlers see it
+	// compensation holds the compensation messages (CompensationQueue);
+	// those of runs seeded before it existed lie on work.
+	compensation storage.Queue
+	blobs        storage.Container
+	store        *runstore.Store
+	shared       *task.Run // this run, as its handlers see it
 
 	// What the worker loops of this process know of the run's end
 	// (seenDone): that it is complete, and when a loop last read it.
@@ -49,9 +52,10 @@ func newRun(be storage.Backend, cfg RunConfig) (*Run, error) {
 	}
 	r := &Run{
 		Config: cfg, Board: b,
-		work:   work,
-		poison: be.Queue(PoisonQueue(cfg.Name)),
-		blobs:  be.Container(Container(cfg.Name)),
+		work:         work,
+		poison:       be.Queue(PoisonQueue(cfg.Name)),
+		blobs:        be.Container(Container(cfg.Name)),
+		compensation: be.Queue(CompensationQueue(cfg.Name)),
 	}
 	tables := func(names []string) []storage.Table {
 		ts := make([]storage.Table, len(names))
@@ -60,19 +64,35 @@ func newRun(be storage.Backend, cfg RunConfig) (*Run, error) {
 		}
 		return ts
 	}
-	r.store = runstore.New(b, tables(StateTables(cfg.Name, cfg.StateAccounts)), tables(BackTables(cfg.Name, cfg.Accounts)), cfg.PartitionShards)
+	r.store = runstore.New(b, tables(StateTables(cfg.Name, cfg.StateAccounts)), tables(BackTables(cfg.Name, cfg.Accounts)), cfg.PartitionShards, cfg.Completion)
 	r.shared = &task.Run{Name: cfg.Name, Origin: cfg.origin(b), Target: cfg.Target, Sizes: cfg.Sizes,
-		Solve: cfg.Solve, SolvePositions: cfg.SolvePositions, SolveMode: cfg.SolveMode, Store: r.store, Blobs: r.blobs, Work: r.work}
+		Solve: cfg.Solve, SolvePositions: cfg.SolvePositions, SolveMode: cfg.SolveMode, Store: r.store, Blobs: r.blobs, Work: r.work, Compensation: r.compensation}
 	return r, nil
 }
 
-// Queued counts the messages on the run's work queue, visible or not.
-func (r *Run) Queued(ctx context.Context) (int, error) { return r.work.ApproximateLength(ctx) }
+// queues are the queues whose messages the run's workers handle: the
+// work queue, then the compensation queue.
+func (r *Run) queues() []storage.Queue { return []storage.Queue{r.work, r.compensation} }
+
+// Queued counts the messages on the run's work and compensation queues,
+// visible or not. A run seeded before the compensation queue existed
+// may lack it: it then holds nothing.
+func (r *Run) Queued(ctx context.Context) (int, error) {
+	total := 0
+	for _, q := range r.queues() {
+		n, err := q.ApproximateLength(ctx)
+		if err != nil && !(q == r.compensation && errors.Is(err, storage.ErrNotFound)) {
+			return 0, err
+		}
+		total += n
+	}
+	return total, nil
+}
 
 // Drop deletes the run's queues, container and tables, as far as it can:
 // it returns the first error and goes on past it.
 func (r *Run) Drop(ctx context.Context) error {
-	droppers := []interface{ Drop(context.Context) error }{r.work, r.poison, r.blobs}
+	droppers := []interface{ Drop(context.Context) error }{r.work, r.compensation, r.poison, r.blobs}
 	for _, t := range r.store.Tables() {
 		droppers = append(droppers, t)
 	}

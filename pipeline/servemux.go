@@ -20,7 +20,14 @@ var handlers = map[message.Kind]task.Handler{
 	message.KindMerge:        dedup.MergeHandler,
 	message.KindResolve:      backtrack.ResolveHandler,
 	message.KindCompensation: compensation.Handler,
+	message.KindDispatch:     fanOutHandler,
+	message.KindBack:         fanOutHandler,
 }
+
+// fanOutHandler hands the flow's own messages to it (dispatch.go).
+var fanOutHandler task.Handler = task.HandlerFunc(func(ctx context.Context, t *task.Task, m message.Message) error {
+	return t.Flow.FanOut(ctx, t, m)
+})
 
 // route hands a message to the handler of its kind.
 func route(ctx context.Context, t *task.Task, m message.Message) error {

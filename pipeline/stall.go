@@ -12,10 +12,13 @@ import (
 // per visibility timeout per worker. A queue whose length is zero holds no
 // message at all, visible, in flight or delayed (Azure never reports less
 // than the true count), so if the run is not complete then some message
-// was lost: a merge message deleted or poisoned, or a scan that never
-// came. It enqueues a scan of each open ply; the scan enqueues the merges
-// of the buckets not yet merged, or completes the ply. Several workers
-// may nudge at once; duplicate scans are harmless.
+// was lost: a merge message deleted or poisoned, a scan that never
+// came, or the message that owed a ply's follow-up poisoned. It enqueues
+// a scan of each open ply, and of each ply whose follow-up is not done
+// (runstore.Ply.Owes): the scan enqueues the merges of the buckets not
+// yet merged, or completes the ply, or takes the follow-up over once its
+// owner's lease has run out (flow.followUp). Several workers may nudge
+// at once; duplicate scans are harmless.
 func (w *Worker) nudgeIfStalled(ctx context.Context) {
 	if time.Since(w.stallChecked) < w.cfg.Visibility {
 		return
@@ -33,7 +36,7 @@ func (w *Worker) nudgeIfStalled(ctx context.Context) {
 		return
 	}
 	for _, p := range plies {
-		if p.State.AtLeast(runstore.Final) {
+		if p.State.AtLeast(runstore.Final) && !p.Owes() {
 			continue
 		}
 		if err := w.run.shared.Enqueue(ctx, message.Message{Kind: message.KindScan, Ply: p.Ply}); err != nil {

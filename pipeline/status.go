@@ -12,7 +12,8 @@ import (
 // that is not yet Final is expanding, combining or merging; once every
 // ply is, the highest ply still Dispatched is resolving. ok is false
 // when the run is complete or between steps. It reads the ply records
-// and one step's markers: a few transactions, which pollers pay every
+// and one or two stages' progress (runstore.Stage.Progress): a few
+// transactions, O(log n) in the stage's items, which pollers pay every
 // few seconds.
 func (r *Run) Status(ctx context.Context) (s task.Step, ok bool, err error) {
 	plies, err := r.store.Plies(ctx)
@@ -33,31 +34,33 @@ func (r *Run) Status(ctx context.Context) (s task.Step, ok bool, err error) {
 		}
 	}
 	s.At = time.Now()
+	step := func(p *runstore.Ply, name string, st progressOf) (task.Step, bool, error) {
+		done, err := st.Progress(ctx)
+		s.Ply, s.Name, s.Done, s.Total = p.Ply, name, done, st.Items()
+		return s, err == nil, err
+	}
 	switch {
 	case open != nil && open.State == runstore.Expanding:
-		exps, err := r.store.ExpansionStage(open).Markers(ctx)
-		s.Ply, s.Name, s.Done, s.Total = open.Ply, "expanding", len(exps), open.Tasks
-		return s, true, err
+		return step(open, "expanding", r.store.ExpansionStage(open))
 	case open != nil && open.Groups > 0:
-		combines, err := r.store.CombineStage(open).Markers(ctx)
-		if err != nil {
-			return s, false, err
-		}
-		if n := open.Groups * open.Ranges; len(combines) < n {
-			s.Ply, s.Name, s.Done, s.Total = open.Ply, "combining", len(combines), n
-			return s, true, nil
+		cst := r.store.CombineStage(open)
+		if done, err := cst.Progress(ctx); err != nil || done < cst.Items() {
+			s.Ply, s.Name, s.Done, s.Total = open.Ply, "combining", done, cst.Items()
+			return s, err == nil, err
 		}
 		fallthrough
 	case open != nil:
-		merges, err := r.store.MergeStage(open).Markers(ctx)
-		s.Ply, s.Name, s.Done, s.Total = open.Ply, "merging", len(merges), open.Buckets
-		return s, true, err
+		return step(open, "merging", r.store.MergeStage(open))
 	case resolving != nil:
-		rs, err := r.store.ResolutionStage(resolving).Markers(ctx)
-		s.Ply, s.Name, s.Done, s.Total = resolving.Ply, "resolving", len(rs), resolving.Finals
-		return s, true, err
+		return step(resolving, "resolving", r.store.ResolutionStage(resolving))
 	}
 	return s, false, nil
+}
+
+// progressOf is what Status reads of a stage, whatever its marker type.
+type progressOf interface {
+	Items() int
+	Progress(context.Context) (int, error)
 }
 
 // pollStatus records the run's status in progress every period until ctx

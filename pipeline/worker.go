@@ -24,8 +24,9 @@ type Worker struct {
 	progress *Progress
 	handler  task.Handler
 
-	stallChecked time.Time // see nudgeIfStalled
-	drainLogged  bool      // see finished
+	stallChecked       time.Time // see nudgeIfStalled
+	compensationPolled time.Time // see pollCompensation
+	drainLogged        bool      // see finished
 }
 
 // NewWorker checks the configuration and makes a worker for an open run.
@@ -48,10 +49,22 @@ func NewWorker(r *Run, cfg WorkerConfig, log *slog.Logger, progress *Progress) (
 // Run handles messages until ctx is cancelled or, with ExitWhenDone, the
 // run is complete. A message being handled when ctx is cancelled is
 // abandoned and made visible again at once; every handler is idempotent.
+//
+// It takes the work queue's messages first and polls the compensation
+// queue when the work queue has none visible, and once a visibility
+// timeout besides (pollCompensation). A run seeded before the
+// compensation queue existed gets it here; the compensation messages
+// its work queue still holds are handled there as any message.
 func (w *Worker) Run(ctx context.Context) {
 	ctx = task.WithCategory(ctx, task.CategoryControl)
+	if err := w.run.compensation.Create(ctx); err != nil {
+		w.log.Warn("creating the compensation queue failed; tasks that write blobs fail until it exists", "err", err)
+	}
 	idle := w.cfg.PollMin
 	for ctx.Err() == nil {
+		if w.pollCompensation(ctx, w.cfg.Visibility) {
+			continue
+		}
 		msgs, err := w.run.work.Dequeue(ctx, 1, w.cfg.Visibility)
 		switch {
 		case ctx.Err() != nil:
@@ -59,18 +72,42 @@ func (w *Worker) Run(ctx context.Context) {
 		case err != nil:
 			w.log.Warn("dequeue failed; backing off", "err", err)
 		case len(msgs) == 0:
+			if w.pollCompensation(ctx, 0) {
+				idle = w.cfg.PollMin
+				continue
+			}
 			w.nudgeIfStalled(ctx)
 			if w.cfg.ExitWhenDone && w.finished(ctx) {
 				return
 			}
 		default:
 			idle = w.cfg.PollMin
-			w.handle(ctx, msgs[0])
+			w.handle(ctx, w.run.work, msgs[0])
 			continue
 		}
 		sleep(ctx, idle)
 		idle = min(2*idle, w.cfg.PollMax)
 	}
+}
+
+// pollCompensation handles one message of the compensation queue, if
+// the queue was last polled every longer ago and one is visible, and
+// reports whether it did. Polled only when the work queue is empty
+// (every 0) and once a visibility timeout, it costs a busy fleet one
+// request a worker a minute, and the blobs of a task that died still
+// go within about their delay. Its requests count as compensation.
+func (w *Worker) pollCompensation(ctx context.Context, every time.Duration) bool {
+	if every > 0 && time.Since(w.compensationPolled) < every {
+		return false
+	}
+	w.compensationPolled = time.Now()
+	cctx := task.WithCategory(ctx, task.CategoryCompensation)
+	msgs, err := w.run.compensation.Dequeue(cctx, 1, w.cfg.Visibility)
+	if err != nil || len(msgs) == 0 {
+		return false
+	}
+	w.handle(cctx, w.run.compensation, msgs[0])
+	return true
 }
 
 func sleep(ctx context.Context, d time.Duration) {
@@ -83,7 +120,7 @@ func sleep(ctx context.Context, d time.Duration) {
 }
 
 // finished reports whether the run is complete and, with Drain, its work
-// queue empty.
+// and compensation queues empty.
 func (w *Worker) finished(ctx context.Context) bool {
 	if !w.run.seenDone(ctx) {
 		return false
@@ -91,7 +128,7 @@ func (w *Worker) finished(ctx context.Context) bool {
 	if !w.cfg.Drain {
 		return true
 	}
-	n, err := w.run.work.ApproximateLength(ctx)
+	n, err := w.run.Queued(ctx)
 	if err != nil {
 		return false
 	}
@@ -102,50 +139,51 @@ func (w *Worker) finished(ctx context.Context) bool {
 	return n == 0
 }
 
-// handle runs one message through the handler chain under its lease and
-// settles it: deleted when done, poisoned when it can never succeed,
-// released at once when the worker stops, left to reappear otherwise.
-func (w *Worker) handle(ctx context.Context, msg storage.Message) {
+// handle runs one message of queue q through the handler chain under
+// its lease and settles it: deleted when done, poisoned when it can never
+// succeed, released at once when the worker stops, left to reappear
+// otherwise.
+func (w *Worker) handle(ctx context.Context, q storage.Queue, msg storage.Message) {
 	kind := kindOf(msg.Text)
 	log := w.log.With("msg_id", msg.ID, "kind", kind, "ply", plyOf(msg.Text), "dequeue_count", msg.DequeueCount)
 	start := time.Now()
-	outcome := w.settle(ctx, log, msg)
+	outcome := w.settle(ctx, log, q, msg)
 	if w.cfg.Observer != nil {
 		w.cfg.Observer.TaskDone(kind, outcome, time.Since(start))
 	}
 }
 
-func (w *Worker) settle(ctx context.Context, log *slog.Logger, msg storage.Message) string {
+func (w *Worker) settle(ctx context.Context, log *slog.Logger, q storage.Queue, msg storage.Message) string {
 	if msg.DequeueCount > w.cfg.MaxDequeue {
-		return w.toPoison(ctx, log, msg, fmt.Sprintf("dequeued %d times, more than the limit of %d", msg.DequeueCount, w.cfg.MaxDequeue))
+		return w.toPoison(ctx, log, q, msg, fmt.Sprintf("dequeued %d times, more than the limit of %d", msg.DequeueCount, w.cfg.MaxDequeue))
 	}
 	m, err := message.ParseMessage(w.run.shared.Origin, msg.Text)
 	if err != nil {
-		return w.toPoison(ctx, log, msg, err.Error())
+		return w.toPoison(ctx, log, q, msg, err.Error())
 	}
 	w.progress.Started(m)
 	// The message's delete and lease renewals are its ply's work too,
 	// and this handling's, with every rerun of its handler.
 	ctx = storage.WithHandling(ctx, m.Ply)
-	lease, taskCtx := HoldLease(ctx, w.run.work, msg, w.cfg.Visibility, w.cfg.Clock)
-	t := &task.Task{Run: w.run.shared, Msg: msg, Timing: w.cfg.timing(), Log: log, Progress: w.progress, Flow: flow{w.run}, Now: w.cfg.Clock.Now}
+	lease, taskCtx := HoldLease(ctx, q, msg, w.cfg.Visibility, w.cfg.Clock)
+	t := &task.Task{Run: w.run.shared, Msg: msg, Timing: w.cfg.timing(), Log: log, Progress: w.progress, Flow: flow{w.run}, Now: w.cfg.Clock.Now, Hold: lease.Hold}
 	err = w.handler.Handle(taskCtx, t, m)
 	receipt, lost := lease.Release()
 	msg.PopReceipt = receipt
 	switch {
 	case err == nil:
 		w.progress.Tasks.Add(1)
-		if err := w.run.work.Delete(ctx, msg.ID, receipt); err != nil && ctx.Err() == nil {
+		if err := q.Delete(ctx, msg.ID, receipt); err != nil && ctx.Err() == nil {
 			log.Warn("deleting a handled message failed; a redelivery will find the work done", "err", err)
 		}
 		log.Debug("task done")
 		return OutcomeOK
 	case errors.Is(err, message.ErrBadMessage), errors.Is(err, storage.ErrInvalid), errors.Is(err, errPanic):
-		return w.toPoison(context.WithoutCancel(ctx), log, msg, err.Error())
+		return w.toPoison(context.WithoutCancel(ctx), log, q, msg, err.Error())
 	case lost:
 		return OutcomeLeaseLost
 	case ctx.Err() != nil:
-		w.giveBack(log, msg)
+		w.giveBack(log, q, msg)
 		return OutcomeCancelled
 	case errors.Is(err, storage.ErrThrottled):
 		log.Warn("storage throttled the task through its retries; the message will be retried", "err", err)
@@ -158,10 +196,10 @@ func (w *Worker) settle(ctx context.Context, log *slog.Logger, msg storage.Messa
 
 // giveBack makes an abandoned message visible again at once, so another
 // worker takes it up without waiting out its visibility timeout.
-func (w *Worker) giveBack(log *slog.Logger, msg storage.Message) {
+func (w *Worker) giveBack(log *slog.Logger, q storage.Queue, msg storage.Message) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := w.run.work.UpdateVisibility(task.WithCategory(ctx, task.CategoryControl), msg.ID, msg.PopReceipt, 0); err != nil {
+	if _, err := q.UpdateVisibility(task.WithCategory(ctx, task.CategoryControl), msg.ID, msg.PopReceipt, 0); err != nil {
 		log.Warn("could not give the abandoned message back; it reappears after its visibility timeout", "err", err)
 	}
 }
@@ -185,7 +223,7 @@ type poisonRecord struct {
 // deletes it. A crash in between leaves a copy in both queues; the next
 // delivery poisons it again, so the poison queue may hold a duplicate but
 // no message is lost. It returns the outcome.
-func (w *Worker) toPoison(ctx context.Context, log *slog.Logger, msg storage.Message, reason string) string {
+func (w *Worker) toPoison(ctx context.Context, log *slog.Logger, q storage.Queue, msg storage.Message, reason string) string {
 	text := msg.Text
 	if len(text) > 40000 {
 		text = text[:40000] + "...(truncated)"
@@ -200,7 +238,7 @@ func (w *Worker) toPoison(ctx context.Context, log *slog.Logger, msg storage.Mes
 	}
 	w.progress.Poisoned.Add(1)
 	log.Error("message moved to the poison queue", "reason", reason)
-	if err := w.run.work.Delete(ctx, msg.ID, msg.PopReceipt); err != nil {
+	if err := q.Delete(ctx, msg.ID, msg.PopReceipt); err != nil {
 		log.Warn("deleting a poisoned message failed", "err", err)
 	}
 	return OutcomePoison

@@ -6,8 +6,12 @@ import (
 	"strings"
 )
 
-// Blob names. Every blob of a run lies in its ply's folder "pNN/", so a
-// ply's spent blobs are swept with one listing. Blobs that a compensation
+// Blob names. Their indexes are written as in keys (keys.go), so names
+// sort in index order and those below 10^7 are what earlier releases
+// wrote. Every blob of a run lies in its ply's folder "pNN/", and the
+// blobs of one expansion task, combine task or bucket merge share a
+// prefix, so a ply's spent blobs are swept a part at a time, each part
+// one listing. Blobs that a compensation
 // message covers carry the writing attempt's tag, so a stale compensation
 // message of a dead attempt can only ever delete that attempt's blob.
 
@@ -23,14 +27,27 @@ const (
 	SplittersBlob                         // the ply's bucket bounds
 	InputsBlob                            // each bucket's segments of the expansion (or combine) blobs
 	CombineBlob                           // a combine task's sorted edges
-	CombineInputsBlob                     // each combine task's segments of the expansion blobs
+	CombineInputsBlob                     // each combine task's segments of its group's expansion blobs
 )
 
 // BlobName is a parsed blob name.
 type BlobName struct {
-	Ply   int
-	Kind  BlobKind
-	Index int // ResultsBlob: the final blob's index
+	Ply  int
+	Kind BlobKind
+	// Index is the item the blob belongs to: the final blob of a
+	// ResultsBlob, and the item whose marker names a blob that a
+	// compensation message covers (Covered): the expansion task, the
+	// combine task or the bucket.
+	Index int
+	// Attempt is the writing attempt's tag of a Covered blob.
+	Attempt string
+}
+
+// Covered reports whether b is of a kind that a compensation message
+// covers until its item's marker names it, with the item and attempt
+// its name gives.
+func (b BlobName) Covered() bool {
+	return (b.Kind == ExpansionBlob || b.Kind == CombineBlob || b.Kind == FinalRunBlob) && b.Attempt != ""
 }
 
 // PlyFolder is the prefix of every blob of a ply.
@@ -41,31 +58,70 @@ func StartBlobName() string { return PlyFolder(0) + "start" }
 
 // ExpansionBlobName names expansion task task's output for ply.
 func ExpansionBlobName(ply, task int, attempt string) string {
-	return fmt.Sprintf("%se-%07d-%s", PlyFolder(ply), task, attempt)
+	return ExpansionBlobPrefix(ply, task) + attempt
+}
+
+// ExpansionBlobPrefix begins the name of every attempt's output of
+// expansion task task for ply, and no other blob's.
+func ExpansionBlobPrefix(ply, task int) string {
+	return PlyFolder(ply) + "e-" + formatIndex(indexWidth, task) + "-"
 }
 
 // CombineBlobName names combine task i's output for ply.
-func CombineBlobName(ply, i int, attempt string) string {
-	return fmt.Sprintf("%sc-%07d-%s", PlyFolder(ply), i, attempt)
+func CombineBlobName(ply, i int, attempt string) string { return CombineBlobPrefix(ply, i) + attempt }
+
+// CombineBlobPrefix begins the name of every attempt's output of
+// combine task i for ply, and no other blob's.
+func CombineBlobPrefix(ply, i int) string {
+	return PlyFolder(ply) + "c-" + formatIndex(indexWidth, i) + "-"
 }
 
-// CombineInputsBlobName names the list of each combine task's inputs of
-// a ply.
-func CombineInputsBlobName(ply int) string { return PlyFolder(ply) + "combine-inputs" }
+// CombineInputsBlobName names the list of the inputs of each combine
+// task of group g of a ply. (Runs before groups had a blob each wrote
+// one for the whole ply, "combine-inputs", which parses as the same
+// kind.)
+func CombineInputsBlobName(ply, g int) string {
+	return combineInputsPrefix(ply) + "-" + formatIndex(indexWidth, g)
+}
+
+func combineInputsPrefix(ply int) string { return PlyFolder(ply) + "combine-inputs" }
 
 // FinalRunBlobName names output k of a bucket's merge.
 func FinalRunBlobName(ply, bucket, k int, attempt string) string {
-	return fmt.Sprintf("%sf-%06d-%04d-%s", PlyFolder(ply), bucket, k, attempt)
+	return fmt.Sprintf("%s%04d-%s", FinalRunBlobPrefix(ply, bucket), k, attempt)
+}
+
+// FinalRunBlobPrefix begins the name of every output of every attempt
+// of a bucket's merge, and no other blob's.
+func FinalRunBlobPrefix(ply, bucket int) string {
+	return PlyFolder(ply) + "f-" + formatIndex(bucketWidth, bucket) + "-"
+}
+
+// WorkingBlobPrefixes begin the names of a ply's working blobs, and of
+// no other blobs: those it needs only until it is Final (BlobInUse):
+// the splitters, the inputs blobs (the ply's, or each range's) and the
+// combine inputs blobs (the ply's, or each group's).
+func WorkingBlobPrefixes(ply int) []string {
+	return []string{SplittersBlobName(ply), InputsBlobName(ply), combineInputsPrefix(ply)}
 }
 
 // ResultsBlobName names the results of final blob index of ply.
-func ResultsBlobName(ply, index int) string { return fmt.Sprintf("%sr-%07d", PlyFolder(ply), index) }
+func ResultsBlobName(ply, index int) string {
+	return PlyFolder(ply) + "r-" + formatIndex(indexWidth, index)
+}
 
 // SplittersBlobName names a ply's bucket bounds.
 func SplittersBlobName(ply int) string { return PlyFolder(ply) + "splitters" }
 
-// InputsBlobName names the list of each bucket's merge inputs of a ply.
+// InputsBlobName names the list of each bucket's merge inputs of a ply
+// without a combine level.
 func InputsBlobName(ply int) string { return PlyFolder(ply) + "inputs" }
+
+// RangeInputsBlobName names the list of the merge inputs of each bucket
+// of range r of a ply with a combine level. It is of kind InputsBlob.
+func RangeInputsBlobName(ply, r int) string {
+	return InputsBlobName(ply) + "-" + formatIndex(indexWidth, r)
+}
 
 // ParseBlobName reads a blob name of the run's layout.
 func ParseBlobName(name string) (BlobName, bool) {
@@ -80,23 +136,55 @@ func ParseBlobName(name string) (BlobName, bool) {
 		b.Kind = StartBlob
 	case rest == "splitters":
 		b.Kind = SplittersBlob
-	case rest == "inputs":
+	case rest == "inputs" || strings.HasPrefix(rest, "inputs-") && isIndex(rest[len("inputs-"):]):
 		b.Kind = InputsBlob
-	case rest == "combine-inputs":
+	case rest == "combine-inputs" || strings.HasPrefix(rest, "combine-inputs-") && isIndex(rest[len("combine-inputs-"):]):
 		b.Kind = CombineInputsBlob
 	case strings.HasPrefix(rest, "c-"):
 		b.Kind = CombineBlob
-	case strings.HasPrefix(rest, "r-") && len(rest) == 9 && digits(rest[2:]):
-		b.Kind = ResultsBlob
-		b.Index, _ = strconv.Atoi(rest[2:])
+		b.Index, b.Attempt = itemAttempt(rest[2:], indexWidth, false)
+	case strings.HasPrefix(rest, "r-"):
+		i, ok := parseIndex(rest[2:], indexWidth)
+		if !ok {
+			return BlobName{}, false
+		}
+		b.Kind, b.Index = ResultsBlob, i
 	case strings.HasPrefix(rest, "e-"):
 		b.Kind = ExpansionBlob
+		b.Index, b.Attempt = itemAttempt(rest[2:], indexWidth, false)
 	case strings.HasPrefix(rest, "f-"):
 		b.Kind = FinalRunBlob
+		b.Index, b.Attempt = itemAttempt(rest[2:], bucketWidth, true)
 	default:
 		return BlobName{}, false
 	}
 	return b, true
+}
+
+// itemAttempt reads "<item>-[<output>-]<attempt>": the item's index in
+// the code of width (formatIndex), with output set a merge output's
+// four-digit number, then the attempt's tag; attempt is empty if s is
+// not of that form. A blob of a former layout is then no item's.
+func itemAttempt(s string, width int, output bool) (item int, attempt string) {
+	item, rest, ok := cutIndex(s, width)
+	if !ok || !strings.HasPrefix(rest, "-") {
+		return 0, ""
+	}
+	rest = rest[1:]
+	if output {
+		k, tail, found := strings.Cut(rest, "-")
+		if !found || !digits(k) || len(k) > 12 {
+			return 0, ""
+		}
+		rest = tail
+	}
+	return item, rest
+}
+
+// isIndex reports whether s is one index in the code of indexWidth.
+func isIndex(s string) bool {
+	_, ok := parseIndex(s, indexWidth)
+	return ok
 }
 
 func digits(s string) bool {

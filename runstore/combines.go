@@ -35,8 +35,9 @@ var combineKind = stageKind[Combine]{
 	missing: func(p *Ply, i int) string {
 		return fmt.Sprintf("ply %d has %d combine tasks, not %d", p.Ply, p.Groups*p.Ranges, i+1)
 	},
-	rows:  func(s *Store, ply int) stageMarkers { return s.combineMarkers(ply) },
-	index: func(c Combine) int { return c.Index },
+	rows:    func(s *Store, ply int) stageMarkers { return s.combineMarkers(ply) },
+	index:   func(c Combine) int { return c.Index },
+	attempt: func(c Combine) string { return c.Attempt },
 	encode: func(c Combine) (map[string]any, error) {
 		if err := checkBuckets(c.Cuts); err != nil {
 			return nil, err

@@ -10,26 +10,78 @@ import (
 // Completion: n items of a stage (expansion tasks, buckets, final blobs
 // to resolve) each leave a marker row when done, and the one that
 // finishes the stage must notice. Listing every marker after each item
-// would cost O(n) reads per item, O(n^2) per stage. Instead markers are
-// counted in groups of completionFan: the item that fills its group adds
-// a group marker, and only then are the group markers counted, so an item
-// costs O(completionFan + n/completionFan) reads.
+// would cost O(n) reads per item, O(n^2) per stage. Instead the markers
+// are the leaves of a tree of fan-out completionFan: node j of level L
+// (L >= 1) stands for the items [j*fan^L, (j+1)*fan^L), and its marker
+// is added once every child of it (nodes j*fan to j*fan+fan-1 of level
+// L-1, as far as the level goes; the items themselves at level 0) has
+// its marker. The one node of the top level is the root: its marker says
+// the stage is complete.
 //
-// Linearizability makes this exact: of two items that finish together,
-// the one whose count comes second sees the other's marker, so the last
-// item of a group always sees the group full, and likewise for groups.
-// Markers are only ever added, so a redelivery repeats the count safely.
+// An item, once its marker is committed, climbs: it reads its siblings'
+// markers (one range query of at most completionFan rows), stops if one
+// is missing, else adds its parent's marker naming itself (By) and goes
+// on from the parent, unless the parent's marker names another item,
+// which then does. So one completion check reads at most completionFan
+// rows and one more (the parent's marker, when another added it first)
+// a level, for ceil(log_fan n) levels: 4 levels for a million items,
+// 6 for 10^10. Siblings share a partition (spread.pk groups indexes by
+// j/completionFan), so each read is one query of one partition, and a
+// level's markers spread over the shards as the items do.
+//
+// Linearizability makes this exact. Every marker is added once and never
+// removed, and a parent's only after all its children were read present,
+// so the root exists only once every item is done. Conversely, take the
+// children of one node: the one whose marker was added last was added
+// by an item (or is an item) that reads the siblings after that add, so
+// it sees them all and adds the parent, or finds it added. Of all that
+// try to add one node's marker exactly one succeeds, and the marker
+// names it: that item, and no other, climbs on from there. By induction
+// exactly one item adds the root and sees the stage complete. A crash
+// anywhere leaves the climb to the item's redelivery, which repeats it
+// from the leaves: markers naming the item let it through again, so it
+// climbs as far as it had and on from there.
+//
+// Runs seeded before the tree (FlatCompletion) count in one level: the
+// item that fills its group of completionFan adds a group marker to the
+// base partition and counts every group marker there, O(fan + n/fan)
+// reads an item and every group marker in one partition. A release
+// never mixes the two on one run, since the run's settings say which.
 const completionFan = 64
 
+// Completion is how a run's stages count their done items.
+type Completion string
+
+const (
+	// TreeCompletion: the tree of node markers above, for every run
+	// seeded since version 2 of the settings row.
+	TreeCompletion Completion = ""
+	// FlatCompletion: one level of group markers, all in the base
+	// partition, for the runs seeded before.
+	FlatCompletion Completion = "flat"
+)
+
 // stageMarkers names a stage's marker rows: item i's marker is
-// item+%07d(i) in partition spread.pk(i), group g's is group+%07d(g) in
-// the base partition, where the last item counts them all.
+// item+index(i) in partition spread.pk(i) (keys.go). In a tree, node j of
+// level L's is group+level(L)+index(j) in partition spread.pk(j); in
+// the flat layout, group g's is group+index(g) in the base partition.
 type stageMarkers struct {
 	spread
 	item, group byte
+	flat        bool
 }
 
-func markerKey(prefix byte, i int) string { return fmt.Sprintf("%c%07d", prefix, i) }
+func markerKey(prefix byte, i int) string { return string(prefix) + formatIndex(indexWidth, i) }
+
+// nodeKey is the marker of node j of level: the item's at level 0.
+// The level is written as an index of width 1, so that the keys of no
+// level are a prefix of another's.
+func (m stageMarkers) nodeKey(level, j int) string {
+	if level == 0 {
+		return markerKey(m.item, j)
+	}
+	return string(m.group) + formatIndex(1, level) + formatIndex(indexWidth, j)
+}
 
 // allItems is the key range of every item marker.
 func (m stageMarkers) allItems() (from, to string) { return string(m.item), string(m.item + 1) }
@@ -40,11 +92,76 @@ func (s *Store) items(ctx context.Context, m stageMarkers, from, to string) ([]s
 	return queryPartitions(ctx, s.state, m.pks(), from, to)
 }
 
-func groups(n int) int { return (n + completionFan - 1) / completionFan }
+// nodes is how many nodes of a tree over n items level has.
+func nodes(n, level int) int {
+	for ; level > 0; level-- {
+		n = (n + completionFan - 1) / completionFan
+	}
+	return n
+}
 
-// itemDone reports whether all n items are done, given that item i's
-// marker exists.
+// itemDone reports whether the stage of n items is complete, given that
+// item i's marker exists: true for the one item that completes it (and
+// its redeliveries).
 func (s *Store) itemDone(ctx context.Context, m stageMarkers, i, n int) (bool, error) {
+	if m.flat {
+		return s.flatItemDone(ctx, m, i, n)
+	}
+	for level, j := 1, i; ; level, j = level+1, j/completionFan {
+		parent := j / completionFan
+		lo, hi := parent*completionFan, min(nodes(n, level-1), (parent+1)*completionFan)
+		es, err := queryAll(ctx, s.state, m.pk(j), m.nodeKey(level-1, lo), m.nodeKey(level-1, hi))
+		if err != nil || len(es) < hi-lo {
+			return false, err
+		}
+		if mine, err := s.claim(ctx, m, level, parent, i); err != nil || !mine {
+			return false, err
+		}
+		if nodes(n, level) == 1 {
+			return true, nil
+		}
+	}
+}
+
+// claim adds the marker of node j of level for item i, and reports
+// whether it names i: added now, or by an earlier delivery of i.
+func (s *Store) claim(ctx context.Context, m stageMarkers, level, j, i int) (bool, error) {
+	e := storage.Entity{PartitionKey: m.pk(j), RowKey: m.nodeKey(level, j), Props: map[string]any{"By": int64(i)}}
+	added, err := addOnce(ctx, s.state, e)
+	if err == nil && !added {
+		e, err = s.state(e.PartitionKey).Get(ctx, e.PartitionKey, e.RowKey)
+		if err == nil {
+			d := decode(e, nil)
+			added = d.int("By") == int64(i)
+			err = d.done("completion marker " + e.RowKey)
+		}
+	}
+	if err != nil {
+		return false, fmt.Errorf("marking node %d of level %d of %s complete: %w", j, level, m.base, err)
+	}
+	return added, nil
+}
+
+// allDone reports whether all n items are done, by the root's marker
+// (or, flat, every group marker).
+func (s *Store) allDone(ctx context.Context, m stageMarkers, n int) (bool, error) {
+	if m.flat {
+		return s.flatAllDone(ctx, m, n)
+	}
+	if n == 0 {
+		return true, nil
+	}
+	root := 1
+	for nodes(n, root) > 1 {
+		root++
+	}
+	return exists(ctx, s.state, m.pk(0), m.nodeKey(root, 0))
+}
+
+func groups(n int) int { return nodes(n, 1) }
+
+// flatItemDone is itemDone of the flat layout.
+func (s *Store) flatItemDone(ctx context.Context, m stageMarkers, i, n int) (bool, error) {
 	g := i / completionFan
 	lo, hi := g*completionFan, min(n, (g+1)*completionFan)
 	es, err := queryAll(ctx, s.state, m.pk(i), markerKey(m.item, lo), markerKey(m.item, hi))
@@ -54,11 +171,11 @@ func (s *Store) itemDone(ctx context.Context, m stageMarkers, i, n int) (bool, e
 	if _, err := addOnce(ctx, s.state, storage.Entity{PartitionKey: m.base, RowKey: markerKey(m.group, g), Props: map[string]any{}}); err != nil {
 		return false, fmt.Errorf("marking group %d of %s complete: %w", g, m.base, err)
 	}
-	return s.allDone(ctx, m, n)
+	return s.flatAllDone(ctx, m, n)
 }
 
-// allDone reports whether all n items are done, by their group markers.
-func (s *Store) allDone(ctx context.Context, m stageMarkers, n int) (bool, error) {
+// flatAllDone is allDone of the flat layout: it reads every group marker.
+func (s *Store) flatAllDone(ctx context.Context, m stageMarkers, n int) (bool, error) {
 	if n == 0 {
 		return true, nil
 	}

@@ -2,32 +2,33 @@ package runstore
 
 import (
 	"context"
+	"math/rand/v2"
 	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/internal/testkit"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
-// TestCompletionConcurrent finishes n items from many goroutines at once:
-// at least one must see the stage complete, none before every item is;
-// with the markers in one partition and spread over three.
+// TestCompletionConcurrent finishes n items from many goroutines at once,
+// then delivers again one item in seven and any that saw the stage
+// complete: none may see the stage complete
+// before every item is, and, counted in a tree, exactly one item sees
+// it (its redelivery too, and no other's); counted flat, at least one.
+// With the markers in one partition and spread over three.
 func TestCompletionConcurrent(t *testing.T) {
 	ctx := context.Background()
-	for _, c := range []struct{ n, shards int }{{1, 1}, {63, 1}, {64, 1}, {65, 1}, {200, 1}, {1, 3}, {65, 3}, {200, 3}, {300, 3}} {
-		n := c.n
-		s, state := openStore(t)
-		m := stageMarkers{spread: spread{"v01", c.shards}, item: 'd', group: 'e'}
-		var finished atomic.Int64
-		var wg sync.WaitGroup
-		for i := 0; i < n; i++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				if _, err := state.Add(ctx, storage.Entity{PartitionKey: m.pk(i), RowKey: markerKey(m.item, i), Props: map[string]any{}}); err != nil {
-					t.Error(err)
-					return
-				}
+	for _, completion := range []Completion{TreeCompletion, FlatCompletion} {
+		for _, c := range []struct{ n, shards int }{{1, 1}, {64, 1}, {65, 1}, {200, 1}, {1, 3}, {65, 3}, {300, 3}, {4097, 3}} {
+			n := c.n
+			s, _ := openStore(t)
+			s.completion, s.shards = completion, c.shards
+			m := s.resolutionMarkers(1)
+			var mu sync.Mutex
+			saw := map[int]int{} // deliveries that saw the stage complete, by item
+			deliver := func(i int) {
 				all, err := s.itemDone(ctx, m, i, n)
 				if err != nil {
 					t.Error(err)
@@ -36,18 +37,176 @@ func TestCompletionConcurrent(t *testing.T) {
 					// Markers are only added: every one must be there now.
 					es, err := queryPartitions(ctx, s.state, m.pks(), markerKey(m.item, 0), markerKey(m.item, n))
 					if err != nil || len(es) != n {
-						t.Errorf("n=%d: complete with %d of the markers (%v)", n, len(es), err)
+						t.Errorf("%s n=%d: complete with %d of the markers (%v)", completion, n, len(es), err)
 					}
-					finished.Add(1)
+					mu.Lock()
+					saw[i]++
+					mu.Unlock()
 				}
-			}()
+			}
+			var wg sync.WaitGroup
+			for _, i := range rand.Perm(n) {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					if err := addMarker(ctx, s, m, i); err != nil {
+						t.Error(err)
+						return
+					}
+					deliver(i)
+				}()
+			}
+			wg.Wait()
+			first := len(saw)
+			for i := range n {
+				if i%7 == 0 || saw[i] > 0 {
+					deliver(i)
+				}
+			}
+			switch {
+			case first == 0:
+				t.Errorf("%s n=%d: no item saw the stage complete", completion, n)
+			case completion == TreeCompletion && (first != 1 || len(saw) != 1):
+				t.Errorf("%s n=%d: %d items saw the stage complete, %d with redeliveries; want 1 (%v)", completion, n, first, len(saw), saw)
+			case completion == TreeCompletion && len(saw) == 1:
+				for _, k := range saw {
+					if k != 2 {
+						t.Errorf("%s n=%d: the completing item saw it %d times in two deliveries", completion, n, k)
+					}
+				}
+			}
+			if all, err := s.allDone(ctx, m, n); err != nil || !all {
+				t.Errorf("%s n=%d: allDone = %v, %v", completion, n, all, err)
+			}
 		}
-		wg.Wait()
-		if finished.Load() == 0 {
-			t.Errorf("n=%d: no item saw the stage complete", n)
+	}
+}
+
+func addMarker(ctx context.Context, s *Store, m stageMarkers, i int) error {
+	_, err := s.state(m.pk(i)).Add(ctx, storage.Entity{PartitionKey: m.pk(i), RowKey: markerKey(m.item, i), Props: map[string]any{}})
+	return err
+}
+
+// readsKey carries the counter of the entities one completion check
+// reads.
+type readsKey struct{}
+
+// countReads counts, for the calls whose context carries a counter, the
+// table entities they return: a query's page, a Get's one.
+func countReads(c *storage.Call, next func() error) error {
+	err := next()
+	n, _ := c.Ctx.Value(readsKey{}).(*atomic.Int64)
+	switch {
+	case n == nil || err != nil:
+	case c.Op == storage.TableQuery:
+		n.Add(int64(c.Items))
+	case c.Op == storage.TableGet:
+		n.Add(1)
+	}
+	return err
+}
+
+// TestCompletionMillion counts a stage of a million items in a tree,
+// with its markers spread over three partitions, and bounds the entities
+// that one item's completion check reads: at most completionFan and one
+// more a level (the siblings, then the parent's marker when another
+// item added it), 4 levels here, where counting flat would read up to
+// 15,625 group markers from one partition per check.
+//
+// To stay quick, every item's marker is written first in batches, and
+// then one item of each group of 64, picked at random and in random
+// order, runs its check, from 8 goroutines at once; for one group in
+// eight a second item runs its check too, racing the first for the
+// group's marker. Every check above level 0 thus runs as in a real
+// stage, with siblings missing, out of order and concurrently; checks
+// whose own group is unfinished (stopping at level 0, after one query)
+// are TestCompletionConcurrent's. Exactly one check must see the stage
+// complete, and only the last level's.
+func TestCompletionMillion(t *testing.T) {
+	const n, shards, levels = 1_000_000, 3, 4
+	if nodes(n, levels) != 1 || nodes(n, levels-1) == 1 {
+		t.Fatalf("a million items are not %d levels", levels)
+	}
+	ctx := context.Background()
+	be := testkit.Embedded(t)
+	state := storage.Wrap(be, countReads).Table("runstate")
+	if err := state.Create(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s := New(board.MustNew(4), []storage.Table{state}, []storage.Table{state}, shards, TreeCompletion)
+	m := s.resolutionMarkers(18)
+	for lo := 0; lo < n; lo += storage.MaxBatchOps {
+		// A batch of 100 from a multiple of 100 lies in one group of 64
+		// or two: one transaction a partition.
+		ops := map[string][]storage.Op{}
+		for i := lo; i < lo+storage.MaxBatchOps; i++ {
+			ops[m.pk(i)] = append(ops[m.pk(i)], storage.Op{Kind: storage.OpUpsert, Entity: storage.Entity{PartitionKey: m.pk(i), RowKey: markerKey(m.item, i), Props: map[string]any{}}})
 		}
-		if all, err := s.allDone(ctx, m, n); err != nil || !all {
-			t.Errorf("n=%d: allDone = %v, %v", n, all, err)
+		for pk, ops := range ops {
+			if _, err := state.Transact(ctx, pk, ops); err != nil {
+				t.Fatal(err)
+			}
 		}
+	}
+	if all, err := s.allDone(ctx, m, n); err != nil || all {
+		t.Fatalf("complete before any check: %v, %v", all, err)
+	}
+	var checks []int
+	for g := range nodes(n, 1) {
+		size := min(completionFan, n-g*completionFan)
+		checks = append(checks, g*completionFan+rand.IntN(size))
+		if g%8 == 0 {
+			checks = append(checks, g*completionFan+rand.IntN(size))
+		}
+	}
+	rand.Shuffle(len(checks), func(a, b int) { checks[a], checks[b] = checks[b], checks[a] })
+	var mu sync.Mutex
+	var maxReads, completeReads int64
+	complete, completer := 0, 0
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				var reads atomic.Int64
+				all, err := s.itemDone(context.WithValue(ctx, readsKey{}, &reads), m, i, n)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				maxReads = max(maxReads, reads.Load())
+				if all {
+					complete++
+					completeReads, completer = reads.Load(), i
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, i := range checks {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	// The check that completes the stage reads every child of each node
+	// on its path, and at most one more row a level.
+	bound, path := int64(levels*(completionFan+1)), int64(0)
+	for level, j := 1, completer; level <= levels; level, j = level+1, j/completionFan {
+		parent := j / completionFan
+		path += int64(min(nodes(n, level-1), (parent+1)*completionFan) - parent*completionFan)
+	}
+	t.Logf("%d checks of a million items: at most %d entities read by one (bound %d), %d by the one that completed the stage (its path %d)",
+		len(checks), maxReads, bound, completeReads, path)
+	if maxReads > bound {
+		t.Errorf("a check read %d entities, more than %d", maxReads, bound)
+	}
+	if complete != 1 || completeReads < path || completeReads > path+levels {
+		t.Errorf("%d checks saw the stage complete, the last after reading %d entities; want 1, after %d to %d", complete, completeReads, path, path+levels)
+	}
+	if all, err := s.allDone(ctx, m, n); err != nil || !all {
+		t.Errorf("allDone = %v, %v", all, err)
 	}
 }

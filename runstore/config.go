@@ -43,6 +43,10 @@ type Config struct {
 	Accounts int
 	// StateAccounts is how many of them hold the run's state rows (New).
 	StateAccounts int
+	// Completion is how the run's stages count their done items
+	// (completion.go): the tree for every run seeded now, flat for runs
+	// seeded before the settings row's version 2.
+	Completion Completion
 }
 
 // SolveMode is how far a run solves the positions of its target ply.
@@ -64,9 +68,20 @@ const (
 func (m SolveMode) Pruned() bool { return m == SolveRoot || m == SolveWLD }
 
 // configSchema is the settings row's version and its migrations
-// (schema). Version 1 is the first that records its version.
+// (schema). Version 1 is the first that records its version; version 2
+// records how the run counts its stages' items (Completion).
 var configSchema = schema{
 	0: configFromUnversioned,
+	1: configFromV1,
+}
+
+// configFromV1 brings a settings row of version 1 to version 2: a run
+// seeded before version 2 has its stages counted flat, and its stages
+// under way have their group markers where the flat count reads them,
+// so it goes on counting so.
+func configFromV1(props map[string]any) error {
+	props["Completion"] = string(FlatCompletion)
+	return nil
 }
 
 // configFromUnversioned brings a settings row of version 0 to version 1. Version 0 is
@@ -131,7 +146,8 @@ func (c Config) entity(created time.Time) (storage.Entity, error) {
 		"GrowFrom": int64(c.GrowFrom), "MergeFanIn": int64(c.MergeFanIn),
 		"Start": start, "Solve": c.Solve, "SolvePositions": int64(c.SolvePositions), "SolveMode": string(c.SolveMode),
 		"QueueShards": int64(c.QueueShards), "PartitionShards": int64(c.PartitionShards),
-		"Accounts": int64(c.Accounts), "StateAccounts": int64(c.StateAccounts), "Created": created.UnixNano(),
+		"Accounts": int64(c.Accounts), "StateAccounts": int64(c.StateAccounts), "Completion": string(c.Completion),
+		"Created": created.UnixNano(),
 	})}, nil
 }
 
@@ -148,7 +164,10 @@ func decodeConfig(e storage.Entity) (Config, error) {
 			GrowFrom: d.count("GrowFrom"), MergeFanIn: d.count("MergeFanIn")},
 		Solve: d.bool("Solve"), SolvePositions: d.count("SolvePositions"), SolveMode: SolveMode(d.str("SolveMode")),
 		QueueShards: d.count("QueueShards"), PartitionShards: d.count("PartitionShards"),
-		Accounts: d.count("Accounts"), StateAccounts: d.count("StateAccounts")}
+		Accounts: d.count("Accounts"), StateAccounts: d.count("StateAccounts"), Completion: Completion(d.str("Completion"))}
+	if c.Completion != TreeCompletion && c.Completion != FlatCompletion {
+		d.fail(fmt.Errorf("completion %q: neither %q nor %q", c.Completion, TreeCompletion, FlatCompletion))
+	}
 	d.int("Created") // no setting, but every row has it
 	c.Start = d.start(c.Board)
 	return c, d.done("the run's settings")

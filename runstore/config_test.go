@@ -21,7 +21,7 @@ func solving(t *testing.T) Config {
 	}
 	return Config{Board: 8, Target: 9, Sizes: Sizes{BlobPositions: 100, BucketBlobs: 4, GrowFrom: 7, MergeFanIn: 32},
 		Start: start, Solve: true, SolvePositions: 16, SolveMode: SolveRoot,
-		QueueShards: 2, PartitionShards: 3, Accounts: 4, StateAccounts: 4}
+		QueueShards: 2, PartitionShards: 3, Accounts: 4, StateAccounts: 4, Completion: FlatCompletion}
 }
 
 // readRow writes row as a run's settings and reads it back.
@@ -79,12 +79,14 @@ func TestConfigRoundTrip(t *testing.T) {
 }
 
 // TestReadConfigOfOlderRuns reads settings rows as runs seeded by earlier
-// releases wrote them: version 0, without a version, is six generations,
-// each lacking the properties that later ones added; each reads with the
-// values that keep such a run as it was seeded. Each generation here
-// lacks its own properties and every later one's, as it was written.
+// releases wrote them: version 1, and version 0, without a version, which
+// is six generations, each lacking the properties that later ones added;
+// each reads with the values that keep such a run as it was seeded. Each
+// generation here lacks its own properties and every later one's, as it
+// was written. Every one of them counts its stages flat.
 func TestReadConfigOfOlderRuns(t *testing.T) {
 	full := solving(t)
+	full.Completion = TreeCompletion
 	usualStart := board.MustNew(8).Start()
 	// Each generation lacks the properties of the entries above it, and
 	// the row reads as the entry's want changes full.
@@ -93,6 +95,7 @@ func TestReadConfigOfOlderRuns(t *testing.T) {
 		lacks []string
 		want  func(c *Config)
 	}{
+		{"version 1", []string{"Completion"}, func(c *Config) { c.Completion = FlatCompletion }},
 		{"the last release without versions", []string{"Version"}, func(c *Config) {}},
 		{"before growing sizes", []string{"GrowFrom", "MergeFanIn"}, func(c *Config) { c.GrowFrom, c.MergeFanIn = 0, 0 }},
 		{"before spread state rows", []string{"StateAccounts"}, func(c *Config) { c.StateAccounts = 1 }},
@@ -111,7 +114,11 @@ func TestReadConfigOfOlderRuns(t *testing.T) {
 		lacks = append(lacks, g.lacks...)
 		g.want(&want)
 		t.Run(g.name, func(t *testing.T) {
-			got, err := readRow(t, row(t, full, lacks...))
+			e := row(t, full, lacks...)
+			if _, ok := e.Props["Version"]; ok {
+				e.Props["Version"] = int64(1)
+			}
+			got, err := readRow(t, e)
 			if err != nil || got != want {
 				t.Errorf("read %+v, %v; want %+v", got, err, want)
 			}
@@ -121,7 +128,7 @@ func TestReadConfigOfOlderRuns(t *testing.T) {
 	// has: a run that does not solve keeps no solve positions.
 	t.Run("before solve positions, not solving", func(t *testing.T) {
 		c := full
-		c.Solve, c.SolvePositions, c.SolveMode = false, 0, ""
+		c.Solve, c.SolvePositions, c.SolveMode, c.Completion = false, 0, "", FlatCompletion
 		got, err := readRow(t, row(t, c, "Version", "SolvePositions"))
 		if err != nil || got != c {
 			t.Errorf("read %+v, %v; want %+v", got, err, c)
@@ -140,7 +147,8 @@ func TestReadConfigRefuses(t *testing.T) {
 		malformed bool
 		mention   string
 	}{
-		{"a later version", func(p map[string]any) { p["Version"] = int64(configSchema.version() + 1) }, false, "version 2"},
+		{"a later version", func(p map[string]any) { p["Version"] = int64(configSchema.version() + 1) }, false, "version 3"},
+		{"no such completion", func(p map[string]any) { p["Completion"] = "round" }, true, "completion"},
 		{"version zero written down", func(p map[string]any) { p["Version"] = int64(0) }, false, "version 0"},
 		{"a version of the wrong type", func(p map[string]any) { p["Version"] = "1" }, true, "Version"},
 		{"no board", func(p map[string]any) { delete(p, "Board") }, true, "Board"},

@@ -17,17 +17,21 @@
 //	workers     worker id               WorkerStats: one process's transactions
 //	rNN         d<task>                 Expansion: one expansion task is done: its
 //	                                    blob of sorted edges and the bucket cuts
-//	rNN         e<group>                64 expansion tasks are done
+//	rNN         e<level><node>          64 expansion tasks (or nodes) are done
 //	rNN         a<task>                 Combine: one combine task is done: its blob
 //	                                    of sorted edges and the bucket cuts
-//	rNN         b<group>                64 combine tasks are done
+//	rNN         b<level><node>          64 combine tasks (or nodes) are done
 //	rNN         s<bucket>-<attempt>-<k> Run: output k of a bucket's merge attempt
 //	rNN         c<bucket>               BucketMerge: a bucket is merged, and which
 //	                                    attempt's outputs count
-//	rNN         k<group>                64 buckets are merged
+//	rNN         k<level><node>          64 buckets (or nodes) are merged
+//	rNN         w<leaf>                 Dispatch: a leaf of the ply's dispatch is done
+//	rNN         x<group>                64 dispatch leaves are done
+//	rNN         y<leaf>                 Dispatch: a leaf of the ply's back stage is done
+//	rNN         z<group>                64 back leaves are done
 //	fNN         <index>                 Final: one final blob of a complete ply
 //	vNN         d<index>                Resolution: one final blob is resolved
-//	vNN         e<group>                64 final blobs are resolved
+//	vNN         e<level><node>          64 final blobs (or nodes) are resolved
 //
 // The backtracking tables hold the backtracking data, one partition per
 // final blob:
@@ -35,13 +39,23 @@
 //	s<ply>-<blob>   <row>               sources: each position's parents
 //	n<ply>-<index>  <child>-<row>       notices: results reported by children
 //
+// The e, b and k rows are the nodes of each stage's completion tree
+// (completion.go), in the partitions of the markers they count; runs
+// seeded before the tree keep one level of them, e<group>, b<group> and
+// k<group>, in the base partitions rNN and vNN.
+//
+// Every <task>, <node>, <group>, <bucket> and <index> above, and the indexes in
+// blob names, is written in a code that sorts in index order to any
+// size and reads the seven-digit (six for buckets) keys of earlier runs
+// as they are (keys.go).
+//
 // The settings row (Config) and the ply records (Ply) record their
 // version and are migrated from older versions as they are read
 // (schema.go). The other rows have no version: the few properties that
 // older releases did not write are read as optional, next to each row's
 // decoding.
 //
-// The markers (d, a, c in rNN and d in vNN, with their group markers)
+// The markers (d, a, c, w, y in rNN and d in vNN, with their group markers)
 // belong to the ply's stages: only Stage (stage.go) reads or adds them.
 //
 // Everything that grows with the run (runs, final blobs, resolutions,

@@ -3,10 +3,14 @@ package runstore
 import (
 	"context"
 	"errors"
+	"fmt"
+
+	"github.com/reversi-cloud/reversi/storage"
 )
 
 // BlobInUse is the one rule that says whether a blob is still needed; the
-// compensation handler and the audit both decide by it. p is the record
+// audit and the ply's sweep decide by it, and the compensation handler by
+// Keep, which reads only the one marker a blob's name points at. p is the record
 // of the blob's ply (nil if the ply has none), and named is the set of
 // blob names that the ply's records name (see Named).
 //
@@ -112,22 +116,6 @@ func Spent(p *Ply, recs Records) map[string]bool {
 	return spent
 }
 
-// blobNames reads what Named needs for p and applies it.
-func (s *Store) blobNames(ctx context.Context, p *Ply) (map[string]bool, error) {
-	if p.State.AtLeast(Final) {
-		finals, err := s.Finals(ctx, p.Ply)
-		if err != nil {
-			return nil, err
-		}
-		return Named(p, Records{Finals: finals}), nil
-	}
-	recs, err := s.MergeRecords(ctx, p)
-	if err != nil {
-		return nil, err
-	}
-	return Named(p, recs), nil
-}
-
 // MergeRecords reads the records that name a ply's blobs before it is
 // Final: its expansion markers, its committed merge outputs and, with a
 // combine level, its combine and bucket markers.
@@ -151,24 +139,67 @@ func (s *Store) MergeRecords(ctx context.Context, p *Ply) (Records, error) {
 	return recs, nil
 }
 
-// InUse applies BlobInUse to one blob, reading what it needs.
-func (s *Store) InUse(ctx context.Context, name string) (bool, error) {
+// Keep decides, for the compensation message of blob name that
+// surfaced, whether the blob stays; once it says no, nothing will ever
+// name the blob, and it may be deleted. It reads the one marker the
+// blob's name points at, never the stage's.
+//
+// A blob that a compensation message covers (BlobName.Covered) stays
+// when its item's marker names the blob's attempt. Otherwise Keep first
+// fences the attempt: it adds the row that the attempt's commit adds in
+// one transaction with its marker (Stage.Commit). Exactly one of the two
+// adds it: either the marker landed and the blob stays, or the fence did
+// and the commit fails, however late it comes. A spent blob that its
+// marker names stays too: the ply's sweep deletes it.
+//
+// Any other blob follows BlobInUse on its ply's record.
+//
+// Crash points: the fence is added once; a redelivery finds it and
+// decides again by the marker, the same way.
+func (s *Store) Keep(ctx context.Context, name string) (bool, error) {
 	b, ok := ParseBlobName(name)
-	if !ok {
+	switch {
+	case !ok:
 		return false, nil
+	case !b.Covered():
+		p, err := s.Ply(ctx, b.Ply)
+		if errors.Is(err, ErrNoPly) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		return BlobInUse(p, name, nil), nil
+	case b.Kind == ExpansionBlob:
+		return keep(ctx, s, &expansionKind, b)
+	case b.Kind == CombineBlob:
+		return keep(ctx, s, &combineKind, b)
+	default:
+		return keep(ctx, s, &mergeKind, b)
 	}
-	p, err := s.Ply(ctx, b.Ply)
-	if errors.Is(err, ErrNoPly) {
+}
+
+// keep is Keep for a covered blob b of a stage of kind k.
+func keep[M any](ctx context.Context, s *Store, k *stageKind[M], b BlobName) (bool, error) {
+	rows := k.rows(s, b.Ply)
+	pk := rows.pk(b.Index)
+	fenced, err := addOnce(ctx, s.state, storage.Entity{PartitionKey: pk, RowKey: rows.fence(b.Index, b.Attempt), Props: map[string]any{}})
+	if err != nil || fenced {
+		return false, err
+	}
+	// The fence was there: added by the attempt's commit with its
+	// marker, or by an earlier delivery of a compensation message.
+	e, err := s.state(pk).Get(ctx, pk, markerKey(rows.item, b.Index))
+	if errors.Is(err, storage.ErrNotFound) {
 		return false, nil
 	}
 	if err != nil {
+		return false, fmt.Errorf("reading the marker of %s %d of ply %d: %w", k.item, b.Index, b.Ply, err)
+	}
+	d := decode(e, s.board)
+	m := k.decode(d, b.Index)
+	if err := d.done(k.item + " marker " + e.RowKey); err != nil {
 		return false, err
 	}
-	var named map[string]bool
-	if b.Kind != ResultsBlob && b.Kind != SplittersBlob && b.Kind != InputsBlob && b.Kind != CombineInputsBlob {
-		if named, err = s.blobNames(ctx, p); err != nil {
-			return false, err
-		}
-	}
-	return BlobInUse(p, name, named), nil
+	return k.attempt(m) == b.Attempt, nil
 }

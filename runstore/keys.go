@@ -2,6 +2,7 @@ package runstore
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -27,15 +28,78 @@ const (
 	runsTo   = "t"
 )
 
-func bucketPrefix(bucket int) string { return fmt.Sprintf("s%06d-", bucket) }
+func bucketPrefix(bucket int) string { return "s" + formatIndex(bucketWidth, bucket) + "-" }
 func rkOutput(bucket int, attempt string, k int) string {
 	return fmt.Sprintf("%s%s-%04d", bucketPrefix(bucket), attempt, k)
 }
-func rkFinal(index int) string        { return fmt.Sprintf("%07d", index) }
-func pkNotices(ply, index int) string { return fmt.Sprintf("n%02d-%07d", ply, index) }
-func rkNotice(child, row int) string  { return fmt.Sprintf("%07d-%04d", child, row) }
-func rkPayloadRow(row int) string     { return fmt.Sprintf("%05d", row) }
-func pkSources(blob string) string    { return "s" + strings.ReplaceAll(blob, "/", "-") }
+func rkFinal(index int) string { return formatIndex(indexWidth, index) }
+func pkNotices(ply, index int) string {
+	return fmt.Sprintf("n%02d-%s", ply, formatIndex(indexWidth, index))
+}
+func rkNotice(child, row int) string {
+	return fmt.Sprintf("%s-%04d", formatIndex(indexWidth, child), row)
+}
+func rkPayloadRow(row int) string  { return fmt.Sprintf("%05d", row) }
+func pkSources(blob string) string { return "s" + strings.ReplaceAll(blob, "/", "-") }
+
+// Indexes in keys and blob names (items, final blobs, buckets) are
+// written in a base width of decimal digits, zero-padded: indexWidth,
+// or bucketWidth for buckets, as every release has written them. An
+// index too large for the width is a capital letter that says how many
+// digits more than the width follow ('A' one, 'B' two, ...), then its
+// digits. Capitals sort after digits and a code with more digits after
+// one with fewer, so keys sort in index order at any size (past 10^10,
+// where a fleet's deepest plies go); and since a code's first character
+// fixes its length, no code is a prefix of another, so a key that goes
+// on after its index ("-" and a row number) sorts in index order too.
+// Below 10^width the codes are those of runs seeded before the capitals
+// existed, which therefore read and resume as they were.
+const (
+	indexWidth  = 7
+	bucketWidth = 6
+	// maxDigits is the most digits an int has.
+	maxDigits = 19
+)
+
+// formatIndex writes index i (i >= 0) in the code of the width.
+func formatIndex(width, i int) string {
+	if i < 0 {
+		panic(fmt.Sprintf("runstore: negative index %d", i))
+	}
+	d := strconv.Itoa(i)
+	if len(d) <= width {
+		return strings.Repeat("0", width-len(d)) + d
+	}
+	return string(rune('A'+len(d)-width-1)) + d
+}
+
+// cutIndex reads an index in the code of the width at the start of s,
+// and returns what follows it. Only the one code formatIndex writes for
+// an index is read: a longer code with leading zeros is not.
+func cutIndex(s string, width int) (i int, rest string, ok bool) {
+	n := width
+	if s != "" && s[0] >= 'A' && s[0] <= 'A'+maxDigits-byte(width)-1 {
+		n = width + 1 + int(s[0]-'A')
+		s = s[1:]
+		if s == "" || s[0] == '0' {
+			return 0, "", false
+		}
+	}
+	if len(s) < n || !digits(s[:n]) {
+		return 0, "", false
+	}
+	v, err := strconv.ParseInt(s[:n], 10, 0)
+	if err != nil {
+		return 0, "", false
+	}
+	return int(v), s[n:], true
+}
+
+// parseIndex reads s as exactly one index in the code of the width.
+func parseIndex(s string, width int) (int, bool) {
+	i, rest, ok := cutIndex(s, width)
+	return i, ok && rest == ""
+}
 
 // spread is a ply's rows of one kind that are numbered (expansion tasks,
 // buckets, final blobs) and spread over the run's partition shards by
@@ -69,7 +133,7 @@ func (s spread) pks() []string {
 }
 
 // all are pks and, with shards, the base partition, which then holds
-// only the group markers.
+// only the group markers of a flat completion count (completion.go).
 func (s spread) all() []string {
 	if s.shards <= 1 {
 		return []string{s.base}
@@ -80,15 +144,31 @@ func (s spread) all() []string {
 func (s *Store) runRows(ply int) spread   { return spread{pkRuns(ply), s.shards} }
 func (s *Store) finalRows(ply int) spread { return spread{pkFinals(ply), s.shards} }
 
+// fence is the row that closes item i to attempt's commit: the commit
+// adds it with the marker, and a compensation message that finds no
+// marker naming the attempt's blob adds it before deleting the blob
+// (Stage.Commit, Store.Keep). It lies in the marker's partition, so the
+// two are added in one transaction; "x" sorts after every marker, group
+// marker and merge output key.
+func (m stageMarkers) fence(i int, attempt string) string {
+	return "x" + markerKey(m.item, i) + "-" + attempt
+}
+
 func (s *Store) expansionMarkers(ply int) stageMarkers {
-	return stageMarkers{spread: s.runRows(ply), item: 'd', group: 'e'}
+	return s.stageMarkers(s.runRows(ply), 'd', 'e')
 }
-func (s *Store) combineMarkers(ply int) stageMarkers {
-	return stageMarkers{spread: s.runRows(ply), item: 'a', group: 'b'}
-}
-func (s *Store) bucketMarkers(ply int) stageMarkers {
-	return stageMarkers{spread: s.runRows(ply), item: 'c', group: 'k'}
-}
+func (s *Store) combineMarkers(ply int) stageMarkers { return s.stageMarkers(s.runRows(ply), 'a', 'b') }
+func (s *Store) bucketMarkers(ply int) stageMarkers  { return s.stageMarkers(s.runRows(ply), 'c', 'k') }
 func (s *Store) resolutionMarkers(ply int) stageMarkers {
-	return stageMarkers{spread: spread{pkResolutions(ply), s.shards}, item: 'd', group: 'e'}
+	return s.stageMarkers(spread{pkResolutions(ply), s.shards}, 'd', 'e')
+}
+
+func (s *Store) stageMarkers(rows spread, item, group byte) stageMarkers {
+	return stageMarkers{spread: rows, item: item, group: group, flat: s.completion == FlatCompletion}
+}
+func (s *Store) dispatchMarkers(ply int) stageMarkers {
+	return stageMarkers{spread: s.runRows(ply), item: 'w', group: 'x'}
+}
+func (s *Store) backMarkers(ply int) stageMarkers {
+	return stageMarkers{spread: s.runRows(ply), item: 'y', group: 'z'}
 }

@@ -14,11 +14,15 @@ import (
 //	from        event                to          owned  made by
 //	Expanding   ExpansionComplete    Merging     yes    the last expansion task
 //	Merging     MergeComplete        Final       yes    a scan that finds every bucket merged
-//	Final       NextEnqueued         Dispatched  no     the owner, once the next work is enqueued
+//	Final       NextEnqueued         Dispatched  no     the last leaf of the owner's dispatch
+//	                                                    (dispatch.go), once the next work is
+//	                                                    enqueued
 //	Dispatched  ResolutionComplete   Resolved    yes    the last resolution
-//	Resolved    PreviousEnqueued     Closed      no     the owner, once the previous ply's
+//	Resolved    PreviousEnqueued     Closed      no     the last leaf of the owner's back
+//	                                                    stage, once the previous ply's
 //	                                                    resolution is enqueued (at ply 0:
-//	                                                    the run is marked complete)
+//	                                                    the owner, once the run is marked
+//	                                                    complete)
 //
 // A ply's record is added Expanding, with the transition of the ply
 // before it into Final (Store.Finish); ply 0 needs no expansion and is
@@ -35,9 +39,18 @@ import (
 //     and that message owes the follow-up of the state it led to (the
 //     first scan; enqueuing the next work; enqueuing the previous ply's
 //     resolution). The follow-up ends with the transition out of that
-//     state where it has one (NextEnqueued, PreviousEnqueued), so a
-//     redelivery of the owner's message finishes a follow-up that a
-//     crash interrupted, and nobody else repeats it.
+//     state where it has one (NextEnqueued, PreviousEnqueued), made by
+//     whoever finishes its last part (a follow-up that grows with the
+//     ply is fanned out over leaves: dispatch.go), so a redelivery of
+//     the owner's message finishes a follow-up that a crash
+//     interrupted;
+//   - the owner holds its follow-up under a lease (Ply.Until, stamped
+//     with the owned transition): once the lease has run out, because
+//     the owner's message was poisoned, lost, or is slow, anyone may
+//     take the follow-up over (Store.TakeOver, ETag-guarded, which
+//     rewrites the owner and its lease) and repeat it: every follow-up
+//     is idempotent. The stall nudge's scans do so (pipeline/stall.go),
+//     as does any message put back on the queue for the ply.
 
 // State is where a ply stands in its lifecycle:
 //
@@ -156,6 +169,18 @@ func stepFrom(from State, e Event) (step, error) {
 		}
 	}
 	return step{}, fmt.Errorf("%w: a ply that is %s does not move on %s (only one that is %s does)", ErrIllegalTransition, from, e, stepOn(e).from)
+}
+
+// Owes reports whether p's state owes a follow-up that ends with the
+// transition out of it (Final, Resolved): until that transition, its
+// owner, or whoever takes it over, has work to do.
+func (p *Ply) Owes() bool {
+	for i, st := range lifecycle {
+		if st.to == p.State && st.owned && i+1 < len(lifecycle) && !lifecycle[i+1].owned {
+			return true
+		}
+	}
+	return false
 }
 
 // Awaits reports whether e moves p on: p is in the state that e's

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 )
 
 // theLifecycle is the lifecycle as the design has it,
@@ -94,13 +95,15 @@ func TestStagesEndInTheirTransition(t *testing.T) {
 
 // moves makes each event's transition through the store's method for it.
 var moves = map[Event]func(s *Store, ctx context.Context, p *Ply) error{
-	ExpansionComplete: func(s *Store, ctx context.Context, p *Ply) error { return s.StartMerging(ctx, p, "m") },
+	ExpansionComplete: func(s *Store, ctx context.Context, p *Ply) error { return s.StartMerging(ctx, p, Claim{Owner: "m"}) },
 	MergeComplete: func(s *Store, ctx context.Context, p *Ply) error {
-		return s.Finish(ctx, p, "f", Totals{Finals: 2}, nil)
+		return s.Finish(ctx, p, Claim{Owner: "f"}, Totals{Finals: 2}, nil)
 	},
-	NextEnqueued:       func(s *Store, ctx context.Context, p *Ply) error { return s.MarkDispatched(ctx, p) },
-	ResolutionComplete: func(s *Store, ctx context.Context, p *Ply) error { return s.Resolve(ctx, p, "r", Counts{White: 3}) },
-	PreviousEnqueued:   func(s *Store, ctx context.Context, p *Ply) error { return s.Close(ctx, p) },
+	NextEnqueued: func(s *Store, ctx context.Context, p *Ply) error { return s.MarkDispatched(ctx, p) },
+	ResolutionComplete: func(s *Store, ctx context.Context, p *Ply) error {
+		return s.Resolve(ctx, p, Claim{Owner: "r"}, Counts{White: 3})
+	},
+	PreviousEnqueued: func(s *Store, ctx context.Context, p *Ply) error { return s.Close(ctx, p) },
 }
 
 // TestLifecycle walks a stored ply through every state, and from every
@@ -112,18 +115,18 @@ var moves = map[Event]func(s *Store, ctx context.Context, p *Ply) error{
 func TestLifecycle(t *testing.T) {
 	ctx := context.Background()
 	s, _ := openStore(t)
-	p, err := s.AddFirstPly(ctx, "seed")
+	p, err := s.AddFirstPly(ctx, Claim{Owner: "seed"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// AddFirstPly is idempotent: the second call reads the record back.
-	if again, err := s.AddFirstPly(ctx, "other"); err != nil || again.Owner != "seed" || again.State != Merging {
+	if again, err := s.AddFirstPly(ctx, Claim{Owner: "other"}); err != nil || again.Owner != "seed" || again.State != Merging {
 		t.Fatalf("second AddFirstPly: %+v, %v", again, err)
 	}
 	// Ply 0 starts Merging; put a ply 1 through the whole cycle instead,
 	// added by ply 0's Finish as the flow does.
 	next := &Ply{Ply: 1, Tasks: 7}
-	if err := s.Finish(ctx, p, "seed", Totals{Finals: 1, Positions: 1}, next); err != nil {
+	if err := s.Finish(ctx, p, Claim{Owner: "seed"}, Totals{Finals: 1, Positions: 1}, next); err != nil {
 		t.Fatal(err)
 	}
 	one, err := s.Ply(ctx, 1)
@@ -172,5 +175,70 @@ func TestLifecycle(t *testing.T) {
 	}
 	if one.Owner != "r" || one.White != 3 || one.Finals != 2 {
 		t.Errorf("closed ply %+v: owner, counts or totals lost", one)
+	}
+}
+
+// TestOwes: the states whose follow-up ends in a transition out of them
+// are owed, and only they.
+func TestOwes(t *testing.T) {
+	for s := Expanding; s <= Closed; s++ {
+		want := s == Final || s == Resolved
+		if got := (&Ply{State: s}).Owes(); got != want {
+			t.Errorf("a ply that is %s owes a follow-up: %v, want %v", s, got, want)
+		}
+	}
+}
+
+// TestTakeOver: a follow-up whose owner's lease holds is refused to
+// others; once it has run out, one claimant takes it over, with its own
+// lease, and a claimant with a stale copy gets ErrConflict; a record
+// without a lease (written before leases) is taken over at once; a ply
+// that owes no follow-up is never taken over.
+func TestTakeOver(t *testing.T) {
+	ctx := context.Background()
+	s, _ := openStore(t)
+	t0 := time.Unix(1_700_000_000, 0)
+	claim := func(owner string, at time.Duration) Claim {
+		return Claim{Owner: owner, Now: t0.Add(at), Until: t0.Add(at + time.Minute)}
+	}
+	p, err := s.AddFirstPly(ctx, claim("seed", 0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.TakeOver(ctx, p, claim("early", 0)); !errors.Is(err, ErrIllegalTransition) {
+		t.Errorf("taking over a merging ply: %v, want ErrIllegalTransition", err)
+	}
+	if err := s.Finish(ctx, p, claim("s", 0), Totals{Finals: 1, Positions: 1}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !p.Until.Equal(t0.Add(time.Minute)) || p.Owner != "s" {
+		t.Fatalf("Finish recorded owner %q until %s, want s until %s", p.Owner, p.Until, t0.Add(time.Minute))
+	}
+	if err := s.TakeOver(ctx, p, claim("x", 59*time.Second)); !errors.Is(err, ErrLeaseHeld) {
+		t.Errorf("taking over within the lease: %v, want ErrLeaseHeld", err)
+	}
+	stale := *p
+	if err := s.TakeOver(ctx, p, claim("x", time.Minute)); err != nil {
+		t.Fatalf("taking over once the lease ran out: %v", err)
+	}
+	if stored, err := s.Ply(ctx, 0); err != nil || stored.Owner != "x" || !stored.Until.Equal(t0.Add(2*time.Minute)) || stored.State != Final {
+		t.Errorf("after the takeover: %+v, %v; want final, owned by x until %s", stored, err, t0.Add(2*time.Minute))
+	}
+	if err := s.TakeOver(ctx, &stale, claim("y", time.Minute)); !errors.Is(err, ErrConflict) {
+		t.Errorf("a second claimant with a stale copy: %v, want ErrConflict", err)
+	}
+	legacy := *p
+	legacy.Until = time.Time{}
+	if err := s.rewrite(ctx, p, &legacy); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.TakeOver(ctx, p, claim("z", -time.Hour)); err != nil || p.Owner != "z" {
+		t.Errorf("taking over a record without a lease: %v, owner %q", err, p.Owner)
+	}
+	if err := s.MarkDispatched(ctx, p); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.TakeOver(ctx, p, claim("late", time.Hour)); !errors.Is(err, ErrIllegalTransition) {
+		t.Errorf("taking over a dispatched ply: %v, want ErrIllegalTransition", err)
 	}
 }

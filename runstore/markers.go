@@ -79,6 +79,10 @@ var expansionKind = stageKind[Expansion]{
 	},
 	rows:  func(s *Store, ply int) stageMarkers { return s.expansionMarkers(ply) },
 	index: func(e Expansion) int { return e.Task },
+	attempt: func(e Expansion) string {
+		b, _ := ParseBlobName(e.Blob)
+		return b.Attempt
+	},
 	encode: func(e Expansion) (map[string]any, error) {
 		if err := checkBuckets(e.Cuts); err != nil {
 			return nil, err

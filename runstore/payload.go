@@ -3,7 +3,6 @@ package runstore
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"strings"
 
 	"github.com/reversi-cloud/reversi/storage"
@@ -174,8 +173,8 @@ func (s *Store) NoticesFrom(ctx context.Context, ply, index int) (map[int][]byte
 	}
 	out := make(map[int][]byte, len(ps))
 	for i, g := range groups {
-		child, err := strconv.Atoi(g)
-		if err != nil {
+		child, ok := parseIndex(g, indexWidth)
+		if !ok {
 			return nil, fmt.Errorf("notices of ply %d blob %d: row key %q names no child blob", ply, index, g)
 		}
 		out[child] = ps[i]

@@ -1,7 +1,5 @@
 package runstore
 
-import "strconv"
-
 // Placement spreads a run over Accounts storage accounts (see
 // storage/spread): the run's blob data by a stable function of the key
 // range each blob covers, so that every account holds a fair share of
@@ -25,11 +23,9 @@ func (p Placement) Blob(name string) int {
 	var slot int
 	switch b.Kind {
 	case FinalRunBlob:
-		slot, ok = number(name, "f-", 6) // FinalRunBlobName's bucket
-	case ExpansionBlob:
-		slot, ok = number(name, "e-", 7) // ExpansionBlobName's task
-	case CombineBlob:
-		slot, ok = number(name, "c-", 7) // CombineBlobName's task
+		slot, ok = number(name, bucketWidth) // FinalRunBlobName's bucket
+	case ExpansionBlob, CombineBlob:
+		slot, ok = number(name, indexWidth) // the task of ExpansionBlobName, CombineBlobName
 	case ResultsBlob:
 		slot = b.Index
 	default:
@@ -38,16 +34,13 @@ func (p Placement) Blob(name string) int {
 	if !ok {
 		return 0
 	}
-	return (b.Ply + slot) % p.Accounts
+	return (b.Ply + slot%p.Accounts) % p.Accounts
 }
 
-// number reads the width decimal digits after kind in the ply folder of
-// name, as the blob name functions write them.
-func number(name, kind string, width int) (int, bool) {
-	rest := name[len(PlyFolder(0)):]
-	if len(rest) < len(kind)+width || !digits(rest[len(kind):len(kind)+width]) {
-		return 0, false
-	}
-	n, err := strconv.Atoi(rest[len(kind) : len(kind)+width])
-	return n, err == nil
+// number reads the index (keys.go) after the kind ("e-", two
+// characters) in the ply folder of name, as the blob name functions
+// write it.
+func number(name string, width int) (int, bool) {
+	n, _, ok := cutIndex(name[len(PlyFolder(0))+len("e-"):], width)
+	return n, ok
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/reversi-cloud/reversi/storage"
 )
@@ -31,8 +32,12 @@ type Ply struct {
 	Ply   int
 	ETag  string
 	State State
-	Owner string // who made the last owned transition (lifecycle.go)
-	Tasks int    // expansion tasks that feed this ply
+	Owner string // who made the last owned transition, or took its follow-up over (lifecycle.go)
+	// Until is when Owner's lease on the follow-up runs out: after it,
+	// anyone may take the follow-up over (TakeOver). Zero in records
+	// written before leases, whose follow-up anyone may take over.
+	Until time.Time
+	Tasks int // expansion tasks that feed this ply
 	// Buckets is how many buckets the ply's splitters cut it into; each
 	// is merged by one task. Fixed with the record.
 	Buckets int
@@ -63,6 +68,7 @@ func (p *Ply) KeepsSources(terminal bool) bool { return terminal || !p.TerminalS
 var plySchema = schema{
 	0: plyFromUnversioned,
 	1: plyWithAllSources,
+	2: plyWithoutLease,
 }
 
 // plyFromUnversioned brings a ply record of version 0 to version 1.
@@ -86,9 +92,24 @@ func plyWithAllSources(props map[string]any) error {
 	return nil
 }
 
+// plyWithoutLease brings a ply record of version 2 to version 3: its
+// owner held no lease (Until), so its follow-up may be taken over at once.
+func plyWithoutLease(props map[string]any) error {
+	props["Until"] = int64(0)
+	return nil
+}
+
+// untilProp is Until as the record holds it: Unix nanoseconds, 0 for none.
+func untilProp(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
 func (p *Ply) entity() storage.Entity {
 	return storage.Entity{PartitionKey: pkPlies, RowKey: rkPly(p.Ply), Props: plySchema.stamp(map[string]any{
-		"State": p.State.String(), "Owner": p.Owner, "Tasks": int64(p.Tasks), "Buckets": int64(p.Buckets),
+		"State": p.State.String(), "Owner": p.Owner, "Until": untilProp(p.Until), "Tasks": int64(p.Tasks), "Buckets": int64(p.Buckets),
 		"Groups": int64(p.Groups), "Ranges": int64(p.Ranges), "TerminalSources": p.TerminalSources,
 		"Finals": int64(p.Finals), "Positions": p.Positions, "Terminal": p.Terminal, "Edges": p.Edges,
 		"Merges": p.Merges, "BlobReads": p.BlobReads, "Merged": p.Merged, "Combines": p.Combines,
@@ -109,6 +130,9 @@ func decodePly(e storage.Entity) (*Ply, error) {
 	d := decode(e, nil)
 	p := &Ply{Ply: n, ETag: e.ETag, Owner: d.str("Owner"), Tasks: d.count("Tasks"), Buckets: d.count("Buckets"),
 		Groups: d.count("Groups"), Ranges: d.count("Ranges"), TerminalSources: d.bool("TerminalSources")}
+	if until := d.int("Until"); until > 0 {
+		p.Until = time.Unix(0, until)
+	}
 	name := d.str("State")
 	var ok bool
 	if p.State, ok = parseState(name); !ok && d.err == nil {
@@ -155,10 +179,10 @@ func (s *Store) Plies(ctx context.Context) ([]*Ply, error) {
 
 // AddFirstPly records ply 0 when the run is seeded, already Merging, as
 // if its expansion were complete: its one bucket, the start position,
-// needs no expansion. owner owns that transition: it merges the bucket
+// needs no expansion. c owns that transition: it merges the bucket
 // and finishes the ply.
-func (s *Store) AddFirstPly(ctx context.Context, owner string) (*Ply, error) {
-	p := &Ply{Ply: 0, State: stepOn(ExpansionComplete).to, Owner: owner, Tasks: 1, Buckets: 1}
+func (s *Store) AddFirstPly(ctx context.Context, c Claim) (*Ply, error) {
+	p := &Ply{Ply: 0, State: stepOn(ExpansionComplete).to, Owner: c.Owner, Until: c.Until, Tasks: 1, Buckets: 1}
 	etag, err := s.state(pkPlies).Add(ctx, p.entity())
 	if errors.Is(err, storage.ErrExists) {
 		return s.Ply(ctx, 0)
@@ -170,11 +194,22 @@ func (s *Store) AddFirstPly(ctx context.Context, owner string) (*Ply, error) {
 	return p, nil
 }
 
+// Claim is who makes an owned transition, or takes its follow-up over,
+// and until when the follow-up is theirs alone (Ply.Until): one
+// visibility timeout of the claimant's message, which the claimant's
+// follow-up, a bounded step (pipeline/flow.go), ends well within. The
+// clocks of the claimants decide, so they must roughly agree.
+type Claim struct {
+	Owner string
+	Now   time.Time // the claimant's clock
+	Until time.Time
+}
+
 // transition moves p on e (lifecycle.go), guarded by its ETag, after
-// change has set the new figures on a copy; owner is recorded when the
-// transition is owned. On success p is the new record; on any failure p
-// is unchanged.
-func (s *Store) transition(ctx context.Context, p *Ply, e Event, owner string, change func(*Ply), extra ...storage.Op) error {
+// change has set the new figures on a copy; the claim is recorded when
+// the transition is owned. On success p is the new record; on any
+// failure p is unchanged.
+func (s *Store) transition(ctx context.Context, p *Ply, e Event, c Claim, change func(*Ply), extra ...storage.Op) error {
 	st, err := stepFrom(p.State, e)
 	if err != nil {
 		return fmt.Errorf("moving ply %d: %w", p.Ply, err)
@@ -182,24 +217,58 @@ func (s *Store) transition(ctx context.Context, p *Ply, e Event, owner string, c
 	n := *p
 	n.State = st.to
 	if st.owned {
-		n.Owner = owner
+		n.Owner, n.Until = c.Owner, c.Until
 	}
 	if change != nil {
 		change(&n)
 	}
+	if err := s.rewrite(ctx, p, &n, extra...); err != nil {
+		return fmt.Errorf("moving ply %d from %s to %s: %w", p.Ply, p.State, st.to, err)
+	}
+	return nil
+}
+
+// rewrite replaces p's record with n, guarded by p's ETag, in one
+// transaction with extra; on success p is n.
+func (s *Store) rewrite(ctx context.Context, p, n *Ply, extra ...storage.Op) error {
 	ops := append([]storage.Op{{Kind: storage.OpUpdate, Entity: n.entity(), ETag: p.ETag}}, extra...)
 	etags, err := s.state(pkPlies).Transact(ctx, pkPlies, ops)
 	if err != nil {
-		return fmt.Errorf("moving ply %d from %s to %s: %w", p.Ply, p.State, st.to, conflict(err))
+		return conflict(err)
 	}
 	n.ETag = etags[0]
-	*p = n
+	*p = *n
+	return nil
+}
+
+// ErrLeaseHeld: a follow-up's owner still holds its lease.
+var ErrLeaseHeld = errors.New("runstore: the follow-up's owner still holds its lease")
+
+// TakeOver makes c the owner of the follow-up that p's state owes, once
+// the owner's lease has run out (the owner's message poisoned, lost, or
+// its worker gone): the follow-up is idempotent, so a taker-over repeats
+// whatever the owner had done of it. It is one ETag-guarded write, so of
+// several claimants one wins and the others get ErrConflict. A ply
+// whose state owes no follow-up is ErrIllegalTransition; a lease not yet
+// out, ErrLeaseHeld.
+func (s *Store) TakeOver(ctx context.Context, p *Ply, c Claim) error {
+	if !p.Owes() {
+		return fmt.Errorf("taking over ply %d: %w: a ply that is %s owes no follow-up", p.Ply, ErrIllegalTransition, p.State)
+	}
+	if c.Now.Before(p.Until) {
+		return fmt.Errorf("taking over ply %d from %s: %w until %s", p.Ply, p.Owner, ErrLeaseHeld, p.Until.Format(time.RFC3339))
+	}
+	n := *p
+	n.Owner, n.Until = c.Owner, c.Until
+	if err := s.rewrite(ctx, p, &n); err != nil {
+		return fmt.Errorf("taking over ply %d from %s: %w", p.Ply, p.Owner, err)
+	}
 	return nil
 }
 
 // StartMerging moves p on ExpansionComplete. owner then enqueues the
 // first scan.
-func (s *Store) StartMerging(ctx context.Context, p *Ply, owner string) error {
+func (s *Store) StartMerging(ctx context.Context, p *Ply, owner Claim) error {
 	return s.transition(ctx, p, ExpansionComplete, owner, nil)
 }
 
@@ -207,10 +276,10 @@ func (s *Store) StartMerging(ctx context.Context, p *Ply, owner string) error {
 // not nil, the next ply's record is added in the same transaction,
 // Expanding. owner then sweeps the ply's spent blobs and enqueues the
 // next work.
-func (s *Store) Finish(ctx context.Context, p *Ply, owner string, t Totals, next *Ply) error {
+func (s *Store) Finish(ctx context.Context, p *Ply, owner Claim, t Totals, next *Ply) error {
 	var extra []storage.Op
 	if next != nil {
-		next.State, next.Owner = Expanding, ""
+		next.State, next.Owner, next.Until = Expanding, "", time.Time{}
 		extra = append(extra, storage.Op{Kind: storage.OpAdd, Entity: next.entity()})
 	}
 	return s.transition(ctx, p, MergeComplete, owner, func(n *Ply) { n.Totals = t }, extra...)
@@ -219,17 +288,17 @@ func (s *Store) Finish(ctx context.Context, p *Ply, owner string, t Totals, next
 // MarkDispatched moves p on NextEnqueued, once its owner has enqueued
 // the next work.
 func (s *Store) MarkDispatched(ctx context.Context, p *Ply) error {
-	return s.transition(ctx, p, NextEnqueued, "", nil)
+	return s.transition(ctx, p, NextEnqueued, Claim{}, nil)
 }
 
 // Resolve moves p on ResolutionComplete, with the ply's result counts.
 // owner then enqueues the previous ply's resolution.
-func (s *Store) Resolve(ctx context.Context, p *Ply, owner string, c Counts) error {
+func (s *Store) Resolve(ctx context.Context, p *Ply, owner Claim, c Counts) error {
 	return s.transition(ctx, p, ResolutionComplete, owner, func(n *Ply) { n.Counts = c })
 }
 
 // Close moves p on PreviousEnqueued, once its owner has enqueued the
 // previous ply's resolution (or, at ply 0, marked the run complete).
 func (s *Store) Close(ctx context.Context, p *Ply) error {
-	return s.transition(ctx, p, PreviousEnqueued, "", nil)
+	return s.transition(ctx, p, PreviousEnqueued, Claim{}, nil)
 }

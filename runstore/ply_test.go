@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/internal/testkit"
@@ -22,7 +23,7 @@ func openStore(t *testing.T) (*Store, storage.Table) {
 			t.Fatal(err)
 		}
 	}
-	return New(board.MustNew(4), []storage.Table{state}, []storage.Table{back}, 1), state
+	return New(board.MustNew(4), []storage.Table{state}, []storage.Table{back}, 1, TreeCompletion), state
 }
 
 // TestMalformedRows checks that a missing or mistyped property is an
@@ -30,7 +31,7 @@ func openStore(t *testing.T) (*Store, storage.Table) {
 func TestMalformedRows(t *testing.T) {
 	ctx := context.Background()
 	s, state := openStore(t)
-	if _, err := s.AddFirstPly(ctx, "seed"); err != nil {
+	if _, err := s.AddFirstPly(ctx, Claim{Owner: "seed"}); err != nil {
 		t.Fatal(err)
 	}
 	e, err := state.Get(ctx, pkPlies, rkPly(0))
@@ -67,16 +68,19 @@ func TestMalformedRows(t *testing.T) {
 // version (no Version) reads as it always did, and one written before
 // combine levels existed (no Groups, Ranges or Combines either) reads as
 // a ply merged in one level, and one of version 1 or before as a ply
-// that kept every position's backtracking rows; a record of a version this release does not
+// that kept every position's backtracking rows, and one of version 2 or
+// before as one whose owner holds no lease; a record of a version this release does not
 // know is refused in one line that says what to do, and a version no
 // release writes is malformed or refused.
 func TestPlyRecordVersions(t *testing.T) {
-	p := &Ply{Ply: 5, State: Merging, Owner: "o", Tasks: 9, Buckets: 4, Groups: 2, Ranges: 2, TerminalSources: true,
+	p := &Ply{Ply: 5, State: Merging, Owner: "o", Until: time.Unix(0, 1_700_000_000_000_000_000), Tasks: 9, Buckets: 4, Groups: 2, Ranges: 2, TerminalSources: true,
 		Totals: Totals{Finals: 3, Positions: 7, Combines: 4}, Counts: Counts{Draws: 1}}
 	if v, err := storage.PropInt64(p.entity(), "Version"); err != nil || v != int64(plySchema.version()) {
 		t.Errorf("the record's version is %d, %v; want %d", v, err, plySchema.version())
 	}
-	allSources := *p
+	noLease := *p
+	noLease.Until = time.Time{}
+	allSources := noLease
 	allSources.TerminalSources = false
 	oneLevel := allSources
 	oneLevel.Groups, oneLevel.Ranges, oneLevel.Combines = 0, 0, 0
@@ -87,9 +91,10 @@ func TestPlyRecordVersions(t *testing.T) {
 		want    *Ply
 	}{
 		{"this release's", 0, nil, p},
-		{"the last release without versions", 0, []string{"Version", "TerminalSources"}, &allSources},
-		{"version 1", 1, []string{"TerminalSources"}, &allSources},
-		{"before combine levels", 0, []string{"Version", "Groups", "Ranges", "Combines", "TerminalSources"}, &oneLevel},
+		{"the last release without versions", 0, []string{"Version", "TerminalSources", "Until"}, &allSources},
+		{"version 1", 1, []string{"TerminalSources", "Until"}, &allSources},
+		{"version 2", 2, []string{"Until"}, &noLease},
+		{"before combine levels", 0, []string{"Version", "Groups", "Ranges", "Combines", "TerminalSources", "Until"}, &oneLevel},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := p.entity()

@@ -3,7 +3,7 @@ package runstore
 import (
 	"errors"
 	"fmt"
-	"strconv"
+	"strings"
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/storage"
@@ -107,11 +107,11 @@ func (d *decoder) position(name string) board.Position {
 	return p
 }
 
-// keyIndex reads the row key as prefix followed by a decimal index.
+// keyIndex reads the row key as prefix followed by an index (keys.go).
 func (d *decoder) keyIndex(prefix string) int {
 	k := d.e.RowKey
-	if len(k) > len(prefix) && k[:len(prefix)] == prefix {
-		if n, err := strconv.Atoi(k[len(prefix):]); err == nil && n >= 0 {
+	if rest, ok := strings.CutPrefix(k, prefix); ok {
+		if n, ok := parseIndex(rest, indexWidth); ok {
 			return n
 		}
 	}

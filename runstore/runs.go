@@ -82,6 +82,7 @@ var mergeKind = stageKind[BucketMerge]{
 	missing: func(p *Ply, i int) string { return fmt.Sprintf("ply %d has %d buckets, not %d", p.Ply, p.Buckets, i+1) },
 	rows:    func(s *Store, ply int) stageMarkers { return s.bucketMarkers(ply) },
 	index:   func(m BucketMerge) int { return m.Bucket },
+	attempt: func(m BucketMerge) string { return m.Attempt },
 	encode: func(m BucketMerge) (map[string]any, error) {
 		return map[string]any{"Attempt": m.Attempt, "Segments": m.Segments, "Entries": m.Entries, "Outputs": m.Outputs}, nil
 	},
@@ -124,6 +125,21 @@ func dropMerged(ctx context.Context, st Stage[BucketMerge], m BucketMerge) error
 // of each merged bucket written by the attempt its marker names.
 func (s *Store) MergedBlobs(ctx context.Context, ply int) ([]*MergedBlob, error) {
 	from, to := s.bucketMarkers(ply).allItems()
+	return s.mergedBlobs(ctx, ply, from, to, runsFrom, runsTo)
+}
+
+// MergedBlobsIn is MergedBlobs of the buckets span alone.
+func (s *Store) MergedBlobsIn(ctx context.Context, ply int, span Span) ([]*MergedBlob, error) {
+	if span.Lo >= span.Hi {
+		return nil, nil
+	}
+	m := s.bucketMarkers(ply)
+	return s.mergedBlobs(ctx, ply, markerKey(m.item, span.Lo), markerKey(m.item, span.Hi), bucketPrefix(span.Lo), bucketPrefix(span.Hi))
+}
+
+// mergedBlobs reads the bucket markers in [from, to) and the output
+// rows in [runsFrom, runsTo), and keeps the winners' rows.
+func (s *Store) mergedBlobs(ctx context.Context, ply int, from, to, runsFrom, runsTo string) ([]*MergedBlob, error) {
 	merges, err := markers(ctx, s, &mergeKind, ply, from, to)
 	if err != nil {
 		return nil, err

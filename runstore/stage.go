@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/reversi-cloud/reversi/storage"
 )
@@ -51,6 +52,10 @@ type stageKind[M any] struct {
 	missing func(p *Ply, i int) string
 	rows    func(s *Store, ply int) stageMarkers
 	index   func(m M) int
+	// attempt, when set, is the tag of the attempt whose blobs m names,
+	// each covered by a compensation message until m is committed; empty
+	// when m names none.
+	attempt func(m M) string
 	encode  func(m M) (map[string]any, error)
 	decode  func(d *decoder, i int) M
 	// ahead, when set, writes what the marker commits besides itself,
@@ -99,10 +104,121 @@ func (st Stage[M]) AllDone(ctx context.Context, given int) (bool, error) {
 	return st.store.itemDone(ctx, st.rows(), given, st.Items())
 }
 
-// Complete reports whether every item is done, from the group markers
-// alone, for a caller that committed no item.
+// Complete reports whether every item is done, from the completion
+// markers alone (the root's; completion.go), for a caller that
+// committed no item.
 func (st Stage[M]) Complete(ctx context.Context) (bool, error) {
 	return st.store.allDone(ctx, st.rows(), st.Items())
+}
+
+// Progress estimates how many of the stage's items are done, for people
+// watching the run (a progress line every few seconds), from a read
+// bounded whatever the stage's size (see completion.go): in a tree, the
+// root's marker, then from the top down the children of the first node
+// not complete, at most completionFan rows a level (O(log n) in all);
+// flat, where the group markers stop, by bisection (O(log n) point
+// reads), a page of group markers past there and the first incomplete
+// group's items. It is exact when the stage is complete and when its
+// items complete in order, as a queue hands them out; otherwise items
+// of incomplete nodes past the first of their level are not counted
+// (and, flat, groups before the one found that are not complete are).
+func (st Stage[M]) Progress(ctx context.Context) (int, error) {
+	rows, n := st.rows(), st.Items()
+	var done int
+	var err error
+	if rows.flat {
+		done, err = st.store.flatProgress(ctx, rows, n)
+	} else {
+		done, err = st.store.treeProgress(ctx, rows, n)
+	}
+	if err != nil {
+		return 0, fmt.Errorf("reading the progress of the %s markers of ply %d: %w", st.kind.item, st.ply.Ply, err)
+	}
+	return done, nil
+}
+
+// treeProgress is Progress on a tree of completion markers.
+func (s *Store) treeProgress(ctx context.Context, m stageMarkers, n int) (int, error) {
+	if n == 0 {
+		return 0, nil
+	}
+	level, width := 0, 1 // the top level, and the items a node of it stands for
+	for nodes(n, level) > 1 {
+		level, width = level+1, width*completionFan
+	}
+	if complete, err := exists(ctx, s.state, m.pk(0), m.nodeKey(level, 0)); err != nil || complete {
+		return n, err
+	}
+	// Node j of level is not complete: count its children that are, and
+	// go down to the first that is not.
+	done, j := 0, 0
+	for level > 0 {
+		level, width = level-1, width/completionFan
+		lo, hi := j*completionFan, min(nodes(n, level), (j+1)*completionFan)
+		es, err := queryAll(ctx, s.state, m.pk(lo), m.nodeKey(level, lo), m.nodeKey(level, hi))
+		if err != nil {
+			return 0, err
+		}
+		prefix := strings.TrimSuffix(m.nodeKey(level, 0), formatIndex(indexWidth, 0))
+		j = lo
+		for _, e := range es {
+			d := decode(e, nil)
+			k := d.keyIndex(prefix)
+			if err := d.done("completion marker " + e.RowKey); err != nil {
+				return 0, err
+			}
+			done += min(n, (k+1)*width) - k*width
+			if k == j {
+				j++ // the first not complete is past k
+			}
+		}
+	}
+	return done, nil
+}
+
+// progressWindow is how many group markers past where they stop
+// flatProgress reads: one page of a query.
+const progressWindow = 1000
+
+// flatProgress is Progress on flat completion markers.
+func (s *Store) flatProgress(ctx context.Context, m stageMarkers, n int) (int, error) {
+	g := groups(n)
+	size := func(k int) int { return min(n, (k+1)*completionFan) - k*completionFan }
+	// Invariant: group lo is complete (or lo is -1), hi is not (or is g).
+	lo, hi := -1, g
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		ok, err := exists(ctx, s.state, m.base, markerKey(m.group, mid))
+		if err != nil {
+			return 0, err
+		}
+		if ok {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	if hi == g {
+		return n, nil
+	}
+	done := hi * completionFan
+	past, err := s.state(m.base).Query(ctx, m.base, storage.QueryOptions{
+		From: markerKey(m.group, hi+1), To: markerKey(m.group, min(g, hi+1+progressWindow)), Limit: progressWindow})
+	if err != nil {
+		return 0, err
+	}
+	for _, e := range past.Entities {
+		d := decode(e, nil)
+		if k := d.keyIndex(string(m.group)); d.err == nil && k < g {
+			done += size(k)
+		}
+	}
+	first := hi * completionFan
+	items, err := queryAll(ctx, s.state, m.pk(first), markerKey(m.item, first), markerKey(m.item, first+size(hi)))
+	if err != nil {
+		return 0, err
+	}
+	return done + len(items), nil
 }
 
 // Commit commits item m's marker once, after what the stage commits
@@ -121,9 +237,8 @@ func (st Stage[M]) Commit(ctx context.Context, m M) (won bool, err error) {
 			return false, fmt.Errorf("writing what %s commits: %w", what, err)
 		}
 	}
-	rows := st.rows()
-	won, err = addOnce(ctx, st.store.state, storage.Entity{PartitionKey: rows.pk(i), RowKey: markerKey(rows.item, i), Props: props})
-	if err != nil {
+	won, err = st.add(ctx, i, m, props)
+	if err != nil && !errors.Is(err, ErrFenced) {
 		return false, fmt.Errorf("committing %s: %w", what, err)
 	}
 	if !won && st.kind.lost != nil {
@@ -131,7 +246,49 @@ func (st Stage[M]) Commit(ctx context.Context, m M) (won bool, err error) {
 		// only under their own attempt's marker): cleaning up may fail.
 		_ = st.kind.lost(ctx, st, m)
 	}
+	if err != nil {
+		return false, fmt.Errorf("committing %s: %w", what, err)
+	}
 	return won, nil
+}
+
+// ErrFenced: a commit found its attempt fenced by a compensation message
+// that surfaced first and may have deleted the blobs the marker would
+// name. The attempt is over; a redelivery does the item again.
+var ErrFenced = errors.New("runstore: a compensation message surfaced before the commit; its blobs may be gone")
+
+// add adds item i's marker once. The marker of an attempt whose blobs
+// compensation messages cover goes in one transaction with the
+// attempt's fence (stageMarkers.fence): of the commit and a compensation
+// message that surfaces, whichever adds the fence first wins, so a
+// marker can never name a blob that its message deleted, however long
+// the commit took to land (retries under throttling included).
+func (st Stage[M]) add(ctx context.Context, i int, m M, props map[string]any) (won bool, err error) {
+	rows := st.rows()
+	pk := rows.pk(i)
+	marker := storage.Entity{PartitionKey: pk, RowKey: markerKey(rows.item, i), Props: props}
+	attempt := ""
+	if st.kind.attempt != nil {
+		attempt = st.kind.attempt(m)
+	}
+	if attempt == "" {
+		return addOnce(ctx, st.store.state, marker)
+	}
+	fence := storage.Entity{PartitionKey: pk, RowKey: rows.fence(i, attempt), Props: map[string]any{}}
+	_, err = st.store.state(pk).Transact(ctx, pk, []storage.Op{{Kind: storage.OpAdd, Entity: marker}, {Kind: storage.OpAdd, Entity: fence}})
+	if !errors.Is(err, storage.ErrExists) {
+		return err == nil, err
+	}
+	// The marker was there (another attempt's, or this one's, whose
+	// answer a retry lost), or only the fence: a compensation message's.
+	done, err := exists(ctx, st.store.state, pk, marker.RowKey)
+	switch {
+	case err != nil:
+		return false, err
+	case done:
+		return false, nil
+	}
+	return false, ErrFenced
 }
 
 // Markers reads the marker of every done item, in item order.
@@ -144,6 +301,31 @@ func (st Stage[M]) Markers(ctx context.Context) ([]M, error) {
 func (st Stage[M]) MarkersIn(ctx context.Context, span Span) ([]M, error) {
 	rows := st.rows()
 	return markers(ctx, st.store, st.kind, st.ply.Ply, markerKey(rows.item, span.Lo), markerKey(rows.item, span.Hi))
+}
+
+// MarkersAt reads the markers of the done items among items, one point
+// read each, in the order given: for a reader that needs a few items
+// spread over the stage (one combine task of each group), where a range
+// query would return every item between them.
+func (st Stage[M]) MarkersAt(ctx context.Context, items []int) ([]M, error) {
+	rows := st.rows()
+	var out []M
+	for _, i := range items {
+		rk := markerKey(rows.item, i)
+		e, err := st.store.state(rows.pk(i)).Get(ctx, rows.pk(i), rk)
+		switch {
+		case errors.Is(err, storage.ErrNotFound):
+			continue
+		case err != nil:
+			return nil, fmt.Errorf("reading %s %d of ply %d: %w", st.kind.item, i, st.ply.Ply, err)
+		}
+		m, err := decodeMarker(st.store, st.kind, rows, e)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
 }
 
 // Undone lists the items that none of markers (as Markers read them)
@@ -192,11 +374,16 @@ func markers[M any](ctx context.Context, s *Store, k *stageKind[M], ply int, fro
 	}
 	out := make([]M, len(es))
 	for i, e := range es {
-		d := decode(e, s.board)
-		out[i] = k.decode(d, d.keyIndex(string(rows.item)))
-		if err := d.done(k.item + " marker " + e.RowKey); err != nil {
+		if out[i], err = decodeMarker(s, k, rows, e); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
+}
+
+// decodeMarker decodes marker row e of kind k.
+func decodeMarker[M any](s *Store, k *stageKind[M], rows stageMarkers, e storage.Entity) (M, error) {
+	d := decode(e, s.board)
+	m := k.decode(d, d.keyIndex(string(rows.item)))
+	return m, d.done(k.item + " marker " + e.RowKey)
 }

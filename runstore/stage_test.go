@@ -23,19 +23,19 @@ func openShardedStore(t *testing.T, shards int) (*Store, *Ply) {
 			t.Fatal(err)
 		}
 	}
-	s := New(board.MustNew(4), []storage.Table{state}, []storage.Table{back}, shards)
-	p0, err := s.AddFirstPly(ctx, "seed")
+	s := New(board.MustNew(4), []storage.Table{state}, []storage.Table{back}, shards, TreeCompletion)
+	p0, err := s.AddFirstPly(ctx, Claim{Owner: "seed"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Finish(ctx, p0, "seed", Totals{Finals: 1, Positions: 1}, &Ply{Ply: 1, Tasks: 1, Buckets: 2}); err != nil {
+	if err := s.Finish(ctx, p0, Claim{Owner: "seed"}, Totals{Finals: 1, Positions: 1}, &Ply{Ply: 1, Tasks: 1, Buckets: 2}); err != nil {
 		t.Fatal(err)
 	}
 	p, err := s.Ply(ctx, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.StartMerging(ctx, p, "m"); err != nil {
+	if err := s.StartMerging(ctx, p, Claim{Owner: "m"}); err != nil {
 		t.Fatal(err)
 	}
 	return s, p
@@ -117,7 +117,7 @@ func TestMergeCommit(t *testing.T) {
 			t.Errorf("shards %d: markers %+v, %v; want buckets 0 and 1 by a and d", shards, ms, err)
 		}
 		if all, err := st.Complete(ctx); err != nil || all {
-			t.Errorf("shards %d: complete %v, %v before any AllDone added the group marker", shards, all, err)
+			t.Errorf("shards %d: complete %v, %v before any AllDone added the root marker", shards, all, err)
 		}
 		if all, err := st.AllDone(ctx, 1); err != nil || !all {
 			t.Errorf("shards %d: AllDone %v, %v with both buckets merged", shards, all, err)
@@ -171,5 +171,80 @@ func TestStageCheck(t *testing.T) {
 	}
 	if want := []string{"bucket 1"}; !slices.Equal(got, want) {
 		t.Errorf("MarkerOf found %q among %d rows, want %q", got, len(es), want)
+	}
+}
+
+// TestProgressBounded: a stage's progress is counted from a read that
+// does not grow with the stage (in a tree, a level's children at most,
+// from the root down; flat, a bisection, a page of group markers and one
+// group's items), and is exact when its items complete in order, when a
+// later group completes first, and when all are done.
+func TestProgressBounded(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		n    int
+		flat Completion
+	}{{3000, TreeCompletion}, {12000, TreeCompletion}, {300000, TreeCompletion}, {3000, FlatCompletion}, {12000, FlatCompletion}} {
+		n := c.n
+		var reads int
+		be := storage.Wrap(testkit.Embedded(t), func(c *storage.Call, next func() error) error {
+			err := next()
+			switch c.Op {
+			case storage.TableGet:
+				reads++
+			case storage.TableQuery:
+				reads += max(1, c.Items) // a query that returns nothing is still a read
+			}
+			return err
+		})
+		state, back := be.Table("runstate"), be.Table("runback")
+		for _, tb := range []storage.Table{state, back} {
+			if err := tb.Create(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s := New(board.MustNew(4), []storage.Table{state}, []storage.Table{back}, 1, c.flat)
+		p0, err := s.AddFirstPly(ctx, Claim{Owner: "seed"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Finish(ctx, p0, Claim{Owner: "seed"}, Totals{Finals: 1, Positions: 1}, &Ply{Ply: 1, Tasks: n, Buckets: 1}); err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.Ply(ctx, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := s.ExpansionStage(p)
+		done := func(items Span) {
+			for i := items.Lo; i < items.Hi; i++ {
+				if _, err := st.Commit(ctx, Expansion{Task: i}); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := st.AllDone(ctx, i); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		check := func(want int) {
+			reads = 0
+			got, err := st.Progress(ctx)
+			if err != nil || got != want {
+				t.Errorf("%d items: progress %d, %v; want %d", n, got, err, want)
+			}
+			// A tree: the root, then a level's children at most; flat: a
+			// bisection of the groups, a page past, the first incomplete
+			// group's items.
+			if limit := 1 + 3*completionFan; reads > limit {
+				t.Errorf("%d items: progress read %d rows, more than %d", n, reads, limit)
+			}
+		}
+		check(0)
+		done(Span{0, 1000})
+		check(1000)
+		done(Span{30 * completionFan, 31 * completionFan}) // group 30 ahead of the others
+		check(1000 + completionFan)
+		done(Span{1000, 3000})
+		check(3000) // every item, when n is 3000
 	}
 }

@@ -27,6 +27,8 @@ type Store struct {
 	states []storage.Table
 	backs  []storage.Table
 	shards int // partitions a ply's numbered rows are spread over
+	// completion is how the run's stages count their done items.
+	completion Completion
 }
 
 // New is the store of a run whose state rows (control rows and a ply's
@@ -37,9 +39,11 @@ type Store struct {
 // settings, its plies, its workers) stay in states[0]. A ply's numbered
 // rows are also spread over shards partitions (keys.go), so that no
 // partition takes more than Azure's target of about 2,000 entities a
-// second; 1 keeps each kind in one partition.
-func New(b *board.Board, states, backs []storage.Table, shards int) *Store {
-	return &Store{board: b, states: states, backs: backs, shards: max(1, shards)}
+// second; 1 keeps each kind in one partition. Its stages count their
+// done items as completion says (completion.go): as the run's settings
+// (Config.Completion) record.
+func New(b *board.Board, states, backs []storage.Table, shards int, completion Completion) *Store {
+	return &Store{board: b, states: states, backs: backs, shards: max(1, shards), completion: completion}
 }
 
 // Tables are the tables the store keeps its rows in, for creating them.

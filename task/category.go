@@ -33,9 +33,9 @@ func CategoryOf(k message.Kind) string {
 	switch k {
 	case message.KindInline, message.KindChunk:
 		return CategoryEnumeration
-	case message.KindScan, message.KindCombine, message.KindMerge:
+	case message.KindScan, message.KindCombine, message.KindMerge, message.KindDispatch:
 		return CategoryDedup
-	case message.KindResolve:
+	case message.KindResolve, message.KindBack:
 		return CategoryBacktrack
 	case message.KindCompensation:
 		return CategoryCompensation

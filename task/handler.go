@@ -41,4 +41,7 @@ type Flow interface {
 	// Resolved runs after final blob index of ply is resolved: once all
 	// are, the ply is resolved and the previous ply's resolution starts.
 	Resolved(ctx context.Context, t *Task, ply, index int) error
+	// FanOut handles the flow's own messages (message.KindDispatch,
+	// message.KindBack): a range of the leaves of a ply's follow-up.
+	FanOut(ctx context.Context, t *Task, m message.Message) error
 }

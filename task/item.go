@@ -32,7 +32,8 @@ type Item[M any] struct {
 // (compensation.Set).
 type Cover interface {
 	// Check refuses a commit once a message may have surfaced and
-	// deleted its blob.
+	// deleted its blob: the early answer, before the commit's fence
+	// gives the final one.
 	Check() error
 	// Done deletes the messages once the marker that names the blobs
 	// is committed.
@@ -52,7 +53,11 @@ type Cover interface {
 //     compensation message, so a retry writes its own and the message
 //     deletes ours unless a marker names it;
 //  4. the commit comes only while every compensation message is still
-//     hidden, else the marker could name a blob its message deleted;
+//     hidden (the task's lease keeps them so while it lives), and the
+//     marker lands with the attempt's fence: a compensation message
+//     that surfaced first added the fence, so a commit that comes too
+//     late anyway fails (runstore.ErrFenced) rather than name a blob
+//     the message deleted;
 //  5. the marker is added once: of two attempts the first wins, the
 //     loser's blobs are left to their compensation messages, and the
 //     winner deletes its messages;

@@ -11,6 +11,7 @@ import (
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/compensation"
 	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/task"
@@ -25,17 +26,21 @@ import (
 //	setup state=S tasks=N buckets=N groups=N ranges=N finals=N
 //	                        records ply 1 with those figures, in state S
 //	state to=S finals=N     moves ply 1 forward to state S
-//	deliver item=I attempt=A [fail=work|deadline|follow-up] [then=B]
+//	deliver item=I attempt=A [fail=work|deadline|surface|follow-up] [then=B]
 //	                        one delivery of item I, as attempt A: its
-//	                        trace; fail crashes it after that step;
-//	                        then=B runs attempt B whole between A's work
-//	                        and A's commit
+//	                        trace; fail crashes it after that step, or
+//	                        with surface has the compensation message of
+//	                        A's blob surface and be handled before A's
+//	                        commit; then=B runs attempt B whole between
+//	                        A's work and A's commit
 //	markers                 the stage's markers
 //	all-done given=I        Stage.AllDone, given item I
 //	complete                Stage.Complete
 //	runs                    the ply's committed merge outputs
-//	blobs                   every blob, and whether it is in use or a
-//	                        compensation message deletes it
+//	blobs                   every blob, and whether its compensation
+//	                        message, surfacing now, keeps it or deletes
+//	                        it (runstore.Store.Keep, which fences the
+//	                        attempts whose blobs it deletes)
 //	compensations           compensation messages pending
 func TestStages(t *testing.T) {
 	t.Run("expansion", func(t *testing.T) {
@@ -117,15 +122,15 @@ func runStage[M any](t *testing.T, path string, sc stageCase[M]) {
 	ctx := context.Background()
 	be := testkit.Embedded(t)
 	state, back := be.Table("runstate"), be.Table("runback")
-	blobs, work := be.Container("blobs"), be.Queue("work")
-	for _, c := range []interface{ Create(context.Context) error }{state, back, blobs, work} {
+	blobs, work, comps := be.Container("blobs"), be.Queue("work"), be.Queue("compensation")
+	for _, c := range []interface{ Create(context.Context) error }{state, back, blobs, work, comps} {
 		if err := c.Create(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
-	store := runstore.New(board.MustNew(4), []storage.Table{state}, []storage.Table{back}, 1)
+	store := runstore.New(board.MustNew(4), []storage.Table{state}, []storage.Table{back}, 1, runstore.TreeCompletion)
 	h := &harness[M]{stageCase: sc, t: t, store: store, now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
-	h.task = &task.Task{Run: &task.Run{Store: store, Blobs: blobs, Work: work},
+	h.task = &task.Task{Run: &task.Run{Store: store, Blobs: blobs, Work: work, Compensation: comps},
 		Timing: task.Timing{Visibility: time.Minute, CompensationDelay: time.Hour}, Now: func() time.Time { return h.now }}
 	testkit.DataDriven(t, path, func(t *testing.T, c *testkit.Command) string {
 		out, err := h.run(ctx, c)
@@ -186,7 +191,7 @@ func (h *harness[M]) run(ctx context.Context, c *testkit.Command) (string, error
 	case "blobs":
 		return h.blobs(ctx)
 	case "compensations":
-		n, err := h.task.Run.Work.ApproximateLength(ctx)
+		n, err := h.task.Run.Compensation.ApproximateLength(ctx)
 		return fmt.Sprint(n), err
 	}
 	return "", fmt.Errorf("unknown command")
@@ -195,13 +200,13 @@ func (h *harness[M]) run(ctx context.Context, c *testkit.Command) (string, error
 // setup records ply 0, then ply 1 with the command's figures, added by
 // ply 0's Finish as the flow does, and moves ply 1 to its state.
 func (h *harness[M]) setup(ctx context.Context, c *testkit.Command) (string, error) {
-	p0, err := h.store.AddFirstPly(ctx, "seed")
+	p0, err := h.store.AddFirstPly(ctx, runstore.Claim{Owner: "seed"})
 	if err != nil {
 		return "", err
 	}
 	p := &runstore.Ply{Ply: 1, Tasks: c.Int(h.t, "tasks", 1), Buckets: c.Int(h.t, "buckets", 1),
 		Groups: c.Int(h.t, "groups", 0), Ranges: c.Int(h.t, "ranges", 0)}
-	if err := h.store.Finish(ctx, p0, "seed", runstore.Totals{Finals: 1, Positions: 1}, p); err != nil {
+	if err := h.store.Finish(ctx, p0, runstore.Claim{Owner: "seed"}, runstore.Totals{Finals: 1, Positions: 1}, p); err != nil {
 		return "", err
 	}
 	if p, err = h.store.Ply(ctx, 1); err != nil {
@@ -220,13 +225,13 @@ func advance(ctx context.Context, s *runstore.Store, p *runstore.Ply, to runstor
 		var err error
 		switch p.State + 1 {
 		case runstore.Merging:
-			err = s.StartMerging(ctx, p, "test")
+			err = s.StartMerging(ctx, p, runstore.Claim{Owner: "test"})
 		case runstore.Final:
-			err = s.Finish(ctx, p, "test", runstore.Totals{Finals: finals}, nil)
+			err = s.Finish(ctx, p, runstore.Claim{Owner: "test"}, runstore.Totals{Finals: finals}, nil)
 		case runstore.Dispatched:
 			err = s.MarkDispatched(ctx, p)
 		case runstore.Resolved:
-			err = s.Resolve(ctx, p, "test", runstore.Counts{})
+			err = s.Resolve(ctx, p, runstore.Claim{Owner: "test"}, runstore.Counts{})
 		case runstore.Closed:
 			err = s.Close(ctx, p)
 		}
@@ -293,6 +298,13 @@ func (h *harness[M]) deliver(ctx context.Context, i int, a, fail, then string, t
 			case "deadline":
 				h.now = h.now.Add(2 * time.Hour)
 				logf("ran past its compensation deadline")
+			case "surface":
+				x := message.Message{Kind: message.KindCompensation, Ply: 1, Blob: blob}
+				if err := compensation.Handler.Handle(ctx, h.task, x); err != nil {
+					return zero, nil, err
+				}
+				_, err := h.task.Run.Blobs.Get(ctx, blob)
+				logf("its compensation message surfaced; blob gone: %v", errors.Is(err, storage.ErrNotFound))
 			}
 			if then != "" {
 				if err := h.deliver(ctx, i, then, "", "", trace); err != nil {
@@ -326,7 +338,7 @@ func (h *harness[M]) deliver(ctx context.Context, i int, a, fail, then string, t
 	return nil
 }
 
-// blobs lists every blob and whether it is in use (runstore.InUse, the
+// blobs lists every blob and whether it stays (runstore.Store.Keep, the
 // rule the compensation handler deletes by).
 func (h *harness[M]) blobs(ctx context.Context) (string, error) {
 	list, err := h.task.Run.Blobs.List(ctx, "")
@@ -335,7 +347,7 @@ func (h *harness[M]) blobs(ctx context.Context) (string, error) {
 	}
 	var lines []string
 	for _, b := range list {
-		inUse, err := h.store.InUse(ctx, b.Name)
+		inUse, err := h.store.Keep(ctx, b.Name)
 		if err != nil {
 			return "", err
 		}

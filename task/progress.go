@@ -31,6 +31,7 @@ var verbs = map[message.Kind]string{
 	message.KindInline: "expanding", message.KindChunk: "expanding",
 	message.KindScan: "merging", message.KindCombine: "merging", message.KindMerge: "merging",
 	message.KindResolve: "resolving", message.KindCompensation: "cleaning",
+	message.KindDispatch: "dispatching", message.KindBack: "resolving",
 }
 
 // Ply is the ply of the latest task; ok is false before the first.

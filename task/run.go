@@ -36,6 +36,9 @@ type Run struct {
 	Store *runstore.Store
 	Blobs storage.Container
 	Work  storage.Queue
+	// Compensation is the queue of compensation messages
+	// (compensation.Cover), which the workers poll besides Work.
+	Compensation storage.Queue
 }
 
 // Enqueue sends a work message, visible at once and never expiring.

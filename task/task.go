@@ -1,12 +1,14 @@
 package task
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"log/slog"
 	"strconv"
 	"time"
 
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
@@ -29,11 +31,34 @@ type Task struct {
 	// Now is the clock of the task's deadlines (compensation.Cover):
 	// the worker's, time.Now unless a test sets another.
 	Now func() time.Time
+	// Hold, when set, has the task's lease keep h hidden along with the
+	// task's message until the task ends (pipeline.Lease.Hold): so the
+	// compensation messages of a task that runs long never surface
+	// while it lives, and those of a task that died surface within
+	// their delay.
+	Hold func(h Hidden)
+}
+
+// Hidden is a message that a task keeps hidden while it runs, besides
+// its own: the compensation message of a blob it wrote
+// (compensation.Pending).
+type Hidden interface {
+	// Renew hides the message again for its delay once it is due.
+	Renew(ctx context.Context)
 }
 
 // Owner names the task's message, the same on every redelivery: the
 // owner recorded by a transition, whose redelivery finishes the follow-up.
 func (t *Task) Owner() string { return tag(t.Msg.ID, 0) }
+
+// Claim is the task's claim on a follow-up it owes: its Owner, with a
+// lease of one visibility timeout from now (runstore.Claim). A
+// redelivery of the message owns the follow-up still, lease or not;
+// anyone else takes it over only once the lease has run out.
+func (t *Task) Claim() runstore.Claim {
+	now := t.Now()
+	return runstore.Claim{Owner: t.Owner(), Now: now, Until: now.Add(t.Timing.Visibility)}
+}
 
 // Attempt names this delivery; every delivery has its own, even of two
 // copies of one message. Blobs that a compensation message covers carry

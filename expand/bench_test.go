@@ -1,0 +1,128 @@
+package expand
+
+import (
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/dedup"
+	"github.com/reversi-cloud/reversi/internal/testkit"
+)
+
+// ply9 returns the 434,029 canonical positions of 8x8 ply 9, about as
+// many as a final blob of ply 13 holds, and 64 splitters of ply 10 taken
+// evenly from a sorted sample of their children.
+var ply9 = sync.OnceValues(func() ([]board.Position, []board.Position) {
+	b := board.MustNew(8)
+	frontier := []board.Position{b.Start()}
+	var kids []board.Position
+	for range 9 {
+		seen := map[board.Position]bool{}
+		var next []board.Position
+		for _, p := range frontier {
+			kids, _ = b.Children(p, kids[:0])
+			for _, k := range kids {
+				if !seen[k] {
+					seen[k] = true
+					next = append(next, k)
+				}
+			}
+		}
+		frontier = next
+	}
+	var sample []board.Position
+	for i := 0; i < len(frontier); i += 97 {
+		kids, _ = b.Children(frontier[i], kids[:0])
+		sample = append(sample, kids...)
+	}
+	slices.SortFunc(sample, board.Compare)
+	var splitters []board.Position
+	for i := 1; i < 64; i++ {
+		splitters = append(splitters, sample[i*len(sample)/64])
+	}
+	return frontier, splitters
+})
+
+// BenchmarkExpandBlob is an expansion task's CPU work on one final blob
+// of ply 9: generating the edges, sorting them and packing them. reused
+// runs every task in the same buffer, as a worker does after its first
+// task; fresh allocates it anew each time, as every task did before the
+// buffers were pooled. ns/edge (wall) and cpu-ns/edge (the process's
+// CPU time, the figure to trust on a shared machine) compare with
+// board's BenchmarkChildren (its ns/op is for about 10 edges).
+func BenchmarkExpandBlob(b *testing.B) {
+	positions, splitters := ply9()
+	bd := board.MustNew(8)
+	for _, fresh := range []bool{false, true} {
+		name := "reused"
+		if fresh {
+			name = "fresh"
+		}
+		b.Run(name, func(b *testing.B) {
+			buf := new(buffer)
+			var edges int64
+			cpu := testkit.CPUTime()
+			for b.Loop() {
+				if fresh {
+					buf = new(buffer)
+				}
+				_, _, st, err := buf.run(bd, positions, 3, splitters)
+				if err != nil {
+					b.Fatal(err)
+				}
+				edges += st.Edges
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(edges), "ns/edge")
+			testkit.PerCPU(b, cpu, edges/int64(b.N), "cpu-ns/edge")
+		})
+	}
+}
+
+// BenchmarkExpandStages splits BenchmarkExpandBlob/reused into its
+// stages, each timed alone on the same input. The CPU time of sort
+// includes copying the unsorted edges in before each sort.
+func BenchmarkExpandStages(b *testing.B) {
+	positions, splitters := ply9()
+	bd := board.MustNew(8)
+	buf := new(buffer)
+	_, _, st, err := buf.run(bd, positions, 3, splitters)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sorted := slices.Clone(buf.entries)
+	unsorted, _ := Positions(bd, positions, 3, nil)
+	var cpu time.Duration
+	perEdge := func(b *testing.B) {
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(st.Edges), "ns/edge")
+		testkit.PerCPU(b, cpu, st.Edges, "cpu-ns/edge")
+	}
+	b.Run("generate", func(b *testing.B) {
+		cpu = testkit.CPUTime()
+		for b.Loop() {
+			buf.entries, _ = Positions(bd, positions, 3, buf.entries[:0])
+		}
+		perEdge(b)
+	})
+	b.Run("sort", func(b *testing.B) {
+		es := slices.Clone(unsorted)
+		cpu = testkit.CPUTime()
+		for b.Loop() {
+			b.StopTimer()
+			copy(es, unsorted)
+			b.StartTimer()
+			dedup.SortEntries(es)
+		}
+		perEdge(b)
+	})
+	b.Run("pack", func(b *testing.B) {
+		cpu = testkit.CPUTime()
+		for b.Loop() {
+			if _, _, err := pack(&buf.packed, sorted, splitters); err != nil {
+				b.Fatal(err)
+			}
+		}
+		perEdge(b)
+	})
+}

@@ -1,0 +1,77 @@
+package runstore
+
+import "testing"
+
+// TestDispatchLeaves: the leaves of a ply's dispatch cover each of its
+// final blobs, buckets, expansion tasks and combine tasks, and its
+// working blobs, exactly once and in order, at most DispatchFan units a
+// leaf, and the back stage's leaves cover the previous ply's final blobs
+// likewise; the stages have one item per leaf, and a leaf is the whole
+// dispatch only when it is the only one.
+func TestDispatchLeaves(t *testing.T) {
+	s, _ := openStore(t)
+	for _, p := range []*Ply{
+		{Ply: 0, Tasks: 1, Buckets: 1, Totals: Totals{Finals: 1}},
+		{Ply: 5, Tasks: 14, Buckets: 3, Totals: Totals{Finals: 40}},
+		{Ply: 7, Tasks: 887, Buckets: 83, Groups: 30, Ranges: 16, Totals: Totals{Finals: 5300}},
+		{Ply: 18, Tasks: 1848689, Buckets: 8192, Groups: 1360, Ranges: 16, Totals: Totals{Finals: 12562785}},
+	} {
+		var next DispatchUnits // the first unit of each kind not yet covered
+		working := 0
+		leaves := s.DispatchStage(p).Items()
+		for leaf := range leaves {
+			u := p.DispatchLeaf(leaf)
+			if u.Whole != (leaves == 1) {
+				t.Errorf("ply %d leaf %d of %d: whole %v", p.Ply, leaf, leaves, u.Whole)
+			}
+			n := 0
+			for _, c := range []struct {
+				kind      string
+				got, next *Span
+				of        int
+			}{
+				{"final blob", &u.Finals, &next.Finals, p.Finals},
+				{"bucket", &u.Buckets, &next.Buckets, p.Buckets},
+				{"expansion task", &u.Expansions, &next.Expansions, p.Tasks},
+				{"combine task", &u.Combines, &next.Combines, p.Groups * p.Ranges},
+			} {
+				if c.got.Hi == c.got.Lo {
+					continue
+				}
+				if c.got.Lo != c.next.Lo || c.got.Hi > c.of {
+					t.Fatalf("ply %d leaf %d: %ss %d to %d; want from %d, within %d", p.Ply, leaf, c.kind, c.got.Lo, c.got.Hi-1, c.next.Lo, c.of)
+				}
+				c.next.Lo = c.got.Hi
+				n += c.got.Hi - c.got.Lo
+			}
+			if u.Working {
+				working++
+				n++
+			}
+			if n == 0 || n > DispatchFan || (leaf < leaves-1 && n != DispatchFan) {
+				t.Fatalf("ply %d leaf %d of %d covers %d units", p.Ply, leaf, leaves, n)
+			}
+		}
+		if next.Finals.Lo != p.Finals || next.Buckets.Lo != p.Buckets || next.Expansions.Lo != p.Tasks || next.Combines.Lo != p.Groups*p.Ranges || working != 1 {
+			t.Errorf("ply %d: the leaves cover %+v and the working blobs %d times; want all of %+v, once", p.Ply, next, working, p)
+		}
+		back := s.BackStage(p).Items()
+		at := 0
+		for leaf := range back {
+			sp := p.BackLeaf(leaf)
+			if sp.Lo != at || sp.Hi <= sp.Lo || sp.Hi-sp.Lo > DispatchFan {
+				t.Fatalf("ply %d back leaf %d: %+v, want from %d", p.Ply, leaf, sp, at)
+			}
+			at = sp.Hi
+		}
+		if p.Ply == 0 {
+			if back != 0 {
+				t.Errorf("ply 0 has %d back leaves, want none", back)
+			}
+			continue
+		}
+		if at != p.Tasks {
+			t.Errorf("ply %d: the back leaves cover %d of the previous ply's %d final blobs", p.Ply, at, p.Tasks)
+		}
+	}
+}
