@@ -204,7 +204,11 @@ func (f *enumerateFlags) checkRun(fs *flag.FlagSet, cfg *pipeline.RunConfig) err
 // the flags name, continuing the run if it exists, then reports it: the
 // table, -json, -position, -verify, and -http until Ctrl-C.
 func (f *enumerateFlags) enumeratePipeline(env Env, fs *flag.FlagSet, cfg pipeline.RunConfig, log *slog.Logger, start time.Time) error {
-	wcfg := pipeline.WorkerConfig{Visibility: f.visibility}
+	// A sim run drains: its workers stay until the delayed compensation
+	// messages of the tasks that storage throttled into a rerun have
+	// surfaced and been handled, so that its audit, once it is gone,
+	// finds no work in flight.
+	wcfg := pipeline.WorkerConfig{Visibility: f.visibility, Drain: f.storage.kind == "sim"}
 	if err := wcfg.WithDefaults().Validate(); err != nil {
 		return usageError{err.Error()}
 	}

@@ -15,6 +15,9 @@ import (
 // progress (Run.Status).
 const StatusPeriod = 5 * time.Second
 
+// localPollPerWorker is RunLocal's longest idle back-off per loop.
+const localPollPerWorker = 10 * time.Millisecond
+
 // RunLocal seeds a run and runs workers loops in this process until the
 // run is complete, then reports. The loops are the same code cmd/worker
 // runs, so a local run exercises exactly what a fleet does.
@@ -29,8 +32,13 @@ func RunLocal(ctx context.Context, be storage.Backend, cfg RunConfig, workers in
 	wcfg.ExitWhenDone = true
 	if wcfg.PollMax == 0 {
 		// Loops in one process wait on each other's messages; a short
-		// back-off keeps the hand-offs quick.
-		wcfg.PollMax = 100 * time.Millisecond
+		// back-off keeps the hand-offs quick. Idle, the process polls
+		// workers/PollMax times a second, and some loop finds a new
+		// message within about PollMax/workers: 10 ms a loop keeps both
+		// bounded (100 polls a second, 10 ms) however many loops there
+		// are, where hundreds of loops polling every 100 ms would take
+		// more than a queue serves (2,000 messages a second).
+		wcfg.PollMax = max(100*time.Millisecond, time.Duration(workers)*localPollPerWorker)
 	}
 	if progress != nil {
 		pollCtx, stopPolling := context.WithCancel(ctx)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/runstore"
@@ -29,6 +30,11 @@ type Run struct {
 	blobs        storage.Container
 	store        *runstore.Store
 	shared       *task.Run // this run, as its handlers see it
+
+	// What the worker loops of this process know of the run's end
+	// (seenDone): that it is complete, and when a loop last read it.
+	doneSeen   atomic.Bool
+	doneReadAt atomic.Int64 // Unix nanoseconds
 }
 
 func newRun(be storage.Backend, cfg RunConfig) (*Run, error) {

@@ -1,8 +1,8 @@
 // Package sim is one Azure storage account simulated in this process,
 // so that a fleet of hundreds of workers can be rehearsed on one machine:
 // the in-process storage of storage/embedded, behind a latency on every
-// call and Azure's scalability targets (faulty.Throttle), as one
-// storage.Wrap middleware.
+// call and Azure's scalability targets (faulty.Throttle, which counts
+// entities and messages as Azure does), each a storage.Wrap middleware.
 //
 // A call waits Config.Latency before it is performed (the round trip to
 // the service); a blob call also waits for its bytes at
