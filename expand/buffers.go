@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"sync"
 
+	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/dedup"
 )
 
-// buffer is an expansion task's working memory: its edges (at 8x8 ply
-// 14, some 5.4 million of 32 bytes) and their packed bytes.
+// buffer is an expansion task's working memory: the positions it
+// expands (at 8x8 ply 14, 524,288 of 24 bytes), its edges (some 5.4
+// million of 32 bytes) and their packed bytes.
 type buffer struct {
+	keys    []board.Position
 	entries []dedup.Entry
 	packed  bytes.Buffer
 }
