@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/internal/reuse"
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/packed"
 	"github.com/reversi-cloud/reversi/runstore"
@@ -75,7 +77,7 @@ func resolveBlob(ctx context.Context, t *task.Task, p *runstore.Ply, index int) 
 	if err != nil {
 		return runstore.Resolution{}, err
 	}
-	buf := resolveBuffers.Get().(*resolveBuffer)
+	buf := resolveBuffers.Get()
 	defer resolveBuffers.Put(buf)
 	if buf.keys, err = run.ReadKeysTo(ctx, final.Blob, buf.keys[:0]); err != nil {
 		return runstore.Resolution{}, err
@@ -236,10 +238,8 @@ type resolveBuffer struct {
 }
 
 // resolveBuffers keeps the buffers of finished resolve tasks for the
-// next ones, one for each loop resolving at once, as expand's buffers
-// do, so that a ply's blobs are not each allocated, cleared and faulted
-// in afresh.
-var resolveBuffers = sync.Pool{New: func() any { return new(resolveBuffer) }}
+// next ones, one for each loop resolving at once, as expand's do.
+var resolveBuffers = reuse.List[resolveBuffer]{Idle: 10 * time.Second}
 
 // solvers keeps the solvers of the resolve tasks that solve the target
 // ply, one per task at a time: a solver's transposition table carries

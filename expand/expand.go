@@ -94,7 +94,7 @@ func expand(ctx context.Context, t *task.Task, m message.Message, next *runstore
 	if len(splitters)+1 != next.Buckets {
 		return runstore.Expansion{}, nil, fmt.Errorf("ply %d has %d buckets but %d splitters: its records are inconsistent", child, next.Buckets, len(splitters))
 	}
-	buf := buffers.Get().(*buffer)
+	buf := buffers.Get()
 	defer buffers.Put(buf)
 	if m.Kind == message.KindChunk {
 		if buf.keys, err = run.ReadKeysTo(ctx, m.Blob, buf.keys[:0]); err != nil {
