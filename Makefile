@@ -28,7 +28,7 @@ bench:
 
 # Go benchmarks of the hot paths (rules, sorting and merging keys).
 bench-go:
-	go test -run '^$$' -bench . ./board/ ./dedup/
+	go test -run '^$$' -bench . ./board/ ./dedup/ ./expand/
 
 # The FFO endgame test positions #40-#49, solved by cmd/solve (one at a
 # time per CPU, a CPU with none left helping the others): a best move,

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/internal/reuse"
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/packed"
 	"github.com/reversi-cloud/reversi/runstore"
@@ -75,13 +77,16 @@ func resolveBlob(ctx context.Context, t *task.Task, p *runstore.Ply, index int) 
 	if err != nil {
 		return runstore.Resolution{}, err
 	}
-	keys, err := run.ReadKeys(ctx, final.Blob)
-	if err != nil {
+	buf := resolveBuffers.Get()
+	defer resolveBuffers.Put(buf)
+	if buf.keys, err = run.ReadKeysTo(ctx, final.Blob, buf.keys[:0]); err != nil {
 		return runstore.Resolution{}, err
 	}
+	keys := buf.keys
 	squares := run.Board.Size() * run.Board.Size()
-	tallies := make([]Tally, len(keys))
+	var tallies []Tally // the children's notices; the target ply has none
 	if ply < run.Target {
+		tallies = make([]Tally, len(keys))
 		if err := readTallies(ctx, store, ply, index, keys, squares, tallies); err != nil {
 			return runstore.Resolution{}, err
 		}
@@ -104,7 +109,8 @@ func resolveBlob(ctx context.Context, t *task.Task, p *runstore.Ply, index int) 
 	}
 	d := decider{board: run.Board, target: ply >= run.Target, pruned: run.SolveMode.Pruned(), squares: squares,
 		tallies: tallies, solver: solver, kids: make([]board.Position, 0, 32)}
-	results := make([]uint16, 0, len(keys))
+	results := buf.results[:0]
+	defer func() { buf.results = results }()
 	var counts [4]int64
 	for i, pos := range keys {
 		var res board.Result
@@ -222,6 +228,18 @@ func boundedResult(side board.Color, children, squares int, res board.Result, t 
 	}
 	return res, score
 }
+
+// resolveBuffer is a resolve task's working memory: the positions of
+// its final blob and their result words. At the target ply, the run's
+// largest, these are nearly all it allocates.
+type resolveBuffer struct {
+	keys    []board.Position
+	results []uint16
+}
+
+// resolveBuffers keeps the buffers of finished resolve tasks for the
+// next ones, one for each loop resolving at once, as expand's do.
+var resolveBuffers = reuse.List[resolveBuffer]{Idle: 10 * time.Second}
 
 // solvers keeps the solvers of the resolve tasks that solve the target
 // ply, one per task at a time: a solver's transposition table carries

@@ -456,13 +456,14 @@ func runFlags(c pipeline.RunConfig) string {
 const workerGCPercent = 25
 
 // workerMemoryLimit is the Go runtime's soft memory limit for processes
-// that run worker loops, unless GOMEMLIMIT says otherwise. Each expansion
-// allocates its edges afresh and frees them at the end of its task; the
-// runtime hands freed memory back to the system slowly, so at 8x8 ply 14
-// the resident size reached 1.0 GB while about half of it was live. Near
-// the limit the collector runs sooner and returns freed memory at once.
-// It is soft: a task that needs more gets it, at the cost of more
-// frequent collections.
+// that run worker loops, unless GOMEMLIMIT says otherwise. When each
+// expansion allocated its edges afresh, the runtime handed the freed
+// memory back to the system slowly, so at 8x8 ply 14 the resident size
+// reached 1.0 GB while about half of it was live. Expansions now reuse
+// their buffers (internal/reuse) and drop them after their stage, and
+// merges still allocate theirs per task; near the limit the collector
+// runs sooner and returns freed memory at once. It is soft: a task that
+// needs more gets it, at the cost of more frequent collections.
 const workerMemoryLimit = 768 << 20
 
 // tuneGC applies workerGCPercent and workerMemoryLimit where the

@@ -94,13 +94,14 @@ func expand(ctx context.Context, t *task.Task, m message.Message, next *runstore
 	if len(splitters)+1 != next.Buckets {
 		return runstore.Expansion{}, nil, fmt.Errorf("ply %d has %d buckets but %d splitters: its records are inconsistent", child, next.Buckets, len(splitters))
 	}
+	buf := buffers.Get()
+	defer buffers.Put(buf)
 	if m.Kind == message.KindChunk {
-		if positions, err = run.ReadKeys(ctx, m.Blob); err != nil {
+		if buf.keys, err = run.ReadKeysTo(ctx, m.Blob, buf.keys[:0]); err != nil {
 			return runstore.Expansion{}, nil, err
 		}
+		positions = buf.keys
 	}
-	buf := buffers.Get().(*buffer)
-	defer buffers.Put(buf)
 	data, cuts, st, err := buf.run(run.Board, positions, uint32(index), splitters)
 	if err != nil {
 		return runstore.Expansion{}, nil, fmt.Errorf("packing the edges of task %d of ply %d: %w", index, child, err)

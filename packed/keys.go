@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/reversi-cloud/reversi/board"
 )
@@ -185,14 +186,18 @@ func EncodeKeys(ps []board.Position) ([]byte, error) {
 }
 
 // DecodeKeys reads a whole key blob.
-func DecodeKeys(b []byte) ([]board.Position, error) {
+func DecodeKeys(b []byte) ([]board.Position, error) { return DecodeKeysTo(nil, b) }
+
+// DecodeKeysTo reads a whole key blob, appending its positions to dst,
+// so that a caller that reads blob after blob can reuse one slice.
+func DecodeKeysTo(dst []board.Position, b []byte) ([]board.Position, error) {
 	r := NewKeyReader(bytes.NewReader(b))
-	var out []board.Position
-	// The index says how many positions follow: allocate once. A corrupt
+	out := dst
+	// The index says how many positions follow: grow once. A corrupt
 	// count only sizes the slice (each position takes at least a bit);
 	// the reader still checks every block.
 	if ix, err := OpenKeyIndex(bytes.NewReader(b), int64(len(b))); err == nil {
-		out = make([]board.Position, 0, min(ix.Positions, 8*int64(len(b))))
+		out = slices.Grow(out, int(min(ix.Positions, 8*int64(len(b)))))
 	}
 	// Blocks decode straight into out.
 	for ok := true; ok; {

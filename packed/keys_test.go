@@ -45,6 +45,17 @@ func TestKeysRoundTrip(t *testing.T) {
 					t.Fatal(err)
 				}
 				checkDecoded(t, "keys", got, tc.keys)
+				// Appending to a slice that holds a position already,
+				// with room for fewer than the blob's: it stays first.
+				kept := board.Position{Side: 1, Occ: 7, White: 2}
+				got, err = DecodeKeysTo(append(make([]board.Position, 0, 2), kept), b)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got[0] != kept {
+					t.Fatalf("DecodeKeysTo replaced the first position with %v", got[0])
+				}
+				checkDecoded(t, "keys appended", got[1:], tc.keys)
 			})
 		}
 	})

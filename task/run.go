@@ -74,17 +74,24 @@ func (r *Run) FinalPositions(ply int) int {
 // ReadKeys reads a blob of sorted position keys (a final blob, packed)
 // and checks that every position fits the run's board.
 func (r *Run) ReadKeys(ctx context.Context, blob string) ([]board.Position, error) {
+	return r.ReadKeysTo(ctx, blob, nil)
+}
+
+// ReadKeysTo is ReadKeys appending to dst: tasks that read a blob each
+// reuse one slice, instead of allocating and clearing a blob's positions
+// every time.
+func (r *Run) ReadKeysTo(ctx context.Context, blob string, dst []board.Position) ([]board.Position, error) {
 	data, err := r.Blobs.Get(ctx, blob)
 	if err != nil {
-		return nil, fmt.Errorf("reading blob %s: %w", blob, err)
+		return dst, fmt.Errorf("reading blob %s: %w", blob, err)
 	}
-	out, err := packed.DecodeKeys(data)
+	out, err := packed.DecodeKeysTo(dst, data)
 	if err != nil {
-		return nil, fmt.Errorf("blob %s: %w", blob, err)
+		return dst, fmt.Errorf("blob %s: %w", blob, err)
 	}
-	for _, p := range out {
+	for _, p := range out[len(dst):] {
 		if err := r.Board.Valid(p); err != nil {
-			return nil, fmt.Errorf("blob %s: %w", blob, err)
+			return dst, fmt.Errorf("blob %s: %w", blob, err)
 		}
 	}
 	return out, nil
