@@ -320,7 +320,8 @@ func (f flow) Resolved(ctx context.Context, t *task.Task, ply, index int) error 
 		return err
 	}
 	// Every resolution counts its group, whatever the ply's state:
-	// resolveIfDone reads only the group markers.
+	// resolveIfDone reads only the completion markers (the tree's root,
+	// or a flat run's group markers).
 	if all, err := store.ResolutionStage(p).AllDone(ctx, index); err != nil || !all {
 		return err
 	}
