@@ -95,18 +95,19 @@ func (w *Worker) Run(ctx context.Context) {
 // reports whether it did. Polled only when the work queue is empty
 // (every 0) and once a visibility timeout, it costs a busy fleet one
 // request a worker a minute, and the blobs of a task that died still
-// go within about their delay. Its requests count as compensation.
+// go within about their delay. The poll is control, as the work queue's
+// is (it belongs to no ply); the handling of what it finds is billed
+// as compensation by the middleware, as on the work queue.
 func (w *Worker) pollCompensation(ctx context.Context, every time.Duration) bool {
 	if every > 0 && time.Since(w.compensationPolled) < every {
 		return false
 	}
 	w.compensationPolled = time.Now()
-	cctx := task.WithCategory(ctx, task.CategoryCompensation)
-	msgs, err := w.run.compensation.Dequeue(cctx, 1, w.cfg.Visibility)
+	msgs, err := w.run.compensation.Dequeue(ctx, 1, w.cfg.Visibility)
 	if err != nil || len(msgs) == 0 {
 		return false
 	}
-	w.handle(cctx, w.run.compensation, msgs[0])
+	w.handle(ctx, w.run.compensation, msgs[0])
 	return true
 }
 
