@@ -47,20 +47,24 @@ func scan(ctx context.Context, t *task.Task, m message.Message) error {
 	case p.State < runstore.Merging:
 		return nil // expansion goes on; its last task starts the scan
 	case p.State >= runstore.Final:
-		return t.Flow.Merged(ctx, t, p, nil) // a redelivery may owe the follow-up
+		return t.Flow.Merged(ctx, t, p) // a redelivery may owe the follow-up
 	}
+	// The last merge's scan, and any after it, read the root's marker
+	// alone.
 	mst := store.MergeStage(p)
+	if complete, err := mst.Complete(ctx); err != nil || complete {
+		if err != nil {
+			return err
+		}
+		return t.Flow.Merged(ctx, t, p)
+	}
 	merges, err := mst.Markers(ctx)
 	if err != nil {
 		return err
 	}
 	open := mst.Undone(merges)
 	if len(open) == 0 {
-		runs, err := store.MergedBlobs(ctx, m.Ply)
-		if err != nil {
-			return err
-		}
-		return t.Flow.Merged(ctx, t, p, runs)
+		return t.Flow.Merged(ctx, t, p) // a run of flat completion
 	}
 	if p.Groups > 0 {
 		return scanLevels(ctx, t, p, open)

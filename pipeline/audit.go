@@ -127,7 +127,14 @@ func (r *Run) readAuditState(ctx context.Context) (*auditState, error) {
 			if recs.Merged, err = r.store.MergedBlobs(ctx, p.Ply); err != nil {
 				return nil, err
 			}
-			if recs.Finals, err = r.store.Finals(ctx, p.Ply); err != nil {
+			// A Final ply's dispatch leaves write its final blob rows;
+			// until the last one has, the merged blobs say what they are.
+			if p.State == runstore.Final {
+				recs.Finals, err = r.store.FinalsFor(ctx, p, runstore.Span{Lo: 0, Hi: p.Finals})
+			} else {
+				recs.Finals, err = r.store.Finals(ctx, p.Ply)
+			}
+			if err != nil {
 				return nil, err
 			}
 			if s.resolutions[p.Ply], err = r.store.ResolutionStage(p).Markers(ctx); err != nil {

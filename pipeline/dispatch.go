@@ -142,6 +142,16 @@ func (r *Run) dispatchLeaf(ctx context.Context, p *runstore.Ply, leaf int) error
 		// flowing back from here.
 		return nil
 	}
+	// The leaf's final blob rows go first: the work it enqueues reads
+	// them. They depend only on the ply's committed merges, so a
+	// redelivery writes the same.
+	finals, err := r.store.FinalsFor(ctx, p, u.Finals)
+	if err != nil {
+		return err
+	}
+	if err := r.store.PutFinals(ctx, p.Ply, finals); err != nil {
+		return err
+	}
 	if p.Ply >= r.Config.Target {
 		for j := u.Finals.Lo; j < u.Finals.Hi; j++ {
 			if err := r.shared.Enqueue(ctx, message.Message{Kind: message.KindResolve, Ply: p.Ply, Index: j}); err != nil {
@@ -149,10 +159,6 @@ func (r *Run) dispatchLeaf(ctx context.Context, p *runstore.Ply, leaf int) error
 			}
 		}
 		return nil
-	}
-	finals, err := r.store.FinalsIn(ctx, p.Ply, u.Finals)
-	if err != nil {
-		return err
 	}
 	if p.Finals == 1 && p.Positions <= message.InlineLimit {
 		keys, err := r.shared.ReadKeys(ctx, finals[0].Blob)

@@ -14,14 +14,15 @@ import (
 )
 
 // TestDispatchFansOut makes ply 1 of a run Final with 5,000 final blobs
-// (records only), so that its dispatch has more leaves than one range
+// (records only: the merges of 313 buckets of 16), so that its dispatch has more leaves than one range
 // enqueues at once, and does the owner's follow-up. Every D message is
 // then handled first through storage that fails after one of its calls,
 // as if its worker died there, and again; the C messages are collected.
 // The follow-up and each D handling make at most about two calls per
 // unit of a leaf; every final blob gets its C message, none more than
 // twice (a leaf found done is not repeated); the ply is made Dispatched
-// once its last leaf is done, and the tree is three levels deep.
+// once its last leaf is done, and the tree is three levels deep. The
+// leaves write the final blob rows: every one, in key order.
 func TestDispatchFansOut(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -39,19 +40,27 @@ func TestDispatchFansOut(t *testing.T) {
 	}
 	owner := runstore.Claim{Owner: "owner", Now: time.Now(), Until: time.Now().Add(time.Minute)}
 	start := r.Board.Canonical(r.Board.Start())
-	finals := make([]runstore.FinalBlob, n)
 	want := map[string]bool{}
-	for i := range finals {
-		finals[i] = runstore.FinalBlob{Index: i, Blob: runstore.FinalRunBlobName(1, i/16, i%16, "t"), Count: 1, Min: start, Max: start}
-		want[message.Message{Kind: message.KindChunk, Ply: 1, Index: i, Blob: finals[i].Blob}.Format()] = true
-	}
-	if err := r.store.PutFinals(ctx, 1, finals); err != nil {
-		t.Fatal(err)
-	}
+	p.Buckets = (n + 15) / 16
 	if err := r.store.StartMerging(ctx, p, owner); err != nil {
 		t.Fatal(err)
 	}
-	p.Buckets = n / 16
+	mst := r.store.MergeStage(p)
+	for b := range p.Buckets {
+		bm := runstore.BucketMerge{Bucket: b, Attempt: "t"}
+		for i := b * 16; i < min(n, (b+1)*16); i++ {
+			blob := runstore.FinalRunBlobName(1, b, i%16, "t")
+			bm.Merged = append(bm.Merged, &runstore.MergedBlob{Blob: blob, Count: 1, Min: start, Max: start})
+			want[message.Message{Kind: message.KindChunk, Ply: 1, Index: i, Blob: blob}.Format()] = true
+		}
+		bm.Outputs = int64(len(bm.Merged))
+		if _, err := mst.Commit(ctx, bm); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := mst.AllDone(ctx, b); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := r.store.Finish(ctx, p, owner, runstore.Totals{Finals: n, Positions: n}, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -127,6 +136,15 @@ func TestDispatchFansOut(t *testing.T) {
 	}
 	if p, err := r.store.Ply(ctx, 1); err != nil || p.State != runstore.Dispatched {
 		t.Errorf("ply 1 after its dispatch: %+v, %v; want dispatched", p, err)
+	}
+	finals, err := r.store.Finals(ctx, 1)
+	if err != nil || len(finals) != n {
+		t.Fatalf("%d final blob rows, %v; want %d", len(finals), err, n)
+	}
+	for i, f := range finals {
+		if text := (message.Message{Kind: message.KindChunk, Ply: 1, Index: i, Blob: f.Blob}).Format(); !want[text] {
+			t.Errorf("final blob %d is %s, not the %d-th merged blob", i, f.Blob, i)
+		}
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/reversi-cloud/reversi/board"
@@ -154,14 +153,14 @@ func (r *Run) seedStart(ctx context.Context) error {
 			merged.Terminal = 1 // a -start position may be a finished game
 		}
 		bm := runstore.BucketMerge{Bucket: 0, Attempt: seedOwner, Outputs: 1, Merged: []*runstore.MergedBlob{merged}}
-		if _, err := r.store.MergeStage(p).Commit(ctx, bm); err != nil {
+		mst := r.store.MergeStage(p)
+		if _, err := mst.Commit(ctx, bm); err != nil {
 			return err
 		}
-		blobs, err := r.store.MergedBlobs(ctx, 0)
-		if err != nil {
+		if _, err := mst.AllDone(ctx, 0); err != nil { // the stage's root, and its tally
 			return err
 		}
-		if err := r.finish(ctx, p, blobs, seedClaim()); err != nil && !errors.Is(err, runstore.ErrConflict) {
+		if err := r.finish(ctx, p, seedClaim()); err != nil && !errors.Is(err, runstore.ErrConflict) {
 			return err
 		}
 		if p, err = r.store.Ply(ctx, 0); err != nil {
@@ -198,9 +197,9 @@ func (f flow) Expanded(ctx context.Context, t *task.Task, ply, index int) error 
 // Merged finishes a ply whose merged blobs are all in and disjoint, then
 // sweeps it and dispatches the next work; or, for a ply further on,
 // finishes the follow-up when t owns it or may take it over.
-func (f flow) Merged(ctx context.Context, t *task.Task, p *runstore.Ply, merged []*runstore.MergedBlob) error {
+func (f flow) Merged(ctx context.Context, t *task.Task, p *runstore.Ply) error {
 	if p.Awaits(runstore.MergeComplete) {
-		if err := f.r.finish(ctx, p, merged, t.Claim()); err != nil {
+		if err := f.r.finish(ctx, p, t.Claim()); err != nil {
 			return ignoreConflict(err) // another scan finished the ply first
 		}
 	}
@@ -232,55 +231,22 @@ func (r *Run) followUp(ctx context.Context, p *runstore.Ply, c runstore.Claim) e
 	return nil
 }
 
-// finish records a Merging ply's final blobs (its merged blobs, in
-// order) and the next ply's splitters, then makes the ply Final and adds
-// the next ply, in one transaction. The final blob rows and the
-// splitters depend only on the ply's merged blobs, which no longer
-// change, so concurrent scans write the same.
-func (r *Run) finish(ctx context.Context, p *runstore.Ply, merged []*runstore.MergedBlob, owner runstore.Claim) error {
-	merged = slices.Clone(merged)
-	slices.SortFunc(merged, func(a, b *runstore.MergedBlob) int { return board.Compare(a.Min, b.Min) })
-	t := runstore.Totals{Finals: len(merged)}
-	finals := make([]runstore.FinalBlob, len(merged))
-	var samples []board.Position
-	for i, m := range merged {
-		finals[i] = runstore.FinalBlob{Index: i, Blob: m.Blob, Count: m.Count, Terminal: m.Terminal, Min: m.Min, Max: m.Max}
-		t.Positions += m.Count
-		t.Terminal += m.Terminal
-		for k := 0; k+board.KeyLen <= len(m.Samples); k += board.KeyLen {
-			if s, err := r.Board.DecodeKey(m.Samples[k : k+board.KeyLen]); err == nil {
-				samples = append(samples, s)
-			}
-		}
-	}
-	exps, err := r.store.ExpansionStage(p).Markers(ctx)
+// finish writes the next ply's splitters, then makes a Merging ply Final
+// with its totals and adds the next ply, in one transaction. It reads
+// the roots of the ply's stages (runstore.MergedTotals), whose tallies
+// depend only on markers that no longer change, so concurrent scans
+// write the same. The final blob rows are written by the dispatch
+// leaves (dispatchLeaf), each its own.
+func (r *Run) finish(ctx context.Context, p *runstore.Ply, owner runstore.Claim) error {
+	t, keys, err := r.store.MergedTotals(ctx, p)
 	if err != nil {
 		return err
 	}
-	for _, e := range exps {
-		t.Edges += e.Edges
-	}
-	merges, err := r.store.MergeStage(p).Markers(ctx)
-	if err != nil {
-		return err
-	}
-	for _, m := range merges {
-		t.Merges++
-		t.BlobReads += m.Segments
-		t.Merged += m.Entries
-	}
-	if p.Groups > 0 {
-		combines, err := r.store.CombineStage(p).Markers(ctx)
-		if err != nil {
-			return err
+	samples := make([]board.Position, 0, len(keys)/board.KeyLen)
+	for k := 0; k+board.KeyLen <= len(keys); k += board.KeyLen {
+		if s, err := r.Board.DecodeKey(keys[k : k+board.KeyLen]); err == nil {
+			samples = append(samples, s)
 		}
-		for _, c := range combines {
-			t.Combines++
-			t.BlobReads += c.Segments
-		}
-	}
-	if err := r.store.PutFinals(ctx, p.Ply, finals); err != nil {
-		return err
 	}
 	var next *runstore.Ply
 	if p.Ply < r.Config.Target && t.Positions > 0 {
@@ -288,7 +254,7 @@ func (r *Run) finish(ctx context.Context, p *runstore.Ply, merged []*runstore.Me
 		if err := r.blobs.Put(ctx, runstore.SplittersBlobName(p.Ply+1), dedup.EncodeSplitters(splitters)); err != nil {
 			return fmt.Errorf("writing the splitters of ply %d: %w", p.Ply+1, err)
 		}
-		next = &runstore.Ply{Ply: p.Ply + 1, Tasks: len(finals), Buckets: len(splitters) + 1,
+		next = &runstore.Ply{Ply: p.Ply + 1, Tasks: t.Finals, Buckets: len(splitters) + 1,
 			TerminalSources: r.shared.TerminalSourcesOnly(p.Ply + 1)}
 		next.Groups, next.Ranges = r.Config.Sizes.Levels(next.Tasks, next.Buckets)
 	}
@@ -344,16 +310,9 @@ func (r *Run) resolveIfDone(ctx context.Context, p *runstore.Ply, owner runstore
 // Resolved, owned by owner, with their summed counts, and does the
 // follow-up.
 func (r *Run) resolve(ctx context.Context, p *runstore.Ply, owner runstore.Claim) error {
-	rs, err := r.store.ResolutionStage(p).Markers(ctx)
+	c, err := r.store.ResolvedCounts(ctx, p)
 	if err != nil {
 		return err
-	}
-	var c runstore.Counts
-	for _, res := range rs {
-		c.Black += res.Black
-		c.White += res.White
-		c.Draws += res.Draws
-		c.Unknown += res.Unknown
 	}
 	if err := r.store.Resolve(ctx, p, owner, c); err != nil {
 		return ignoreConflict(err)

@@ -195,7 +195,7 @@ func (l *lookup) ply(ctx context.Context, n int) (*runstore.Ply, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !p.State.AtLeast(runstore.Final) {
+	if !p.State.AtLeast(runstore.Dispatched) { // its final blob rows are all written
 		return nil, fmt.Errorf("%w: ply %d is still being enumerated", ErrNotInRun, n)
 	}
 	if l.finals[n], err = l.run.store.Finals(ctx, n); err != nil {

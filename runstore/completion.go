@@ -69,6 +69,7 @@ type stageMarkers struct {
 	spread
 	item, group byte
 	flat        bool
+	tally       *tally // what the nodes sum up (tally.go); nil: nothing
 }
 
 func markerKey(prefix byte, i int) string { return string(prefix) + formatIndex(indexWidth, i) }
@@ -137,7 +138,7 @@ func (s *Store) itemDone(ctx context.Context, m stageMarkers, i, n int) (bool, e
 		if err != nil || len(es) < hi-lo {
 			return false, err
 		}
-		if mine, err := s.claim(ctx, m, level, parent, i); err != nil || !mine {
+		if mine, err := s.claim(ctx, m, level, parent, i, m.tally.node(es)); err != nil || !mine {
 			return false, err
 		}
 		if nodes(n, level) == 1 {
@@ -146,10 +147,15 @@ func (s *Store) itemDone(ctx context.Context, m stageMarkers, i, n int) (bool, e
 	}
 }
 
-// claim adds the marker of node j of level for item i, and reports
-// whether it names i: added now, or by an earlier delivery of i.
-func (s *Store) claim(ctx context.Context, m stageMarkers, level, j, i int) (bool, error) {
-	e := storage.Entity{PartitionKey: m.pk(j), RowKey: m.nodeKey(level, j), Props: map[string]any{"By": int64(i)}}
+// claim adds the marker of node j of level for item i, with the
+// tally's props, and reports whether it names i: added now, or by an
+// earlier delivery of i.
+func (s *Store) claim(ctx context.Context, m stageMarkers, level, j, i int, props map[string]any) (bool, error) {
+	if props == nil {
+		props = map[string]any{}
+	}
+	props["By"] = int64(i)
+	e := storage.Entity{PartitionKey: m.pk(j), RowKey: m.nodeKey(level, j), Props: props}
 	added, err := addOnce(ctx, s.state, e)
 	if err == nil && !added {
 		e, err = s.state(e.PartitionKey).Get(ctx, e.PartitionKey, e.RowKey)

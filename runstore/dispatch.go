@@ -116,30 +116,6 @@ func leafKind(item string, at State, items func(*Ply) int, rows func(*Store, int
 	}
 }
 
-// FinalsIn reads the final blobs span of a ply, in index order.
-func (s *Store) FinalsIn(ctx context.Context, ply int, span Span) ([]FinalBlob, error) {
-	if span.Lo >= span.Hi {
-		return nil, nil
-	}
-	es, err := queryPartitions(ctx, s.state, s.finalRows(ply).pks(), rkFinal(span.Lo), rkFinal(span.Hi))
-	if err != nil {
-		return nil, fmt.Errorf("reading final blobs %d to %d of ply %d: %w", span.Lo, span.Hi-1, ply, err)
-	}
-	out := make([]FinalBlob, len(es))
-	for i, e := range es {
-		if out[i], err = s.decodeFinal(e); err != nil {
-			return nil, err
-		}
-		if out[i].Index != span.Lo+i {
-			return nil, fmt.Errorf("%w: ply %d final blob rows skip index %d", ErrMalformed, ply, span.Lo+i)
-		}
-	}
-	if len(out) != span.Hi-span.Lo {
-		return nil, fmt.Errorf("%w: ply %d has %d of final blobs %d to %d", ErrMalformed, ply, len(out), span.Lo, span.Hi-1)
-	}
-	return out, nil
-}
-
 // NamedIn is Named for the final blobs of buckets span of a Final ply:
 // the committed outputs of those buckets' merges, which are the ply's
 // final blobs (pipeline's finish makes them so), read from the buckets'

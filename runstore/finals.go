@@ -3,6 +3,7 @@ package runstore
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/storage"
@@ -78,4 +79,106 @@ func (s *Store) Finals(ctx context.Context, ply int) ([]FinalBlob, error) {
 		}
 	}
 	return out, nil
+}
+
+// FinalsFor makes the rows of a Final ply's final blobs in span from its
+// merged blobs: final blob i is the i-th committed merge output in key
+// order, bucket after bucket. It finds the bucket where span starts by
+// going down the merge stage's completion tree, counting the outputs of
+// the nodes before it (tally.go): one query of at most completionFan
+// markers a level. A run without the tally counts the outputs of every
+// bucket marker instead. Then it reads the merged blobs of the buckets
+// from there on, a doubling run of buckets at a time, until it has span.
+func (s *Store) FinalsFor(ctx context.Context, p *Ply, span Span) ([]FinalBlob, error) {
+	if span.Lo >= span.Hi {
+		return nil, nil
+	}
+	if span.Hi > p.Finals {
+		return nil, fmt.Errorf("%w: ply %d has %d final blobs, not %d", ErrMalformed, p.Ply, p.Finals, span.Hi)
+	}
+	bucket, first, err := s.bucketOf(ctx, p, span.Lo)
+	if err != nil {
+		return nil, fmt.Errorf("finding final blob %d of ply %d: %w", span.Lo, p.Ply, err)
+	}
+	var merged []*MergedBlob
+	for at, step := bucket, 1; first+len(merged) < span.Hi; at, step = at+step, 2*step {
+		if at >= p.Buckets {
+			return nil, fmt.Errorf("%w: ply %d's buckets hold %d merged blobs, not %d", ErrMalformed, p.Ply, first+len(merged), span.Hi)
+		}
+		more, err := s.MergedBlobsIn(ctx, p.Ply, Span{Lo: at, Hi: min(p.Buckets, at+step)})
+		if err != nil {
+			return nil, err
+		}
+		merged = append(merged, more...)
+	}
+	// Stable: a bucket's outputs are read in the order they were written.
+	slices.SortStableFunc(merged, func(a, b *MergedBlob) int { return board.Compare(a.Min, b.Min) })
+	out := make([]FinalBlob, 0, span.Hi-span.Lo)
+	for i := span.Lo; i < span.Hi; i++ {
+		m := merged[i-first]
+		out = append(out, FinalBlob{Index: i, Blob: m.Blob, Count: m.Count, Terminal: m.Terminal, Min: m.Min, Max: m.Max})
+	}
+	return out, nil
+}
+
+// bucketOf finds the bucket that holds final blob i of p, and the index
+// of that bucket's first final blob.
+func (s *Store) bucketOf(ctx context.Context, p *Ply, i int) (bucket, first int, err error) {
+	m, n := s.bucketMarkers(p.Ply), p.Buckets
+	_, ok, err := s.root(ctx, m, n)
+	if err != nil {
+		return 0, 0, err
+	}
+	if !ok {
+		return s.countedBucketOf(ctx, p, i)
+	}
+	level := 1
+	for nodes(n, level) > 1 {
+		level++
+	}
+	// Invariant: node j of level holds final blob i, and first is the
+	// index of its first final blob.
+	j := 0
+	for level > 0 {
+		level--
+		lo, hi := j*completionFan, min(nodes(n, level), (j+1)*completionFan)
+		es, err := queryAll(ctx, s.state, m.pk(lo), m.nodeKey(level, lo), m.nodeKey(level, hi))
+		if err != nil {
+			return 0, 0, err
+		}
+		if len(es) != hi-lo {
+			return 0, 0, fmt.Errorf("%w: %d of the %d markers below a complete node", ErrMalformed, len(es), hi-lo)
+		}
+		j = -1
+		for k, e := range es {
+			outs, err := storage.PropInt64(e, "Outputs")
+			if err != nil {
+				return 0, 0, fmt.Errorf("%w: %w", ErrMalformed, err)
+			}
+			if i < first+int(outs) {
+				j = lo + k
+				break
+			}
+			first += int(outs)
+		}
+		if j < 0 {
+			return 0, 0, fmt.Errorf("%w: the buckets hold %d final blobs, not %d", ErrMalformed, first, i+1)
+		}
+	}
+	return j, first, nil
+}
+
+// countedBucketOf is bucketOf from every bucket marker.
+func (s *Store) countedBucketOf(ctx context.Context, p *Ply, i int) (bucket, first int, err error) {
+	merges, err := s.MergeStage(p).Markers(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, m := range merges {
+		if i < first+int(m.Outputs) {
+			return m.Bucket, first, nil
+		}
+		first += int(m.Outputs)
+	}
+	return 0, 0, fmt.Errorf("%w: the buckets hold %d final blobs, not %d", ErrMalformed, first, i+1)
 }

@@ -155,16 +155,20 @@ func (m stageMarkers) fence(i int, attempt string) string {
 }
 
 func (s *Store) expansionMarkers(ply int) stageMarkers {
-	return s.stageMarkers(s.runRows(ply), 'd', 'e')
+	return s.stageMarkers(s.runRows(ply), 'd', 'e', expansionTally)
 }
-func (s *Store) combineMarkers(ply int) stageMarkers { return s.stageMarkers(s.runRows(ply), 'a', 'b') }
-func (s *Store) bucketMarkers(ply int) stageMarkers  { return s.stageMarkers(s.runRows(ply), 'c', 'k') }
+func (s *Store) combineMarkers(ply int) stageMarkers {
+	return s.stageMarkers(s.runRows(ply), 'a', 'b', combineTally)
+}
+func (s *Store) bucketMarkers(ply int) stageMarkers {
+	return s.stageMarkers(s.runRows(ply), 'c', 'k', mergeTally)
+}
 func (s *Store) resolutionMarkers(ply int) stageMarkers {
-	return s.stageMarkers(spread{pkResolutions(ply), s.shards}, 'd', 'e')
+	return s.stageMarkers(spread{pkResolutions(ply), s.shards}, 'd', 'e', resolutionTally)
 }
 
-func (s *Store) stageMarkers(rows spread, item, group byte) stageMarkers {
-	return stageMarkers{spread: rows, item: item, group: group, flat: s.completion == FlatCompletion}
+func (s *Store) stageMarkers(rows spread, item, group byte, t *tally) stageMarkers {
+	return stageMarkers{spread: rows, item: item, group: group, flat: s.completion == FlatCompletion, tally: t}
 }
 func (s *Store) dispatchMarkers(ply int) stageMarkers {
 	return stageMarkers{spread: s.runRows(ply), item: 'w', group: 'x'}

@@ -56,6 +56,9 @@ type BucketMerge struct {
 	Segments int64 // expansion segments read
 	Entries  int64 // entries read
 	Outputs  int64 // merged blobs written
+	// Positions and Terminal are the outputs' sums: read back as zero
+	// from a marker of before tallies (tally.go).
+	Positions, Terminal int64
 	// Merged are the outputs the merge commits: Commit writes their rows
 	// ahead of the marker. Markers read back leave it empty (MergedBlobs
 	// reads the committed outputs).
@@ -83,11 +86,29 @@ var mergeKind = stageKind[BucketMerge]{
 	rows:    func(s *Store, ply int) stageMarkers { return s.bucketMarkers(ply) },
 	index:   func(m BucketMerge) int { return m.Bucket },
 	attempt: func(m BucketMerge) string { return m.Attempt },
+	// The marker tallies its outputs, and keeps a sample of their
+	// samples, for the merge stage's tally.
 	encode: func(m BucketMerge) (map[string]any, error) {
-		return map[string]any{"Attempt": m.Attempt, "Segments": m.Segments, "Entries": m.Entries, "Outputs": m.Outputs}, nil
+		props := map[string]any{"Attempt": m.Attempt, "Segments": m.Segments, "Entries": m.Entries, "Outputs": m.Outputs}
+		parts := make([]weighed, len(m.Merged))
+		var positions, terminal int64
+		for k, o := range m.Merged {
+			positions += o.Count
+			terminal += o.Terminal
+			parts[k] = weighed{keys: o.Samples, weight: o.Count}
+		}
+		props["Positions"], props["Terminal"] = positions, terminal
+		if keys := sampleKeys(parts, maxSamples); len(keys) > 0 {
+			props["Samples"] = keys
+		}
+		return props, nil
 	},
 	decode: func(d *decoder, i int) BucketMerge {
-		return BucketMerge{Bucket: i, Attempt: d.str("Attempt"), Segments: d.int("Segments"), Entries: d.int("Entries"), Outputs: d.int("Outputs")}
+		m := BucketMerge{Bucket: i, Attempt: d.str("Attempt"), Segments: d.int("Segments"), Entries: d.int("Entries"), Outputs: d.int("Outputs")}
+		if d.optional("Positions") {
+			m.Positions, m.Terminal = d.int("Positions"), d.int("Terminal")
+		}
+		return m
 	},
 	ahead: putMerged,
 	lost:  dropMerged,

@@ -34,10 +34,10 @@ type Flow interface {
 	// (its marker committed): once every task is done, the ply starts
 	// merging.
 	Expanded(ctx context.Context, t *Task, ply, task int) error
-	// Merged runs when a scan finds that ply p has nothing left to merge
-	// (merged are its merged blobs, to become its final blobs), or finds
-	// it already Final: it finishes the ply and enqueues the next work.
-	Merged(ctx context.Context, t *Task, p *runstore.Ply, merged []*runstore.MergedBlob) error
+	// Merged runs when a scan finds that ply p has nothing left to merge,
+	// or finds it already Final: it finishes the ply (its merged blobs
+	// become its final blobs) and enqueues the next work.
+	Merged(ctx context.Context, t *Task, p *runstore.Ply) error
 	// Resolved runs after final blob index of ply is resolved: once all
 	// are, the ply is resolved and the previous ply's resolution starts.
 	Resolved(ctx context.Context, t *Task, ply, index int) error

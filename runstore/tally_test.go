@@ -1,0 +1,193 @@
+package runstore
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/storage"
+)
+
+// keysOf is n made-up sample keys whose first byte is tag.
+func keysOf(tag byte, n int) []byte {
+	out := make([]byte, n*board.KeyLen)
+	for k := range n {
+		out[k*board.KeyLen] = tag
+		out[k*board.KeyLen+1] = byte(k)
+		out[k*board.KeyLen+2] = byte(k >> 8)
+	}
+	return out
+}
+
+// TestSampleKeys: parts whose keys fit keep them all, in order; parts
+// over maxSamples keep at most that, each its share of the weight,
+// evenly spaced from its first key.
+func TestSampleKeys(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		parts []weighed
+		want  map[byte]int // keys kept by tag
+	}{
+		{"none", nil, map[byte]int{}},
+		{"fit", []weighed{{keysOf(1, 10), 100}, {keysOf(2, 5), 1}}, map[byte]int{1: 10, 2: 5}},
+		{"one part over", []weighed{{keysOf(1, 2*maxSamples), 7}}, map[byte]int{1: maxSamples}},
+		{"shares by weight", []weighed{{keysOf(1, maxSamples), 3}, {keysOf(2, maxSamples), 1}},
+			map[byte]int{1: maxSamples * 3 / 4, 2: maxSamples / 4}},
+		{"a share past a part's keys", []weighed{{keysOf(1, 10), 9}, {keysOf(2, maxSamples), 1}},
+			map[byte]int{1: 10, 2: maxSamples / 10}},
+		{"no weight", []weighed{{keysOf(1, maxSamples), 0}, {keysOf(2, maxSamples), 5}}, map[byte]int{2: maxSamples}},
+	} {
+		out := sampleKeys(tc.parts, maxSamples)
+		if len(out)%board.KeyLen != 0 || len(out)/board.KeyLen > maxSamples {
+			t.Errorf("%s: %d bytes, not at most %d keys", tc.name, len(out), maxSamples)
+		}
+		got := map[byte]int{}
+		for k := 0; k < len(out); k += board.KeyLen {
+			got[out[k]]++
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: keys by part %v, want %v", tc.name, got, tc.want)
+		}
+		if len(tc.parts) > 0 && len(out) > 0 && !bytes.Equal(out[:board.KeyLen], tc.parts[0].keys[:board.KeyLen]) && tc.want[1] > 0 {
+			t.Errorf("%s: the first key kept is not the first part's first", tc.name)
+		}
+	}
+}
+
+// TestTalliedTotals merges a ply of 300 buckets (a tree of three
+// levels) with a random number of outputs each, in random order, each
+// merge climbing the completion tree, and reads the ply's totals and
+// every run of 64 final blobs: counted in a tree, flat, and in a tree
+// whose first bucket's marker was written before tallies (so no node
+// above it has a tally, and the readers count from every marker). Each
+// must give the same totals and the merged blobs in key order; the tree
+// keeps at most maxSamples samples, the others all.
+func TestTalliedTotals(t *testing.T) {
+	ctx := context.Background()
+	b := board.MustNew(4)
+	start := b.Canonical(b.Start())
+	const buckets = 300
+	rng := rand.New(rand.NewPCG(3, 9))
+	outputs := make([]int, buckets)
+	var want []string
+	for k := range outputs {
+		outputs[k] = rng.IntN(6)
+		for j := range outputs[k] {
+			want = append(want, FinalRunBlobName(1, k, j, "a"))
+		}
+	}
+	order := rng.Perm(buckets)
+	for _, tc := range []struct {
+		name       string
+		completion Completion
+		shards     int
+		old        bool // bucket 0's marker lacks the tally
+	}{
+		{"tree", TreeCompletion, 3, false},
+		{"flat", FlatCompletion, 1, false},
+		{"tree, from before tallies", TreeCompletion, 1, true},
+	} {
+		be := testkit.Embedded(t)
+		state, back := be.Table("runstate"), be.Table("runback")
+		for _, tb := range []storage.Table{state, back} {
+			if err := tb.Create(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s := New(b, []storage.Table{state}, []storage.Table{back}, tc.shards, tc.completion)
+		p0, err := s.AddFirstPly(ctx, Claim{Owner: "seed"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Finish(ctx, p0, Claim{Owner: "seed"}, Totals{Finals: 1, Positions: 1}, &Ply{Ply: 1, Tasks: 1, Buckets: buckets}); err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.Ply(ctx, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		est := s.ExpansionStage(p)
+		if _, err := est.Commit(ctx, Expansion{Task: 0, Blob: ExpansionBlobName(1, 0, "e"), Edges: 1234}); err != nil {
+			t.Fatal(err)
+		}
+		if all, err := est.AllDone(ctx, 0); err != nil || !all {
+			t.Fatalf("%s: the one expansion task: %v, %v", tc.name, all, err)
+		}
+		if err := s.StartMerging(ctx, p, Claim{Owner: "m"}); err != nil {
+			t.Fatal(err)
+		}
+		mst := s.MergeStage(p)
+		for _, k := range order {
+			bm := BucketMerge{Bucket: k, Attempt: "a", Segments: 2, Entries: 10, Outputs: int64(outputs[k])}
+			for j := range outputs[k] {
+				bm.Merged = append(bm.Merged, &MergedBlob{Blob: FinalRunBlobName(1, k, j, "a"), Count: 100, Terminal: 1,
+					Min: start, Max: start, Samples: keysOf(byte(k), 200)})
+			}
+			if _, err := mst.Commit(ctx, bm); err != nil {
+				t.Fatal(err)
+			}
+			if tc.old && k == 0 {
+				rows := s.bucketMarkers(1)
+				e, err := state.Get(ctx, rows.pk(0), markerKey(rows.item, 0))
+				if err != nil {
+					t.Fatal(err)
+				}
+				delete(e.Props, "Positions")
+				delete(e.Props, "Terminal")
+				delete(e.Props, "Samples")
+				if _, err := state.Update(ctx, e, e.ETag); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := mst.AllDone(ctx, k); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if p, err = s.Ply(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+		totals, samples, err := s.MergedTotals(ctx, p)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		wantTotals := Totals{Finals: len(want), Positions: 100 * int64(len(want)), Terminal: int64(len(want)),
+			Edges: 1234, Merges: buckets, BlobReads: 2 * buckets, Merged: 10 * buckets}
+		if totals != wantTotals {
+			t.Errorf("%s: totals %+v, want %+v", tc.name, totals, wantTotals)
+		}
+		// The root's five children keep at most maxSamples each, of
+		// 64 buckets' 32,000 samples.
+		keys := len(samples) / board.KeyLen
+		switch tree := tc.completion == TreeCompletion && !tc.old; {
+		case tree && (keys > 5*maxSamples || keys < 4*maxSamples):
+			t.Errorf("%s: %d samples, want at most %d and most of them", tc.name, keys, 5*maxSamples)
+		case !tree && keys != 200*len(want):
+			t.Errorf("%s: %d samples, want every one of %d", tc.name, keys, 200*len(want))
+		}
+		p.Finals = totals.Finals
+		var got []string
+		for lo := 0; lo < p.Finals; lo += DispatchFan {
+			finals, err := s.FinalsFor(ctx, p, Span{Lo: lo, Hi: min(p.Finals, lo+DispatchFan)})
+			if err != nil {
+				t.Fatalf("%s: final blobs from %d: %v", tc.name, lo, err)
+			}
+			for i, f := range finals {
+				if f.Index != lo+i || f.Count != 100 {
+					t.Errorf("%s: final blob %d read as %+v", tc.name, lo+i, f)
+				}
+				got = append(got, f.Blob)
+			}
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: final blobs %d, want the %d merged blobs in key order", tc.name, len(got), len(want))
+		}
+		if _, err := s.FinalsFor(ctx, p, Span{Lo: p.Finals - 1, Hi: p.Finals + 1}); err == nil {
+			t.Errorf("%s: final blobs past the last were read", tc.name)
+		}
+	}
+}
