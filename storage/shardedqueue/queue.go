@@ -46,7 +46,7 @@ import (
 type Queue struct {
 	name   string
 	shards []storage.Queue
-	next   atomic.Uint64 // where the next Dequeue starts
+	next   atomic.Uint64 // the rotation: the next shard a Dequeue asks, mod len(shards)
 }
 
 // Probes is the most shards one Dequeue asks. Two rather than one: at a
