@@ -33,11 +33,13 @@ func RunLocal(ctx context.Context, be storage.Backend, cfg RunConfig, workers in
 	if wcfg.PollMax == 0 {
 		// Loops in one process wait on each other's messages; a short
 		// back-off keeps the hand-offs quick. Idle, the process polls
-		// workers/PollMax times a second, and some loop finds a new
-		// message within about PollMax/workers: 10 ms a loop keeps both
-		// bounded (100 polls a second, 10 ms) however many loops there
-		// are, where hundreds of loops polling every 100 ms would take
-		// more than a queue serves (2,000 messages a second).
+		// workers/PollMax times a second, each poll asking the next
+		// shardedqueue.Probes shards of a rotation the loops share, so
+		// some loop finds a new message within about PollMax/workers
+		// times shards/Probes: 10 ms a loop keeps both bounded (100
+		// polls a second; 10 ms a poll) however many loops there are,
+		// where hundreds of loops polling every 100 ms would take more
+		// than a queue serves (2,000 messages a second).
 		wcfg.PollMax = max(100*time.Millisecond, time.Duration(workers)*localPollPerWorker)
 	}
 	if progress != nil {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/runstore"
@@ -31,10 +33,21 @@ type Run struct {
 	store        *runstore.Store
 	shared       *task.Run // this run, as its handlers see it
 
-	// What the worker loops of this process know of the run's end
-	// (seenDone): that it is complete, and when a loop last read it.
+	// What the worker loops of this process share of the run's state, so
+	// that one of them reads it for all (gate): that it is complete
+	// (seenDone); when its queues were last counted, whether they were
+	// empty, and whether the wait for them was logged (drained); and when
+	// a loop last looked for a stall (nudgeIfStalled).
 	doneSeen   atomic.Bool
-	doneReadAt atomic.Int64 // Unix nanoseconds
+	doneRead   gate
+	queuesRead gate
+	count      struct {
+		sync.Mutex
+		at    time.Time
+		empty bool
+	}
+	drainLogged  atomic.Bool
+	stallChecked gate
 }
 
 func newRun(be storage.Backend, cfg RunConfig) (*Run, error) {

@@ -2,17 +2,18 @@ package pipeline
 
 import (
 	"context"
-	"time"
 
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/runstore"
 )
 
 // nudgeIfStalled runs when a poll finds no visible message, at most once
-// per visibility timeout per worker. A queue whose length is zero holds no
-// message at all, visible, in flight or delayed (Azure never reports less
-// than the true count), so if the run is not complete then some message
-// was lost: a merge message deleted or poisoned, a scan that never
+// per visibility timeout per process (its loops share the check: counting
+// a sharded work queue asks every shard). It counts the queue rather than
+// trusting the empty poll, which asked only some shards. A queue whose
+// length is zero holds no message at all, visible, in flight or delayed
+// (Azure never reports less than the true count), so if the run is not
+// complete then some message was lost: a merge message deleted or poisoned, a scan that never
 // came, or the message that owed a ply's follow-up poisoned. It enqueues
 // a scan of each open ply, and of each ply whose follow-up is not done
 // (runstore.Ply.Owes): the scan enqueues the merges of the buckets not
@@ -20,10 +21,9 @@ import (
 // owner's lease has run out (flow.followUp). Several workers may nudge
 // at once; duplicate scans are harmless.
 func (w *Worker) nudgeIfStalled(ctx context.Context) {
-	if time.Since(w.stallChecked) < w.cfg.Visibility {
+	if !w.run.stallChecked.open(w.cfg.Visibility) {
 		return
 	}
-	w.stallChecked = time.Now()
 	if n, err := w.run.work.ApproximateLength(ctx); err != nil || n > 0 {
 		return
 	}

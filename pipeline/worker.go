@@ -24,9 +24,8 @@ type Worker struct {
 	progress *Progress
 	handler  task.Handler
 
-	stallChecked       time.Time // see nudgeIfStalled
 	compensationPolled time.Time // see pollCompensation
-	drainLogged        bool      // see finished
+	handled            time.Time // when the last handling ended; see finished
 }
 
 // NewWorker checks the configuration and makes a worker for an open run.
@@ -51,8 +50,12 @@ func NewWorker(r *Run, cfg WorkerConfig, log *slog.Logger, progress *Progress) (
 // abandoned and made visible again at once; every handler is idempotent.
 //
 // It takes the work queue's messages first and polls the compensation
-// queue when the work queue has none visible, and once a visibility
-// timeout besides (pollCompensation). A run seeded before the
+// queue when a poll of the work queue finds none, and once a visibility
+// timeout besides (pollCompensation). A poll of a sharded work queue
+// asks only some shards (shardedqueue): finding none, the loop backs off
+// as from an empty queue, and a later poll, its own or another loop's,
+// asks the other shards. Nothing here takes an empty poll for an empty
+// queue: the stall and drain checks count the queues. A run seeded before the
 // compensation queue existed gets it here; the compensation messages
 // its work queue still holds are handled there as any message.
 func (w *Worker) Run(ctx context.Context) {
@@ -126,18 +129,7 @@ func (w *Worker) finished(ctx context.Context) bool {
 	if !w.run.seenDone(ctx) {
 		return false
 	}
-	if !w.cfg.Drain {
-		return true
-	}
-	n, err := w.run.Queued(ctx)
-	if err != nil {
-		return false
-	}
-	if n > 0 && !w.drainLogged {
-		w.drainLogged = true
-		w.log.Info("run complete; waiting for delayed compensation messages before exiting", "messages", n)
-	}
-	return n == 0
+	return !w.cfg.Drain || w.run.drained(ctx, w.log, w.handled)
 }
 
 // handle runs one message of queue q through the handler chain under
@@ -149,6 +141,7 @@ func (w *Worker) handle(ctx context.Context, q storage.Queue, msg storage.Messag
 	log := w.log.With("msg_id", msg.ID, "kind", kind, "ply", plyOf(msg.Text), "dequeue_count", msg.DequeueCount)
 	start := time.Now()
 	outcome := w.settle(ctx, log, q, msg)
+	w.handled = time.Now()
 	if w.cfg.Observer != nil {
 		w.cfg.Observer.TaskDone(kind, outcome, time.Since(start))
 	}
@@ -246,10 +239,11 @@ func (w *Worker) toPoison(ctx context.Context, log *slog.Logger, q storage.Queue
 }
 
 // doneEvery is how often, at most, the worker loops of one process read
-// whether the run is complete. Every loop asks after each empty poll:
-// hundreds of loops reading the one Done row each time would take more
-// than its table partition serves (2,000 entities a second) and throttle
-// the run's own transitions.
+// whether the run is complete, and once it is, count its queues. Every
+// loop asks after each empty poll: hundreds of loops reading the one
+// Done row each time would take more than its table partition serves
+// (2,000 entities a second) and throttle the run's own transitions, and
+// counting the queues asks every shard of the work queue.
 const doneEvery = time.Second
 
 // seenDone reports whether the run is complete, reading its Done row
@@ -259,12 +253,42 @@ func (r *Run) seenDone(ctx context.Context) bool {
 	if r.doneSeen.Load() {
 		return true
 	}
-	last, now := r.doneReadAt.Load(), time.Now().UnixNano()
-	if now-last < int64(doneEvery) || !r.doneReadAt.CompareAndSwap(last, now) {
+	if !r.doneRead.open(doneEvery) {
 		return false
 	}
 	if d, err := r.Done(ctx); err == nil && d != nil {
 		r.doneSeen.Store(true)
 	}
 	return r.doneSeen.Load()
+}
+
+// drained reports whether the run's queues held no message, visible or
+// delayed, when counted after since: the loops of a process count them
+// at most once per doneEvery between them, and each asks with since
+// the end of its own last handling, which may have enqueued a
+// compensation message that an earlier count did not see.
+func (r *Run) drained(ctx context.Context, log *slog.Logger, since time.Time) bool {
+	if r.queuesRead.open(doneEvery) {
+		start := time.Now()
+		n, err := r.Queued(ctx)
+		if err == nil {
+			r.counted(start, n == 0)
+		}
+		if n > 0 && !r.drainLogged.Swap(true) {
+			log.Info("run complete; waiting for delayed compensation messages before exiting", "messages", n)
+		}
+	}
+	r.count.Lock()
+	defer r.count.Unlock()
+	return r.count.empty && r.count.at.After(since)
+}
+
+// counted records a count of the queues that began at start, unless a
+// later one is recorded already.
+func (r *Run) counted(start time.Time, empty bool) {
+	r.count.Lock()
+	defer r.count.Unlock()
+	if start.After(r.count.at) {
+		r.count.at, r.count.empty = start, empty
+	}
 }

@@ -102,6 +102,9 @@ type Queue interface {
 	// compensation messages need) without dequeuing it.
 	Enqueue(ctx context.Context, text string, opts EnqueueOptions) (Receipt, error)
 	// Dequeue receives up to max (1..32) visible messages and hides them for visibility.
+	// It may return fewer than are visible, even none (a sharded queue asks
+	// only some of its shards a call), but polling again finds the rest:
+	// an empty Dequeue does not say the queue is empty; ApproximateLength does.
 	Dequeue(ctx context.Context, max int, visibility time.Duration) ([]Message, error)
 	// UpdateVisibility hides the message for visibility from now and keeps its
 	// text. It returns the new pop receipt; ErrLeaseLost if popReceipt is stale.

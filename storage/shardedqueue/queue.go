@@ -11,11 +11,21 @@
 //     the shard's number, a dot, and the shard's own ID; UpdateVisibility
 //     and Delete route by that number. An ID without a valid shard number
 //     cannot name one of this queue's messages: ErrNotFound.
-//   - Dequeue asks the shards in turn, starting at the one after where
-//     this queue's previous Dequeue started, until it has max messages or
-//     has asked every shard: a consumer that takes one message at a time
-//     makes one call per shard only when the queue is (nearly) empty, and
-//     consumers sharing a queue value start at different shards.
+//   - Dequeue asks at most Probes shards and stops once it has max
+//     messages: a poll of an empty queue costs Probes calls whatever the
+//     number of shards. It may therefore return none while shards it did
+//     not ask hold visible messages (storage.Queue allows fewer than are
+//     visible). The shards one queue value asks, from however many
+//     goroutines, go round all of them one by one from a random start
+//     (so that processes sharing the shards do not all start at shard
+//     0): any `shards` consecutive asks cover every shard, so a lone
+//     consumer's ceil(shards/Probes) empty Dequeues in a row have asked
+//     them all, and consumers that poll again find every visible
+//     message. Whoever must know that the queue is empty asks
+//     ApproximateLength, never an empty Dequeue.
+//   - ApproximateLength and Peek ask every shard: they are O(shards),
+//     for the rare callers that need the whole queue (the stall and
+//     drain checks, audits), not for polling.
 package shardedqueue
 
 import (
@@ -36,8 +46,14 @@ import (
 type Queue struct {
 	name   string
 	shards []storage.Queue
-	next   atomic.Uint64 // where the next Dequeue starts
+	next   atomic.Uint64 // the rotation: the next shard a Dequeue asks, mod len(shards)
 }
+
+// Probes is the most shards one Dequeue asks. Two rather than one: at a
+// stage's tail, when few shards hold messages, a poll finds one about
+// twice as often before its worker backs off, for one more call when
+// the queue is empty.
+const Probes = 2
 
 // New returns one queue named name over shards. With a single shard it
 // returns that shard itself, so a one-shard run names its messages as
@@ -121,16 +137,20 @@ func (q *Queue) Enqueue(ctx context.Context, text string, opts storage.EnqueueOp
 	return r, nil
 }
 
-// Dequeue takes up to max messages from the shards in turn.
+// Dequeue takes up to max messages from at most Probes shards, the next
+// ones of the rotation.
 func (q *Queue) Dequeue(ctx context.Context, max int, visibility time.Duration) ([]storage.Message, error) {
 	if err := storage.ValidDequeue(max, visibility); err != nil {
 		return nil, err
 	}
 	n := uint64(len(q.shards))
-	start := q.next.Add(1) % n
 	var out []storage.Message
-	for k := uint64(0); k < n && len(out) < max; k++ {
-		i := int((start + k) % n)
+	for range min(Probes, len(q.shards)) {
+		// Each ask takes the next shard of the rotation, not a window of
+		// Probes: a poll that the first shard answers would otherwise
+		// skip the second, and a busy consumer would drain half the
+		// shards while the others wait.
+		i := int((q.next.Add(1) - 1) % n)
 		msgs, err := q.shards[i].Dequeue(ctx, max-len(out), visibility)
 		if err != nil {
 			// Messages already taken come back when their visibility ends.
@@ -139,6 +159,9 @@ func (q *Queue) Dequeue(ctx context.Context, max int, visibility time.Duration) 
 		for _, m := range msgs {
 			m.ID = wrapID(i, m.ID)
 			out = append(out, m)
+		}
+		if len(out) == max {
+			break
 		}
 	}
 	return out, nil

@@ -24,14 +24,17 @@ import (
 // queue, container and table the test made. Subtests run in parallel, each
 // with a backend of its own from open.
 func Run(t *testing.T, open func(t *testing.T) storage.Backend) {
-	run(t, open, "")
+	run(t, open, "", 1)
 }
 
 // RunQueues runs the queue tests only, for a storage.Queue that is not a
 // backend's own (a sharded queue, say): open's backend must hand out that
-// kind of queue.
-func RunQueues(t *testing.T, open func(t *testing.T) storage.Backend) {
-	run(t, open, "Queue/")
+// kind of queue. A Dequeue of such a queue may return fewer messages than
+// are visible (storage.Queue allows it); polls is how many consecutive
+// Dequeues find every visible one, and where the suite expects what one
+// Dequeue returns of a backend's own queue, it takes up to polls of them.
+func RunQueues(t *testing.T, open func(t *testing.T) storage.Backend, polls int) {
+	run(t, open, "Queue/", polls)
 }
 
 // cases is the suite, by name.
@@ -78,8 +81,8 @@ var cases = []struct {
 }
 
 // run runs the cases whose names start with prefix.
-func run(t *testing.T, open func(t *testing.T) storage.Backend, prefix string) {
-	s := &suite{open: open}
+func run(t *testing.T, open func(t *testing.T) storage.Backend, prefix string, polls int) {
+	s := &suite{open: open, polls: polls}
 	for _, tc := range cases {
 		if !strings.HasPrefix(tc.name, prefix) {
 			continue
@@ -92,7 +95,8 @@ func run(t *testing.T, open func(t *testing.T) storage.Backend, prefix string) {
 }
 
 type suite struct {
-	open func(t *testing.T) storage.Backend
+	open  func(t *testing.T) storage.Backend
+	polls int // see RunQueues
 }
 
 // env is one subtest's backend and naming scope.
@@ -101,6 +105,7 @@ type env struct {
 	b      storage.Backend
 	ctx    context.Context
 	prefix string // lowercase letter, then lowercase letters and digits
+	polls  int    // Dequeues that find every visible message (RunQueues)
 }
 
 func (s *suite) env(t *testing.T) *env {
@@ -110,7 +115,7 @@ func (s *suite) env(t *testing.T) *env {
 			t.Errorf("close backend: %v", err)
 		}
 	})
-	return &env{T: t, b: b, ctx: t.Context(), prefix: randomPrefix()}
+	return &env{T: t, b: b, ctx: t.Context(), prefix: randomPrefix(), polls: s.polls}
 }
 
 // randomPrefix returns "st" and eight random lowercase letters and digits:
