@@ -146,6 +146,11 @@ type Model struct {
 	// bucketFill the buckets a ply has over its edges per bucket, both
 	// from every measured ply with buckets to count.
 	perUnit    [numKinds]map[string]map[string]float64
+	// entitiesPerUnit[kind][category] is the table entities a category
+	// reads and writes per unit of the driver of its queries: the rows a
+	// ply's items read grow with its items (completion, markers, final
+	// rows), not with its edges, and small blobs make many items.
+	entitiesPerUnit [numKinds]map[string]float64
 	segments   segmentLaw
 	bucketFill float64
 }
@@ -238,7 +243,11 @@ func (m *Model) fitUnits(large Measurement) error {
 	for k, ply := range [numKinds]int{interior: T - 1, target: T} {
 		u := measuredUnits(large, ply)
 		m.perUnit[k] = map[string]map[string]float64{}
+		m.entitiesPerUnit[k] = map[string]float64{}
 		for cat, use := range large.Plies[ply].Categories {
+			if d := u.value(entityDriver(cat)); d > 0 {
+				m.entitiesPerUnit[k][cat] = float64(use.Entities) / d
+			}
 			m.perUnit[k][cat] = map[string]float64{}
 			for op, n := range use.Ops {
 				if d := u.value(driverOfOp(cat, op)); d > 0 {

@@ -222,9 +222,9 @@ func TestShardsAndBinding(t *testing.T) {
 		limits  func(*Limits)
 		binding string
 	}{
-		// Through ply 11 on 2 workers, resolving ply 11 needs a second
-		// table partition; through ply 10, one of each suffices.
-		{"documented targets", func(*Limits) {}, BoundPartitions},
+		// Through ply 11 on 2 workers, each waiting 10 ms a call, one
+		// of each suffices.
+		{"documented targets", func(*Limits) {}, BoundCPU},
 		{"few queue messages", func(l *Limits) { l.QueueMessages = 1 }, BoundQueue},
 		{"few partition entities", func(l *Limits) { l.PartitionEntities = 1 }, BoundPartitions},
 		{"few requests", func(l *Limits) { l.AccountRequests = 1 }, BoundRequests},
@@ -280,7 +280,8 @@ func TestDeadlineGivesWorkers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := int(math.Ceil(base.Total.CPUSeconds / d.Seconds()))
+		// The base plan's workers are busy for its seconds each.
+		want := int(math.Ceil(base.Total.Seconds * float64(base.Workers) / d.Seconds()))
 		if p.Workers != want || p.Total.Seconds > d.Seconds() {
 			t.Errorf("deadline %s: %d workers taking %g s, want %d workers within the deadline", d, p.Workers, p.Total.Seconds, want)
 		}

@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"strings"
@@ -67,7 +68,17 @@ type Config struct {
 	Sizes  runstore.Sizes
 	Limits Limits
 	Prices report.Prices
+	// Latency is how long one storage call takes; zero means
+	// DefaultLatency. A worker loop makes one call at a time, so a ply
+	// takes at least its transactions times Latency over the workers.
+	Latency time.Duration
 }
+
+// DefaultLatency is a storage call's latency when Config leaves it out:
+// a table or queue call within an Azure region takes a few to some tens
+// of milliseconds, and `enumerate -storage sim` waits this long by
+// default (-sim-latency).
+const DefaultLatency = 10 * time.Millisecond
 
 // Validate checks a configuration.
 func (c Config) Validate() error {
@@ -78,6 +89,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("deadline %s: must be zero (none) or more", c.Deadline)
 	case c.Deadline == 0 && c.Workers < 1:
 		return fmt.Errorf("%d workers: must be 1 or more", c.Workers)
+	case c.Latency < 0:
+		return fmt.Errorf("latency %s: must be zero (the default) or more", c.Latency)
 	}
 	l := c.Limits
 	if min(l.AccountRequests, l.AccountIngress, l.AccountEgress, l.QueueMessages, l.PartitionEntities) <= 0 || l.Headroom <= 0 || l.Headroom > 1 {
@@ -188,23 +201,29 @@ func (m *Model) Make(cfg Config) (*Plan, error) {
 			pl.Plies = append(pl.Plies, Ply{Ply: p, Positions: n, Edges: edges[p], Extrapolated: extra})
 		}
 	}
+	// A worker loop is busy with a ply for its CPU or its calls'
+	// latency, whichever is longer: it makes one call at a time.
+	latency := cmp.Or(cfg.Latency, DefaultLatency)
 	usages := make([]Usage, len(pl.Plies))
-	var cpu float64
+	busy := make([]float64, len(pl.Plies))
+	var total float64
 	for i := range pl.Plies {
-		usages[i] = m.estimatePly(&pl.Plies[i], cfg, positions, edges)
-		cpu += pl.Plies[i].CPUSeconds
+		y := &pl.Plies[i]
+		usages[i] = m.estimatePly(y, cfg, positions, edges)
+		busy[i] = max(y.CPUSeconds, float64(y.Transactions)*latency.Seconds())
+		total += busy[i]
 	}
 	pl.Workers = cfg.Workers
 	if cfg.Deadline > 0 {
 		pl.DeadlineSeconds = cfg.Deadline.Seconds()
-		pl.Workers = max(1, int(math.Ceil(cpu/pl.DeadlineSeconds)))
+		pl.Workers = max(1, int(math.Ceil(total/pl.DeadlineSeconds)))
 	}
 	t := &pl.Total
 	t.Ply, t.Binding, t.TransactionsByCategory = cfg.Target, BoundCPU, map[string]int64{}
 	t.Accounts, t.QueueShards, t.Partitions, t.PartitionShards = 1, 1, 1, 1
 	for i := range pl.Plies {
 		y := &pl.Plies[i]
-		y.Seconds = y.CPUSeconds / float64(pl.Workers)
+		y.Seconds = busy[i] / float64(pl.Workers)
 		y.need(usages[i], m.hot[kindAt(y.Ply, cfg.Target)], cfg.Limits)
 		t.add(y)
 	}
@@ -232,6 +251,9 @@ func (m *Model) estimatePly(y *Ply, cfg Config, positions, edges []int64) Usage 
 	for _, cat := range task.Categories {
 		cu := m.lines[k][cat].at(float64(driverOf(edgesAt, k, cat, y.Ply)))
 		cu.Ops = m.opsAt(k, cat, y.Units)
+		if per, ok := m.entitiesPerUnit[k][cat]; ok {
+			cu.Entities = round(per * y.Units.value(entityDriver(cat)))
+		}
 		if n := cu.Transactions(); n > 0 || cat != task.CategoryCompensation {
 			y.TransactionsByCategory[cat] = n
 		}

@@ -76,6 +76,10 @@ func driverOfOp(cat, op string) string {
 	return drvFinals
 }
 
+// entityDriver is the driver of a category's table entities: that of its
+// queries.
+func entityDriver(cat string) string { return driverOfOp(cat, "table.query") }
+
 // value is a driver's count in a ply's units. A combine task costs what
 // a bucket merge does in table rows and messages, plus one blob written.
 func (u Units) value(driver string) float64 {
