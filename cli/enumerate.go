@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/reversi-cloud/reversi/board"
@@ -260,8 +261,9 @@ func (f *enumerateFlags) enumeratePipeline(env Env, fs *flag.FlagSet, cfg pipeli
 	if web != nil {
 		defer web.stop()
 	}
+	stopProgress := func() {}
 	if !f.quiet {
-		stopProgress := showProgress(env, progress, start)
+		stopProgress = sync.OnceFunc(showProgress(env, progress, start))
 		defer stopProgress()
 	}
 	rep, r, err := f.runLocal(ctx, be, cfg, wcfg, log, progress, start, web, full)
@@ -273,8 +275,17 @@ func (f *enumerateFlags) enumeratePipeline(env Env, fs *flag.FlagSet, cfg pipeli
 	}
 	if f.storage.kind == "sim" {
 		// A rehearsal checks what it rehearsed: the run is gone once
-		// this process ends, so nothing could check it later.
-		a, err := r.Audit(ctx)
+		// this process ends, so nothing could check it later. The check
+		// is no part of the fleet, and reads the account directly.
+		stopProgress()
+		if !f.quiet {
+			fmt.Fprintln(env.Stderr, "auditing the rehearsed run (the checks of inspect -check)")
+		}
+		audited, err := pipeline.OpenRun(ctx, f.storage.simBE.Inner(), cfg.Name)
+		if err != nil {
+			return fmt.Errorf("auditing run %s: %w", cfg.Name, err)
+		}
+		a, err := audited.Audit(ctx)
 		if err != nil {
 			return fmt.Errorf("auditing run %s: %w", cfg.Name, err)
 		}
