@@ -145,14 +145,14 @@ type Model struct {
 	// last plies; segments is the law of the segments merges read, and
 	// bucketFill the buckets a ply has over its edges per bucket, both
 	// from every measured ply with buckets to count.
-	perUnit    [numKinds]map[string]map[string]float64
+	perUnit [numKinds]map[string]map[string]float64
 	// entitiesPerUnit[kind][category] is the table entities a category
 	// reads and writes per unit of the driver of its queries: the rows a
 	// ply's items read grow with its items (completion, markers, final
 	// rows), not with its edges, and small blobs make many items.
 	entitiesPerUnit [numKinds]map[string]float64
-	segments   segmentLaw
-	bucketFill float64
+	segments        segmentLaw
+	bucketFill      float64
 }
 
 // Fit fits a model to two measured runs of 8x8 with the same settings:

@@ -10,6 +10,7 @@ import (
 
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/report"
+	"github.com/reversi-cloud/reversi/runstore"
 )
 
 func defaultConfig(targetPly int) Config {
@@ -334,4 +335,41 @@ func FuzzParseMeasurement(f *testing.F) {
 			t.Fatalf("accepted a measurement of target %d with %d plies and %g CPU seconds", m.Target, len(m.Plies), m.CPUSeconds)
 		}
 	})
+}
+
+// TestItemsDriveEntitiesAndLatencyTheWall: a ply of small blobs has
+// more items, and its table entities grow with them, not with its edges;
+// and a ply takes at least its transactions' latency over the workers,
+// however little CPU it needs.
+func TestItemsDriveEntitiesAndLatencyTheWall(t *testing.T) {
+	m, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	planFor := func(blobPositions int, latency time.Duration) *Plan {
+		cfg := defaultConfig(10)
+		cfg.Workers, cfg.Latency = 512, latency
+		cfg.Sizes = runstore.NewSizes(blobPositions, 64, 0, 64)
+		p, err := m.Make(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	small, large := planFor(16, 0), planFor(128, 0)
+	for _, ply := range []int{9, 10} {
+		s, l := small.Plies[ply], large.Plies[ply]
+		es, el := s.EntitiesPerSecond*s.Seconds, l.EntitiesPerSecond*l.Seconds
+		if ratio := es / el; ratio < 4 {
+			t.Errorf("ply %d: %.0f entities with 16-position blobs, %.0f with 128: %.1f times, want about 8 for 8 times the items", ply, es, el, ratio)
+		}
+		for _, y := range []Ply{s, l} {
+			if floor := float64(y.Transactions) * DefaultLatency.Seconds() / 512; y.Seconds < floor*0.999 {
+				t.Errorf("ply %d: %g s for %d transactions at %s each over 512 workers (%g s)", ply, y.Seconds, y.Transactions, DefaultLatency, floor)
+			}
+		}
+	}
+	if slow := planFor(16, 100*time.Millisecond); slow.Plies[10].Seconds < 9*small.Plies[10].Seconds {
+		t.Errorf("ply 10 takes %g s at 100 ms a call, %g s at 10 ms", slow.Plies[10].Seconds, small.Plies[10].Seconds)
+	}
 }
