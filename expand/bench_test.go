@@ -17,22 +17,8 @@ import (
 // evenly from a sorted sample of their children.
 var ply9 = sync.OnceValues(func() ([]board.Position, []board.Position) {
 	b := board.MustNew(8)
-	frontier := []board.Position{b.Start()}
+	frontier := plyOf(b, 9)
 	var kids []board.Position
-	for range 9 {
-		seen := map[board.Position]bool{}
-		var next []board.Position
-		for _, p := range frontier {
-			kids, _ = b.Children(p, kids[:0])
-			for _, k := range kids {
-				if !seen[k] {
-					seen[k] = true
-					next = append(next, k)
-				}
-			}
-		}
-		frontier = next
-	}
 	var sample []board.Position
 	for i := 0; i < len(frontier); i += 97 {
 		kids, _ = b.Children(frontier[i], kids[:0])

@@ -51,35 +51,14 @@ func edgeLayout(positions []board.Position) (layout, bool) {
 
 // generate appends to dst the edges from each non-terminal position to
 // its distinct canonical children, as Positions does, and returns how
-// many of them have white to move. dst grows as Positions's does.
+// many of them have white to move.
 func (l layout) generate(b *board.Board, positions []board.Position, dst []edge) ([]edge, Stats, int) {
-	var st Stats
-	moves := 0
-	for _, p := range positions {
-		moves += bits.OnesCount64(b.Moves(p))
-	}
-	es := dst
-	if cap(dst)-len(dst) < moves {
-		es = make([]edge, len(dst), len(dst)+moves+moves/8)
-		copy(es, dst)
-	}
 	whites := 0
-	kids := make([]board.Position, 0, 32)
-	for i, p := range positions {
-		var moves int
-		kids, moves = b.Children(p, kids[:0])
-		if moves == 0 {
-			st.Terminal++
-			continue
-		}
-		st.Edges += int64(moves)
-		for _, k := range kids {
-			side := uint64(k.Side)
-			whites += int(side)
-			es = append(es, edge{hi: k.Occ, lo: side<<63 | packed.WhiteBits(k)<<l.indexBits | uint64(i)})
-		}
-	}
-	st.Entries = int64(len(es) - len(dst))
+	es, st := children(b, positions, dst, func(i int, k board.Position) edge {
+		side := uint64(k.Side)
+		whites += int(side)
+		return edge{hi: k.Occ, lo: side<<63 | packed.WhiteBits(k)<<l.indexBits | uint64(i)}
+	})
 	return es, st, whites
 }
 

@@ -208,19 +208,26 @@ type Stats struct {
 
 // Positions appends to dst the edges from each non-terminal position to
 // its distinct canonical children, naming the parent by (blob, index).
-// The positions' number of moves bounds the edges; if dst has not the
-// room, it grows once, to an eighth more than that, so that a buffer
-// reused for the next task of the ply (of about as many moves) rarely
-// grows again.
 func Positions(b *board.Board, positions []board.Position, blob uint32, dst []dedup.Entry) ([]dedup.Entry, Stats) {
+	return children(b, positions, dst, func(i int, k board.Position) dedup.Entry {
+		return dedup.Entry{Pos: k, Ref: dedup.Ref{Blob: blob, Index: uint32(i)}}
+	})
+}
+
+// children appends to dst edge(i, k) for each distinct canonical child k
+// of each non-terminal position i. The positions' number of moves bounds
+// the edges; if dst has not the room, it grows once, to an eighth more
+// than that, so that a buffer reused for the next task of the ply (of
+// about as many moves) rarely grows again.
+func children[E any](b *board.Board, positions []board.Position, dst []E, edge func(i int, k board.Position) E) ([]E, Stats) {
 	var st Stats
 	moves := 0
 	for _, p := range positions {
 		moves += bits.OnesCount64(b.Moves(p))
 	}
-	entries := dst
+	es := dst
 	if cap(dst)-len(dst) < moves {
-		entries = slices.Grow(dst, moves+moves/8)
+		es = slices.Grow(dst, moves+moves/8)
 	}
 	kids := make([]board.Position, 0, 32)
 	for i, p := range positions {
@@ -232,9 +239,9 @@ func Positions(b *board.Board, positions []board.Position, blob uint32, dst []de
 		}
 		st.Edges += int64(moves)
 		for _, k := range kids {
-			entries = append(entries, dedup.Entry{Pos: k, Ref: dedup.Ref{Blob: blob, Index: uint32(i)}})
+			es = append(es, edge(i, k))
 		}
 	}
-	st.Entries = int64(len(entries) - len(dst))
-	return entries, st
+	st.Entries = int64(len(es) - len(dst))
+	return es, st
 }

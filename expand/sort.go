@@ -3,8 +3,8 @@ package expand
 import (
 	"math/bits"
 	"runtime"
-	"slices"
-	"sync"
+
+	"github.com/reversi-cloud/reversi/internal/parallel"
 )
 
 // sortEdges sorts es as 128-bit numbers (hi, then lo), with tmp, at
@@ -35,31 +35,10 @@ func sortEdges(es, tmp []edge) {
 	if !ok {
 		return // all equal
 	}
-	type bucket struct{ lo, hi int }
-	var buckets []bucket
-	start := 0
-	for _, c := range counts {
-		if c > 0 {
-			buckets = append(buckets, bucket{start, start + c})
-		}
-		start += c
-	}
-	slices.SortFunc(buckets, func(a, b bucket) int { return (b.hi - b.lo) - (a.hi - a.lo) })
-	work := make(chan bucket, len(buckets))
-	for _, b := range buckets {
-		work <- b
-	}
-	close(work)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(buckets)) {
-		wg.Go(func() {
-			var s edgeSorter
-			for b := range work {
-				s.radix(tmp[b.lo:b.hi], es[b.lo:b.hi], false, 0)
-			}
-		})
-	}
-	wg.Wait()
+	parallel.Do(parallel.Ranges(counts, 1), func() func(parallel.Range) {
+		var s edgeSorter
+		return func(b parallel.Range) { s.radix(tmp[b.Lo:b.Hi], es[b.Lo:b.Hi], false, 0) }
+	})
 }
 
 const (
