@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"sort"
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/runstore"
@@ -52,19 +51,6 @@ func ChooseSplitters(b *board.Board, samples []board.Position, positions int64, 
 		}
 	}
 	return out
-}
-
-// Cuts cuts sorted entries at the splitters: bucket b's entries are
-// entries[cuts[b]:cuts[b+1]], and len(cuts) is len(splitters)+2.
-func Cuts(entries []Entry, splitters []board.Position) []int {
-	cuts := make([]int, 0, len(splitters)+2)
-	cuts = append(cuts, 0)
-	for _, s := range splitters {
-		at := cuts[len(cuts)-1]
-		at += sort.Search(len(entries)-at, func(i int) bool { return board.Compare(entries[at+i].Pos, s) >= 0 })
-		cuts = append(cuts, at)
-	}
-	return append(cuts, len(entries))
 }
 
 // EncodeSplitters packs splitters as consecutive position keys.

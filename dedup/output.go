@@ -39,7 +39,8 @@ type output struct {
 	t      *task.Task
 	ply    int
 	bucket int
-	perRun int64         // samples to keep from a full blob (samplesPerRun)
+	size   int64         // positions a final blob (task.Run.FinalPositions)
+	every  int64         // a sample every that many positions: size/samplesPerRun
 	rec    *runstore.Ply // which positions keep backtracking rows (KeepsSources)
 
 	runs  []*runstore.MergedBlob
@@ -50,6 +51,7 @@ type output struct {
 	kw            *packed.KeyWriter
 	sw            *packed.SourceWriter
 	samples       []byte
+	nextSample    int64 // the count at which the next sample is taken
 	count         int64
 	terminal      int64
 	first, last   board.Position
@@ -60,8 +62,14 @@ type output struct {
 	refs    []packed.Ref
 }
 
+// newOutput works out once what every position would otherwise ask for
+// again: the blob size and the sampling stride, whose division and
+// doublings cost more than packing the positions' sources did (a CPU
+// profile of 8x8 ply 12, docs/performance.md).
 func newOutput(ctx context.Context, t *task.Task, p *runstore.Ply, bucket int) *output {
-	return &output{ctx: ctx, t: t, ply: p.Ply, bucket: bucket, perRun: samplesPerRun(p.Buckets, t.Run.Sizes.BucketBlobsAt(p.Ply)), rec: p}
+	size := int64(t.Run.FinalPositions(p.Ply))
+	every := max(1, size/samplesPerRun(p.Buckets, t.Run.Sizes.BucketBlobsAt(p.Ply)))
+	return &output{ctx: ctx, t: t, ply: p.Ply, bucket: bucket, size: size, every: every, rec: p}
 }
 
 func (o *output) add(e Entry) error {
@@ -85,7 +93,7 @@ func (o *output) emit() error {
 		o.first = o.cur
 		o.keys.Reset()
 		o.sources.Reset()
-		o.samples = nil
+		o.samples, o.nextSample = nil, 0
 		var err error
 		if o.kw, err = packed.NewKeyWriter(&o.keys, packed.Options{}); err != nil {
 			return err
@@ -103,16 +111,17 @@ func (o *output) emit() error {
 			return fmt.Errorf("packing the sources of bucket %d: %w", o.bucket, err)
 		}
 	}
-	// Samples are evenly spaced in a full blob: o.perRun of them.
-	if o.count%max(1, int64(o.t.Run.FinalPositions(o.ply))/o.perRun) == 0 {
+	// Samples are evenly spaced in a full blob: samplesPerRun of them.
+	if o.count == o.nextSample {
 		o.samples = o.cur.AppendKey(o.samples)
+		o.nextSample += o.every
 	}
 	if terminal {
 		o.terminal++
 	}
 	o.last = o.cur
 	o.count++
-	if o.count >= int64(o.t.Run.FinalPositions(o.ply)) {
+	if o.count >= o.size {
 		return o.flush()
 	}
 	return nil

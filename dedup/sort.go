@@ -2,8 +2,8 @@ package dedup
 
 import (
 	"runtime"
-	"slices"
-	"sync"
+
+	"github.com/reversi-cloud/reversi/internal/parallel"
 )
 
 // SortEntries sorts es by packed.CompareEdges.
@@ -158,34 +158,14 @@ func parallelSort(es []Entry, d int) {
 		return
 	}
 	d++
-	type bucket struct{ lo, hi int }
-	var buckets []bucket
-	start := 0
-	for _, c := range counts {
-		if c > 1 {
-			buckets = append(buckets, bucket{start, start + c})
-		}
-		start += c
-	}
-	slices.SortFunc(buckets, func(a, b bucket) int { return (b.hi - b.lo) - (a.hi - a.lo) })
+	buckets := parallel.Ranges(counts[:], 2)
 	if len(buckets) > 0 {
-		if n := buckets[0].hi - buckets[0].lo; n > len(es)/2 && n >= parallelMin {
-			parallelSort(es[buckets[0].lo:buckets[0].hi], d)
+		if b := buckets[0]; b.Hi-b.Lo > len(es)/2 && b.Hi-b.Lo >= parallelMin {
+			parallelSort(es[b.Lo:b.Hi], d)
 			buckets = buckets[1:]
 		}
 	}
-	work := make(chan bucket, len(buckets))
-	for _, b := range buckets {
-		work <- b
-	}
-	close(work)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), len(buckets)) {
-		wg.Go(func() {
-			for b := range work {
-				radixSort(es[b.lo:b.hi], d)
-			}
-		})
-	}
-	wg.Wait()
+	parallel.Do(buckets, func() func(parallel.Range) {
+		return func(b parallel.Range) { radixSort(es[b.Lo:b.Hi], d) }
+	})
 }

@@ -1,6 +1,7 @@
 package expand
 
 import (
+	"bytes"
 	"slices"
 	"sync"
 	"testing"
@@ -16,22 +17,8 @@ import (
 // evenly from a sorted sample of their children.
 var ply9 = sync.OnceValues(func() ([]board.Position, []board.Position) {
 	b := board.MustNew(8)
-	frontier := []board.Position{b.Start()}
+	frontier := plyOf(b, 9)
 	var kids []board.Position
-	for range 9 {
-		seen := map[board.Position]bool{}
-		var next []board.Position
-		for _, p := range frontier {
-			kids, _ = b.Children(p, kids[:0])
-			for _, k := range kids {
-				if !seen[k] {
-					seen[k] = true
-					next = append(next, k)
-				}
-			}
-		}
-		frontier = next
-	}
 	var sample []board.Position
 	for i := 0; i < len(frontier); i += 97 {
 		kids, _ = b.Children(frontier[i], kids[:0])
@@ -86,22 +73,25 @@ func BenchmarkExpandBlob(b *testing.B) {
 func BenchmarkExpandStages(b *testing.B) {
 	positions, splitters := ply9()
 	bd := board.MustNew(8)
-	buf := new(buffer)
-	_, _, st, err := buf.run(bd, positions, 3, splitters)
-	if err != nil {
-		b.Fatal(err)
+	l, ok := edgeLayout(positions)
+	if !ok {
+		b.Fatal("ply 9's children do not fit in 16-byte edges")
 	}
-	sorted := slices.Clone(buf.entries)
-	unsorted, _ := Positions(bd, positions, 3, nil)
+	unsorted, st, whites := l.generate(bd, positions, nil)
+	scratch := make([]edge, len(unsorted))
+	sorted := slices.Clone(unsorted)
+	sortEdges(sorted, scratch)
+	sorted = slices.Clone(splitSides(sorted, scratch, whites))
 	var cpu time.Duration
 	perEdge := func(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(st.Edges), "ns/edge")
 		testkit.PerCPU(b, cpu, st.Edges, "cpu-ns/edge")
 	}
 	b.Run("generate", func(b *testing.B) {
+		es := make([]edge, 0, len(unsorted))
 		cpu = testkit.CPUTime()
 		for b.Loop() {
-			buf.entries, _ = Positions(bd, positions, 3, buf.entries[:0])
+			es, _, _ = l.generate(bd, positions, es[:0])
 		}
 		perEdge(b)
 	})
@@ -112,17 +102,58 @@ func BenchmarkExpandStages(b *testing.B) {
 			b.StopTimer()
 			copy(es, unsorted)
 			b.StartTimer()
-			dedup.SortEntries(es)
+			sortEdges(es, scratch)
+			splitSides(es, scratch, whites)
 		}
 		perEdge(b)
 	})
 	b.Run("pack", func(b *testing.B) {
+		var buf bytes.Buffer
 		cpu = testkit.CPUTime()
 		for b.Loop() {
-			if _, _, err := pack(&buf.packed, sorted, splitters); err != nil {
+			if _, _, err := pack(&buf, len(sorted), func(i int) dedup.Entry { return l.entry(sorted[i], 3) }, splitters); err != nil {
 				b.Fatal(err)
 			}
 		}
 		perEdge(b)
+	})
+}
+
+// BenchmarkSortEdges compares sortEdges with dedup.SortEntries, the
+// sort of the same edges as 32-byte entries, on ply 9's children, and
+// sortEdges's small-range cutoff. ns/edge is wall time; cpu-ns/edge the
+// process's CPU time.
+func BenchmarkSortEdges(b *testing.B) {
+	positions, _ := ply9()
+	bd := board.MustNew(8)
+	l, _ := edgeLayout(positions)
+	unsorted, _, _ := l.generate(bd, positions, nil)
+	entries, _ := Positions(bd, positions, 3, nil)
+	scratch := make([]edge, len(unsorted))
+	run := func(b *testing.B, sort func()) {
+		cpu := testkit.CPUTime()
+		for b.Loop() {
+			sort()
+		}
+		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(unsorted)), "ns/edge")
+		testkit.PerCPU(b, cpu, int64(len(unsorted)), "cpu-ns/edge")
+	}
+	b.Run("edges", func(b *testing.B) {
+		es := slices.Clone(unsorted)
+		run(b, func() {
+			b.StopTimer()
+			copy(es, unsorted)
+			b.StartTimer()
+			sortEdges(es, scratch)
+		})
+	})
+	b.Run("entries", func(b *testing.B) {
+		es := slices.Clone(entries)
+		run(b, func() {
+			b.StopTimer()
+			copy(es, entries)
+			b.StartTimer()
+			dedup.SortEntries(es)
+		})
 	})
 }

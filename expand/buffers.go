@@ -11,11 +11,14 @@ import (
 
 // buffer is an expansion task's working memory: the positions it
 // expands (at 8x8 ply 14, 524,288 of 24 bytes), its edges (some 5.4
-// million of 32 bytes) and their packed bytes.
+// million of 16 bytes, and as many for sorting them) and their packed
+// bytes. entries holds the edges instead in the tasks whose edges do
+// not fit in 16 bytes (edgeLayout), none at the plies runs reach.
 type buffer struct {
-	keys    []board.Position
-	entries []dedup.Entry
-	packed  bytes.Buffer
+	keys           []board.Position
+	edges, scratch []edge
+	entries        []dedup.Entry
+	packed         bytes.Buffer
 }
 
 // buffers keeps the buffers of finished tasks for the next ones: one

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math/bits"
 	"slices"
+	"sort"
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/compensation"
@@ -109,9 +110,9 @@ func expand(ctx context.Context, t *task.Task, m message.Message, next *runstore
 	t.Progress.Add(int64(len(positions)), st.Edges)
 
 	name := runstore.ExpansionBlobName(child, index, t.Attempt())
-	done := runstore.Expansion{Task: index, Parents: int64(len(positions)), Terminal: st.Terminal, Edges: st.Edges, Entries: int64(len(buf.entries))}
+	done := runstore.Expansion{Task: index, Parents: int64(len(positions)), Terminal: st.Terminal, Edges: st.Edges, Entries: st.Entries}
 	comps := &compensation.Set{}
-	if len(buf.entries) > 0 {
+	if st.Entries > 0 {
 		done.Blob, done.Cuts = name, cuts
 		if err := comps.Cover(ctx, t, child, name); err != nil {
 			return runstore.Expansion{}, nil, err
@@ -125,37 +126,67 @@ func expand(ctx context.Context, t *task.Task, m message.Message, next *runstore
 
 // run expands the positions of final blob blob into buf's edges, sorts
 // them and packs them cut at the splitters (pack). The bytes are buf's,
-// good until its next run.
+// good until its next run. The edges are sorted as 16-byte edges where
+// they fit (edgeLayout), else as entries.
 func (buf *buffer) run(b *board.Board, positions []board.Position, blob uint32, splitters []board.Position) (data []byte, cuts []int64, st Stats, err error) {
-	buf.entries, st = Positions(b, positions, blob, buf.entries[:0])
-	dedup.SortEntries(buf.entries)
-	data, cuts, err = pack(&buf.packed, buf.entries, splitters)
+	if l, ok := edgeLayout(positions); ok {
+		return buf.runEdges(l, b, positions, blob, splitters)
+	}
+	return buf.runEntries(b, positions, blob, splitters)
+}
+
+// runEdges is run with 16-byte edges of layout l.
+func (buf *buffer) runEdges(l layout, b *board.Board, positions []board.Position, blob uint32, splitters []board.Position) ([]byte, []int64, Stats, error) {
+	var st Stats
+	var whites int
+	buf.edges, st, whites = l.generate(b, positions, buf.edges[:0])
+	if cap(buf.scratch) < len(buf.edges) {
+		buf.scratch = make([]edge, cap(buf.edges))
+	}
+	sortEdges(buf.edges, buf.scratch)
+	sorted := splitSides(buf.edges, buf.scratch, whites)
+	data, cuts, err := pack(&buf.packed, len(sorted), func(i int) dedup.Entry { return l.entry(sorted[i], blob) }, splitters)
 	return data, cuts, st, err
 }
 
-// pack writes sorted entries as packed edge blocks, one segment per
-// bucket, into buf (emptied first), and returns its bytes and where each
-// bucket starts (the cuts; the last is the end).
-func pack(buf *bytes.Buffer, entries []dedup.Entry, splitters []board.Position) ([]byte, []int64, error) {
+// runEntries is run with 32-byte entries.
+func (buf *buffer) runEntries(b *board.Board, positions []board.Position, blob uint32, splitters []board.Position) ([]byte, []int64, Stats, error) {
+	var st Stats
+	buf.entries, st = Positions(b, positions, blob, buf.entries[:0])
+	dedup.SortEntries(buf.entries)
+	data, cuts, err := pack(&buf.packed, len(buf.entries), func(i int) dedup.Entry { return buf.entries[i] }, splitters)
+	return data, cuts, st, err
+}
+
+// pack writes n sorted entries, entry i returned by at, as packed edge
+// blocks, one segment per bucket, into buf (emptied first), and returns
+// its bytes and where each bucket starts (the cuts; the last is the
+// end).
+func pack(buf *bytes.Buffer, n int, at func(int) dedup.Entry, splitters []board.Position) ([]byte, []int64, error) {
 	buf.Reset()
-	buf.Grow(len(entries) * packedEdgeBytes)
+	buf.Grow(n * packedEdgeBytes)
 	w, err := packed.NewEdgeWriter(buf, packed.Options{})
 	if err != nil {
 		return nil, nil, err
 	}
-	bounds := dedup.Cuts(entries, splitters)
-	cuts := make([]int64, 1, len(bounds))
-	for b := 0; b+1 < len(bounds); b++ {
-		for _, e := range entries[bounds[b]:bounds[b+1]] {
-			if err := w.Add(e); err != nil {
+	cuts := make([]int64, 1, len(splitters)+2)
+	i := 0
+	for b := 0; b <= len(splitters); b++ {
+		end := n
+		if b < len(splitters) {
+			s := splitters[b]
+			end = i + sort.Search(n-i, func(j int) bool { return board.Compare(at(i+j).Pos, s) >= 0 })
+		}
+		for ; i < end; i++ {
+			if err := w.Add(at(i)); err != nil {
 				return nil, nil, err
 			}
 		}
-		end, err := w.EndSegment()
+		end64, err := w.EndSegment()
 		if err != nil {
 			return nil, nil, err
 		}
-		cuts = append(cuts, end)
+		cuts = append(cuts, end64)
 	}
 	if err := w.Close(); err != nil {
 		return nil, nil, err
@@ -172,23 +203,31 @@ const packedEdgeBytes = 5
 type Stats struct {
 	Terminal int64 // positions where the game is over
 	Edges    int64 // moves
+	Entries  int64 // distinct children of each position: the run's entries
 }
 
 // Positions appends to dst the edges from each non-terminal position to
 // its distinct canonical children, naming the parent by (blob, index).
-// The positions' number of moves bounds the edges; if dst has not the
-// room, it grows once, to an eighth more than that, so that a buffer
-// reused for the next task of the ply (of about as many moves) rarely
-// grows again.
 func Positions(b *board.Board, positions []board.Position, blob uint32, dst []dedup.Entry) ([]dedup.Entry, Stats) {
+	return children(b, positions, dst, func(i int, k board.Position) dedup.Entry {
+		return dedup.Entry{Pos: k, Ref: dedup.Ref{Blob: blob, Index: uint32(i)}}
+	})
+}
+
+// children appends to dst edge(i, k) for each distinct canonical child k
+// of each non-terminal position i. The positions' number of moves bounds
+// the edges; if dst has not the room, it grows once, to an eighth more
+// than that, so that a buffer reused for the next task of the ply (of
+// about as many moves) rarely grows again.
+func children[E any](b *board.Board, positions []board.Position, dst []E, edge func(i int, k board.Position) E) ([]E, Stats) {
 	var st Stats
 	moves := 0
 	for _, p := range positions {
 		moves += bits.OnesCount64(b.Moves(p))
 	}
-	entries := dst
+	es := dst
 	if cap(dst)-len(dst) < moves {
-		entries = slices.Grow(dst, moves+moves/8)
+		es = slices.Grow(dst, moves+moves/8)
 	}
 	kids := make([]board.Position, 0, 32)
 	for i, p := range positions {
@@ -200,8 +239,9 @@ func Positions(b *board.Board, positions []board.Position, blob uint32, dst []de
 		}
 		st.Edges += int64(moves)
 		for _, k := range kids {
-			entries = append(entries, dedup.Entry{Pos: k, Ref: dedup.Ref{Blob: blob, Index: uint32(i)}})
+			es = append(es, edge(i, k))
 		}
 	}
-	return entries, st
+	st.Entries = int64(len(es) - len(dst))
+	return es, st
 }

@@ -44,6 +44,11 @@ func cpuid(leaf, subleaf uint32) (a, b, c, d uint32)
 //go:noescape
 func pextBMI2(x, mask uint64) uint64
 
+// pdepBMI2 is pdep by the PDEP instruction.
+//
+//go:noescape
+func pdepBMI2(x, mask uint64) uint64
+
 // depositBMI2 replaces the second word of each of n records, stride
 // bytes apart from p on, by PDEP of itself over the first: for
 // positions (Occ, then White) it turns the white bits, one per occupied

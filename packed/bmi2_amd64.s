@@ -21,6 +21,14 @@ TEXT ·pextBMI2(SB), NOSPLIT, $0-24
 	MOVQ	AX, ret+16(FP)
 	RET
 
+// func pdepBMI2(x, mask uint64) uint64
+TEXT ·pdepBMI2(SB), NOSPLIT, $0-24
+	MOVQ	x+0(FP), AX
+	MOVQ	mask+8(FP), BX
+	PDEPQ	BX, AX, AX
+	MOVQ	AX, ret+16(FP)
+	RET
+
 // func depositBMI2(p unsafe.Pointer, n int, stride uintptr)
 TEXT ·depositBMI2(SB), NOSPLIT, $0-24
 	MOVQ	p+0(FP), SI

@@ -25,6 +25,20 @@ func pext(x, mask uint64) uint64 {
 	return pextBits(x, mask)
 }
 
+// WhiteBits returns the white discs of p as blobs code them: one bit per
+// occupied square, in order (pext(p.White, p.Occ)). For positions of one
+// occupancy they sort as the white discs do.
+func WhiteBits(p board.Position) uint64 { return pext(p.White, p.Occ) }
+
+// WhiteDiscs turns the white bits of a position of occupancy occ back
+// into its white discs: the inverse of WhiteBits.
+func WhiteDiscs(occ, white uint64) uint64 {
+	if useBMI2 {
+		return pdepBMI2(white, occ)
+	}
+	return newDepositor(occ).deposit(white)
+}
+
 // pextBits is pext a bit at a time.
 func pextBits(x, mask uint64) uint64 {
 	var r uint64

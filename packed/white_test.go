@@ -80,3 +80,27 @@ func keepBits(x uint64, k int, rng *rand.Rand) uint64 {
 	}
 	return x
 }
+
+// TestWhiteBits: WhiteDiscs inverts WhiteBits, both ways, on positions
+// of every disc count, and white bits of one occupancy sort as the
+// white discs do.
+func TestWhiteBits(t *testing.T) {
+	whiteWays(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(11, 12))
+		for discs := range 65 {
+			occ := keepBits(rng.Uint64(), discs, rng)
+			a, b := rng.Uint64()&occ, rng.Uint64()&occ
+			p := board.Position{Occ: occ, White: a}
+			w := WhiteBits(p)
+			if want := pextBits(a, occ); w != want {
+				t.Fatalf("%d discs: WhiteBits(%#x over %#x) = %#x, want %#x", discs, a, occ, w, want)
+			}
+			if got := WhiteDiscs(occ, w); got != a {
+				t.Fatalf("%d discs: WhiteDiscs(%#x, %#x) = %#x, want %#x", discs, occ, w, got, a)
+			}
+			if wb := WhiteBits(board.Position{Occ: occ, White: b}); (a < b) != (w < wb) {
+				t.Fatalf("%d discs: white %#x < %#x but white bits %#x < %#x is %v", discs, a, b, w, wb, w < wb)
+			}
+		}
+	})
+}

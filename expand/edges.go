@@ -1,0 +1,94 @@
+package expand
+
+import (
+	"math/bits"
+
+	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/dedup"
+	"github.com/reversi-cloud/reversi/packed"
+)
+
+// An edge is an edge of one expansion task in 16 bytes, half a
+// dedup.Entry, ordered as its entry is once the sides are apart
+// (splitSides). Every edge of a task has the same parent blob, and the
+// parents' indexes leave room beside the child's white discs because
+// every child of a ply has the same number of discs (a move adds one,
+// a pass is folded into a move): lo is the child's side to move in its
+// top bit, then its white bits (packed.WhiteBits, one per disc: for one
+// occupancy they sort as the white discs do), then the parent's index
+// in the low indexBits bits. Sorting edges as 128-bit numbers, hi first,
+// then sorts them by occupancy, side, white discs and parent, and
+// splitting the sides apart by a stable pass gives packed.CompareEdges's
+// order: side, occupancy, white discs, parent. Half the bytes of an
+// entry, and with a key that a radix sort can take bits from without
+// looking at fields, it sorts at several times the speed (sort.go).
+type edge struct {
+	hi uint64 // the child's occupied squares
+	lo uint64 // side<<63 | white bits<<indexBits | parent index
+}
+
+// layout is how a task's edges share lo: the parent's index takes the
+// low indexBits bits.
+type layout struct{ indexBits uint }
+
+// edgeLayout returns the layout for the children of positions, and
+// false when they do not fit in lo: a side bit, a white bit for every
+// disc of a child and the bits of the largest parent index are more
+// than 64. That takes 8x8 children of some 40 discs and more from final
+// blobs of a million positions, which no run reaches; those are sorted
+// as entries (buffer.run).
+func edgeLayout(positions []board.Position) (layout, bool) {
+	if len(positions) == 0 {
+		return layout{}, true
+	}
+	discs := 0
+	for _, p := range positions {
+		discs = max(discs, bits.OnesCount64(p.Occ)+1)
+	}
+	l := layout{indexBits: uint(bits.Len(uint(len(positions) - 1)))}
+	return l, 1+uint(discs)+l.indexBits <= 64
+}
+
+// generate appends to dst the edges from each non-terminal position to
+// its distinct canonical children, as Positions does, and returns how
+// many of them have white to move.
+func (l layout) generate(b *board.Board, positions []board.Position, dst []edge) ([]edge, Stats, int) {
+	whites := 0
+	es, st := children(b, positions, dst, func(i int, k board.Position) edge {
+		side := uint64(k.Side)
+		whites += int(side)
+		return edge{hi: k.Occ, lo: side<<63 | packed.WhiteBits(k)<<l.indexBits | uint64(i)}
+	})
+	return es, st, whites
+}
+
+// entry returns the entry of e, a child of a position of final blob blob.
+func (l layout) entry(e edge, blob uint32) dedup.Entry {
+	w := e.lo &^ (1 << 63) >> l.indexBits
+	return dedup.Entry{
+		Pos: board.Position{Occ: e.hi, White: packed.WhiteDiscs(e.hi, w), Side: board.Color(e.lo >> 63)},
+		Ref: dedup.Ref{Blob: blob, Index: uint32(e.lo & (1<<l.indexBits - 1))},
+	}
+}
+
+// splitSides moves the edges of es with white to move (whites of them)
+// after the others, keeping the order within each side, through tmp
+// (at least as long as es), and returns the slice that holds them: es
+// itself when one side has all.
+func splitSides(es, tmp []edge, whites int) []edge {
+	if whites == 0 || whites == len(es) {
+		return es
+	}
+	tmp = tmp[:len(es)]
+	b, w := 0, len(es)-whites
+	for _, e := range es {
+		if e.lo>>63 == 0 {
+			tmp[b] = e
+			b++
+		} else {
+			tmp[w] = e
+			w++
+		}
+	}
+	return tmp
+}

@@ -1,0 +1,223 @@
+package expand
+
+import (
+	"bytes"
+	"cmp"
+	"math/bits"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"testing"
+
+	"github.com/reversi-cloud/reversi/board"
+)
+
+// plyOf returns the distinct canonical positions of ply n of b.
+func plyOf(b *board.Board, n int) []board.Position {
+	frontier := []board.Position{b.Start()}
+	var kids []board.Position
+	for range n {
+		seen := map[board.Position]bool{}
+		var next []board.Position
+		for _, p := range frontier {
+			kids, _ = b.Children(p, kids[:0])
+			for _, k := range kids {
+				if !seen[k] {
+					seen[k] = true
+					next = append(next, k)
+				}
+			}
+		}
+		frontier = next
+	}
+	return frontier
+}
+
+// TestEdgesAsEntries: a task's edges packed through 16-byte edges give
+// the same bytes, cuts and counts as through 32-byte entries sorted by
+// dedup.SortEntries, on plies whose children have either side to move
+// (4x4 and 6x6 pass early), with splitters inside and around the edges.
+func TestEdgesAsEntries(t *testing.T) {
+	tests := []struct {
+		size, ply int
+		whites    bool // some children, not all, have the other side to move
+	}{
+		{4, 3, true},
+		{4, 5, true},
+		{4, 7, true},
+		{6, 6, false}, // all white to move: the side bit set in every edge
+		{8, 5, false},
+		{8, 7, true},
+	}
+	for _, tt := range tests {
+		b := board.MustNew(tt.size)
+		positions := plyOf(b, tt.ply)
+		l, ok := edgeLayout(positions)
+		if !ok {
+			t.Fatalf("%dx%d ply %d: children do not fit in 16-byte edges", tt.size, tt.size, tt.ply)
+		}
+		es, _, whites := l.generate(b, positions, nil)
+		if got := whites > 0 && whites < len(es); got != tt.whites {
+			t.Fatalf("%dx%d ply %d: %d of %d children have white to move, want mixed sides %v", tt.size, tt.size, tt.ply, whites, len(es), tt.whites)
+		}
+		kids := plyOf(b, tt.ply+1)
+		slices.SortFunc(kids, board.Compare)
+		splitters := [][]board.Position{
+			nil,
+			{kids[len(kids)/3], kids[2*len(kids)/3]},
+			{{Side: board.White, Occ: ^uint64(0), White: ^uint64(0)}},
+		}
+		for _, s := range splitters {
+			gotData, gotCuts, gotSt, err := new(buffer).runEdges(l, b, positions, 5, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantData, wantCuts, wantSt, err := new(buffer).runEntries(b, positions, 5, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if gotSt != wantSt || !slices.Equal(gotCuts, wantCuts) || !bytes.Equal(gotData, wantData) {
+				t.Fatalf("%dx%d ply %d, %d splitters: edges give %+v, cuts %v, %d bytes; entries %+v, cuts %v, %d bytes",
+					tt.size, tt.size, tt.ply, len(s), gotSt, gotCuts, len(gotData), wantSt, wantCuts, len(wantData))
+			}
+		}
+	}
+}
+
+// TestEdgeLayout: the parent's index takes the bits of the largest
+// index, and children that leave no room for a side bit, a white bit a
+// disc and those bits are refused.
+func TestEdgeLayout(t *testing.T) {
+	withDiscs := func(discs, n int) []board.Position {
+		return slices.Repeat([]board.Position{{Occ: 1<<discs - 1}}, n)
+	}
+	tests := []struct {
+		name      string
+		positions []board.Position
+		indexBits uint
+		ok        bool
+	}{
+		{"none", nil, 0, true},
+		{"one", withDiscs(10, 1), 0, true},
+		{"two", withDiscs(10, 2), 1, true},
+		{"1024", withDiscs(10, 1024), 10, true},
+		{"1025", withDiscs(10, 1025), 11, true},
+		{"exactly 64 bits", withDiscs(52, 1024), 10, true}, // 1 + 53 + 10
+		{"one bit too many", withDiscs(53, 1024), 10, false},
+		{"a full 8x8 board's parents", withDiscs(63, 2), 1, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			l, ok := edgeLayout(tt.positions)
+			if ok != tt.ok || ok && l.indexBits != tt.indexBits {
+				t.Fatalf("edgeLayout = %+v, %v; want %d index bits, %v", l, ok, tt.indexBits, tt.ok)
+			}
+		})
+	}
+}
+
+// TestRunFallsBack: a task whose children do not fit in 16-byte edges
+// (parents of 60 discs from a blob of 64 positions) is packed as
+// entries, to the bytes runEntries gives.
+func TestRunFallsBack(t *testing.T) {
+	b := board.MustNew(8)
+	rng := rand.New(rand.NewPCG(1, 2))
+	var positions []board.Position
+	for len(positions) < 64 {
+		p := randomGame(b, rng, 60)
+		if _, ok := edgeLayout([]board.Position{p}); ok && b.Moves(p) != 0 {
+			positions = append(positions, p)
+		}
+	}
+	if _, ok := edgeLayout(positions); ok {
+		t.Fatal("64 positions of 60 discs fit in 16-byte edges")
+	}
+	got, _, gotSt, err := new(buffer).run(b, positions, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, wantSt, err := new(buffer).runEntries(b, positions, 1, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gotSt != wantSt || gotSt.Edges == 0 || !bytes.Equal(got, want) {
+		t.Fatalf("run: %+v, %d bytes; runEntries: %+v, %d bytes", gotSt, len(got), wantSt, len(want))
+	}
+}
+
+// randomGame plays random moves from the start until the position has
+// discs discs or the game ends.
+func randomGame(b *board.Board, rng *rand.Rand, discs int) board.Position {
+	p := b.Start()
+	var kids []board.Position
+	for bits.OnesCount64(p.Occ) < discs {
+		if kids, _ = b.Children(p, kids[:0]); len(kids) == 0 {
+			break
+		}
+		p = kids[rng.IntN(len(kids))]
+	}
+	return p
+}
+
+// TestSortEdges: sortEdges orders edges as 128-bit numbers, on random,
+// skewed, equal, sorted and reversed input, real children, and inputs
+// large enough for the goroutines, with one processor and more.
+func TestSortEdges(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	random := func(n int, hiMask, loMask uint64) []edge {
+		es := make([]edge, n)
+		for i := range es {
+			es[i] = edge{hi: rng.Uint64() & hiMask, lo: rng.Uint64() & loMask}
+		}
+		return es
+	}
+	sorted := func(es []edge) []edge {
+		slices.SortFunc(es, compareEdges)
+		return es
+	}
+	b := board.MustNew(8)
+	positions := plyOf(b, 6)
+	l, _ := edgeLayout(positions)
+	real, _, _ := l.generate(b, positions, nil)
+	tests := []struct {
+		name string
+		in   []edge
+	}{
+		{"empty", nil},
+		{"one", random(1, ^uint64(0), ^uint64(0))},
+		{"small", random(15, ^uint64(0), ^uint64(0))},
+		{"random", random(5000, ^uint64(0), ^uint64(0))},
+		{"equal hi", random(5000, 0, ^uint64(0))},
+		{"few bits", random(5000, 0x8000000000000101, 0x8000000000000003)},
+		{"all equal", slices.Repeat([]edge{{hi: 7, lo: 9}}, 3000)},
+		{"sorted", sorted(random(3000, ^uint64(0), ^uint64(0)))},
+		{"reversed", func() []edge {
+			es := sorted(random(3000, ^uint64(0), ^uint64(0)))
+			slices.Reverse(es)
+			return es
+		}()},
+		{"real children", real},
+		{"large random", random(3*parallelEdges, ^uint64(0), ^uint64(0))},
+		{"large skewed", random(3*parallelEdges, 0x00ff000000000001, 0xff)},
+	}
+	for _, procs := range []int{1, 2} {
+		for _, tt := range tests {
+			t.Run(tt.name, func(t *testing.T) {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+				want := sorted(slices.Clone(tt.in))
+				got := slices.Clone(tt.in)
+				sortEdges(got, make([]edge, len(got)+3))
+				if !slices.Equal(got, want) {
+					t.Fatalf("GOMAXPROCS %d: sortEdges differs from slices.SortFunc", procs)
+				}
+			})
+		}
+	}
+}
+
+func compareEdges(a, b edge) int {
+	if c := cmp.Compare(a.hi, b.hi); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.lo, b.lo)
+}

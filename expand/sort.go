@@ -1,0 +1,183 @@
+package expand
+
+import (
+	"math/bits"
+	"runtime"
+
+	"github.com/reversi-cloud/reversi/internal/parallel"
+)
+
+// sortEdges sorts es as 128-bit numbers (hi, then lo), with tmp, at
+// least as long, as scratch space.
+//
+// It is an MSD radix sort that moves the edges between es and tmp: each
+// pass reads a range in order and writes each edge to its digit's
+// bucket in the other buffer, so the reads stream and the 256 writing
+// positions each move forward, where an in-place sort (dedup.SortEntries,
+// American flag sort) follows chains of swaps, each a cache miss the
+// next swap waits for. Its digit is the 8 bits from the highest bit in
+// which the range's edges differ down, not a fixed byte: children of
+// one ply share most bits of their occupancy (the centre is always
+// full, the edges mostly empty), and a fixed byte would often put almost
+// all of a range in one bucket and need another pass. Ranges of at most
+// smallEdges are left to insertion sort. Large inputs are sorted on
+// GOMAXPROCS goroutines after the first pass, as dedup.SortEntries does.
+func sortEdges(es, tmp []edge) {
+	tmp = tmp[:len(es)]
+	if len(es) < parallelEdges || runtime.GOMAXPROCS(0) < 2 {
+		new(edgeSorter).radix(es, tmp, true, 0)
+		return
+	}
+	// The first pass here, then the buckets on goroutines, largest first
+	// so that a large one does not end up last.
+	first := new(edgeSorter)
+	counts, ok := first.scatter(es, tmp, 0)
+	if !ok {
+		return // all equal
+	}
+	parallel.Do(parallel.Ranges(counts, 1), func() func(parallel.Range) {
+		var s edgeSorter
+		return func(b parallel.Range) { s.radix(tmp[b.Lo:b.Hi], es[b.Lo:b.Hi], false, 0) }
+	})
+}
+
+const (
+	// smallEdges is the range size below which insertion sort beats
+	// another pass. 8, 16, 24 and 32 were measured (BenchmarkSortEdges),
+	// with digits of up to 8, 10, 12 and 14 bits: within the noise of a
+	// shared machine, 16 and 8 bits were as good as any.
+	smallEdges = 16
+	// parallelEdges is the input size below which goroutines cost more
+	// than they save.
+	parallelEdges = 1 << 15
+)
+
+// An edgeSorter is one goroutine's working memory for radix: the bucket
+// sizes of each level of the recursion, and where the next edge of each
+// bucket goes. Kept across calls, they need not be cleared whole each
+// time: a small range uses a few buckets only (digitBits), and clearing
+// and scanning 256 of them for a range of 40 edges cost more than
+// sorting it.
+type edgeSorter struct {
+	counts [][256]int
+	next   [256]int
+}
+
+// radix sorts the edges of src, at depth levels of recursion. They end
+// in src if home, else in dst, which is as long and is scratch space
+// either way.
+func (s *edgeSorter) radix(src, dst []edge, home bool, depth int) {
+	if len(src) <= smallEdges {
+		insertionEdges(src)
+		if !home {
+			copy(dst, src)
+		}
+		return
+	}
+	if depth == len(s.counts) {
+		s.counts = append(s.counts, [256]int{})
+	}
+	counts, ok := s.scatter(src, dst, depth)
+	if !ok {
+		if !home {
+			copy(dst, src)
+		}
+		return
+	}
+	// The buckets are in dst now; sorting each back into src leaves them
+	// home when src is home.
+	start := 0
+	for _, c := range counts {
+		if c > 0 {
+			s.radix(dst[start:start+c], src[start:start+c], !home, depth+1)
+		}
+		start += c
+	}
+}
+
+// digitBits is the width of the digit for a range of n edges: 8 bits
+// for large ranges, fewer for small ones, 4 to 8 edges a bucket.
+func digitBits(n int) uint { return uint(min(8, max(2, bits.Len(uint(n))-3))) }
+
+// scatter moves the edges of src into dst by their digit, bucket after
+// bucket in digit order, and returns the bucket sizes (in the counts of
+// depth, good until the next scatter at that depth). It returns false,
+// having moved nothing, if the edges are all equal.
+func (s *edgeSorter) scatter(src, dst []edge, depth int) ([]int, bool) {
+	if depth == len(s.counts) {
+		s.counts = append(s.counts, [256]int{})
+	}
+	width := digitBits(len(src))
+	word, shift, ok := digit(src, width)
+
+	if !ok {
+		return nil, false
+	}
+	mask := uint64(1)<<width - 1
+	counts := s.counts[depth][:1<<width]
+	clear(counts)
+	if word == 0 {
+		for _, e := range src {
+			counts[e.hi>>shift&mask]++
+		}
+	} else {
+		for _, e := range src {
+			counts[e.lo>>shift&mask]++
+		}
+	}
+	next := s.next[:len(counts)]
+	sum := 0
+	for b, c := range counts {
+		next[b] = sum
+		sum += c
+	}
+	if word == 0 {
+		for _, e := range src {
+			b := e.hi >> shift & mask
+			dst[next[b]] = e
+			next[b]++
+		}
+	} else {
+		for _, e := range src {
+			b := e.lo >> shift & mask
+			dst[next[b]] = e
+			next[b]++
+		}
+	}
+	return counts, true
+}
+
+// digit returns where the digit of es is: the word (0 for hi, 1 for lo)
+// and the shift that brings its width bits, from the highest bit in
+// which the edges differ down, to the low bits. It returns false if the
+// edges are all equal.
+func digit(es []edge, width uint) (word int, shift uint, ok bool) {
+	andHi, orHi, andLo, orLo := ^uint64(0), uint64(0), ^uint64(0), uint64(0)
+	for _, e := range es {
+		andHi &= e.hi
+		orHi |= e.hi
+		andLo &= e.lo
+		orLo |= e.lo
+	}
+	differ := andHi ^ orHi
+	if differ == 0 {
+		word, differ = 1, andLo^orLo
+		if differ == 0 {
+			return 0, 0, false
+		}
+	}
+	return word, uint(max(bits.Len64(differ)-int(width), 0)), true
+}
+
+func insertionEdges(es []edge) {
+	for i := 1; i < len(es); i++ {
+		e := es[i]
+		j := i
+		for ; j > 0 && (e.hi < es[j-1].hi || e.hi == es[j-1].hi && e.lo < es[j-1].lo); j-- {
+			es[j] = es[j-1]
+		}
+		es[j] = e
+	}
+}
+
+const maxDigitBits = 10
