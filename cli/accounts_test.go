@@ -27,7 +27,7 @@ func TestPlacement(t *testing.T) {
 		{runstore.ResultsBlobName(10, 7), 1, 2},
 		{runstore.ExpansionBlobName(3, 4, "a1"), 1, 1},
 		{runstore.ExpansionBlobName(3, 5, "a1"), 0, 2},
-		{runstore.StartBlobName(), 0, 0},
+		{runstore.PlyFolder(0) + "start", 0, 0},
 		{runstore.SplittersBlobName(5), 0, 0},
 		{runstore.InputsBlobName(5), 0, 0},
 		{runstore.CombineBlobName(6, 3, "a1"), 1, 0},

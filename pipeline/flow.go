@@ -145,10 +145,13 @@ func (r *Run) seedStart(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := r.blobs.Put(ctx, runstore.StartBlobName(), blob); err != nil {
+		// Named as the one output of bucket 0's merge: the sweep names
+		// a ply's final blobs from its merge markers alone.
+		name := runstore.FinalRunBlobName(0, 0, 0, seedOwner)
+		if err := r.blobs.Put(ctx, name, blob); err != nil {
 			return fmt.Errorf("writing the start position: %w", err)
 		}
-		merged := &runstore.MergedBlob{Blob: runstore.StartBlobName(), Count: 1, Min: start, Max: start, Samples: start.AppendKey(nil)}
+		merged := &runstore.MergedBlob{Blob: name, Count: 1, Min: start, Max: start, Samples: start.AppendKey(nil)}
 		if r.Board.Terminal(start) {
 			merged.Terminal = 1 // a -start position may be a finished game
 		}

@@ -53,9 +53,6 @@ func (b BlobName) Covered() bool {
 // PlyFolder is the prefix of every blob of a ply.
 func PlyFolder(ply int) string { return fmt.Sprintf("p%02d/", ply) }
 
-// StartBlobName names ply 0's final blob.
-func StartBlobName() string { return PlyFolder(0) + "start" }
-
 // ExpansionBlobName names expansion task task's output for ply.
 func ExpansionBlobName(ply, task int, attempt string) string {
 	return ExpansionBlobPrefix(ply, task) + attempt

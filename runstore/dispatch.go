@@ -118,16 +118,32 @@ func leafKind(item string, at State, items func(*Ply) int, rows func(*Store, int
 
 // NamedIn is Named for the final blobs of buckets span of a Final ply:
 // the committed outputs of those buckets' merges, which are the ply's
-// final blobs (pipeline's finish makes them so), read from the buckets'
-// markers and output rows alone.
+// final blobs. It reads the buckets' markers alone, one a bucket: a
+// merge names its k-th output FinalRunBlobName(ply, bucket, k, attempt)
+// (the seed's one output of ply 0 too), so the winner's attempt and
+// outputs name them all, where reading the output rows would cost a
+// row per final blob and one per output of each losing attempt.
+// Markers committed before that naming (ply 0's, on runs seeded before
+// it) are read with their rows.
 func (s *Store) NamedIn(ctx context.Context, p *Ply, span Span) (map[string]bool, error) {
-	merged, err := s.MergedBlobsIn(ctx, p.Ply, span)
+	merges, err := s.MergeStage(p).MarkersIn(ctx, span)
 	if err != nil {
 		return nil, err
 	}
-	finals := make([]FinalBlob, len(merged))
-	for i, m := range merged {
-		finals[i] = FinalBlob{Blob: m.Blob}
+	named := map[string]bool{}
+	for _, m := range merges {
+		for k := range int(m.Outputs) {
+			named[FinalRunBlobName(p.Ply, m.Bucket, k, m.Attempt)] = true
+		}
 	}
-	return Named(p, Records{Finals: finals}), nil
+	if p.Ply == 0 {
+		merged, err := s.MergedBlobsIn(ctx, p.Ply, span)
+		if err != nil {
+			return nil, err
+		}
+		for _, m := range merged {
+			named[m.Blob] = true
+		}
+	}
+	return named, nil
 }

@@ -202,7 +202,7 @@ func FuzzCutIndex(f *testing.F) {
 // name is placed on one of the accounts.
 func FuzzParseBlobName(f *testing.F) {
 	for _, s := range []string{ResultsBlobName(18, 12_562_785_000), ResultsBlobName(3, 1), ExpansionBlobName(18, 10_000_000, "a"),
-		FinalRunBlobName(18, 1_000_000, 3, "a"), CombineBlobName(2, 5, "b"), StartBlobName(), InputsBlobName(4), "p01/r-", "p01/e-", ""} {
+		FinalRunBlobName(18, 1_000_000, 3, "a"), CombineBlobName(2, 5, "b"), PlyFolder(0) + "start", InputsBlobName(4), "p01/r-", "p01/e-", ""} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, name string) {
