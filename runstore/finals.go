@@ -34,9 +34,10 @@ func (s *Store) decodeFinal(e storage.Entity) (FinalBlob, error) {
 	return f, d.done("final blob " + e.RowKey)
 }
 
-// PutFinals records a ply's final blobs before the ply becomes Final.
-// The rows are upserts whose content depends only on the ply's frozen
-// runs, so concurrent or repeated calls write the same rows.
+// PutFinals records final blobs of a Final ply: each dispatch leaf its
+// own (FinalsFor), before it enqueues the work that reads them. The
+// rows are upserts whose content depends only on the ply's committed
+// merges, so concurrent or repeated calls write the same rows.
 func (s *Store) PutFinals(ctx context.Context, ply int, finals []FinalBlob) error {
 	rows := s.finalRows(ply)
 	ops := map[string][]storage.Op{}
