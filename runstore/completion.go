@@ -180,11 +180,17 @@ func (s *Store) allDone(ctx context.Context, m stageMarkers, n int) (bool, error
 	if n == 0 {
 		return true, nil
 	}
-	root := 1
-	for nodes(n, root) > 1 {
-		root++
+	return exists(ctx, s.state, m.pk(0), m.nodeKey(rootLevel(n), 0))
+}
+
+// rootLevel is the level of the root of a tree over n items: the
+// lowest above the items with one node.
+func rootLevel(n int) int {
+	level := 1
+	for nodes(n, level) > 1 {
+		level++
 	}
-	return exists(ctx, s.state, m.pk(0), m.nodeKey(root, 0))
+	return level
 }
 
 func groups(n int) int { return nodes(n, 1) }

@@ -133,10 +133,7 @@ func (s *Store) bucketOf(ctx context.Context, p *Ply, i int) (bucket, first int,
 	if !ok {
 		return s.countedBucketOf(ctx, p, i)
 	}
-	level := 1
-	for nodes(n, level) > 1 {
-		level++
-	}
+	level := rootLevel(n)
 	// Invariant: node j of level holds final blob i, and first is the
 	// index of its first final blob.
 	j := 0

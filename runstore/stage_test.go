@@ -12,31 +12,39 @@ import (
 	"github.com/reversi-cloud/reversi/storage"
 )
 
-// openShardedStore is a store of a 4x4 run with ply 1 recorded and
-// merging: 2 buckets, its rows spread over shards partitions.
-func openShardedStore(t *testing.T, shards int) (*Store, *Ply) {
+// openPlyOne is a store of a 4x4 run over be, its rows spread over
+// shards partitions and counted as completion says, with ply 0 Final
+// and ply 1 recorded as next describes; state is its state table.
+func openPlyOne(t *testing.T, be storage.Backend, shards int, completion Completion, next Ply) (s *Store, p *Ply, state storage.Table) {
 	t.Helper()
 	ctx := context.Background()
-	be := testkit.Embedded(t)
 	state, back := be.Table("runstate"), be.Table("runback")
 	for _, tb := range []storage.Table{state, back} {
 		if err := tb.Create(ctx); err != nil {
 			t.Fatal(err)
 		}
 	}
-	s := New(board.MustNew(4), []storage.Table{state}, []storage.Table{back}, shards, TreeCompletion)
+	s = New(board.MustNew(4), []storage.Table{state}, []storage.Table{back}, shards, completion)
 	p0, err := s.AddFirstPly(ctx, Claim{Owner: "seed"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Finish(ctx, p0, Claim{Owner: "seed"}, Totals{Finals: 1, Positions: 1}, &Ply{Ply: 1, Tasks: 1, Buckets: 2}); err != nil {
+	next.Ply = 1
+	if err := s.Finish(ctx, p0, Claim{Owner: "seed"}, Totals{Finals: 1, Positions: 1}, &next); err != nil {
 		t.Fatal(err)
 	}
-	p, err := s.Ply(ctx, 1)
-	if err != nil {
+	if p, err = s.Ply(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.StartMerging(ctx, p, Claim{Owner: "m"}); err != nil {
+	return s, p, state
+}
+
+// openShardedStore is a store of a 4x4 run with ply 1 recorded and
+// merging: 2 buckets, its rows spread over shards partitions.
+func openShardedStore(t *testing.T, shards int) (*Store, *Ply) {
+	t.Helper()
+	s, p, _ := openPlyOne(t, testkit.Embedded(t), shards, TreeCompletion, Ply{Tasks: 1, Buckets: 2})
+	if err := s.StartMerging(context.Background(), p, Claim{Owner: "m"}); err != nil {
 		t.Fatal(err)
 	}
 	return s, p
@@ -198,24 +206,7 @@ func TestProgressBounded(t *testing.T) {
 			}
 			return err
 		})
-		state, back := be.Table("runstate"), be.Table("runback")
-		for _, tb := range []storage.Table{state, back} {
-			if err := tb.Create(ctx); err != nil {
-				t.Fatal(err)
-			}
-		}
-		s := New(board.MustNew(4), []storage.Table{state}, []storage.Table{back}, 1, c.flat)
-		p0, err := s.AddFirstPly(ctx, Claim{Owner: "seed"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Finish(ctx, p0, Claim{Owner: "seed"}, Totals{Finals: 1, Positions: 1}, &Ply{Ply: 1, Tasks: n, Buckets: 1}); err != nil {
-			t.Fatal(err)
-		}
-		p, err := s.Ply(ctx, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, p, _ := openPlyOne(t, be, 1, c.flat, Ply{Tasks: n, Buckets: 1})
 		st := s.ExpansionStage(p)
 		done := func(items Span) {
 			for i := items.Lo; i < items.Hi; i++ {
@@ -257,25 +248,7 @@ func TestProgressBounded(t *testing.T) {
 func TestProgressOutOfOrder(t *testing.T) {
 	ctx := context.Background()
 	const n = 6000
-	be := testkit.Embedded(t)
-	state, back := be.Table("runstate"), be.Table("runback")
-	for _, tb := range []storage.Table{state, back} {
-		if err := tb.Create(ctx); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s := New(board.MustNew(4), []storage.Table{state}, []storage.Table{back}, 1, TreeCompletion)
-	p0, err := s.AddFirstPly(ctx, Claim{Owner: "seed"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Finish(ctx, p0, Claim{Owner: "seed"}, Totals{Finals: 1, Positions: 1}, &Ply{Ply: 1, Tasks: n, Buckets: 1}); err != nil {
-		t.Fatal(err)
-	}
-	p, err := s.Ply(ctx, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, p, _ := openPlyOne(t, testkit.Embedded(t), 1, TreeCompletion, Ply{Tasks: n, Buckets: 1})
 	st := s.ExpansionStage(p)
 	order := rand.New(rand.NewPCG(5, 7)).Perm(n)
 	at := 0

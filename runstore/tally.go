@@ -132,11 +132,7 @@ func (s *Store) root(ctx context.Context, m stageMarkers, n int) (e storage.Enti
 	if n == 0 {
 		return storage.Entity{Props: map[string]any{}}, true, nil
 	}
-	level := 1
-	for nodes(n, level) > 1 {
-		level++
-	}
-	e, err = s.state(m.pk(0)).Get(ctx, m.pk(0), m.nodeKey(level, 0))
+	e, err = s.state(m.pk(0)).Get(ctx, m.pk(0), m.nodeKey(rootLevel(n), 0))
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
 		return e, false, nil
@@ -201,10 +197,7 @@ func (s *Store) rootSamples(ctx context.Context, m stageMarkers, n int) ([]byte,
 	if n == 0 {
 		return nil, nil
 	}
-	level := 0
-	for nodes(n, level+1) > 1 {
-		level++
-	}
+	level := rootLevel(n) - 1
 	es, err := queryAll(ctx, s.state, m.pk(0), m.nodeKey(level, 0), m.nodeKey(level, nodes(n, level)))
 	if err != nil {
 		return nil, fmt.Errorf("reading the samples of %s: %w", m.base, err)

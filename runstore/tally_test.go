@@ -10,7 +10,6 @@ import (
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/internal/testkit"
-	"github.com/reversi-cloud/reversi/storage"
 )
 
 // keysOf is n made-up sample keys whose first byte is tag.
@@ -92,25 +91,7 @@ func TestTalliedTotals(t *testing.T) {
 		{"flat", FlatCompletion, 1, false},
 		{"tree, from before tallies", TreeCompletion, 1, true},
 	} {
-		be := testkit.Embedded(t)
-		state, back := be.Table("runstate"), be.Table("runback")
-		for _, tb := range []storage.Table{state, back} {
-			if err := tb.Create(ctx); err != nil {
-				t.Fatal(err)
-			}
-		}
-		s := New(b, []storage.Table{state}, []storage.Table{back}, tc.shards, tc.completion)
-		p0, err := s.AddFirstPly(ctx, Claim{Owner: "seed"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Finish(ctx, p0, Claim{Owner: "seed"}, Totals{Finals: 1, Positions: 1}, &Ply{Ply: 1, Tasks: 1, Buckets: buckets}); err != nil {
-			t.Fatal(err)
-		}
-		p, err := s.Ply(ctx, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, p, state := openPlyOne(t, testkit.Embedded(t), tc.shards, tc.completion, Ply{Tasks: 1, Buckets: buckets})
 		est := s.ExpansionStage(p)
 		if _, err := est.Commit(ctx, Expansion{Task: 0, Blob: ExpansionBlobName(1, 0, "e"), Edges: 1234}); err != nil {
 			t.Fatal(err)
@@ -148,7 +129,8 @@ func TestTalliedTotals(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if p, err = s.Ply(ctx, 1); err != nil {
+		p, err := s.Ply(ctx, 1)
+		if err != nil {
 			t.Fatal(err)
 		}
 		totals, samples, err := s.MergedTotals(ctx, p)
