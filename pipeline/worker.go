@@ -158,7 +158,7 @@ func (w *Worker) settle(ctx context.Context, log *slog.Logger, q storage.Queue, 
 	w.progress.Started(m)
 	// The message's delete and lease renewals are its ply's work too,
 	// and this handling's, with every rerun of its handler.
-	ctx = storage.WithHandling(ctx, m.Ply)
+	ctx = storage.WithHandling(ctx, m.Ply, m.Kind.String())
 	lease, taskCtx := HoldLease(ctx, q, msg, w.cfg.Visibility, w.cfg.Clock)
 	t := &task.Task{Run: w.run.shared, Msg: msg, Timing: w.cfg.timing(), Log: log, Progress: w.progress, Flow: flow{w.run}, Now: w.cfg.Clock.Now, Hold: lease.Hold}
 	err = w.handler.Handle(taskCtx, t, m)

@@ -16,6 +16,7 @@ import (
 // call is the most it reaches.
 type Handling struct {
 	ply   int
+	kind  string // the message's kind, which PlyStat.MaxByKind splits by
 	start time.Time
 	// meter is the Metered that counts the handling, the first to bill
 	// one of its calls: a backend metered twice counts it once.
@@ -26,11 +27,11 @@ type Handling struct {
 
 type handlingKey struct{}
 
-// WithHandling starts a handling of a message of ply: the calls made
-// with the context it returns are the handling's, and the ply's
-// (WithPly).
-func WithHandling(ctx context.Context, ply int) context.Context {
-	return context.WithValue(WithPly(ctx, ply), handlingKey{}, &Handling{ply: ply, start: time.Now()})
+// WithHandling starts a handling of a message of ply, of the kind named:
+// the calls made with the context it returns are the handling's, and the
+// ply's (WithPly).
+func WithHandling(ctx context.Context, ply int, kind string) context.Context {
+	return context.WithValue(WithPly(ctx, ply), handlingKey{}, &Handling{ply: ply, kind: kind, start: time.Now()})
 }
 
 func handlingFrom(ctx context.Context) *Handling {

@@ -54,7 +54,11 @@ type plyCounters struct {
 	ops                       counters
 	entities, tasks           atomic.Int64
 	maxTx, maxEnt, maxTaskDur atomic.Int64 // maxTaskDur in nanoseconds
+	kinds                     sync.Map     // a handling's kind -> *kindCounters
 }
+
+// kindCounters are the maxima of one kind of handling of one ply.
+type kindCounters struct{ maxTx, maxEnt atomic.Int64 }
 
 // Metered wraps a Backend and counts its calls as Azure bills them: one
 // transaction per request, every page of a query or listing and every
@@ -186,9 +190,16 @@ func (m *Metered) countHandling(h *Handling, transactions, entities int64) {
 	if first {
 		pc.tasks.Add(1)
 	}
-	storeMax(&pc.maxTx, h.transactions.Add(transactions))
-	storeMax(&pc.maxEnt, h.entities.Add(entities))
+	tx, ent := h.transactions.Add(transactions), h.entities.Add(entities)
+	storeMax(&pc.maxTx, tx)
+	storeMax(&pc.maxEnt, ent)
 	storeMax(&pc.maxTaskDur, int64(time.Since(h.start)))
+	kc, ok := pc.kinds.Load(h.kind)
+	if !ok {
+		kc, _ = pc.kinds.LoadOrStore(h.kind, new(kindCounters))
+	}
+	storeMax(&kc.(*kindCounters).maxTx, tx)
+	storeMax(&kc.(*kindCounters).maxEnt, ent)
 }
 
 func (m *Metered) plyCounters(ply int) *plyCounters {
@@ -240,6 +251,14 @@ func (m *Metered) Stats() Stats {
 			EntityReads: pc.entities.Load(), Tasks: pc.tasks.Load(),
 			MaxTaskTransactions: pc.maxTx.Load(), MaxTaskEntities: pc.maxEnt.Load(),
 			MaxTaskSeconds: time.Duration(pc.maxTaskDur.Load()).Seconds()}
+		pc.kinds.Range(func(k, v any) bool {
+			kc := v.(*kindCounters)
+			if ps.MaxByKind == nil {
+				ps.MaxByKind = map[string]KindMax{}
+			}
+			ps.MaxByKind[k.(string)] = KindMax{Transactions: kc.maxTx.Load(), Entities: kc.maxEnt.Load()}
+			return true
+		})
 		for o := range numOperations {
 			if n := pc.ops[o].Load(); n != 0 {
 				ps.Ops[o.String()] = n
@@ -343,6 +362,13 @@ func combinePlies(a, b []PlyStat, sign int64) []PlyStat {
 				q.MaxTaskTransactions = max(q.MaxTaskTransactions, p.MaxTaskTransactions)
 				q.MaxTaskEntities = max(q.MaxTaskEntities, p.MaxTaskEntities)
 				q.MaxTaskSeconds = max(q.MaxTaskSeconds, p.MaxTaskSeconds)
+				for k, m := range p.MaxByKind {
+					if q.MaxByKind == nil {
+						q.MaxByKind = map[string]KindMax{}
+					}
+					old := q.MaxByKind[k]
+					q.MaxByKind[k] = KindMax{Transactions: max(old.Transactions, m.Transactions), Entities: max(old.Entities, m.Entities)}
+				}
 			}
 		}
 	}

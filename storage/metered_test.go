@@ -324,13 +324,13 @@ func BenchmarkMetered(b *testing.B) {
 
 // TestMeteredHandlings: the calls of a handling count in it, an upload's
 // blocks and a Get's entity included; its ply keeps how many handlings
-// there were and the most one cost; a backend metered twice counts each
+// there were and the most one cost, overall and by kind; a backend metered twice counts each
 // handling once, in the meter nearest the backend.
 func TestMeteredHandlings(t *testing.T) {
 	inner := NewMetered(&fake{readAll: true})
 	outer := NewMetered(inner)
 	ctx := context.Background()
-	first := WithHandling(ctx, 5)
+	first := WithHandling(ctx, 5, "merge")
 	for range 3 {
 		if _, err := outer.Table("t").Get(first, "p", "r"); err != nil {
 			t.Fatal(err)
@@ -339,7 +339,7 @@ func TestMeteredHandlings(t *testing.T) {
 	if err := outer.Container("c").Upload(first, "b", io.LimitReader(zeros{}, 2*UploadBlockBytes)); err != nil {
 		t.Fatal(err)
 	}
-	second := WithHandling(ctx, 5)
+	second := WithHandling(ctx, 5, "scan")
 	if _, err := outer.Queue("q").Dequeue(second, 2, time.Minute); err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +347,8 @@ func TestMeteredHandlings(t *testing.T) {
 	if _, err := outer.Table("t").Get(WithPly(ctx, 5), "p", "r"); err != nil {
 		t.Fatal(err)
 	}
-	want := PlyStat{Ply: 5, EntityReads: 4, Tasks: 2, MaxTaskTransactions: 6, MaxTaskEntities: 3}
+	want := PlyStat{Ply: 5, EntityReads: 4, Tasks: 2, MaxTaskTransactions: 6, MaxTaskEntities: 3,
+		MaxByKind: map[string]KindMax{"merge": {Transactions: 6, Entities: 3}, "scan": {Transactions: 1}}}
 	for _, tc := range []struct {
 		name string
 		m    *Metered

@@ -36,6 +36,15 @@ type PlyStat struct {
 	MaxTaskTransactions int64   `json:"max_task_transactions,omitempty"`
 	MaxTaskEntities     int64   `json:"max_task_entities,omitempty"`
 	MaxTaskSeconds      float64 `json:"max_task_seconds,omitempty"`
+	// MaxByKind splits the MaxTask transactions and entities by the kind
+	// of message handled, to say which kind of handling grows.
+	MaxByKind map[string]KindMax `json:"max_by_kind,omitempty"`
+}
+
+// KindMax is the most that one handling of one kind of message cost.
+type KindMax struct {
+	Transactions int64 `json:"transactions"`
+	Entities     int64 `json:"entities"`
 }
 
 // Total is the number of the ply's transactions.
