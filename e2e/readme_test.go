@@ -186,7 +186,7 @@ func TestReadmeQuickstart(t *testing.T) {
 			t.Errorf("README.md shows %d ply rows for %q; it printed %d", len(want), runs[0], len(first.Plies))
 		}
 		for i := range min(len(want), len(first.Plies)) {
-			if want[i] != first.Plies[i] {
+			if !reflect.DeepEqual(want[i], first.Plies[i]) {
 				t.Errorf("README.md shows %+v for %q; it printed %+v", want[i], runs[0], first.Plies[i])
 			}
 		}

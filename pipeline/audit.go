@@ -124,7 +124,7 @@ func (r *Run) readAuditState(ctx context.Context) (*auditState, error) {
 				return nil, err
 			}
 		} else {
-			if recs.Merged, err = r.store.MergedBlobs(ctx, p.Ply); err != nil {
+			if recs.Merged, err = r.store.MergedBlobs(ctx, p); err != nil {
 				return nil, err
 			}
 			// A Final ply's dispatch leaves write its final blob rows;

@@ -91,7 +91,11 @@ func TestAuditCompleteRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs, err := r.store.MergedBlobs(ctx, ply)
+	p, err := r.store.Ply(ctx, ply)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := r.store.MergedBlobs(ctx, p)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,35 +379,35 @@ func TestAudit6x6(t *testing.T) {
 func TestAuditRunInProgress(t *testing.T) {
 	ctx := context.Background()
 	be := openEmbedded(t)
-	blob := runstore.ExpansionBlobName(1, 9, "x")
+	blob := runstore.ExpansionBlobName(1, 0, "x")
 	for i, tc := range []struct {
 		name  string
 		plant func(r *Run, p *runstore.Ply) error
 		want  string
 	}{
 		{"expansion blob missing", func(r *Run, p *runstore.Ply) error {
-			return commitExpansion(ctx, r, p, runstore.Expansion{Task: 9, Blob: blob, Cuts: []int64{0, 50}})
-		}, "error: ply 1: expansion task 9 names blob p01/e-0000009-x, which is missing"},
+			return commitExpansion(ctx, r, p, runstore.Expansion{Task: 0, Blob: blob, Cuts: []int64{0, 50}})
+		}, "error: ply 1: expansion task 0 names blob p01/e-0000000-x, which is missing"},
 		{"expansion marker without cuts", func(r *Run, p *runstore.Ply) error {
 			if err := r.blobs.Put(ctx, blob, make([]byte, 50)); err != nil {
 				return err
 			}
-			return commitExpansion(ctx, r, p, runstore.Expansion{Task: 9, Blob: blob})
-		}, "error: ply 1: expansion task 9 names blob p01/e-0000009-x but records no cuts"},
+			return commitExpansion(ctx, r, p, runstore.Expansion{Task: 0, Blob: blob})
+		}, "error: ply 1: expansion task 0 names blob p01/e-0000000-x but records no cuts"},
 		{"expansion blob short", func(r *Run, p *runstore.Ply) error {
 			if err := r.blobs.Put(ctx, blob, make([]byte, 30)); err != nil {
 				return err
 			}
-			return commitExpansion(ctx, r, p, runstore.Expansion{Task: 9, Blob: blob, Cuts: []int64{0, 50}})
-		}, "error: ply 1: expansion task 9 cuts blob p01/e-0000009-x into buckets ending at 50, but it holds 30 bytes"},
+			return commitExpansion(ctx, r, p, runstore.Expansion{Task: 0, Blob: blob, Cuts: []int64{0, 50}})
+		}, "error: ply 1: expansion task 0 cuts blob p01/e-0000000-x into buckets ending at 50, but it holds 30 bytes"},
 		{"expansion cut into too many buckets", func(r *Run, p *runstore.Ply) error {
 			if err := r.blobs.Put(ctx, blob, make([]byte, 50)); err != nil {
 				return err
 			}
 			cuts := make([]int64, p.Buckets+2)
 			cuts[len(cuts)-1] = 50
-			return commitExpansion(ctx, r, p, runstore.Expansion{Task: 9, Blob: blob, Cuts: cuts})
-		}, "error: ply 1: expansion task 9 cuts blob p01/e-0000009-x into 2 buckets, but it should be 1"},
+			return commitExpansion(ctx, r, p, runstore.Expansion{Task: 0, Blob: blob, Cuts: cuts})
+		}, "error: ply 1: expansion task 0 cuts blob p01/e-0000000-x into 2 buckets, but it should be 1"},
 		{"merge output missing", func(r *Run, p *runstore.Ply) error {
 			out := &runstore.MergedBlob{Blob: runstore.FinalRunBlobName(1, 0, 0, "x"), Count: 1}
 			_, err := r.store.MergeStage(p).Commit(ctx, runstore.BucketMerge{Bucket: 0, Attempt: "x", Outputs: 1, Merged: []*runstore.MergedBlob{out}})

@@ -110,10 +110,10 @@ func (m stageMarkers) groupPks() []string {
 // allItems is the key range of every item marker.
 func (m stageMarkers) allItems() (from, to string) { return string(m.item), string(m.item + 1) }
 
-// items reads the item markers in [from, to) of every partition, in
-// key order.
-func (s *Store) items(ctx context.Context, m stageMarkers, from, to string) ([]storage.Entity, error) {
-	return queryPartitions(ctx, s.state, m.pks(), from, to)
+// items reads the markers of the items in span, in key order, from
+// the partitions that hold them.
+func (s *Store) items(ctx context.Context, m stageMarkers, span Span) ([]storage.Entity, error) {
+	return queryPartitions(ctx, s.state, m.pksIn(span), markerKey(m.item, span.Lo), markerKey(m.item, span.Hi))
 }
 
 // nodes is how many nodes of a tree over n items level has.

@@ -133,7 +133,7 @@ func (s *Store) MergeRecords(ctx context.Context, p *Ply) (Records, error) {
 			return recs, err
 		}
 	}
-	if recs.Merged, err = s.MergedBlobs(ctx, p.Ply); err != nil {
+	if recs.Merged, err = s.MergedBlobs(ctx, p); err != nil {
 		return recs, err
 	}
 	return recs, nil

@@ -132,6 +132,24 @@ func (s spread) pks() []string {
 	return out
 }
 
+// pksIn are the partitions that hold the rows of the items in span:
+// one for a span within a group of completionFan items, so that reading
+// a few items costs one query, not one a shard.
+func (s spread) pksIn(span Span) []string {
+	first, last := span.Lo/completionFan, (span.Hi-1)/completionFan
+	switch {
+	case span.Lo >= span.Hi:
+		return nil
+	case s.shards <= 1 || last-first+1 >= s.shards:
+		return s.pks()
+	}
+	out := make([]string, 0, last-first+1)
+	for g := first; g <= last; g++ {
+		out = append(out, s.pk(g*completionFan))
+	}
+	return out
+}
+
 // all are pks and, with shards, the base partition, which then holds
 // only the group markers of a flat completion count (completion.go).
 func (s spread) all() []string {

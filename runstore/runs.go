@@ -142,34 +142,28 @@ func dropMerged(ctx context.Context, st Stage[BucketMerge], m BucketMerge) error
 	return transactAll(ctx, st.store.state, pk, ops)
 }
 
-// MergedBlobs lists the committed merge outputs of a ply, in key order: the rows
-// of each merged bucket written by the attempt its marker names.
-func (s *Store) MergedBlobs(ctx context.Context, ply int) ([]*MergedBlob, error) {
-	from, to := s.bucketMarkers(ply).allItems()
-	return s.mergedBlobs(ctx, ply, from, to, runsFrom, runsTo)
+// MergedBlobs lists the committed merge outputs of ply p, in key order:
+// the rows of each merged bucket written by the attempt its marker names.
+func (s *Store) MergedBlobs(ctx context.Context, p *Ply) ([]*MergedBlob, error) {
+	return s.MergedBlobsIn(ctx, p.Ply, Span{0, p.Buckets})
 }
 
-// MergedBlobsIn is MergedBlobs of the buckets span alone.
+// MergedBlobsIn is MergedBlobs of the buckets span alone. A bucket's
+// marker and output rows share its partition (pk of the bucket).
 func (s *Store) MergedBlobsIn(ctx context.Context, ply int, span Span) ([]*MergedBlob, error) {
 	if span.Lo >= span.Hi {
 		return nil, nil
 	}
-	m := s.bucketMarkers(ply)
-	return s.mergedBlobs(ctx, ply, markerKey(m.item, span.Lo), markerKey(m.item, span.Hi), bucketPrefix(span.Lo), bucketPrefix(span.Hi))
-}
-
-// mergedBlobs reads the bucket markers in [from, to) and the output
-// rows in [runsFrom, runsTo), and keeps the winners' rows.
-func (s *Store) mergedBlobs(ctx context.Context, ply int, from, to, runsFrom, runsTo string) ([]*MergedBlob, error) {
-	merges, err := markers(ctx, s, &mergeKind, ply, from, to)
+	merges, err := markers(ctx, s, &mergeKind, ply, span)
 	if err != nil {
 		return nil, err
 	}
+	pks := s.bucketMarkers(ply).pksIn(span)
 	winner := make(map[int]string, len(merges))
 	for _, m := range merges {
 		winner[m.Bucket] = m.Attempt
 	}
-	es, err := queryPartitions(ctx, s.state, s.runRows(ply).pks(), runsFrom, runsTo)
+	es, err := queryPartitions(ctx, s.state, pks, bucketPrefix(span.Lo), bucketPrefix(span.Hi))
 	if err != nil {
 		return nil, fmt.Errorf("listing the merged blobs of ply %d: %w", ply, err)
 	}

@@ -314,14 +314,12 @@ func (st Stage[M]) add(ctx context.Context, i int, m M, props map[string]any) (w
 
 // Markers reads the marker of every done item, in item order.
 func (st Stage[M]) Markers(ctx context.Context) ([]M, error) {
-	from, to := st.rows().allItems()
-	return markers(ctx, st.store, st.kind, st.ply.Ply, from, to)
+	return st.MarkersIn(ctx, Span{0, st.Items()})
 }
 
 // MarkersIn reads the markers of the done items in span, in item order.
 func (st Stage[M]) MarkersIn(ctx context.Context, span Span) ([]M, error) {
-	rows := st.rows()
-	return markers(ctx, st.store, st.kind, st.ply.Ply, markerKey(rows.item, span.Lo), markerKey(rows.item, span.Hi))
+	return markers(ctx, st.store, st.kind, st.ply.Ply, span)
 }
 
 // MarkersAt reads the markers of the done items among items, one point
@@ -385,11 +383,11 @@ func (st Stage[M]) MarkerOf(e storage.Entity) (item int, ok bool) {
 
 func (st Stage[M]) rows() stageMarkers { return st.kind.rows(st.store, st.ply.Ply) }
 
-// markers reads and decodes the markers of kind k on ply in the
-// row-key range [from, to).
-func markers[M any](ctx context.Context, s *Store, k *stageKind[M], ply int, from, to string) ([]M, error) {
+// markers reads and decodes the markers of kind k on ply of the items
+// in span.
+func markers[M any](ctx context.Context, s *Store, k *stageKind[M], ply int, span Span) ([]M, error) {
 	rows := k.rows(s, ply)
-	es, err := s.items(ctx, rows, from, to)
+	es, err := s.items(ctx, rows, span)
 	if err != nil {
 		return nil, fmt.Errorf("reading the %s markers of ply %d: %w", k.item, ply, err)
 	}

@@ -109,7 +109,7 @@ func TestMergeCommit(t *testing.T) {
 			if got := rows(); !slices.Equal(got, step.wantRows) {
 				t.Errorf("shards %d, %s: output rows %q, want %q", shards, step.name, got, step.wantRows)
 			}
-			runs, err := s.MergedBlobs(ctx, 1)
+			runs, err := s.MergedBlobs(ctx, st.Ply())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -264,6 +264,63 @@ func TestProgressOutOfOrder(t *testing.T) {
 		got, err := st.Progress(ctx)
 		if err != nil || got < at-n/5 || got > at+n/5 {
 			t.Errorf("%d of %d items done in random order: progress %d, %v", at, n, got, err)
+		}
+	}
+}
+
+// TestMarkersQueryTheirPartitions: reading the markers of a span asks
+// only the partitions that hold its items (a group of completionFan
+// items is one), so that a few items cost one query on a run of many
+// shards; and every marker of the span is found, whatever the shards.
+func TestMarkersQueryTheirPartitions(t *testing.T) {
+	ctx := context.Background()
+	const n = 10 * completionFan
+	for _, c := range []struct {
+		shards int
+		span   Span
+		want   int // queries
+	}{
+		{56, Span{0, 1}, 1},
+		{56, Span{70, 71}, 1},
+		{56, Span{64, 128}, 1},
+		{56, Span{60, 70}, 2},
+		{56, Span{0, n}, 10},
+		{3, Span{0, n}, 3},
+		{3, Span{0, 2 * completionFan}, 2},
+		{1, Span{100, 400}, 1},
+		{56, Span{5, 5}, 0},
+	} {
+		var queries int
+		be := storage.Wrap(testkit.Embedded(t), func(call *storage.Call, next func() error) error {
+			if call.Op == storage.TableQuery {
+				queries++
+			}
+			return next()
+		})
+		s, p, _ := openPlyOne(t, be, c.shards, TreeCompletion, Ply{Tasks: n, Buckets: 1})
+		st := s.ExpansionStage(p)
+		for i := 0; i < n; i += 3 {
+			if _, err := st.Commit(ctx, Expansion{Task: i}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		queries = 0
+		got, err := st.MarkersIn(ctx, c.span)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []int
+		for i := c.span.Lo; i < c.span.Hi; i++ {
+			if i%3 == 0 {
+				want = append(want, i)
+			}
+		}
+		var idx []int
+		for _, m := range got {
+			idx = append(idx, m.Task)
+		}
+		if !slices.Equal(idx, want) || queries != c.want {
+			t.Errorf("%d shards, items %v: markers %v in %d queries; want %v in %d", c.shards, c.span, idx, queries, want, c.want)
 		}
 	}
 }

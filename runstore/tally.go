@@ -228,7 +228,7 @@ func (s *Store) countedTotals(ctx context.Context, p *Ply, err error) (Totals, [
 		return Totals{}, nil, err
 	}
 	t := Totals{}
-	merged, err := s.MergedBlobs(ctx, p.Ply)
+	merged, err := s.MergedBlobs(ctx, p)
 	if err != nil {
 		return t, nil, err
 	}

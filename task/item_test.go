@@ -182,7 +182,11 @@ func (h *harness[M]) run(ctx context.Context, c *testkit.Command) (string, error
 		}
 		return fmt.Sprint(all), err
 	case "runs":
-		runs, err := h.store.MergedBlobs(ctx, 1)
+		p, err := h.store.Ply(ctx, 1)
+		if err != nil {
+			return "", err
+		}
+		runs, err := h.store.MergedBlobs(ctx, p)
 		var lines []string
 		for _, r := range runs {
 			lines = append(lines, fmt.Sprintf("bucket %d: attempt %s, %s", r.Bucket, r.Attempt, r.Blob))
