@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -133,8 +134,12 @@ func writePlan(w io.Writer, p *plan.Plan) error {
 	for _, y := range p.Plies {
 		u := y.Units
 		combines := "-"
-		if u.Groups > 0 {
-			combines = fmt.Sprintf("%d x %d", u.Groups, u.Ranges)
+		if len(u.Levels) > 0 {
+			parts := make([]string, len(u.Levels))
+			for k, l := range u.Levels {
+				parts[k] = fmt.Sprintf("%d x %d", l.Groups, l.Ranges)
+			}
+			combines = strings.Join(parts, ", ")
 		}
 		fmt.Fprintf(tw, "%d\t%d\t%d\t%.0f\t%.0f\t%.0f\t%s\t%.0f\t%.2e\t%.0f\t%s\t\n", y.Ply, u.BlobPositions, u.BucketBlobs, u.Finals, u.Tasks, u.Buckets,
 			combines, u.Segments, float64(y.Transactions)/float64(max(1, y.Edges)), u.FanIn, bytesText(y.WorkerPeakBytes))

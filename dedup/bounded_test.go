@@ -90,7 +90,7 @@ func newMergingPly(t *testing.T, tasks, buckets, groups, ranges int) *mergingPly
 	if err != nil {
 		t.Fatal(err)
 	}
-	shape := &runstore.Ply{Ply: 1, Tasks: tasks, Buckets: buckets, Groups: groups, Ranges: ranges}
+	shape := &runstore.Ply{Ply: 1, Tasks: tasks, Buckets: buckets, Levels: []runstore.CombineLevel{{Groups: groups, Ranges: ranges}}}
 	if err := store.Finish(ctx, p0, runstore.Claim{Owner: "seed"}, runstore.Totals{Finals: 1, Positions: 1}, shape); err != nil {
 		t.Fatal(err)
 	}
@@ -127,9 +127,9 @@ func (m *mergingPly) expansions() {
 // of its own evenly into its range's buckets, and writes the blobs.
 func (m *mergingPly) combines() {
 	p := m.ply
-	st := m.task.Run.Store.CombineStage(p)
-	for i := range p.Groups * p.Ranges {
-		span := runstore.SpanOf(i%p.Ranges, p.Buckets, p.Ranges)
+	st := m.task.Run.Store.CombineStage(p, 0)
+	for i := range p.Levels[0].Groups * p.Levels[0].Ranges {
+		span := runstore.SpanOf(i%p.Levels[0].Ranges, p.Buckets, p.Levels[0].Ranges)
 		c := runstore.Combine{Index: i, Attempt: "a", Blob: runstore.CombineBlobName(1, i, "a"), Cuts: make(runstore.Cuts, span.Hi-span.Lo+1)}
 		for b := range c.Cuts {
 			c.Cuts[b] = int64(10 * b)
@@ -182,13 +182,13 @@ func TestReleaseReadsItsOwn(t *testing.T) {
 			if err := releaseGroup(m.ctx, m.task, p, 1); err != nil {
 				t.Fatal(err)
 			}
-			group := runstore.SpanOf(1, p.Tasks, p.Groups)
-			if got, _ := m.reads.reset(); got != p.Ranges+group.Hi-group.Lo {
-				t.Errorf("releasing group 1 read %d entities, want its %d combine markers and %d expansion markers", got, p.Ranges, group.Hi-group.Lo)
+			group := runstore.SpanOf(1, p.Tasks, p.Levels[0].Groups)
+			if got, _ := m.reads.reset(); got != p.Levels[0].Ranges+group.Hi-group.Lo {
+				t.Errorf("releasing group 1 read %d entities, want its %d combine markers and %d expansion markers", got, p.Levels[0].Ranges, group.Hi-group.Lo)
 			}
 			for i := range p.Tasks {
-				if got, want := m.exists(runstore.ExpansionBlobName(1, i, "a")), runstore.PartOf(i, p.Tasks, p.Groups) != 1; got != want {
-					t.Errorf("expansion run %d (group %d) there: %v, want %v", i, runstore.PartOf(i, p.Tasks, p.Groups), got, want)
+				if got, want := m.exists(runstore.ExpansionBlobName(1, i, "a")), runstore.PartOf(i, p.Tasks, p.Levels[0].Groups) != 1; got != want {
+					t.Errorf("expansion run %d (group %d) there: %v, want %v", i, runstore.PartOf(i, p.Tasks, p.Levels[0].Groups), got, want)
 				}
 			}
 
@@ -197,7 +197,7 @@ func TestReleaseReadsItsOwn(t *testing.T) {
 			}
 
 			// Range 1 with one bucket left reads its merge markers only.
-			span := runstore.SpanOf(1, p.Buckets, p.Ranges)
+			span := runstore.SpanOf(1, p.Buckets, p.Levels[0].Ranges)
 			m.merges(runstore.Span{Lo: span.Lo, Hi: span.Hi - 1})
 			m.reads.reset()
 			if err := releaseRange(m.ctx, m.task, p, 1); err != nil {
@@ -212,15 +212,15 @@ func TestReleaseReadsItsOwn(t *testing.T) {
 			if err := releaseRange(m.ctx, m.task, p, 1); err != nil {
 				t.Fatal(err)
 			}
-			if got, _ := m.reads.reset(); got != span.Hi-span.Lo+p.Groups {
-				t.Errorf("releasing range 1 read %d entities, want its %d merge markers and %d combine markers", got, span.Hi-span.Lo, p.Groups)
+			if got, _ := m.reads.reset(); got != span.Hi-span.Lo+p.Levels[0].Groups {
+				t.Errorf("releasing range 1 read %d entities, want its %d merge markers and %d combine markers", got, span.Hi-span.Lo, p.Levels[0].Groups)
 			}
 			if m.exists(runstore.RangeInputsBlobName(1, 1)) {
 				t.Error("range 1's inputs are still there")
 			}
-			for i := range p.Groups * p.Ranges {
-				if got, want := m.exists(runstore.CombineBlobName(1, i, "a")), i%p.Ranges != 1; got != want {
-					t.Errorf("combined run %d (range %d) there: %v, want %v", i, i%p.Ranges, got, want)
+			for i := range p.Levels[0].Groups * p.Levels[0].Ranges {
+				if got, want := m.exists(runstore.CombineBlobName(1, i, "a")), i%p.Levels[0].Ranges != 1; got != want {
+					t.Errorf("combined run %d (range %d) there: %v, want %v", i, i%p.Levels[0].Ranges, got, want)
 				}
 			}
 		})
@@ -293,7 +293,7 @@ func TestMergeReadsItsRange(t *testing.T) {
 		m := newMergingPly(t, 12, ranges*bucketsARange, groups, ranges)
 		m.combines()
 		p := m.ply
-		span := runstore.SpanOf(1, p.Buckets, p.Ranges)
+		span := runstore.SpanOf(1, p.Buckets, p.Levels[0].Ranges)
 		m.reads.reset()
 		in, err := bucketInputs(m.ctx, m.task, p, span.Lo)
 		if err != nil {

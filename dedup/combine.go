@@ -15,18 +15,25 @@ import (
 	"github.com/reversi-cloud/reversi/task"
 )
 
-// CombineHandler handles G messages, the first merge level of a ply with
-// a combine level (runstore.Sizes.Levels): combine task g*Ranges+r
-// k-way merges group g's segments of range r into one run of edges, cut
-// at the range's buckets like an expansion run, and commits it with its
-// marker (runstore.CombineStage; task.Items carries the sequence). The
-// ply's bucket merges then read one segment of each group's run instead
-// of one of each expansion run.
+// CombineHandler handles G messages, the combine levels of a ply that
+// has them (runstore.Sizes.Levels). A G message's index numbers every
+// level's tasks in turn (runstore.Ply.CombineIndex); task g*Ranges+r of
+// a level k-way merges group g's segments of range r (of the expansion
+// runs below the first level, of the runs of the level below above it)
+// into one run of edges, cut at the range's buckets like an expansion
+// run, and commits it with its marker (runstore.CombineStage; task.Items
+// carries the sequence). The ply's bucket merges then read one segment of
+// each group's run of the last level.
 //
-// Its inputs are its list of its group's inputs blob (combineInputs).
-// The scan enqueues each group's first task, which writes that blob from
-// the group's expansion markers and then enqueues the group's other
-// tasks: each group's markers are read once, by one task.
+// Each level starts from the scan once the level below is complete. The
+// scan enqueues the first task of group 0; the first task of group g
+// enqueues its group's other tasks and the first tasks of groups
+// g*partFan+1 to g*partFan+partFan (childParts), so that no handling
+// enqueues more than a group's tasks and partFan more. A first level's
+// inputs are its list of its group's inputs blob (combineInputs), which
+// its first task writes from the group's expansion markers: each
+// group's markers are read once, by one task; a task above reads the
+// markers of the runs it reads itself (upperInputs), a point read each.
 //
 // The run is streamed to storage as it is merged: its size is about one
 // bucket's edges times the range's buckets, and no more than a few
@@ -36,13 +43,28 @@ import (
 // tag and a compensation message covers it until the marker names it;
 // the marker is added once, so of two attempts the first wins and the
 // other's blob is left to its message; a redelivery that finds the
-// marker only repeats the follow-up (the scan once every combine is
-// done). The commit comes only while the compensation message is still
-// hidden.
+// marker only repeats the follow-up (releasing what became spent, and
+// the scan once the level is done). The commit comes only while the
+// compensation message is still hidden. A first task that dies before
+// enqueuing the others leaves them to the scan of a stalled run.
 var CombineHandler task.Handler = task.Items[runstore.Combine]{
-	Stage:    (*runstore.Store).CombineStage,
+	Stage:    combineStage,
 	Work:     combineTask,
 	FollowUp: afterCombine,
+}
+
+// combineStage is the stage of ply-wide combine task i and its index
+// there. A task the ply lacks is one past the last level's, which its
+// stage refuses.
+func combineStage(s *runstore.Store, p *runstore.Ply, i int) (runstore.Stage[runstore.Combine], int) {
+	level, j, ok := p.CombineAt(i)
+	if !ok {
+		level, j = max(0, len(p.Levels)-1), i
+		if p.Combining() {
+			j = i - p.CombineIndex(level, 0)
+		}
+	}
+	return s.CombineStage(p, level), j
 }
 
 // combineTask merges combine task i's inputs into its run and returns
@@ -50,15 +72,28 @@ var CombineHandler task.Handler = task.Items[runstore.Combine]{
 // its blob (a task without inputs writes none).
 func combineTask(ctx context.Context, t *task.Task, p *runstore.Ply, i int) (runstore.Combine, task.Cover, error) {
 	run := t.Run
-	inputs, wrote, err := combineInputs(ctx, t, p, i)
+	level, j, _ := p.CombineAt(i)
+	l := p.Levels[level]
+	g, r := j/l.Ranges, j%l.Ranges
+	var inputs []Input
+	start := r == 0 // the group's first task starts the others
+	var err error
+	if level == 0 {
+		var wrote bool
+		inputs, wrote, err = combineInputs(ctx, t, p, j)
+		start = start && wrote // once, by the delivery that wrote the inputs
+	} else {
+		inputs, err = upperInputs(ctx, t, p, level, j)
+	}
 	if err != nil {
 		return runstore.Combine{}, nil, err
 	}
-	if wrote && i%p.Ranges == 0 {
-		// The scan started the group with its first task; the others
-		// read the inputs it wrote. A crash before they are enqueued
-		// leaves them to the scan of a stalled run.
-		if err := enqueueAll(ctx, t, message.KindCombine, p.Ply, seq(i+1, i+p.Ranges)); err != nil {
+	if start {
+		next := seq(i+1, i+l.Ranges)
+		for _, h := range childParts(g, l.Groups) {
+			next = append(next, p.CombineIndex(level, h*l.Ranges))
+		}
+		if err := enqueueAll(ctx, t, message.KindCombine, p.Ply, next); err != nil {
 			return runstore.Combine{}, nil, err
 		}
 	}
@@ -69,8 +104,8 @@ func combineTask(ctx context.Context, t *task.Task, p *runstore.Ply, i int) (run
 	if len(splitters)+1 != p.Buckets {
 		return runstore.Combine{}, nil, fmt.Errorf("ply %d has %d buckets but %d splitters: its records are inconsistent", p.Ply, p.Buckets, len(splitters))
 	}
-	span := runstore.SpanOf(i%p.Ranges, p.Buckets, p.Ranges)
-	c := runstore.Combine{Index: i, Attempt: t.Attempt(), Segments: int64(len(inputs))}
+	span := runstore.SpanOf(r, p.Buckets, l.Ranges)
+	c := runstore.Combine{Level: level, Index: j, Attempt: t.Attempt(), Segments: int64(len(inputs))}
 	comps := &compensation.Set{}
 	if len(inputs) > 0 {
 		c.Blob = runstore.CombineBlobName(p.Ply, i, t.Attempt())
@@ -84,35 +119,94 @@ func combineTask(ctx context.Context, t *task.Task, p *runstore.Ply, i int) (run
 	return c, comps, nil
 }
 
-// combineInputs reads combine task i's list from its group's inputs
-// blob, which the first of the group's tasks to find it missing writes
-// from the group's expansion markers (wrote then reports this call did).
-// Its content depends on those alone, which no longer change once the
-// ply is merging: of tasks that write it together, the first write
-// stands and the others read the same lists. A task that starts after
-// its group's release deleted the blob writes it again, and then fails
-// to read the deleted runs; its redelivery finds its marker, and the
-// ply's sweep the blob.
-func combineInputs(ctx context.Context, t *task.Task, p *runstore.Ply, i int) (inputs []Input, wrote bool, err error) {
-	g, r := i/p.Ranges, i%p.Ranges
+// combineInputs reads first-level combine task j's list from its group's
+// inputs blob, which the first of the group's tasks to find it missing
+// writes from the group's expansion markers (wrote then reports this
+// call did). Its content depends on those alone, which no longer change
+// once the ply is merging: of tasks that write it together, the first
+// write stands and the others read the same lists. A task that starts
+// after its group's release deleted the blob writes it again, and then
+// fails to read the deleted runs; its redelivery finds its marker, and
+// the ply's sweep the blob.
+func combineInputs(ctx context.Context, t *task.Task, p *runstore.Ply, j int) (inputs []Input, wrote bool, err error) {
+	l := p.Levels[0]
+	g, r := j/l.Ranges, j%l.Ranges
 	name := runstore.CombineInputsBlobName(p.Ply, g)
-	inputs, err = ReadInputs(ctx, t.Run, name, r, p.Ranges)
+	inputs, err = ReadInputs(ctx, t.Run, name, r, l.Ranges)
 	if !errors.Is(err, storage.ErrNotFound) {
 		return inputs, false, err
 	}
-	group, err := t.Run.Store.ExpansionStage(p).MarkersIn(ctx, runstore.SpanOf(g, p.Tasks, p.Groups))
+	group, err := t.Run.Store.ExpansionStage(p).MarkersIn(ctx, p.Children(0, g))
 	if err != nil {
 		return nil, false, err
 	}
-	lists := CombineInputs(group, p.Buckets, p.Ranges)
+	lists := CombineInputs(group, p.Buckets, l.Ranges)
 	wrote, swept, err := putInputs(ctx, t, p.Ply, name, lists, 1)
 	switch {
 	case err != nil:
 		return nil, false, err
 	case swept:
-		return nil, false, fmt.Errorf("ply %d was made final while combine task %d read its inputs", p.Ply, i)
+		return nil, false, fmt.Errorf("ply %d was made final while combine task %d read its inputs", p.Ply, j)
 	}
 	return lists[r], wrote, nil
+}
+
+// upperInputs lists the segments that task j of combine level level
+// (above the first) reads: of each run of its group's children (groups
+// of the level below) whose range overlaps its own, the bytes of the
+// buckets the two ranges share. It reads the markers of those runs, a
+// point read each: its children times the one or two ranges of the level
+// below that its range overlaps (ranges grow finer level by level).
+func upperInputs(ctx context.Context, t *task.Task, p *runstore.Ply, level, j int) ([]Input, error) {
+	markers, err := markersBelow(ctx, t, p, level, j)
+	if err != nil {
+		return nil, err
+	}
+	span := runstore.SpanOf(j%p.Levels[level].Ranges, p.Buckets, p.Levels[level].Ranges)
+	below := p.Levels[level-1]
+	var inputs []Input
+	for _, m := range markers {
+		if m.Blob == "" {
+			continue // the group had no edges in the range
+		}
+		from := runstore.SpanOf(m.Index%below.Ranges, p.Buckets, below.Ranges)
+		lo, hi := max(span.Lo, from.Lo), min(span.Hi, from.Hi)
+		if off, end := m.Cuts[lo-from.Lo], m.Cuts[hi-from.Lo]; end > off {
+			inputs = append(inputs, Input{Blob: m.Blob, Off: off, Len: end - off})
+		}
+	}
+	return inputs, nil
+}
+
+// markersBelow reads the markers of the runs of the level below that task j
+// of level (above the first) reads, or fails if one is missing: the
+// level below is complete before any task of level starts.
+func markersBelow(ctx context.Context, t *task.Task, p *runstore.Ply, level, j int) ([]runstore.Combine, error) {
+	items := readsFrom(p, level, j)
+	markers, err := t.Run.Store.CombineStage(p, level-1).MarkersAt(ctx, items)
+	switch {
+	case err != nil:
+		return nil, err
+	case len(markers) < len(items):
+		return nil, fmt.Errorf("combine task %d of ply %d: %d of the %d runs it reads are done", p.CombineIndex(level, j), p.Ply, len(markers), len(items))
+	}
+	return markers, nil
+}
+
+// readsFrom lists the tasks of the level below whose runs task j of
+// level (above the first) reads.
+func readsFrom(p *runstore.Ply, level, j int) []int {
+	l, below := p.Levels[level], p.Levels[level-1]
+	span := runstore.SpanOf(j%l.Ranges, p.Buckets, l.Ranges)
+	lo, hi := runstore.PartOf(span.Lo, p.Buckets, below.Ranges), runstore.PartOf(span.Hi-1, p.Buckets, below.Ranges)
+	children := p.Children(level, j/l.Ranges)
+	var items []int
+	for c := children.Lo; c < children.Hi; c++ {
+		for r := lo; r <= hi; r++ {
+			items = append(items, c*below.Ranges+r)
+		}
+	}
+	return items
 }
 
 // combineInto merges the inputs into blob name, cut at the splitters
@@ -182,16 +276,17 @@ func writeCut(w io.Writer, readers []*packed.EdgeReader, splitters []board.Posit
 	return cuts, entries, ew.Close()
 }
 
-// afterCombine deletes the expansion runs that combine task i was the
-// last to need (releaseGroup), then enqueues the scan that starts the
-// bucket merges once every combine task is done. The scan may be
+// afterCombine deletes the runs that combine task i was the last to need
+// (release), then enqueues the scan that starts the next level, or the
+// bucket merges, once every task of its level is done. The scan may be
 // enqueued more than once, which is harmless.
 func afterCombine(ctx context.Context, t *task.Task, st runstore.Stage[runstore.Combine], i int) error {
 	p := st.Ply()
-	if err := releaseGroup(ctx, t, p, i/p.Ranges); err != nil {
+	level, j, _ := p.CombineAt(i)
+	if err := release(ctx, t, p, level, j); err != nil {
 		return err
 	}
-	all, err := st.AllDone(ctx, i)
+	all, err := st.AllDone(ctx, j)
 	if err != nil || !all {
 		return err
 	}

@@ -28,7 +28,7 @@ import (
 // reaches every read and write, so a lost lease or a stopping worker
 // abandons the merge within one block of I/O.
 var MergeHandler task.Handler = task.Items[runstore.BucketMerge]{
-	Stage:    (*runstore.Store).MergeStage,
+	Stage:    task.Whole((*runstore.Store).MergeStage),
 	Work:     mergeBucket,
 	Won:      func(t *task.Task) { t.Progress.Merges.Add(1) },
 	FollowUp: afterMerge,
@@ -75,28 +75,25 @@ func mergeBucket(ctx context.Context, t *task.Task, p *runstore.Ply, bucket int)
 // the bucket merges start: of merges that write it together, the first
 // write stands and the others read the same lists.
 func bucketInputs(ctx context.Context, t *task.Task, p *runstore.Ply, bucket int) ([]Input, error) {
-	if p.Groups == 0 {
+	if !p.Combining() {
 		return ReadInputs(ctx, t.Run, runstore.InputsBlobName(p.Ply), bucket, p.Buckets)
 	}
-	r := runstore.PartOf(bucket, p.Buckets, p.Ranges)
-	span := runstore.SpanOf(r, p.Buckets, p.Ranges)
+	top := p.Top()
+	r := runstore.PartOf(bucket, p.Buckets, top.Ranges)
+	span := runstore.SpanOf(r, p.Buckets, top.Ranges)
 	name := runstore.RangeInputsBlobName(p.Ply, r)
 	inputs, err := ReadInputs(ctx, t.Run, name, bucket-span.Lo, span.Hi-span.Lo)
 	if !errors.Is(err, storage.ErrNotFound) {
 		return inputs, err
 	}
-	items := make([]int, p.Groups)
-	for g := range items {
-		items[g] = g*p.Ranges + r
-	}
-	combines, err := t.Run.Store.CombineStage(p).MarkersAt(ctx, items)
+	combines, err := t.Run.Store.CombineStage(p, len(p.Levels)-1).MarkersAt(ctx, rangeTasks(p, r))
 	switch {
 	case err != nil:
 		return nil, err
-	case len(combines) < p.Groups:
-		return nil, fmt.Errorf("bucket %d of ply %d: %d of the %d combine tasks of its range are done", bucket, p.Ply, len(combines), p.Groups)
+	case len(combines) < top.Groups:
+		return nil, fmt.Errorf("bucket %d of ply %d: %d of the %d combine tasks of its range are done", bucket, p.Ply, len(combines), top.Groups)
 	}
-	lists := MergeInputs(combines, p.Buckets, p.Groups, p.Ranges)[span.Lo:span.Hi]
+	lists := MergeInputs(combines, p.Buckets, top.Groups, top.Ranges)[span.Lo:span.Hi]
 	wrote, swept, err := putInputs(ctx, t, p.Ply, name, lists, 1)
 	switch {
 	case err != nil:
@@ -105,9 +102,15 @@ func bucketInputs(ctx context.Context, t *task.Task, p *runstore.Ply, bucket int
 		return nil, fmt.Errorf("ply %d was made final while bucket %d read its inputs", p.Ply, bucket)
 	}
 	if wrote && bucket == span.Lo {
-		// A crash before the others are enqueued leaves them to the scan
-		// of a stalled run.
-		if err := enqueueAll(ctx, t, message.KindMerge, p.Ply, seq(span.Lo+1, span.Hi)); err != nil {
+		// The range's first bucket starts the others, and the first
+		// buckets of the ranges below it in the tree of ranges
+		// (childParts). A crash before they are enqueued leaves them to
+		// the scan of a stalled run.
+		next := seq(span.Lo+1, span.Hi)
+		for _, h := range childParts(r, top.Ranges) {
+			next = append(next, runstore.SpanOf(h, p.Buckets, top.Ranges).Lo)
+		}
+		if err := enqueueAll(ctx, t, message.KindMerge, p.Ply, next); err != nil {
 			return nil, err
 		}
 	}
@@ -120,8 +123,8 @@ func bucketInputs(ctx context.Context, t *task.Task, p *runstore.Ply, bucket int
 // is harmless.
 func afterMerge(ctx context.Context, t *task.Task, st runstore.Stage[runstore.BucketMerge], bucket int) error {
 	p := st.Ply()
-	if p.Groups > 0 {
-		if err := releaseRange(ctx, t, p, runstore.PartOf(bucket, p.Buckets, p.Ranges)); err != nil {
+	if p.Combining() {
+		if err := releaseRange(ctx, t, p, runstore.PartOf(bucket, p.Buckets, p.Top().Ranges)); err != nil {
 			return err
 		}
 	}

@@ -66,7 +66,7 @@ func scan(ctx context.Context, t *task.Task, m message.Message) error {
 	if len(open) == 0 {
 		return t.Flow.Merged(ctx, t, p) // a run of flat completion
 	}
-	if p.Groups > 0 {
+	if p.Combining() {
 		return scanLevels(ctx, t, p, open)
 	}
 	// The inputs go first: merges read them. A later scan (the last one,
@@ -84,37 +84,60 @@ func scan(ctx context.Context, t *task.Task, m message.Message) error {
 	return enqueueAll(ctx, t, message.KindMerge, p.Ply, open)
 }
 
-// scanLevels enqueues the work of a ply with a combine level whose
-// buckets open are not merged. Each step starts with the first task of
-// each of its parts, which writes the part's inputs and enqueues the
-// part's other tasks (combineTask, mergeBucket), so that no process reads
-// every marker of the step before: first the combine tasks, the first of
-// each group; once all are done, the bucket merges, the first of each
-// range. A scan that finds a step under way (a nudge) enqueues every
-// task of it not done.
+// scanLevels enqueues the work of a ply with combine levels whose
+// buckets open are not merged: the first level not complete, or once all
+// are, the bucket merges. Each step starts with the first task of its
+// first part (group of a level, range of buckets), which enqueues its
+// part's other tasks and the first tasks of the parts below it in a tree
+// of parts (childParts): so that no handling enqueues a task a part.
+// A scan that finds a step under way (a nudge of a stalled run) enqueues
+// every task of it not done.
 func scanLevels(ctx context.Context, t *task.Task, p *runstore.Ply, open []int) error {
 	if len(open) < p.Buckets {
 		return enqueueAll(ctx, t, message.KindMerge, p.Ply, open)
 	}
-	cst := t.Run.Store.CombineStage(p)
-	complete, err := cst.Complete(ctx)
-	if err != nil {
-		return err
+	for level, l := range p.Levels {
+		cst := t.Run.Store.CombineStage(p, level)
+		complete, err := cst.Complete(ctx)
+		if err != nil || complete {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		// The first part's tasks tell a level that starts (none done,
+		// one query) from one under way.
+		started, err := cst.MarkersIn(ctx, runstore.Span{Lo: 0, Hi: l.Ranges})
+		if err != nil {
+			return err
+		}
+		left := []int{0}
+		if len(started) > 0 {
+			combines, err := cst.Markers(ctx)
+			if err != nil {
+				return err
+			}
+			left = cst.Undone(combines)
+		}
+		for k, j := range left {
+			left[k] = p.CombineIndex(level, j)
+		}
+		return enqueueAll(ctx, t, message.KindCombine, p.Ply, left)
 	}
-	if complete {
-		return enqueueAll(ctx, t, message.KindMerge, p.Ply, firsts(p.Buckets, p.Ranges))
-	}
-	// Reads no marker when the step starts, and the markers of the
-	// combine tasks done when a stalled run is nudged.
-	combines, err := cst.Markers(ctx)
-	if err != nil {
-		return err
-	}
-	left := cst.Undone(combines)
-	if len(left) == cst.Items() {
-		left = firsts(cst.Items(), p.Groups)
-	}
-	return enqueueAll(ctx, t, message.KindCombine, p.Ply, left)
+	return enqueueAll(ctx, t, message.KindMerge, p.Ply, []int{0})
+}
+
+// partFan is how many parts' first tasks a part's first task enqueues:
+// the fan-out of the tree of parts through which a step starts.
+const partFan = 64
+
+// childParts lists the parts whose first tasks part k's first task
+// enqueues, of parts parts: parts k*partFan+1 to k*partFan+partFan, as
+// far as there are. Every part but 0 is the child of exactly one, so the
+// step reaches them all from part 0, in O(log parts) steps.
+func childParts(k, parts int) []int {
+	lo := k*partFan + 1
+	return seq(min(lo, parts), min(lo+partFan, parts))
 }
 
 // seq lists the items [lo, hi).
@@ -122,16 +145,6 @@ func seq(lo, hi int) []int {
 	out := make([]int, 0, max(0, hi-lo))
 	for i := lo; i < hi; i++ {
 		out = append(out, i)
-	}
-	return out
-}
-
-// firsts lists the first item of each part of n items cut into parts
-// parts (runstore.SpanOf).
-func firsts(n, parts int) []int {
-	out := make([]int, parts)
-	for k := range out {
-		out[k] = runstore.SpanOf(k, n, parts).Lo
 	}
 	return out
 }

@@ -277,13 +277,14 @@ func auditWork(a *Audit, p *runstore.Ply, recs runstore.Records, isFinal map[str
 		}
 	}
 	for _, c := range recs.Combines {
-		if p.Groups == 0 || c.Index >= p.Groups*p.Ranges {
-			a.errorf("ply %d: a combine marker names task %d, which the ply's %d groups and %d ranges lack", p.Ply, c.Index, p.Groups, p.Ranges)
+		if c.Level >= len(p.Levels) || c.Index >= p.Levels[c.Level].Tasks() {
+			a.errorf("ply %d: a combine marker names task %d of level %d, which the ply's combine levels %v lack", p.Ply, c.Index, c.Level+1, p.Levels)
 			continue
 		}
 		if c.Blob != "" {
-			span := runstore.SpanOf(c.Index%p.Ranges, p.Buckets, p.Ranges)
-			auditCuts(a, fmt.Sprintf("ply %d: combine task %d", p.Ply, c.Index), c.Blob, c.Cuts, span.Hi-span.Lo, sizes, spent[c.Blob])
+			l := p.Levels[c.Level]
+			span := runstore.SpanOf(c.Index%l.Ranges, p.Buckets, l.Ranges)
+			auditCuts(a, fmt.Sprintf("ply %d: combine task %d", p.Ply, p.CombineIndex(c.Level, c.Index)), c.Blob, c.Cuts, span.Hi-span.Lo, sizes, spent[c.Blob])
 		}
 	}
 	for _, run := range recs.Merged {

@@ -290,8 +290,8 @@ func TestAuditRecords(t *testing.T) {
 		return s, &p, s.recs[ply]
 	}
 	_, first, recs := read()
-	if first.Groups != 0 || len(recs.Finals) < 2 {
-		t.Fatalf("ply %d: %d groups, %d final blobs; the test wants no combine level and several final blobs", ply, first.Groups, len(recs.Finals))
+	if first.Combining() || len(recs.Finals) < 2 {
+		t.Fatalf("ply %d: combine levels %v, %d final blobs; the test wants no combine level and several final blobs", ply, first.Levels, len(recs.Finals))
 	}
 	final0 := recs.Finals[0].Blob
 	results := runstore.ResultsBlobName(ply, 0)
@@ -324,7 +324,7 @@ func TestAuditRecords(t *testing.T) {
 		}, []string{fmt.Sprintf("error: ply 9: a resolution marker names final blob %d, which the ply lacks", len(recs.Finals))}},
 		{"combine marker without a combine level", func(_ *auditState, _ *runstore.Ply, recs *runstore.Records) {
 			recs.Combines = []runstore.Combine{{Index: 3}}
-		}, []string{"error: ply 9: a combine marker names task 3, which the ply's 0 groups and 0 ranges lack"}},
+		}, []string{"error: ply 9: a combine marker names task 3 of level 1, which the ply's combine levels [] lack"}},
 	} {
 		s, p, recs := read()
 		tc.mangle(s, p, &recs)

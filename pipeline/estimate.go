@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"github.com/reversi-cloud/reversi/runstore"
 	"math"
 
 	"github.com/reversi-cloud/reversi/board"
@@ -27,11 +28,11 @@ const growth8x8 = 6.8
 // runs, and its final blobs as they are written, with their backtracking
 // rows if the run solves the ply (runstore.Ply.TerminalSources); plus
 // what the store keeps whatever the run's size (its log, memtables and
-// the free-space reserve it refuses to write into). With a combine level
-// the expansion runs go as their groups are combined and the combined
-// runs as their ranges are merged (runstore.Spent), so the ply holds its
-// expansion runs plus a group's combined runs, or its final blobs plus a
-// range's combined runs. The figures are ply 14's: its final data took
+// the free-space reserve it refuses to write into). With combine levels
+// the runs of a level go as the level above combines them and the last
+// level's as their ranges are merged (runstore.Spent), so the ply holds
+// the runs of a level plus some of the next level's, or its final blobs
+// plus a range's combined runs. The figures are ply 14's: its final data took
 // 6.9 bytes a position when it kept every position's rows, and 2.3
 // without them.
 const (
@@ -72,17 +73,20 @@ func EstimateDisk(cfg RunConfig) (bytes int64, ok bool) {
 		final += diskFinalRows
 	}
 	per := diskEarlier + diskExpansion + final
-	if groups, ranges := estimateLevels(cfg, n); groups > 0 {
-		per = diskEarlier + max(diskExpansion*(1+1/float64(groups)), final+diskExpansion/float64(ranges))
+	if levels := estimateLevels(cfg, n); len(levels) > 0 {
+		// Each level holds the runs below it and its own groups' runs
+		// as they are written; the last level's groups are the fewest.
+		top := levels[len(levels)-1]
+		per = diskEarlier + max(diskExpansion*(1+1/float64(top.Groups)), final+diskExpansion/float64(top.Ranges))
 	}
 	return diskFixed + int64(per*float64(n)), true
 }
 
-// estimateLevels estimates the combine level of the target ply of a run
+// estimateLevels estimates the combine levels of the target ply of a run
 // whose target ply has n positions, from full final blobs and buckets.
-func estimateLevels(cfg RunConfig, n int64) (groups, ranges int) {
+func estimateLevels(cfg RunConfig, n int64) []runstore.CombineLevel {
 	if cfg.Target < 1 {
-		return 0, 0
+		return nil
 	}
 	prev, _ := EstimatePositions(cfg, cfg.Target-1)
 	sizes := cfg.WithDefaults().Sizes

@@ -259,7 +259,7 @@ func (r *Run) finish(ctx context.Context, p *runstore.Ply, owner runstore.Claim)
 		}
 		next = &runstore.Ply{Ply: p.Ply + 1, Tasks: t.Finals, Buckets: len(splitters) + 1,
 			TerminalSources: r.shared.TerminalSourcesOnly(p.Ply + 1)}
-		next.Groups, next.Ranges = r.Config.Sizes.Levels(next.Tasks, next.Buckets)
+		next.Levels = r.Config.Sizes.Levels(next.Tasks, next.Buckets)
 	}
 	err = r.store.Finish(ctx, p, owner, t, next)
 	if errors.Is(err, runstore.ErrConflict) && next != nil {

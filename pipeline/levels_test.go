@@ -55,7 +55,7 @@ func TestSizeRules(t *testing.T) {
 					continue
 				}
 				tasks := int(rep.Plies[i-1].Blobs)
-				if groups, _ := sizes.Levels(tasks, max(1, int(p.Merges))); groups > 0 {
+				if len(sizes.Levels(tasks, max(1, int(p.Merges)))) > 0 {
 					combined++
 					if p.Combines == 0 {
 						t.Errorf("ply %d: %d expansion tasks over a fan-in of %d, but no combines", i, tasks, sizes.MergeFanIn)

@@ -98,10 +98,11 @@ func (c liveContainer) Delete(ctx context.Context, name string) error {
 	return err
 }
 
-// TestDiskFollowsTheWork: on a ply with a combine level, a group's
-// expansion runs are deleted once its combines are done, and a range's
-// combined runs once its buckets are merged, not when the ply is Final.
-// One worker loop takes the combines and merges in order, so the last
+// TestDiskFollowsTheWork: on a ply with combine levels, a group's
+// expansion runs are deleted once its combines are done, a level's runs
+// once the tasks above that read them are, and a range's runs of the last
+// level once its buckets are merged, not when the ply is Final. One
+// worker loop takes the combines and merges in order, so the last
 // combine of a ply must find at most the last group's expansion runs,
 // and the last merges at most the last range's combined runs. The run
 // must still count exactly.
@@ -115,7 +116,7 @@ func TestDiskFollowsTheWork(t *testing.T) {
 		t.Fatal(err)
 	}
 	sizes := cfg.Sizes
-	checked := 0
+	checked, deep := 0, 0
 	for i, p := range rep.Plies {
 		if p.Positions != testkit.Ref8x8Positions[i] || p.Edges != testkit.Ref8x8Edges[i] {
 			t.Errorf("ply %d: %d positions and %d edges, want %d and %d", i, p.Positions, p.Edges, testkit.Ref8x8Positions[i], testkit.Ref8x8Edges[i])
@@ -124,20 +125,24 @@ func TestDiskFollowsTheWork(t *testing.T) {
 			continue
 		}
 		tasks, buckets := int(rep.Plies[i-1].Blobs), max(1, int(p.Merges))
-		groups, ranges := sizes.Levels(tasks, buckets)
-		if groups == 0 || ranges < 2 {
+		levels := sizes.Levels(tasks, buckets)
+		if len(levels) == 0 || levels[len(levels)-1].Ranges < 2 {
 			continue
 		}
 		checked++
+		if len(levels) > 1 {
+			deep++
+		}
+		groups, top := levels[0].Groups, levels[len(levels)-1]
 		lastGroup := runstore.SpanOf(groups-1, tasks, groups)
 		if got := be.leastExpansions[i]; got > lastGroup.Hi-lastGroup.Lo {
 			t.Errorf("ply %d: %d expansion runs in %d groups; the last combine still found %d of them", i, tasks, groups, got)
 		}
-		if got := be.leastCombines[i]; got > groups {
-			t.Errorf("ply %d: %d groups x %d ranges; the last merge still found %d combined runs", i, groups, ranges, got)
+		if got := be.leastCombines[i]; got > top.Groups {
+			t.Errorf("ply %d: combine levels %v; the last merge still found %d combined runs", i, levels, got)
 		}
 	}
-	if checked < 2 {
-		t.Fatalf("only %d plies had a combine level of several ranges: the test does not exercise the release", checked)
+	if checked < 2 || deep < 1 {
+		t.Fatalf("only %d plies had combine levels of several ranges, %d of them more than one level: the test does not exercise the release", checked, deep)
 	}
 }

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"fmt"
 	"context"
 	"time"
 
@@ -42,11 +43,17 @@ func (r *Run) Status(ctx context.Context) (s task.Step, ok bool, err error) {
 	switch {
 	case open != nil && open.State == runstore.Expanding:
 		return step(open, "expanding", r.store.ExpansionStage(open))
-	case open != nil && open.Groups > 0:
-		cst := r.store.CombineStage(open)
-		if done, err := cst.Progress(ctx); err != nil || done < cst.Items() {
-			s.Ply, s.Name, s.Done, s.Total = open.Ply, "combining", done, cst.Items()
-			return s, err == nil, err
+	case open != nil && open.State == runstore.Merging:
+		for level := range open.Levels {
+			cst := r.store.CombineStage(open, level)
+			if done, err := cst.Progress(ctx); err != nil || done < cst.Items() {
+				name := "combining"
+				if len(open.Levels) > 1 {
+					name = fmt.Sprintf("combining (level %d of %d)", level+1, len(open.Levels))
+				}
+				s.Ply, s.Name, s.Done, s.Total = open.Ply, name, done, cst.Items()
+				return s, err == nil, err
+			}
 		}
 		fallthrough
 	case open != nil:

@@ -25,13 +25,12 @@ type Units struct {
 	Finals float64 `json:"finals"`
 	Tasks  float64 `json:"tasks"`
 	Out    float64 `json:"expansions_out"`
-	// Buckets are the bucket merges; Groups and Ranges the combine level
-	// (0 without one) and Combines its tasks, Groups x Ranges.
-	Buckets  float64 `json:"buckets"`
-	Groups   int     `json:"groups,omitempty"`
-	Ranges   int     `json:"ranges,omitempty"`
-	Combines float64 `json:"combines,omitempty"`
-	// Segments are the blob segments both merge steps read.
+	// Buckets are the bucket merges; Levels the combine levels (none
+	// without) and Combines their tasks.
+	Buckets  float64                 `json:"buckets"`
+	Levels   []runstore.CombineLevel `json:"levels,omitempty"`
+	Combines float64                 `json:"combines,omitempty"`
+	// Segments are the blob segments every merge step reads.
 	Segments float64 `json:"segments"`
 	// FanIn is the most runs one merge step reads.
 	FanIn float64 `json:"fan_in"`
@@ -134,16 +133,30 @@ func (m *Model) unitsAt(s runstore.Sizes, ply, target int, positions, edges []in
 	if ply > 0 {
 		u.Tasks = finalsOf(positions[ply-1], s.BlobPositionsAt(ply-1), m.bucketsAt(s, ply-1, edges))
 	}
-	u.Groups, u.Ranges = s.Levels(int(u.Tasks), int(u.Buckets))
-	if u.Groups == 0 {
+	u.Levels = s.Levels(int(u.Tasks), int(u.Buckets))
+	if len(u.Levels) == 0 {
 		u.Segments = u.Tasks * m.segments.per(u.Buckets)
 		u.FanIn = u.Tasks
 		return u
 	}
-	g, r := float64(u.Groups), float64(u.Ranges)
-	u.Combines = g * r
-	u.Segments = u.Tasks*m.segments.per(r) + g*m.segments.per(u.Buckets)
-	u.FanIn = max(math.Ceil(u.Tasks/g), g)
+	// The first level reads each expansion run's segments of its
+	// ranges; a level above, each run below once for each of its ranges
+	// that overlap the run's (ranges grow finer level by level); the
+	// bucket merges, each last-level group's segments of their buckets.
+	runs, ranges := u.Tasks, 0.0
+	for k, l := range u.Levels {
+		g, r := float64(l.Groups), float64(l.Ranges)
+		u.Combines += g * r
+		if k == 0 {
+			u.Segments += runs * m.segments.per(r)
+		} else {
+			u.Segments += runs * max(r, ranges)
+		}
+		u.FanIn = max(u.FanIn, math.Ceil(runs/g))
+		runs, ranges = g, r
+	}
+	u.Segments += runs * m.segments.per(u.Buckets)
+	u.FanIn = max(u.FanIn, runs)
 	return u
 }
 

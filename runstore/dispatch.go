@@ -36,7 +36,7 @@ type DispatchUnits struct {
 	Finals     Span // final blobs whose next work to enqueue
 	Buckets    Span // buckets whose merges' losing outputs to sweep
 	Expansions Span // expansion tasks whose runs to sweep
-	Combines   Span // combine tasks whose runs to sweep
+	Combines   Span // combine tasks whose runs to sweep, numbered ply-wide (Ply.CombineIndex)
 	Working    bool // the working blobs to sweep: splitters and merge inputs
 	// Whole says the leaf is the whole dispatch: its sweep lists the
 	// ply's folder at once, as cheap as one prefix for a small ply.
@@ -45,7 +45,7 @@ type DispatchUnits struct {
 
 // dispatchUnits is how many units a Final ply's dispatch has: the
 // working blobs are one.
-func dispatchUnits(p *Ply) int { return p.Finals + p.Buckets + p.Tasks + p.Groups*p.Ranges + 1 }
+func dispatchUnits(p *Ply) int { return p.Finals + p.Buckets + p.Tasks + p.CombineTasks() + 1 }
 
 // leaves is how many leaves of DispatchFan units n units make.
 func leaves(n int) int { return (n + DispatchFan - 1) / DispatchFan }
@@ -68,7 +68,7 @@ func (p *Ply) DispatchLeaf(leaf int) DispatchUnits {
 	u.Finals = next(p.Finals)
 	u.Buckets = next(p.Buckets)
 	u.Expansions = next(p.Tasks)
-	u.Combines = next(p.Groups * p.Ranges)
+	u.Combines = next(p.CombineTasks())
 	u.Working = next(1) != Span{}
 	u.Whole = lo == 0 && hi == dispatchUnits(p)
 	return u

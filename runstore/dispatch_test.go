@@ -13,8 +13,8 @@ func TestDispatchLeaves(t *testing.T) {
 	for _, p := range []*Ply{
 		{Ply: 0, Tasks: 1, Buckets: 1, Totals: Totals{Finals: 1}},
 		{Ply: 5, Tasks: 14, Buckets: 3, Totals: Totals{Finals: 40}},
-		{Ply: 7, Tasks: 887, Buckets: 83, Groups: 30, Ranges: 16, Totals: Totals{Finals: 5300}},
-		{Ply: 18, Tasks: 1848689, Buckets: 8192, Groups: 1360, Ranges: 16, Totals: Totals{Finals: 12562785}},
+		{Ply: 7, Tasks: 887, Buckets: 83, Levels: []CombineLevel{{30, 16}}, Totals: Totals{Finals: 5300}},
+		{Ply: 18, Tasks: 1848689, Buckets: 8192, Levels: []CombineLevel{{28886, 16}, {452, 19}, {8, 1024}}, Totals: Totals{Finals: 12562785}},
 	} {
 		var next DispatchUnits // the first unit of each kind not yet covered
 		working := 0
@@ -33,7 +33,7 @@ func TestDispatchLeaves(t *testing.T) {
 				{"final blob", &u.Finals, &next.Finals, p.Finals},
 				{"bucket", &u.Buckets, &next.Buckets, p.Buckets},
 				{"expansion task", &u.Expansions, &next.Expansions, p.Tasks},
-				{"combine task", &u.Combines, &next.Combines, p.Groups * p.Ranges},
+				{"combine task", &u.Combines, &next.Combines, p.CombineTasks()},
 			} {
 				if c.got.Hi == c.got.Lo {
 					continue
@@ -52,7 +52,7 @@ func TestDispatchLeaves(t *testing.T) {
 				t.Fatalf("ply %d leaf %d of %d covers %d units", p.Ply, leaf, leaves, n)
 			}
 		}
-		if next.Finals.Lo != p.Finals || next.Buckets.Lo != p.Buckets || next.Expansions.Lo != p.Tasks || next.Combines.Lo != p.Groups*p.Ranges || working != 1 {
+		if next.Finals.Lo != p.Finals || next.Buckets.Lo != p.Buckets || next.Expansions.Lo != p.Tasks || next.Combines.Lo != p.CombineTasks() || working != 1 {
 			t.Errorf("ply %d: the leaves cover %+v and the working blobs %d times; want all of %+v, once", p.Ply, next, working, p)
 		}
 		back := s.BackStage(p).Items()

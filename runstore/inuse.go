@@ -35,6 +35,19 @@ func BlobInUse(p *Ply, name string, named map[string]bool) bool {
 	}
 }
 
+// combines reads the combine markers of every level of p.
+func (s *Store) combines(ctx context.Context, p *Ply) ([]Combine, error) {
+	var out []Combine
+	for level := range p.Levels {
+		cs, err := s.CombineStage(p, level).Markers(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cs...)
+	}
+	return out, nil
+}
+
 // Records are what a ply's rows say about its blobs; Named and Spent
 // read only the fields that matter in the ply's state.
 type Records struct {
@@ -70,15 +83,18 @@ func Named(p *Ply, recs Records) map[string]bool {
 	return named
 }
 
-// Spent is the set of blobs of a merging ply with a combine level that
+// Spent is the set of blobs of a merging ply with combine levels that
 // its markers name but that no merge reads again, so that they may be
 // deleted before the ply is Final (the disk then follows the work):
 //
-//   - group g's expansion runs, once every combine task of g is done
-//     (combine tasks g*Ranges to g*Ranges+Ranges-1; group g is the tasks
-//     SpanOf(g, Tasks, Groups));
-//   - range r's combined runs, once every bucket of r is merged (the
-//     buckets SpanOf(r, Buckets, Ranges)).
+//   - the expansion runs of group g of the first level (the tasks
+//     Children(0, g)), once every task of g is done (the level's tasks
+//     g*Ranges to g*Ranges+Ranges-1);
+//   - a level's run of range r, below the last level, once every task of
+//     the level above that reads it is done: those of the group holding
+//     the run's group (Children) whose ranges overlap r (Overlapping);
+//   - the last level's runs of range r, once every bucket of r is merged
+//     (the buckets SpanOf(r, Buckets, Ranges)).
 //
 // A merge or combine attempt that lost its race may still be reading a
 // spent blob when it is deleted; it fails, and its redelivery finds the
@@ -87,31 +103,56 @@ func Named(p *Ply, recs Records) map[string]bool {
 // stays spent.
 func Spent(p *Ply, recs Records) map[string]bool {
 	spent := map[string]bool{}
-	if p.State != Merging || p.Groups == 0 || p.Ranges == 0 {
+	if p.State != Merging || !p.Combining() {
 		return spent
 	}
-	combined := make([]int, p.Groups) // combine tasks done, per group
+	done := make([]map[int]bool, len(p.Levels)) // the tasks done, by level
+	for level := range done {
+		done[level] = map[int]bool{}
+	}
 	for _, c := range recs.Combines {
-		if g := c.Index / p.Ranges; g < p.Groups {
-			combined[g]++
+		if c.Level < len(p.Levels) {
+			done[c.Level][c.Index] = true
 		}
 	}
+	// all reports whether tasks [lo, hi) of level are done.
+	all := func(level, lo, hi int) bool {
+		for j := lo; j < hi; j++ {
+			if !done[level][j] {
+				return false
+			}
+		}
+		return true
+	}
+	first := p.Levels[0]
 	for _, e := range recs.Expansions {
-		if e.Blob != "" && e.Task < p.Tasks && combined[PartOf(e.Task, p.Tasks, p.Groups)] == p.Ranges {
-			spent[e.Blob] = true
+		if e.Blob != "" && e.Task < p.Tasks {
+			g := PartOf(e.Task, p.Tasks, first.Groups)
+			spent[e.Blob] = all(0, g*first.Ranges, (g+1)*first.Ranges)
 		}
 	}
-	merged := make([]int, p.Ranges) // buckets merged, per range
+	top := len(p.Levels) - 1
+	merged := make([]int, p.Top().Ranges) // buckets merged, per range of the last level
 	for _, m := range recs.Merges {
 		if m.Bucket < p.Buckets {
-			merged[PartOf(m.Bucket, p.Buckets, p.Ranges)]++
+			merged[PartOf(m.Bucket, p.Buckets, p.Top().Ranges)]++
 		}
 	}
 	for _, c := range recs.Combines {
-		r := c.Index % p.Ranges
-		if span := SpanOf(r, p.Buckets, p.Ranges); c.Blob != "" && merged[r] == span.Hi-span.Lo {
-			spent[c.Blob] = true
+		if c.Blob == "" || c.Level >= len(p.Levels) || c.Index >= p.Levels[c.Level].Tasks() {
+			continue
 		}
+		l := p.Levels[c.Level]
+		r := c.Index % l.Ranges
+		if c.Level < top {
+			up := p.Levels[c.Level+1]
+			pg := PartOf(c.Index/l.Ranges, l.Groups, up.Groups)
+			over := p.Overlapping(c.Level, r)
+			spent[c.Blob] = all(c.Level+1, pg*up.Ranges+over.Lo, pg*up.Ranges+over.Hi)
+			continue
+		}
+		span := SpanOf(r, p.Buckets, l.Ranges)
+		spent[c.Blob] = merged[r] == span.Hi-span.Lo
 	}
 	return spent
 }
@@ -125,8 +166,8 @@ func (s *Store) MergeRecords(ctx context.Context, p *Ply) (Records, error) {
 	if recs.Expansions, err = s.ExpansionStage(p).Markers(ctx); err != nil {
 		return recs, err
 	}
-	if p.Groups > 0 {
-		if recs.Combines, err = s.CombineStage(p).Markers(ctx); err != nil {
+	if p.Combining() {
+		if recs.Combines, err = s.combines(ctx, p); err != nil {
 			return recs, err
 		}
 		if recs.Merges, err = s.MergeStage(p).Markers(ctx); err != nil {
@@ -173,7 +214,20 @@ func (s *Store) Keep(ctx context.Context, name string) (bool, error) {
 	case b.Kind == ExpansionBlob:
 		return keep(ctx, s, &expansionKind, b)
 	case b.Kind == CombineBlob:
-		return keep(ctx, s, &combineKind, b)
+		// The name numbers the task ply-wide: its level is the ply's.
+		p, err := s.Ply(ctx, b.Ply)
+		if errors.Is(err, ErrNoPly) {
+			return false, nil
+		}
+		if err != nil {
+			return false, err
+		}
+		level, j, ok := p.CombineAt(b.Index)
+		if !ok {
+			return false, nil
+		}
+		b.Index = j
+		return keep(ctx, s, &combineKinds[level], b)
 	default:
 		return keep(ctx, s, &mergeKind, b)
 	}

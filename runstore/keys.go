@@ -175,9 +175,6 @@ func (m stageMarkers) fence(i int, attempt string) string {
 func (s *Store) expansionMarkers(ply int) stageMarkers {
 	return s.stageMarkers(s.runRows(ply), 'd', 'e', expansionTally)
 }
-func (s *Store) combineMarkers(ply int) stageMarkers {
-	return s.stageMarkers(s.runRows(ply), 'a', 'b', combineTally)
-}
 func (s *Store) bucketMarkers(ply int) stageMarkers {
 	return s.stageMarkers(s.runRows(ply), 'c', 'k', mergeTally)
 }

@@ -1,6 +1,7 @@
 package runstore
 
 import (
+	"reflect"
 	"context"
 	"errors"
 	"testing"
@@ -83,7 +84,8 @@ func TestStagesEndInTheirTransition(t *testing.T) {
 		ends     Event
 	}{
 		{"expansion", expansionKind.from, expansionKind.to, ExpansionComplete},
-		{"combine", combineKind.from, combineKind.to, MergeComplete},
+		{"combine", combineKinds[0].from, combineKinds[0].to, MergeComplete},
+		{"upper combine", combineKinds[MaxCombineLevels-1].from, combineKinds[MaxCombineLevels-1].to, MergeComplete},
 		{"merge", mergeKind.from, mergeKind.to, MergeComplete},
 		{"resolution", resolutionKind.from, resolutionKind.to, ResolutionComplete},
 	} {
@@ -146,7 +148,7 @@ func TestLifecycle(t *testing.T) {
 			if err := move(s, ctx, one); !errors.Is(err, ErrIllegalTransition) {
 				t.Errorf("%s on %s: %v, want ErrIllegalTransition", one.State, e, err)
 			}
-			if *one != before {
+			if !reflect.DeepEqual(*one, before) {
 				t.Errorf("%s on %s: the refused transition changed the record to %+v", before.State, e, *one)
 			}
 		}
@@ -164,7 +166,7 @@ func TestLifecycle(t *testing.T) {
 			t.Errorf("%s on %s from a stale copy: %v, want ErrConflict", step.from, step.on, err)
 		}
 		stored, err := s.Ply(ctx, 1)
-		if err != nil || *stored != *one {
+		if err != nil || !reflect.DeepEqual(*stored, *one) {
 			t.Fatalf("stored %+v (%v), want %+v", stored, err, one)
 		}
 	}

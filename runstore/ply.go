@@ -41,12 +41,10 @@ type Ply struct {
 	// Buckets is how many buckets the ply's splitters cut it into; each
 	// is merged by one task. Fixed with the record.
 	Buckets int
-	// Groups and Ranges are the ply's combine level (Sizes.Levels), 0
-	// when its buckets merge the expansion runs directly: the tasks form
-	// Groups groups and the buckets Ranges ranges, and combine task
-	// g*Ranges+r merges group g's segments of range r. Fixed with the
-	// record.
-	Groups, Ranges int
+	// Levels are the ply's combine levels (Sizes.Levels), none when its
+	// buckets merge the expansion runs directly. Fixed with the record,
+	// which holds the first as Groups and Ranges, the others as Upper.
+	Levels []CombineLevel
 	// TerminalSources says the ply's backtracking rows name the parents
 	// of its terminal positions only, in order, and nothing for the
 	// others: at the target ply of a run that does not solve, no other
@@ -69,6 +67,7 @@ var plySchema = schema{
 	0: plyFromUnversioned,
 	1: plyWithAllSources,
 	2: plyWithoutLease,
+	3: plyWithOneLevel,
 }
 
 // plyFromUnversioned brings a ply record of version 0 to version 1.
@@ -99,6 +98,13 @@ func plyWithoutLease(props map[string]any) error {
 	return nil
 }
 
+// plyWithOneLevel brings a ply record of version 3 to version 4: it had
+// at most one combine level, no Upper.
+func plyWithOneLevel(props map[string]any) error {
+	props["Upper"] = ""
+	return nil
+}
+
 // untilProp is Until as the record holds it: Unix nanoseconds, 0 for none.
 func untilProp(t time.Time) int64 {
 	if t.IsZero() {
@@ -108,9 +114,13 @@ func untilProp(t time.Time) int64 {
 }
 
 func (p *Ply) entity() storage.Entity {
+	var first CombineLevel
+	if p.Combining() {
+		first = p.Levels[0]
+	}
 	return storage.Entity{PartitionKey: pkPlies, RowKey: rkPly(p.Ply), Props: plySchema.stamp(map[string]any{
 		"State": p.State.String(), "Owner": p.Owner, "Until": untilProp(p.Until), "Tasks": int64(p.Tasks), "Buckets": int64(p.Buckets),
-		"Groups": int64(p.Groups), "Ranges": int64(p.Ranges), "TerminalSources": p.TerminalSources,
+		"Groups": int64(first.Groups), "Ranges": int64(first.Ranges), "Upper": encodeUpper(p.Levels), "TerminalSources": p.TerminalSources,
 		"Finals": int64(p.Finals), "Positions": p.Positions, "Terminal": p.Terminal, "Edges": p.Edges,
 		"Merges": p.Merges, "BlobReads": p.BlobReads, "Merged": p.Merged, "Combines": p.Combines,
 		"Black": p.Black, "White": p.White, "Draws": p.Draws, "Unknown": p.Unknown,
@@ -129,7 +139,12 @@ func decodePly(e storage.Entity) (*Ply, error) {
 	}
 	d := decode(e, nil)
 	p := &Ply{Ply: n, ETag: e.ETag, Owner: d.str("Owner"), Tasks: d.count("Tasks"), Buckets: d.count("Buckets"),
-		Groups: d.count("Groups"), Ranges: d.count("Ranges"), TerminalSources: d.bool("TerminalSources")}
+		TerminalSources: d.bool("TerminalSources")}
+	levels, err := decodeLevels(d.count("Groups"), d.count("Ranges"), d.str("Upper"))
+	if err != nil && d.err == nil {
+		d.fail(err)
+	}
+	p.Levels = levels
 	if until := d.int("Until"); until > 0 {
 		p.Until = time.Unix(0, until)
 	}

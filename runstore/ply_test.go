@@ -1,6 +1,7 @@
 package runstore
 
 import (
+	"reflect"
 	"context"
 	"errors"
 	"fmt"
@@ -73,17 +74,19 @@ func TestMalformedRows(t *testing.T) {
 // know is refused in one line that says what to do, and a version no
 // release writes is malformed or refused.
 func TestPlyRecordVersions(t *testing.T) {
-	p := &Ply{Ply: 5, State: Merging, Owner: "o", Until: time.Unix(0, 1_700_000_000_000_000_000), Tasks: 9, Buckets: 4, Groups: 2, Ranges: 2, TerminalSources: true,
+	p := &Ply{Ply: 5, State: Merging, Owner: "o", Until: time.Unix(0, 1_700_000_000_000_000_000), Tasks: 9, Buckets: 4, Levels: []CombineLevel{{3, 2}, {2, 3}}, TerminalSources: true,
 		Totals: Totals{Finals: 3, Positions: 7, Combines: 4}, Counts: Counts{Draws: 1}}
 	if v, err := storage.PropInt64(p.entity(), "Version"); err != nil || v != int64(plySchema.version()) {
 		t.Errorf("the record's version is %d, %v; want %d", v, err, plySchema.version())
 	}
-	noLease := *p
+	oneUp := *p // a record of version 3 or before holds one level at most
+	oneUp.Levels = p.Levels[:1]
+	noLease := oneUp
 	noLease.Until = time.Time{}
 	allSources := noLease
 	allSources.TerminalSources = false
 	oneLevel := allSources
-	oneLevel.Groups, oneLevel.Ranges, oneLevel.Combines = 0, 0, 0
+	oneLevel.Levels, oneLevel.Combines = nil, 0
 	for _, tc := range []struct {
 		name    string
 		version int64 // written instead of this release's, if not 0
@@ -91,10 +94,11 @@ func TestPlyRecordVersions(t *testing.T) {
 		want    *Ply
 	}{
 		{"this release's", 0, nil, p},
-		{"the last release without versions", 0, []string{"Version", "TerminalSources", "Until"}, &allSources},
-		{"version 1", 1, []string{"TerminalSources", "Until"}, &allSources},
-		{"version 2", 2, []string{"Until"}, &noLease},
-		{"before combine levels", 0, []string{"Version", "Groups", "Ranges", "Combines", "TerminalSources", "Until"}, &oneLevel},
+		{"the last release without versions", 0, []string{"Version", "TerminalSources", "Until", "Upper"}, &allSources},
+		{"version 1", 1, []string{"TerminalSources", "Until", "Upper"}, &allSources},
+		{"version 2", 2, []string{"Until", "Upper"}, &noLease},
+		{"version 3", 3, []string{"Upper"}, &oneUp},
+		{"before combine levels", 0, []string{"Version", "Groups", "Ranges", "Combines", "TerminalSources", "Until", "Upper"}, &oneLevel},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := p.entity()
@@ -105,7 +109,7 @@ func TestPlyRecordVersions(t *testing.T) {
 				delete(e.Props, n)
 			}
 			got, err := decodePly(e)
-			if err != nil || *got != *tc.want {
+			if err != nil || !reflect.DeepEqual(*got, *tc.want) {
 				t.Errorf("read %+v, %v; want %+v", got, err, tc.want)
 			}
 		})

@@ -26,12 +26,17 @@ import "math"
 //     range's buckets. Each bucket merge then reads one segment a group
 //     instead of one a task. Reads go from tasks x buckets to
 //     tasks x ranges + groups x buckets, both linear when groups and
-//     ranges are about the square root of the tasks and buckets.
+//     ranges are about the square root of the tasks and buckets. Past
+//     MergeFanIn^2 tasks one level would leave a merge more runs than
+//     the fan-in, so the ply gets more levels, each a combine of the
+//     runs of the one before.
 //
 // Invariants: BlobPositionsAt and BucketBlobsAt never fall as the ply
-// grows, and never below the base sizes; Levels returns (0, 0) or
-// groups >= 2 and min(buckets, MinRanges) <= ranges <= buckets, with at most MergeFanIn tasks a
-// group when tasks <= MergeFanIn^2.
+// grows, and never below the base sizes; every level Levels returns has
+// groups >= 2 and min(buckets, MinRanges)
+// <= ranges <= buckets; with tasks <= MergeFanIn^(MaxCombineLevels+1),
+// no group holds more than MergeFanIn runs and the last level has at most
+// MergeFanIn groups.
 type Sizes struct {
 	// BlobPositions caps a final blob's positions before GrowFrom.
 	BlobPositions int
@@ -90,27 +95,43 @@ func grow(base, n, limit int) int {
 	return max(base, min(v, limit))
 }
 
-// Levels says how a ply fed by tasks expansion runs and cut into buckets
-// is merged: groups and ranges are 0 when every bucket merge reads the
-// expansion runs themselves; otherwise tasks form groups of consecutive
-// tasks and buckets form ranges of consecutive buckets, and each (group,
-// range) pair is combined first (see Sizes).
+// Levels says how a ply fed by tasks expansion runs and cut into
+// buckets is merged: none when every bucket merge reads the expansion
+// runs themselves; otherwise its combine levels, the first over the
+// expansion runs, each over the runs of the one before (CombineLevel).
 //
-// groups is about the square root of tasks, and more when that is needed
-// to keep a group within MergeFanIn tasks; ranges makes a combine about
-// as much work as a bucket merge (each range holds about groups buckets),
-// which also balances the two levels' reads, but is at least MinRanges.
-// Many groups and ranges keep the disk a ply holds bounded: a group's
-// expansion runs are deleted once its combines are done, and a range's
-// combined runs once its buckets are merged (see Spent), so the ply
-// holds at most about 1/groups, then 1/ranges, of its data twice.
-func (s Sizes) Levels(tasks, buckets int) (groups, ranges int) {
+// A combine task and a bucket merge each read one segment of each run of
+// their group, so with d levels each level cuts the runs by about the
+// (d+1)-th root of tasks: level k has about tasks^(1-k/(d+1)) groups,
+// and the bucket merges read about tasks^(1/(d+1)) runs. d is the
+// fewest levels that keep that within MergeFanIn (one level up to
+// MergeFanIn^2 tasks, where groups are about the square root of the
+// tasks), and at most MaxCombineLevels. A level's ranges make each of
+// its tasks about as much work as a bucket merge (each range holds about
+// groups buckets), but are at least MinRanges. Many groups and ranges
+// keep the disk a ply holds bounded: a group's inputs are deleted once
+// its combines are done, and the last level's runs of a range once its
+// buckets are merged (see Spent).
+func (s Sizes) Levels(tasks, buckets int) []CombineLevel {
 	if s.MergeFanIn <= 0 || tasks <= s.MergeFanIn || buckets < 1 {
-		return 0, 0
+		return nil
 	}
-	groups = max((tasks+s.MergeFanIn-1)/s.MergeFanIn, int(math.Ceil(math.Sqrt(float64(tasks)))))
-	ranges = max(min(buckets, MinRanges), int(math.Ceil(float64(buckets)/float64(groups))))
-	return groups, ranges
+	fanIn := float64(max(2, s.MergeFanIn))
+	depth := 1
+	for reach := fanIn * fanIn; reach < float64(tasks) && depth < MaxCombineLevels; reach *= fanIn {
+		depth++
+	}
+	levels := make([]CombineLevel, depth)
+	runs := tasks
+	for k := range levels {
+		share := 1 - float64(k+1)/float64(depth+1)
+		groups := max((runs+s.MergeFanIn-1)/s.MergeFanIn, int(math.Ceil(math.Pow(float64(tasks), share) - 1e-9)))
+		groups = max(2, min(groups, runs-1))
+		ranges := max(min(buckets, MinRanges), int(math.Ceil(float64(buckets)/float64(groups))))
+		levels[k] = CombineLevel{Groups: groups, Ranges: min(ranges, buckets)}
+		runs = groups
+	}
+	return levels
 }
 
 // MinRanges is the fewest ranges a combine level cuts its buckets into

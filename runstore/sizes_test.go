@@ -1,6 +1,9 @@
 package runstore
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 func TestSizesGrow(t *testing.T) {
 	s := Sizes{BlobPositions: 1000, BucketBlobs: 4, GrowFrom: 3}
@@ -23,24 +26,46 @@ func TestSizesGrow(t *testing.T) {
 	}
 }
 
+// TestLevels: the combine levels of a ply, exactly for a few sizes (the
+// default sizes at 8x8 ply 14, the sim rehearsal's ply 10 with 16
+// positions a blob, a ply of 1.8 million tasks), and within the
+// invariants for many: groups of at most the fan-in, the last level's
+// groups within it too, ranges within the buckets.
 func TestLevels(t *testing.T) {
 	for _, c := range []struct {
-		fanIn, tasks, buckets, groups, ranges int
+		fanIn, tasks, buckets int
+		want                  []CombineLevel
 	}{
-		{0, 1000, 50, 0, 0},
-		{8, 8, 50, 0, 0},
-		{8, 9, 50, 3, 17},
-		{8, 64, 3, 8, 3},
-		{1024, 1050, 54, 33, 16},
-		{1024, 1763, 79, 42, 16}, // 8x8 ply 14 with the default sizes
-		{1024, 1800000, 8192, 1758, 16},
+		{0, 1000, 50, nil},
+		{8, 8, 50, nil},
+		{8, 9, 50, []CombineLevel{{3, 17}}},
+		{8, 64, 3, []CombineLevel{{8, 3}}},
+		{1024, 1050, 54, []CombineLevel{{33, 16}}},
+		{1024, 1763, 79, []CombineLevel{{42, 16}}},                    // 8x8 ply 14 with the default sizes
+		{64, 27347, 3461, []CombineLevel{{908, 16}, {31, 112}}},       // the rehearsal's ply 10
+		{64, 3418, 436, []CombineLevel{{59, 16}}},                     // the same with 128 positions a blob
+		{1024, 1800000, 8192, []CombineLevel{{14798, 16}, {122, 68}}}, // more than 1024^2
 	} {
-		g, r := Sizes{MergeFanIn: c.fanIn}.Levels(c.tasks, c.buckets)
-		if g != c.groups || r != c.ranges {
-			t.Errorf("fan-in %d, %d tasks, %d buckets: %d groups and %d ranges, want %d and %d", c.fanIn, c.tasks, c.buckets, g, r, c.groups, c.ranges)
+		got := Sizes{MergeFanIn: c.fanIn}.Levels(c.tasks, c.buckets)
+		if !reflect.DeepEqual(got, c.want) {
+			t.Errorf("fan-in %d, %d tasks, %d buckets: levels %v, want %v", c.fanIn, c.tasks, c.buckets, got, c.want)
 		}
-		if g > 0 && (c.tasks+g-1)/g > c.fanIn {
-			t.Errorf("fan-in %d, %d tasks: groups of %d", c.fanIn, c.tasks, (c.tasks+g-1)/g)
+	}
+	for _, fanIn := range []int{2, 3, 8, 64, 1024} {
+		for tasks := fanIn + 1; tasks < 50_000_000; tasks = tasks*3/2 + 1 {
+			for _, buckets := range []int{1, 7, 100, 5000} {
+				levels := Sizes{MergeFanIn: fanIn}.Levels(tasks, buckets)
+				runs := tasks
+				for k, l := range levels {
+					if l.Groups < 2 || (runs+l.Groups-1)/l.Groups > fanIn && len(levels) < MaxCombineLevels || l.Ranges < min(buckets, MinRanges) || l.Ranges > buckets {
+						t.Fatalf("fan-in %d, %d tasks, %d buckets: level %d of %v", fanIn, tasks, buckets, k+1, levels)
+					}
+					runs = l.Groups
+				}
+				if len(levels) == 0 || runs > fanIn && len(levels) < MaxCombineLevels {
+					t.Fatalf("fan-in %d, %d tasks, %d buckets: the merges read %d runs (levels %v)", fanIn, tasks, buckets, runs, levels)
+				}
+			}
 		}
 	}
 }

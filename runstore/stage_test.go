@@ -148,7 +148,7 @@ func TestStageCheck(t *testing.T) {
 		{"expansion of a merging ply", s.ExpansionStage(p).Check, 0, true, ""},
 		{"bucket of a merging ply", s.MergeStage(p).Check, 1, false, ""},
 		{"bucket the ply lacks", s.MergeStage(p).Check, 2, false, "ply 1 has 2 buckets, not 3"},
-		{"combine task of a ply without a combine level", s.CombineStage(p).Check, 0, false, "ply 1 has 0 combine tasks, not 1"},
+		{"combine task of a ply without a combine level", s.CombineStage(p, 0).Check, 0, false, "ply 1 has 0 combine tasks, not 1"},
 		{"resolution of a merging ply", s.ResolutionStage(p).Check, 0, false, "ply 1 is merging, not final, so it cannot be resolved"},
 	} {
 		past, err := tc.check(tc.i)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/storage"
@@ -164,14 +165,21 @@ func (t *tally) carried(e storage.Entity) bool {
 // root's tally (see tally) is counted from every marker and merged blob
 // instead, with every sample.
 func (s *Store) MergedTotals(ctx context.Context, p *Ply) (Totals, []byte, error) {
-	t := Totals{Merges: int64(p.Buckets), Combines: int64(p.Groups * p.Ranges)}
+	t := Totals{Merges: int64(p.Buckets), Combines: int64(p.CombineTasks())}
 	exp, ok, err := s.root(ctx, s.expansionMarkers(p.Ply), p.Tasks)
 	if err != nil || !ok {
 		return s.countedTotals(ctx, p, err)
 	}
-	comb, ok, err := s.root(ctx, s.combineMarkers(p.Ply), p.Groups*p.Ranges)
-	if err != nil || !ok {
-		return s.countedTotals(ctx, p, err)
+	for level, l := range p.Levels {
+		comb, ok, err := s.root(ctx, s.combineMarkers(p.Ply, level), l.Tasks())
+		if err != nil || !ok {
+			return s.countedTotals(ctx, p, err)
+		}
+		c := decode(comb, nil)
+		t.BlobReads += sumOf(c, "Segments")
+		if err := c.done("the root of combine level " + strconv.Itoa(level+1)); err != nil {
+			return Totals{}, nil, err
+		}
 	}
 	merge, ok, err := s.root(ctx, s.bucketMarkers(p.Ply), p.Buckets)
 	if err != nil || !ok {
@@ -179,12 +187,12 @@ func (s *Store) MergedTotals(ctx context.Context, p *Ply) (Totals, []byte, error
 	}
 	d := decode(exp, nil)
 	t.Edges = sumOf(d, "Edges")
-	d, c := decode(merge, nil), decode(comb, nil)
+	d = decode(merge, nil)
 	t.Finals = int(sumOf(d, "Outputs"))
 	t.Positions, t.Terminal = sumOf(d, "Positions"), sumOf(d, "Terminal")
-	t.BlobReads = sumOf(d, "Segments") + sumOf(c, "Segments")
+	t.BlobReads += sumOf(d, "Segments")
 	t.Merged = sumOf(d, "Entries")
-	if err := errors.Join(d.done("the merge stage's root"), c.done("the combine stage's root")); err != nil {
+	if err := d.done("the merge stage's root"); err != nil {
 		return Totals{}, nil, err
 	}
 	samples, err := s.rootSamples(ctx, s.bucketMarkers(p.Ply), p.Buckets)
@@ -255,15 +263,13 @@ func (s *Store) countedTotals(ctx context.Context, p *Ply, err error) (Totals, [
 		t.BlobReads += m.Segments
 		t.Merged += m.Entries
 	}
-	if p.Groups > 0 {
-		combines, err := s.CombineStage(p).Markers(ctx)
-		if err != nil {
-			return t, nil, err
-		}
-		for _, c := range combines {
-			t.Combines++
-			t.BlobReads += c.Segments
-		}
+	combines, err := s.combines(ctx, p)
+	if err != nil {
+		return t, nil, err
+	}
+	for _, c := range combines {
+		t.Combines++
+		t.BlobReads += c.Segments
 	}
 	return t, samples, nil
 }

@@ -114,13 +114,21 @@ func Do[M any](ctx context.Context, it Item[M]) error {
 // stage of their ply (message.Message.Index): it reads the ply's record
 // and does the item through Do.
 type Items[M any] struct {
-	Stage func(s *runstore.Store, p *runstore.Ply) runstore.Stage[M]
+	// Stage is the stage of ply p and the item in it that message index
+	// i names: item i of one stage for most kinds (Whole).
+	Stage func(s *runstore.Store, p *runstore.Ply, i int) (runstore.Stage[M], int)
 	// Ready, Won and FollowUp are Item's, for the message's item; Work
-	// does item i of the stage of ply p.
+	// does the item of message index i of ply p.
 	Ready    func(ctx context.Context, t *Task, p *runstore.Ply) error
 	Work     func(ctx context.Context, t *Task, p *runstore.Ply, i int) (M, Cover, error)
 	Won      func(t *Task)
 	FollowUp func(ctx context.Context, t *Task, st runstore.Stage[M], i int) error
+}
+
+// Whole is Items.Stage for a kind whose message index i is item i of
+// stage.
+func Whole[M any](stage func(*runstore.Store, *runstore.Ply) runstore.Stage[M]) func(*runstore.Store, *runstore.Ply, int) (runstore.Stage[M], int) {
+	return func(s *runstore.Store, p *runstore.Ply, i int) (runstore.Stage[M], int) { return stage(s, p), i }
 }
 
 // Handle does the item that m names.
@@ -129,10 +137,10 @@ func (h Items[M]) Handle(ctx context.Context, t *Task, m message.Message) error 
 	if err != nil {
 		return err
 	}
-	st := h.Stage(t.Run.Store, p)
+	st, item := h.Stage(t.Run.Store, p, m.Index)
 	it := Item[M]{
 		Stage:    st,
-		Index:    m.Index,
+		Index:    item,
 		Work:     func(ctx context.Context) (M, Cover, error) { return h.Work(ctx, t, p, m.Index) },
 		FollowUp: func(ctx context.Context) error { return h.FollowUp(ctx, t, st, m.Index) },
 	}

@@ -58,7 +58,7 @@ func TestStages(t *testing.T) {
 	})
 	t.Run("combine", func(t *testing.T) {
 		runStage(t, "testdata/combine", stageCase[runstore.Combine]{
-			stage: (*runstore.Store).CombineStage,
+			stage: func(s *runstore.Store, p *runstore.Ply) runstore.Stage[runstore.Combine] { return s.CombineStage(p, 0) },
 			blob:  func(i int, a string) string { return runstore.CombineBlobName(1, i, a) },
 			marker: func(i int, a, blob string) runstore.Combine {
 				return runstore.Combine{Index: i, Attempt: a, Blob: blob, Cuts: runstore.Cuts{0, 2}, Segments: 2, Entries: 2}
@@ -208,8 +208,10 @@ func (h *harness[M]) setup(ctx context.Context, c *testkit.Command) (string, err
 	if err != nil {
 		return "", err
 	}
-	p := &runstore.Ply{Ply: 1, Tasks: c.Int(h.t, "tasks", 1), Buckets: c.Int(h.t, "buckets", 1),
-		Groups: c.Int(h.t, "groups", 0), Ranges: c.Int(h.t, "ranges", 0)}
+	p := &runstore.Ply{Ply: 1, Tasks: c.Int(h.t, "tasks", 1), Buckets: c.Int(h.t, "buckets", 1)}
+	if groups := c.Int(h.t, "groups", 0); groups > 0 {
+		p.Levels = []runstore.CombineLevel{{Groups: groups, Ranges: c.Int(h.t, "ranges", 0)}}
+	}
 	if err := h.store.Finish(ctx, p0, runstore.Claim{Owner: "seed"}, runstore.Totals{Finals: 1, Positions: 1}, p); err != nil {
 		return "", err
 	}
