@@ -39,7 +39,7 @@ import (
 // resolution marker, added last, makes a redelivery skip straight to the
 // follow-up.
 var ResolveHandler task.Handler = task.Items[runstore.Resolution]{
-	Stage:    task.Whole((*runstore.Store).ResolutionStage),
+	Stage: task.Whole((*runstore.Store).ResolutionStage),
 	Ready: childResolved,
 	Work: func(ctx context.Context, t *task.Task, p *runstore.Ply, i int) (runstore.Resolution, task.Cover, error) {
 		r, err := resolveBlob(ctx, t, p, i)

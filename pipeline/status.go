@@ -1,8 +1,8 @@
 package pipeline
 
 import (
-	"fmt"
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/reversi-cloud/reversi/runstore"

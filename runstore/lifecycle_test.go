@@ -1,9 +1,9 @@
 package runstore
 
 import (
-	"reflect"
 	"context"
 	"errors"
+	"reflect"
 	"testing"
 	"time"
 )

@@ -1,10 +1,10 @@
 package runstore
 
 import (
-	"reflect"
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"time"

@@ -125,7 +125,7 @@ func (s Sizes) Levels(tasks, buckets int) []CombineLevel {
 	runs := tasks
 	for k := range levels {
 		share := 1 - float64(k+1)/float64(depth+1)
-		groups := max((runs+s.MergeFanIn-1)/s.MergeFanIn, int(math.Ceil(math.Pow(float64(tasks), share) - 1e-9)))
+		groups := max((runs+s.MergeFanIn-1)/s.MergeFanIn, int(math.Ceil(math.Pow(float64(tasks), share)-1e-9)))
 		groups = max(2, min(groups, runs-1))
 		ranges := max(min(buckets, MinRanges), int(math.Ceil(float64(buckets)/float64(groups))))
 		levels[k] = CombineLevel{Groups: groups, Ranges: min(ranges, buckets)}
