@@ -14,7 +14,7 @@ import (
 )
 
 func defaultConfig(targetPly int) Config {
-	return Config{Target: targetPly, Workers: 2, Limits: StandardV2, Prices: report.DefaultPrices}
+	return Config{Target: targetPly, Workers: 2, Limits: StandardV2, Prices: report.DefaultPrices, VCPUHour: DefaultVCPUHour}
 }
 
 // TestPredictsTheMeasuredRuns checks the default model, fitted to the
@@ -300,6 +300,8 @@ func TestConfigValidate(t *testing.T) {
 		{"negative deadline", func(c *Config) { c.Deadline = -time.Second }, "deadline -1s"},
 		{"no headroom", func(c *Config) { c.Limits.Headroom = 0 }, "headroom"},
 		{"zero target", func(c *Config) { c.Limits.QueueMessages = 0 }, "every target"},
+		{"negative vCPU price", func(c *Config) { c.VCPUHour = -0.01 }, "price of a vCPU hour -0.01"},
+		{"vCPU price not a number", func(c *Config) { c.VCPUHour = math.NaN() }, "price of a vCPU hour NaN"},
 	} {
 		cfg := defaultConfig(11)
 		tc.edit(&cfg)
@@ -309,6 +311,40 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if err := defaultConfig(11).Validate(); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestComputeCost: a ply's compute costs its CPU seconds at the vCPU
+// hour's price, and its total adds the transactions; a free CPU costs
+// nothing, and the plan's total sums the plies.
+func TestComputeCost(t *testing.T) {
+	m, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, price := range []float64{0, DefaultVCPUHour, 1.5} {
+		cfg := defaultConfig(13)
+		cfg.VCPUHour = price
+		p, err := m.Make(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum float64
+		for _, y := range append(p.Plies, p.Total) {
+			want := y.CPUSeconds / 3600 * price
+			if math.Abs(y.ComputeUSD-want) > 1e-12*max(1, want) || y.TotalUSD != y.CostUSD+y.ComputeUSD {
+				t.Errorf("$%g a vCPU hour, ply %d: %g CPU s cost $%g (want $%g); total $%g for $%g of transactions", price, y.Ply, y.CPUSeconds, y.ComputeUSD, want, y.TotalUSD, y.CostUSD)
+			}
+			if price > 0 && y.ComputeUSD <= 0 {
+				t.Errorf("$%g a vCPU hour, ply %d: compute costs $%g", price, y.Ply, y.ComputeUSD)
+			}
+		}
+		for _, y := range p.Plies {
+			sum += y.ComputeUSD
+		}
+		if math.Abs(sum-p.Total.ComputeUSD) > 1e-9*max(1, sum) || p.VCPUHour != price {
+			t.Errorf("$%g a vCPU hour: the plies' compute sums to $%g, the total says $%g; the plan's price %g", price, sum, p.Total.ComputeUSD, p.VCPUHour)
+		}
 	}
 }
 
