@@ -314,6 +314,51 @@ func TestConfigValidate(t *testing.T) {
 	}
 }
 
+// TestCPUPerEdgeNearTheRuns holds the default model's CPU per edge of a
+// whole run (its CPU seconds over the edges of every ply) within 20% of
+// each measured run to ply 11 or more in testdata but the one it is
+// fitted to, each planned with its own sizes: the run to 12 of the same
+// code and sitting (measured-12-grown.json, 2026-11-28, 58.0 CPU s),
+// and the older code's runs, measured on another VM, to 11, 12 and 13.
+// The smaller runs' CPU is mostly fixed costs.
+func TestCPUPerEdgeNearTheRuns(t *testing.T) {
+	runs, err := Measured()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, run := range runs {
+		name := fmt.Sprintf("target ply %d, measured %s", run.Target, run.Date)
+		if run.Target < 11 || slices.ContainsFunc(m.Fitted, func(f string) bool { return strings.HasPrefix(f, "CPU: "+name) }) {
+			continue
+		}
+		checked++
+		cfg := defaultConfig(run.Target)
+		cfg.Sizes = run.sizes()
+		p, err := m.Make(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var edges int64
+		for _, y := range run.Plies {
+			edges += y.Edges
+		}
+		got, want := p.Total.CPUSeconds/float64(p.Total.Edges), run.CPUSeconds/float64(edges)
+		off := got/want - 1
+		t.Logf("%s: the plan's %.0f ns an edge, measured %.0f (%+.1f%%)", name, 1e9*got, 1e9*want, 100*off)
+		if math.Abs(off) > 0.2 {
+			t.Errorf("%s: the plan's CPU is %.0f ns an edge, measured %.0f: %+.1f%%, more than 20%% off", name, 1e9*got, 1e9*want, 100*off)
+		}
+	}
+	if checked < 2 {
+		t.Errorf("%d measured runs to check the CPU against, want 2 or more", checked)
+	}
+}
+
 // TestComputeCost: a ply's compute costs its CPU seconds at the vCPU
 // hour's price, and its total adds the transactions; a free CPU costs
 // nothing, and the plan's total sums the plies.
