@@ -26,28 +26,11 @@ func defaultConfig(targetPly int) Config {
 // Positions come from pipeline.EstimatePositions, which counts them
 // exactly to ply 13.
 func TestPredictsTheMeasuredRuns(t *testing.T) {
-	runs, err := Measured()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := Default()
-	if err != nil {
-		t.Fatal(err)
-	}
 	grown := 0
-	for _, check := range runs[1:] {
-		name := fmt.Sprintf("target ply %d, measured %s", check.Target, check.Date)
-		if slices.ContainsFunc(m.Fitted, func(f string) bool { return strings.HasPrefix(f, name) }) {
-			continue
-		}
+	for _, c := range unfitted(t, "") {
+		check, p, name := c.run, c.plan, c.name
 		if check.GrowFrom > 0 {
 			grown++
-		}
-		cfg := defaultConfig(check.Target)
-		cfg.Sizes = check.sizes()
-		p, err := m.Make(cfg)
-		if err != nil {
-			t.Fatal(err)
 		}
 		for ply := 10; ply <= check.Target; ply++ {
 			got, want := p.Plies[ply], check.Plies[ply]
@@ -76,6 +59,43 @@ func TestPredictsTheMeasuredRuns(t *testing.T) {
 	if grown == 0 {
 		t.Error("no measured run with growing sizes to check the model against")
 	}
+}
+
+// unfittedRun is a measured run and the default model's plan of it.
+type unfittedRun struct {
+	run  Measurement
+	plan *Plan
+	name string
+}
+
+// unfitted plans, with the default model and each run's own sizes, the
+// measured runs that the model's entries in Fitted that begin with what
+// do not name: "" for its storage figures, "CPU: " for its CPU.
+func unfitted(t *testing.T, what string) []unfittedRun {
+	t.Helper()
+	runs, err := Measured()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []unfittedRun
+	for _, run := range runs {
+		name := fmt.Sprintf("target ply %d, measured %s", run.Target, run.Date)
+		if slices.ContainsFunc(m.Fitted, func(f string) bool { return strings.HasPrefix(f, what+name) }) {
+			continue
+		}
+		cfg := defaultConfig(run.Target)
+		cfg.Sizes = run.sizes()
+		p, err := m.Make(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, unfittedRun{run, p, name})
+	}
+	return out
 }
 
 // TestFitPassesThroughItsPoints checks the fitting: a plan for the large
@@ -322,27 +342,13 @@ func TestConfigValidate(t *testing.T) {
 // and the older code's runs, measured on another VM, to 11, 12 and 13.
 // The smaller runs' CPU is mostly fixed costs.
 func TestCPUPerEdgeNearTheRuns(t *testing.T) {
-	runs, err := Measured()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := Default()
-	if err != nil {
-		t.Fatal(err)
-	}
 	checked := 0
-	for _, run := range runs {
-		name := fmt.Sprintf("target ply %d, measured %s", run.Target, run.Date)
-		if run.Target < 11 || slices.ContainsFunc(m.Fitted, func(f string) bool { return strings.HasPrefix(f, "CPU: "+name) }) {
+	for _, c := range unfitted(t, "CPU: ") {
+		run, p, name := c.run, c.plan, c.name
+		if run.Target < 11 {
 			continue
 		}
 		checked++
-		cfg := defaultConfig(run.Target)
-		cfg.Sizes = run.sizes()
-		p, err := m.Make(cfg)
-		if err != nil {
-			t.Fatal(err)
-		}
 		var edges int64
 		for _, y := range run.Plies {
 			edges += y.Edges
