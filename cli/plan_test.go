@@ -91,8 +91,9 @@ func TestPlanPricesCompute(t *testing.T) {
 
 func TestPlanDeadlineGivesWorkers(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "plan.json")
-	// One worker takes about 450 s to ply 13 by the model (CPU per edge
-	// of the run to 11 in plan/testdata): two minutes need several.
+	// One worker takes about 700 s to ply 13 by the model (its CPU, or
+	// its storage calls' latency where that is longer): two minutes
+	// need several.
 	code, stdout, stderr := runCmd(t, Enumerate, "-plan", "-plies", "13", "-deadline", "2m", "-json", out)
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
