@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/reversi-cloud/reversi/pipeline"
@@ -13,8 +14,9 @@ import (
 
 // costFlags are the prices of the cost estimate.
 type costFlags struct {
-	p   report.Prices
-	set []string // price flags given on the command line
+	p     report.Prices
+	names []string // the flags of the prices in p
+	set   []string // those given on the command line
 }
 
 func (c *costFlags) register(fs *flag.FlagSet) {
@@ -34,17 +36,21 @@ func (c *costFlags) register(fs *flag.FlagSet) {
 		{&c.p.BlobGBMonth, "price-gb-month", "GB-month of blob data stored (GB = 2^30 bytes)"},
 	} {
 		fs.Float64Var(f.v, f.name, *f.v, "cost report: USD per "+f.what+defaults)
+		c.names = append(c.names, f.name)
 	}
 }
 
-// validate checks the prices after parsing and notes which were given.
+// validate checks every price flag given after parsing (enumerate's
+// -price-vcpu-hour too) and notes which of p's were given.
 func (c *costFlags) validate(fs *flag.FlagSet) error {
 	var bad error
 	fs.Visit(func(f *flag.Flag) {
 		if !strings.HasPrefix(f.Name, "price-") {
 			return
 		}
-		c.set = append(c.set, "-"+f.Name)
+		if slices.Contains(c.names, f.Name) {
+			c.set = append(c.set, "-"+f.Name)
+		}
 		if v := f.Value.(flag.Getter).Get().(float64); (v < 0 || v != v) && bad == nil {
 			bad = usagef("-%s %v: a price must be zero or more", f.Name, v)
 		}

@@ -20,11 +20,13 @@ import (
 type planFlags struct {
 	on       bool
 	deadline time.Duration
+	vcpuHour float64
 }
 
 func (f *planFlags) register(fs *flag.FlagSet) {
-	fs.BoolVar(&f.on, "plan", false, "run nothing: print a capacity plan for 8x8 through -plies, per ply: positions, edges, storage transactions by category, bytes stored and moved, cost at list prices (the -price flags), CPU and wall time, and the storage accounts, work-queue shards and table partitions that keep it within Azure's scalability targets, naming the binding limit; -json writes it")
+	fs.BoolVar(&f.on, "plan", false, "run nothing: print a capacity plan for 8x8 through -plies, per ply: positions, edges, storage transactions by category, bytes stored and moved, CPU and wall time, the cost of the transactions and of the CPU at list prices (the -price flags) and the two together, and the storage accounts, work-queue shards and table partitions that keep it within Azure's scalability targets, naming the binding limit; -json writes it")
 	fs.DurationVar(&f.deadline, "deadline", 0, "with -plan: the wall time the run must take; the plan gives the workers (one CPU each) it needs, instead of planning for -workers")
+	fs.Float64Var(&f.vcpuHour, "price-vcpu-hour", plan.DefaultVCPUHour, "with -plan: USD per vCPU hour, the price of the plan's CPU seconds; the default is "+plan.VCPUHourSource+", over its 2 vCPUs")
 }
 
 // runFlagsUnplanned are enumerate's flags that only a run uses.
@@ -35,6 +37,9 @@ func (f *planFlags) validate(fs *flag.FlagSet) error {
 	if !f.on {
 		if given(fs, "deadline") {
 			return usagef("-deadline is for -plan; a run takes the time it takes")
+		}
+		if given(fs, "price-vcpu-hour") {
+			return usagef("-price-vcpu-hour prices the CPU of a plan; it is for -plan")
 		}
 		return nil
 	}
@@ -61,7 +66,7 @@ func (f *planFlags) plan(env Env, cfg pipeline.RunConfig, workers int, jsonOut s
 	if workers < 1 || workers > 1<<20 {
 		return usagef("-workers %d: must be 1 or more", workers)
 	}
-	p, err := m.Make(plan.Config{Target: cfg.Target, Workers: workers, Deadline: f.deadline, Sizes: cfg.Sizes, Limits: plan.StandardV2, Prices: cf.p})
+	p, err := m.Make(plan.Config{Target: cfg.Target, Workers: workers, Deadline: f.deadline, Sizes: cfg.Sizes, Limits: plan.StandardV2, Prices: cf.p, VCPUHour: f.vcpuHour})
 	if err != nil {
 		return err
 	}
@@ -108,16 +113,16 @@ func writePlan(w io.Writer, p *plan.Plan) error {
 	}
 	fmt.Fprintf(w, "capacity plan (nothing was run): %dx%d through ply %d, %s\n", p.Board, p.Board, p.TargetPly, how)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "ply\tpositions\tedges\ttx enum\ttx dedup\ttx backtrack\ttx control\ttx total\tstored\tmoved\tUSD\tCPU s\twall s\taccounts\tqueues\tpartitions\tpart. shards\tbinding\t\n")
+	fmt.Fprint(tw, "ply\tpositions\tedges\ttx enum\ttx dedup\ttx backtrack\ttx control\ttx total\tstored\tmoved\tCPU s\twall s\ttx USD\tCPU USD\tUSD\taccounts\tqueues\tpartitions\tpart. shards\tbinding\t\n")
 	row := func(name string, y plan.Ply) {
 		mark := ""
 		if y.Extrapolated {
 			mark = "*"
 		}
 		c := y.TransactionsByCategory
-		fmt.Fprintf(tw, "%s\t%d%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%.4f\t%.0f\t%.0f\t%d\t%d\t%d\t%d\t%s\t\n",
+		fmt.Fprintf(tw, "%s\t%d%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\t%.0f\t%.0f\t%.4f\t%.4f\t%.4f\t%d\t%d\t%d\t%d\t%s\t\n",
 			name, y.Positions, mark, y.Edges, c[task.CategoryEnumeration], c[task.CategoryDedup], c[task.CategoryBacktrack], c[task.CategoryControl],
-			y.Transactions, bytesText(y.StoredBytes), bytesText(y.BytesWritten+y.BytesRead), y.CostUSD, y.CPUSeconds, y.Seconds,
+			y.Transactions, bytesText(y.StoredBytes), bytesText(y.BytesWritten+y.BytesRead), y.CPUSeconds, y.Seconds, y.CostUSD, y.ComputeUSD, y.TotalUSD,
 			y.Accounts, y.QueueShards, y.Partitions, y.PartitionShards, y.Binding)
 	}
 	for _, y := range p.Plies {
@@ -150,13 +155,16 @@ func writePlan(w io.Writer, p *plan.Plan) error {
 	l := p.Limits
 	queues, partitions := p.Shards()
 	_, err := fmt.Fprintf(w, `* positions past ply %d (the last counted) grow by a constant factor: extrapolated, not known.
-tx: storage transactions of the ply's messages by category (polling an empty queue is left out); stored: blob data kept after the run; moved: bytes written and read; USD: the transactions at %s; keeping the blobs adds $%.4f a month. On one machine's embedded backend the run peaks at about %s of disk.
-CPU: %.3g s per edge handled, measured on the embedded backend (its storage's CPU included); wall: the larger of CPU and the storage calls' latency (10 ms a call, one at a time a worker), over the workers. Edges per position grow %.3f a ply past the measured plies.
+tx: storage transactions of the ply's messages by category (polling an empty queue is left out); stored: blob data kept after the run; moved: bytes written and read. On one machine's embedded backend the run peaks at about %s of disk.
+CPU: %.3g s per edge handled, measured on the embedded backend (its storage's CPU included), %.0f ns for each of the run's edges; wall: the larger of CPU and the storage calls' latency (10 ms a call, one at a time a worker), over the workers. Edges per position grow %.3f a ply past the measured plies.
+tx USD: the transactions at %s; CPU USD: the CPU seconds at $%.4g a vCPU hour (-price-vcpu-hour); USD: the two together, $%.2f for the run; keeping its blobs adds $%.4f a month.
 accounts, queues, partitions: units = ceil(rate / (target x %.0f%%)), the rate being the ply's over its wall time (at least 1 s), for a standard general-purpose v2 account's targets: %.0f requests/s, %.0f Gbps in, %.0f Gbps out per account; %.0f messages/s per queue; %.0f entities/s per table partition. part. shards: the same for the busiest partition alone, whose rows a run spreads over -partition-shards partitions. binding: the limit the ply needs the most units of; CPU when one of each suffices.
 combines: groups x ranges of a ply's combine level; segments read: by both merge steps; fan-in: the most runs one merge step reads; worker peak: the memory one worker loop holds for the ply's largest task.
 run settings: -queue-shards %d -partition-shards %d (the most any ply needs; seed and enumerate choose them from this plan when they are left out).
-model fitted to: %s; and %s
-`, pipeline.CountedPlies()-1, p.Prices.Source, p.Total.StorageUSDPerMonth, bytesText(p.EmbeddedDiskBytes), p.CPUPerEdge, p.EdgeGrowth, 100*l.Headroom, l.AccountRequests, l.AccountIngress*8/1e9, l.AccountEgress*8/1e9, l.QueueMessages, l.PartitionEntities, queues, partitions, p.Fitted[0], p.Fitted[1])
+model fitted to: %s
+`, pipeline.CountedPlies()-1, bytesText(p.EmbeddedDiskBytes), p.CPUPerEdge, 1e9*p.Total.CPUSeconds/float64(max(1, p.Total.Edges)), p.EdgeGrowth,
+		p.Prices.Source, p.VCPUHour, p.Total.TotalUSD, p.Total.StorageUSDPerMonth,
+		100*l.Headroom, l.AccountRequests, l.AccountIngress*8/1e9, l.AccountEgress*8/1e9, l.QueueMessages, l.PartitionEntities, queues, partitions, strings.Join(p.Fitted, "; "))
 	return err
 }
 

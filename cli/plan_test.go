@@ -3,6 +3,8 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,7 +23,7 @@ func TestPlanWritesEveryPly(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	// Ply 14 is the last counted (docs/reference.md), ply 15 extrapolated.
-	for _, want := range []string{"capacity plan (nothing was run): 8x8 through ply 15, 4 workers", "912004167", "6158976460 ", "41881039928*", "binding"} {
+	for _, want := range []string{"capacity plan (nothing was run): 8x8 through ply 15, 4 workers", "912004167", "6158976460 ", "41881039928*", "binding", "tx USD", "CPU USD", "a vCPU hour (-price-vcpu-hour)"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("the table lacks %q:\n%s", want, stdout)
 		}
@@ -46,7 +48,7 @@ func TestPlanWritesEveryPly(t *testing.T) {
 		if json.Unmarshal(y["ply"], &ply) != nil || json.Unmarshal(y["positions"], &positions) != nil || ply != int64(i) || positions <= 0 {
 			t.Errorf("entry %d: ply %s, positions %s", i, y["ply"], y["positions"])
 		}
-		for _, k := range []string{"edges", "units", "worker_peak_bytes", "transactions", "transactions_by_category", "stored_bytes", "bytes_written", "bytes_read", "cost_usd", "accounts", "queue_shards", "table_partitions", "binding_limit"} {
+		for _, k := range []string{"edges", "units", "worker_peak_bytes", "transactions", "transactions_by_category", "stored_bytes", "bytes_written", "bytes_read", "cost_usd", "compute_usd", "total_usd", "accounts", "queue_shards", "table_partitions", "binding_limit"} {
 			if _, ok := y[k]; !ok {
 				t.Errorf("entry %d lacks %q", i, k)
 			}
@@ -57,10 +59,41 @@ func TestPlanWritesEveryPly(t *testing.T) {
 	}
 }
 
+// TestPlanPricesCompute: -price-vcpu-hour prices the plan's CPU
+// seconds, each ply's and the total's, and its total cost adds the
+// transactions'; the storage prices keep their source.
+func TestPlanPricesCompute(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "plan.json")
+	code, stdout, stderr := runCmd(t, Enumerate, "-plan", "-plies", "12", "-price-vcpu-hour", "2.5", "-json", out)
+	if code != ExitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p plan.Plan
+	if err := json.Unmarshal(data, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.VCPUHour != 2.5 || p.Prices.Source != report.PricesSource {
+		t.Errorf("the plan's vCPU hour costs $%g, want 2.5; its storage prices are %q, want the defaults'", p.VCPUHour, p.Prices.Source)
+	}
+	for _, y := range append(p.Plies, p.Total) {
+		if want := y.CPUSeconds / 3600 * 2.5; y.ComputeUSD <= 0 || math.Abs(y.ComputeUSD-want) > 1e-9*want || math.Abs(y.TotalUSD-y.CostUSD-y.ComputeUSD) > 1e-12 {
+			t.Errorf("ply %d: %g CPU s cost $%g at $2.5 an hour, want $%g; total $%g with $%g of transactions", y.Ply, y.CPUSeconds, y.ComputeUSD, want, y.TotalUSD, y.CostUSD)
+		}
+	}
+	if want := fmt.Sprintf("USD: the two together, $%.2f for the run", p.Total.TotalUSD); !strings.Contains(stdout, want) {
+		t.Errorf("the plan lacks %q:\n%s", want, stdout)
+	}
+}
+
 func TestPlanDeadlineGivesWorkers(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "plan.json")
-	// One worker takes about 450 s to ply 13 by the model (CPU per edge
-	// of the run to 11 in plan/testdata): two minutes need several.
+	// One worker takes about 700 s to ply 13 by the model (its CPU, or
+	// its storage calls' latency where that is longer): two minutes
+	// need several.
 	code, stdout, stderr := runCmd(t, Enumerate, "-plan", "-plies", "13", "-deadline", "2m", "-json", out)
 	if code != ExitOK {
 		t.Fatalf("exit %d: %s", code, stderr)
@@ -100,6 +133,9 @@ func TestPlanBadFlags(t *testing.T) {
 		{[]string{"-plan", "-merge-fan-in", "1"}, "merge fan-in 1: must be 2 to 4096"},
 		{[]string{"-plan", "-plies", "61"}, "-plies 61"},
 		{[]string{"-plan", "-workers", "0"}, "-workers 0"},
+		{[]string{"-plan", "-price-vcpu-hour", "-0.5"}, "-price-vcpu-hour -0.5: a price must be zero or more"},
+		{[]string{"-plan", "-price-vcpu-hour", "NaN"}, "-price-vcpu-hour NaN: a price must be zero or more"},
+		{[]string{"-price-vcpu-hour", "0.05"}, "-price-vcpu-hour prices the CPU of a plan; it is for -plan"},
 	} {
 		code, _, stderr := runCmd(t, Enumerate, tc.args...)
 		if code != ExitUsage || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {

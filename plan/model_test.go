@@ -14,7 +14,7 @@ import (
 )
 
 func defaultConfig(targetPly int) Config {
-	return Config{Target: targetPly, Workers: 2, Limits: StandardV2, Prices: report.DefaultPrices}
+	return Config{Target: targetPly, Workers: 2, Limits: StandardV2, Prices: report.DefaultPrices, VCPUHour: DefaultVCPUHour}
 }
 
 // TestPredictsTheMeasuredRuns checks the default model, fitted to the
@@ -26,28 +26,11 @@ func defaultConfig(targetPly int) Config {
 // Positions come from pipeline.EstimatePositions, which counts them
 // exactly to ply 13.
 func TestPredictsTheMeasuredRuns(t *testing.T) {
-	runs, err := Measured()
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := Default()
-	if err != nil {
-		t.Fatal(err)
-	}
 	grown := 0
-	for _, check := range runs[1:] {
-		name := fmt.Sprintf("target ply %d, measured %s", check.Target, check.Date)
-		if slices.ContainsFunc(m.Fitted, func(f string) bool { return strings.HasPrefix(f, name) }) {
-			continue
-		}
+	for _, c := range unfitted(t, "") {
+		check, p, name := c.run, c.plan, c.name
 		if check.GrowFrom > 0 {
 			grown++
-		}
-		cfg := defaultConfig(check.Target)
-		cfg.Sizes = check.sizes()
-		p, err := m.Make(cfg)
-		if err != nil {
-			t.Fatal(err)
 		}
 		for ply := 10; ply <= check.Target; ply++ {
 			got, want := p.Plies[ply], check.Plies[ply]
@@ -76,6 +59,43 @@ func TestPredictsTheMeasuredRuns(t *testing.T) {
 	if grown == 0 {
 		t.Error("no measured run with growing sizes to check the model against")
 	}
+}
+
+// unfittedRun is a measured run and the default model's plan of it.
+type unfittedRun struct {
+	run  Measurement
+	plan *Plan
+	name string
+}
+
+// unfitted plans, with the default model and each run's own sizes, the
+// measured runs that the model's entries in Fitted that begin with what
+// do not name: "" for its storage figures, "CPU: " for its CPU.
+func unfitted(t *testing.T, what string) []unfittedRun {
+	t.Helper()
+	runs, err := Measured()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []unfittedRun
+	for _, run := range runs {
+		name := fmt.Sprintf("target ply %d, measured %s", run.Target, run.Date)
+		if slices.ContainsFunc(m.Fitted, func(f string) bool { return strings.HasPrefix(f, what+name) }) {
+			continue
+		}
+		cfg := defaultConfig(run.Target)
+		cfg.Sizes = run.sizes()
+		p, err := m.Make(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, unfittedRun{run, p, name})
+	}
+	return out
 }
 
 // TestFitPassesThroughItsPoints checks the fitting: a plan for the large
@@ -300,6 +320,8 @@ func TestConfigValidate(t *testing.T) {
 		{"negative deadline", func(c *Config) { c.Deadline = -time.Second }, "deadline -1s"},
 		{"no headroom", func(c *Config) { c.Limits.Headroom = 0 }, "headroom"},
 		{"zero target", func(c *Config) { c.Limits.QueueMessages = 0 }, "every target"},
+		{"negative vCPU price", func(c *Config) { c.VCPUHour = -0.01 }, "price of a vCPU hour -0.01"},
+		{"vCPU price not a number", func(c *Config) { c.VCPUHour = math.NaN() }, "price of a vCPU hour NaN"},
 	} {
 		cfg := defaultConfig(11)
 		tc.edit(&cfg)
@@ -309,6 +331,71 @@ func TestConfigValidate(t *testing.T) {
 	}
 	if err := defaultConfig(11).Validate(); err != nil {
 		t.Error(err)
+	}
+}
+
+// TestCPUPerEdgeNearTheRuns holds the default model's CPU per edge of a
+// whole run (its CPU seconds over the edges of every ply) within 20% of
+// each measured run to ply 11 or more in testdata but the one it is
+// fitted to, each planned with its own sizes: the run to 12 of the same
+// code and sitting (measured-12-grown.json, 2026-11-28, 58.0 CPU s),
+// and the older code's runs, measured on another VM, to 11, 12 and 13.
+// The smaller runs' CPU is mostly fixed costs.
+func TestCPUPerEdgeNearTheRuns(t *testing.T) {
+	checked := 0
+	for _, c := range unfitted(t, "CPU: ") {
+		run, p, name := c.run, c.plan, c.name
+		if run.Target < 11 {
+			continue
+		}
+		checked++
+		var edges int64
+		for _, y := range run.Plies {
+			edges += y.Edges
+		}
+		got, want := p.Total.CPUSeconds/float64(p.Total.Edges), run.CPUSeconds/float64(edges)
+		off := got/want - 1
+		t.Logf("%s: the plan's %.0f ns an edge, measured %.0f (%+.1f%%)", name, 1e9*got, 1e9*want, 100*off)
+		if math.Abs(off) > 0.2 {
+			t.Errorf("%s: the plan's CPU is %.0f ns an edge, measured %.0f: %+.1f%%, more than 20%% off", name, 1e9*got, 1e9*want, 100*off)
+		}
+	}
+	if checked < 2 {
+		t.Errorf("%d measured runs to check the CPU against, want 2 or more", checked)
+	}
+}
+
+// TestComputeCost: a ply's compute costs its CPU seconds at the vCPU
+// hour's price, and its total adds the transactions; a free CPU costs
+// nothing, and the plan's total sums the plies.
+func TestComputeCost(t *testing.T) {
+	m, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, price := range []float64{0, DefaultVCPUHour, 1.5} {
+		cfg := defaultConfig(13)
+		cfg.VCPUHour = price
+		p, err := m.Make(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var sum float64
+		for _, y := range append(p.Plies, p.Total) {
+			want := y.CPUSeconds / 3600 * price
+			if math.Abs(y.ComputeUSD-want) > 1e-12*max(1, want) || y.TotalUSD != y.CostUSD+y.ComputeUSD {
+				t.Errorf("$%g a vCPU hour, ply %d: %g CPU s cost $%g (want $%g); total $%g for $%g of transactions", price, y.Ply, y.CPUSeconds, y.ComputeUSD, want, y.TotalUSD, y.CostUSD)
+			}
+			if price > 0 && y.ComputeUSD <= 0 {
+				t.Errorf("$%g a vCPU hour, ply %d: compute costs $%g", price, y.Ply, y.ComputeUSD)
+			}
+		}
+		for _, y := range p.Plies {
+			sum += y.ComputeUSD
+		}
+		if math.Abs(sum-p.Total.ComputeUSD) > 1e-9*max(1, sum) || p.VCPUHour != price {
+			t.Errorf("$%g a vCPU hour: the plies' compute sums to $%g, the total says $%g; the plan's price %g", price, sum, p.Total.ComputeUSD, p.VCPUHour)
+		}
 	}
 }
 

@@ -68,6 +68,9 @@ type Config struct {
 	Sizes  runstore.Sizes
 	Limits Limits
 	Prices report.Prices
+	// VCPUHour is what one vCPU costs for an hour, in US dollars: the
+	// price of the plan's CPU seconds (DefaultVCPUHour is a list price).
+	VCPUHour float64
 	// Latency is how long one storage call takes; zero means
 	// DefaultLatency. A worker loop makes one call at a time, so a ply
 	// takes at least its transactions times Latency over the workers.
@@ -80,6 +83,19 @@ type Config struct {
 // default (-sim-latency).
 const DefaultLatency = 10 * time.Millisecond
 
+// DefaultVCPUHour is Azure's list price of a general-purpose vCPU for an
+// hour, in US dollars: a Standard_D2s_v5 (2 vCPUs, 8 GiB) running Linux
+// pay-as-you-go in East US costs $0.096 an hour, as of June 2026 (read
+// 2026-11-28 from https://c3x.dev/blog/azure-vm-types-compared, which
+// quotes East US's pay-as-you-go Linux prices; Azure's own table is
+// https://azure.microsoft.com/pricing/details/virtual-machines/linux/).
+// Prices change and differ by region, size and commitment: enumerate
+// takes the current one as -price-vcpu-hour.
+const DefaultVCPUHour = 0.096 / 2
+
+// VCPUHourSource names DefaultVCPUHour.
+const VCPUHourSource = "Azure's list price of a Standard_D2s_v5 (2 vCPUs), Linux, pay-as-you-go, East US, June 2026: $0.096 an hour"
+
 // Validate checks a configuration.
 func (c Config) Validate() error {
 	switch {
@@ -91,6 +107,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%d workers: must be 1 or more", c.Workers)
 	case c.Latency < 0:
 		return fmt.Errorf("latency %s: must be zero (the default) or more", c.Latency)
+	case !(c.VCPUHour >= 0):
+		return fmt.Errorf("price of a vCPU hour %g: must be zero or more", c.VCPUHour)
 	}
 	l := c.Limits
 	if min(l.AccountRequests, l.AccountIngress, l.AccountEgress, l.QueueMessages, l.PartitionEntities) <= 0 || l.Headroom <= 0 || l.Headroom > 1 {
@@ -111,11 +129,12 @@ type Plan struct {
 	Workers         int     `json:"workers"`
 	DeadlineSeconds float64 `json:"deadline_seconds,omitempty"`
 	// CPUPerEdge (seconds per edge handled) and EdgeGrowth are the
-	// model's; Limits and Prices what the plan was made with.
+	// model's; Limits, Prices and VCPUHour what the plan was made with.
 	CPUPerEdge float64       `json:"cpu_seconds_per_edge"`
 	EdgeGrowth float64       `json:"edges_per_position_growth"`
 	Limits     Limits        `json:"limits"`
 	Prices     report.Prices `json:"prices"`
+	VCPUHour   float64       `json:"vcpu_hour_usd"`
 	// EmbeddedDiskBytes is the most disk the run takes on the embedded
 	// backend (pipeline.EstimateDisk), when it is run on one machine.
 	EmbeddedDiskBytes int64 `json:"embedded_peak_disk_bytes"`
@@ -148,9 +167,13 @@ type Ply struct {
 	StoredBytes  int64 `json:"stored_bytes"`
 	BytesWritten int64 `json:"bytes_written"`
 	BytesRead    int64 `json:"bytes_read"`
-	// CostUSD prices the transactions; StorageUSDPerMonth keeping the
-	// stored bytes.
+	// CostUSD prices the transactions, ComputeUSD the CPU seconds (at
+	// the plan's VCPUHour), and TotalUSD is the two together: what the
+	// ply costs but for keeping its blobs, which StorageUSDPerMonth
+	// prices.
 	CostUSD            float64 `json:"cost_usd"`
+	ComputeUSD         float64 `json:"compute_usd"`
+	TotalUSD           float64 `json:"total_usd"`
 	StorageUSDPerMonth float64 `json:"storage_usd_per_month"`
 	CPUSeconds         float64 `json:"cpu_seconds"`
 	// Seconds is the ply's wall time with the plan's workers, all busy.
@@ -187,7 +210,7 @@ func (m *Model) Make(cfg Config) (*Plan, error) {
 	if cfg.Sizes == (runstore.Sizes{}) {
 		cfg.Sizes = pipeline.DefaultRunConfig().Sizes
 	}
-	pl := &Plan{Board: 8, TargetPly: cfg.Target, Fitted: m.Fitted, Sizes: cfg.Sizes, CPUPerEdge: m.CPUPerEdge, EdgeGrowth: m.EdgeGrowth, Limits: cfg.Limits, Prices: cfg.Prices}
+	pl := &Plan{Board: 8, TargetPly: cfg.Target, Fitted: m.Fitted, Sizes: cfg.Sizes, CPUPerEdge: m.CPUPerEdge, EdgeGrowth: m.EdgeGrowth, Limits: cfg.Limits, Prices: cfg.Prices, VCPUHour: cfg.VCPUHour}
 	pl.EmbeddedDiskBytes, _ = pipeline.EstimateDisk(pipeline.RunConfig{Config: runstore.Config{Board: 8, Target: cfg.Target, Sizes: cfg.Sizes}})
 	edges := make([]int64, cfg.Target+2)
 	positions := make([]int64, cfg.Target+2)
@@ -238,8 +261,8 @@ func kindAt(ply, last int) kind {
 	return interior
 }
 
-// estimatePly fills in a ply's units, transactions, bytes, cost, worker
-// memory and CPU from the model, and returns its usage.
+// estimatePly fills in a ply's units, transactions, bytes, worker
+// memory, CPU and their cost from the model, and returns its usage.
 func (m *Model) estimatePly(y *Ply, cfg Config, positions, edges []int64) Usage {
 	edgesAt := func(p int) int64 { return edges[p] }
 	k := kindAt(y.Ply, cfg.Target)
@@ -268,10 +291,10 @@ func (m *Model) estimatePly(y *Ply, cfg Config, positions, edges []int64) Usage 
 	c := report.EstimateCost(stats, y.StoredBytes, cfg.Prices)
 	y.CostUSD, y.StorageUSDPerMonth = c.TransactionsUSD, c.StorageUSDPerMonth
 	y.CPUSeconds = m.CPUPerEdge * float64(handledBy(edgesAt, cfg.Target, y.Ply))
-	if y.Units.Combines > 0 {
-		// A combine level merges the ply's edges once more.
-		y.CPUSeconds += combineCPUShare * m.CPUPerEdge * float64(y.Edges)
-	}
+	// Each combine level merges the ply's edges once more.
+	y.CPUSeconds += float64(len(y.Units.Levels)) * combineCPUShare * m.CPUPerEdge * float64(y.Edges)
+	y.ComputeUSD = y.CPUSeconds / 3600 * cfg.VCPUHour
+	y.TotalUSD = y.CostUSD + y.ComputeUSD
 	return u
 }
 
@@ -289,6 +312,8 @@ func (t *Ply) add(y *Ply) {
 	t.BytesWritten += y.BytesWritten
 	t.BytesRead += y.BytesRead
 	t.CostUSD += y.CostUSD
+	t.ComputeUSD += y.ComputeUSD
+	t.TotalUSD += y.TotalUSD
 	t.StorageUSDPerMonth += y.StorageUSDPerMonth
 	t.CPUSeconds += y.CPUSeconds
 	t.Seconds += y.Seconds
