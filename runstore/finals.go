@@ -97,12 +97,22 @@ func (s *Store) FinalsFor(ctx context.Context, p *Ply, span Span) ([]FinalBlob, 
 	if span.Hi > p.Finals {
 		return nil, fmt.Errorf("%w: ply %d has %d final blobs, not %d", ErrMalformed, p.Ply, p.Finals, span.Hi)
 	}
-	bucket, first, err := s.bucketOf(ctx, p, span.Lo)
+	bucket, first, outs, err := s.bucketOf(ctx, p, span.Lo)
 	if err != nil {
 		return nil, fmt.Errorf("finding final blob %d of ply %d: %w", span.Lo, p.Ply, err)
 	}
+	// The first read covers the buckets that hold the span, as far as
+	// bucketOf saw their outputs; past those, twice as many each time.
+	holding, n := 0, first
+	for _, o := range outs {
+		if n >= span.Hi {
+			break
+		}
+		n += o
+		holding++
+	}
 	var merged []*MergedBlob
-	for at, step := bucket, 1; first+len(merged) < span.Hi; at, step = at+step, 2*step {
+	for at, step := bucket, max(1, holding); first+len(merged) < span.Hi; at, step = at+step, 2*step {
 		if at >= p.Buckets {
 			return nil, fmt.Errorf("%w: ply %d's buckets hold %d merged blobs, not %d", ErrMalformed, p.Ply, first+len(merged), span.Hi)
 		}
@@ -123,15 +133,18 @@ func (s *Store) FinalsFor(ctx context.Context, p *Ply, span Span) ([]FinalBlob, 
 }
 
 // bucketOf finds the bucket that holds final blob i of p, and the index
-// of that bucket's first final blob.
-func (s *Store) bucketOf(ctx context.Context, p *Ply, i int) (bucket, first int, err error) {
+// of that bucket's first final blob; outs are the outputs of that bucket
+// and the next ones of its group of completionFan, as far as it read
+// them (none from a flat count).
+func (s *Store) bucketOf(ctx context.Context, p *Ply, i int) (bucket, first int, outs []int, err error) {
 	m, n := s.bucketMarkers(p.Ply), p.Buckets
 	_, ok, err := s.root(ctx, m, n)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, nil, err
 	}
 	if !ok {
-		return s.countedBucketOf(ctx, p, i)
+		bucket, first, err = s.countedBucketOf(ctx, p, i)
+		return bucket, first, nil, err
 	}
 	level := rootLevel(n)
 	// Invariant: node j of level holds final blob i, and first is the
@@ -142,28 +155,32 @@ func (s *Store) bucketOf(ctx context.Context, p *Ply, i int) (bucket, first int,
 		lo, hi := j*completionFan, min(nodes(n, level), (j+1)*completionFan)
 		es, err := queryAll(ctx, s.state, m.pk(lo), m.nodeKey(level, lo), m.nodeKey(level, hi))
 		if err != nil {
-			return 0, 0, err
+			return 0, 0, nil, err
 		}
 		if len(es) != hi-lo {
-			return 0, 0, fmt.Errorf("%w: %d of the %d markers below a complete node", ErrMalformed, len(es), hi-lo)
+			return 0, 0, nil, fmt.Errorf("%w: %d of the %d markers below a complete node", ErrMalformed, len(es), hi-lo)
+		}
+		counts := make([]int, len(es))
+		for k, e := range es {
+			o, err := storage.PropInt64(e, "Outputs")
+			if err != nil {
+				return 0, 0, nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+			}
+			counts[k] = int(o)
 		}
 		j = -1
-		for k, e := range es {
-			outs, err := storage.PropInt64(e, "Outputs")
-			if err != nil {
-				return 0, 0, fmt.Errorf("%w: %w", ErrMalformed, err)
-			}
-			if i < first+int(outs) {
-				j = lo + k
+		for k, o := range counts {
+			if i < first+o {
+				j, outs = lo+k, counts[k:]
 				break
 			}
-			first += int(outs)
+			first += o
 		}
 		if j < 0 {
-			return 0, 0, fmt.Errorf("%w: the buckets hold %d final blobs, not %d", ErrMalformed, first, i+1)
+			return 0, 0, nil, fmt.Errorf("%w: the buckets hold %d final blobs, not %d", ErrMalformed, first, i+1)
 		}
 	}
-	return j, first, nil
+	return j, first, outs, nil
 }
 
 // countedBucketOf is bucketOf from every bucket marker.
