@@ -23,13 +23,15 @@
 // its bucket, so a ply's reads grow as tasks times buckets. Two size
 // rules (runstore.Sizes) keep them linear in the edges: final blobs and
 // buckets grow with the ply, and a ply fed by more runs than a merge's
-// fan-in gets a combine level. Its combine tasks (CombineHandler) each
-// merge one group of consecutive expansion runs over one range of
-// consecutive buckets into a run cut like an expansion run; the bucket
-// merges then read one segment of each group's run. The scan starts the
-// two steps in turn (scan.go); each task reads its own list of segments
-// from an inputs blob (inputs.go): without a combine level one a ply,
-// written by the scan; with one, one a group for its combine tasks and
-// one a range for its bucket merges, each written by the part's first
-// task from the part's markers.
+// fan-in gets combine levels. Their combine tasks (CombineHandler) each
+// merge one group of consecutive runs (expansion runs, or the runs of
+// the level below) over one range of consecutive buckets into a run cut
+// like an expansion run; the bucket merges then read one segment of each
+// group's run of the last level. The scan starts the steps in turn
+// (scan.go), each through a tree of its parts' first tasks; each task
+// reads its own list of segments: from an inputs blob (inputs.go)
+// without a combine level (one a ply, written by the scan), on the first
+// level (one a group) and for the bucket merges (one a range), each
+// written by the part's first task from the part's markers; from the
+// markers of the runs it reads on a level above.
 package dedup
