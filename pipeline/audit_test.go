@@ -453,13 +453,21 @@ func commitExpansion(ctx context.Context, r *Run, p *runstore.Ply, e runstore.Ex
 
 // TestAuditWhileRunning audits a run over and over while its workers run:
 // live work (blobs written but not yet named, runs merged but not yet
-// swept, plies completing) must never be reported as an error, and once
-// the run is complete and its queue empty the audit is clean.
+// swept, runs released as the level above combines them, plies
+// completing) must never be reported as an error, and once the run is
+// complete and its queue empty the audit is clean. The second run has a
+// fan-in of 2, so its later plies have several combine levels.
 func TestAuditWhileRunning(t *testing.T) {
+	for _, sizes := range []runstore.Sizes{{BlobPositions: 200, BucketBlobs: 3}, {BlobPositions: 40, BucketBlobs: 2, MergeFanIn: 2}} {
+		t.Run(fmt.Sprintf("fan-in %d", sizes.MergeFanIn), func(t *testing.T) { auditWhileRunning(t, sizes) })
+	}
+}
+
+func auditWhileRunning(t *testing.T, sizes runstore.Sizes) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	be := openEmbedded(t)
-	cfg := RunConfig{Name: "auditlive", Config: runstore.Config{Board: 6, Target: 7, Sizes: runstore.Sizes{BlobPositions: 200, BucketBlobs: 3}}}
+	cfg := RunConfig{Name: "auditlive", Config: runstore.Config{Board: 6, Target: 7, Sizes: sizes}}
 	r, err := Seed(ctx, be, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -498,6 +506,17 @@ func TestAuditWhileRunning(t *testing.T) {
 	t.Logf("%d audits during the run, %d warnings", audits, warnings)
 	settle(t, ctx, r, WorkerConfig{Visibility: 5 * time.Second, PollMax: 50 * time.Millisecond})
 	expectClean(t, ctx, r, "after the run")
+	plies, err := r.store.Plies(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	deepest := 0
+	for _, p := range plies {
+		deepest = max(deepest, len(p.Levels))
+	}
+	if want := min(2, sizes.MergeFanIn); deepest < want {
+		t.Errorf("the deepest ply had %d combine levels; the test wants %d", deepest, want)
+	}
 }
 
 // TestAuditCuts: a run of edges cut into buckets (an expansion or
