@@ -160,8 +160,8 @@ func (t *tally) carried(e storage.Entity) bool {
 // merged, for the transition to Final, and the sample keys (concatenated)
 // from which the next ply's splitters are chosen: from the roots of its
 // expansion, combine and merge stages, and the samples from the merge
-// root's children (one query of at most completionFan markers, at most
-// completionFan*maxSamples samples, about 2^18). A ply that lacks a
+// root's children or a level below (rootSamples: at most samplingNodes
+// markers, at most completionFan*maxSamples samples, about 2^18). A ply that lacks a
 // root's tally (see tally) is counted from every marker and merged blob
 // instead, with every sample.
 func (s *Store) MergedTotals(ctx context.Context, p *Ply) (Totals, []byte, error) {
@@ -199,14 +199,25 @@ func (s *Store) MergedTotals(ctx context.Context, p *Ply) (Totals, []byte, error
 	return t, samples, err
 }
 
+// samplingNodes is the most markers rootSamples reads: two queries.
+const samplingNodes = 2 * completionFan
+
 // rootSamples reads the samples of the children of a complete stage's
-// root, weighed by their positions.
+// root, weighed by their positions; or, when the level below them has at
+// most samplingNodes markers, theirs, and so on down. Each marker keeps
+// at most maxSamples keys, so the root's children alone would give a
+// stage of 74 items (two nodes) 7,710 samples where its items hold
+// 74 times as many.
 func (s *Store) rootSamples(ctx context.Context, m stageMarkers, n int) ([]byte, error) {
 	if n == 0 {
 		return nil, nil
 	}
 	level := rootLevel(n) - 1
-	es, err := queryAll(ctx, s.state, m.pk(0), m.nodeKey(level, 0), m.nodeKey(level, nodes(n, level)))
+	for level > 0 && nodes(n, level-1) <= samplingNodes {
+		level--
+	}
+	count := nodes(n, level)
+	es, err := queryPartitions(ctx, s.state, m.pksIn(Span{0, count}), m.nodeKey(level, 0), m.nodeKey(level, count))
 	if err != nil {
 		return nil, fmt.Errorf("reading the samples of %s: %w", m.base, err)
 	}

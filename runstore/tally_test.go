@@ -173,3 +173,46 @@ func TestTalliedTotals(t *testing.T) {
 		}
 	}
 }
+
+// TestSamplesBelowFewNodes: a ply of 100 buckets has two nodes below its
+// root, which keep at most maxSamples keys each; the splitters' samples
+// then come from the 100 bucket markers themselves, every one of them.
+func TestSamplesBelowFewNodes(t *testing.T) {
+	ctx := context.Background()
+	b := board.MustNew(4)
+	start := b.Canonical(b.Start())
+	const buckets = 100
+	s, p, _ := openPlyOne(t, testkit.Embedded(t), 3, TreeCompletion, Ply{Tasks: 1, Buckets: buckets})
+	est := s.ExpansionStage(p)
+	if _, err := est.Commit(ctx, Expansion{Task: 0, Blob: ExpansionBlobName(1, 0, "e"), Edges: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := est.AllDone(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.StartMerging(ctx, p, Claim{Owner: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	mst := s.MergeStage(p)
+	for k := range buckets {
+		bm := BucketMerge{Bucket: k, Attempt: "a", Outputs: 1, Merged: []*MergedBlob{{Blob: FinalRunBlobName(1, k, 0, "a"),
+			Count: 100, Min: start, Max: start, Samples: keysOf(byte(k), 200)}}}
+		if _, err := mst.Commit(ctx, bm); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := mst.AllDone(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := s.Ply(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, samples, err := s.MergedTotals(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := len(samples)/board.KeyLen, 200*buckets; got != want || want <= 2*maxSamples {
+		t.Errorf("%d samples, want every one of the %d (two nodes keep at most %d)", got, want, 2*maxSamples)
+	}
+}
