@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/bits"
 
+	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/packed"
 )
 
@@ -28,8 +29,8 @@ type Ref = packed.Ref
 // Ref.Index.
 type Entry = packed.Edge
 
-// less is packed.CompareEdges(*a, *b) < 0, written out so that the sort
-// and merge inner loops do not pay for a call and a three-way result.
+// less is packed.CompareEdges(*a, *b) < 0, written out so that the sort's
+// inner loop does not pay for a call and a three-way result.
 func less(a, b *Entry) bool {
 	if a.Pos.Side != b.Pos.Side {
 		return a.Pos.Side < b.Pos.Side
@@ -46,15 +47,32 @@ func less(a, b *Entry) bool {
 	return a.Ref.Index < b.Ref.Index
 }
 
-// lessBits is less without data-dependent branches: the four key words are
-// subtracted as one 193-bit number and the final borrow is a < b. Merge
-// compares entries of different runs, whose order is as unpredictable as
-// a coin toss, so a mispredicted branch per field costs more than the
-// subtraction chain.
-func lessBits(a, b *Entry) uint64 {
-	_, borrow := bits.Sub64(uint64(a.Ref.Blob)<<32|uint64(a.Ref.Index), uint64(b.Ref.Blob)<<32|uint64(b.Ref.Index), 0)
-	_, borrow = bits.Sub64(a.Pos.White, b.Pos.White, borrow)
-	_, borrow = bits.Sub64(a.Pos.Occ, b.Pos.Occ, borrow)
-	_, borrow = bits.Sub64(uint64(a.Pos.Side), uint64(b.Pos.Side), borrow)
+// key is an entry as the four words it sorts by, most significant
+// first. The merge holds its runs' heads as keys: a match then loads four
+// plain words, where an Entry needs a byte load and the ref's shift and
+// or, and a key, four words and no more, is one SSA value the compiler
+// can keep out of memory while the replay carries it up the tree.
+type key struct{ side, occ, white, ref uint64 }
+
+// keyOf is e's key.
+func keyOf(e *Entry) key {
+	return key{uint64(e.Pos.Side), e.Pos.Occ, e.Pos.White, uint64(e.Ref.Blob)<<32 | uint64(e.Ref.Index)}
+}
+
+// entry is keyOf's inverse.
+func (k key) entry() Entry {
+	return Entry{Pos: board.Position{Occ: k.occ, White: k.white, Side: board.Color(k.side)}, Ref: Ref{Blob: uint32(k.ref >> 32), Index: uint32(k.ref)}}
+}
+
+// lessBits is less without data-dependent branches: 1 if a sorts before
+// b, else 0. The four words are subtracted as one 256-bit number and the
+// final borrow is a < b. Merge compares entries of different runs, whose
+// order is as unpredictable as a coin toss, so a mispredicted branch per
+// field costs more than the subtraction chain.
+func lessBits(a, b key) uint64 {
+	_, borrow := bits.Sub64(a.ref, b.ref, 0)
+	_, borrow = bits.Sub64(a.white, b.white, borrow)
+	_, borrow = bits.Sub64(a.occ, b.occ, borrow)
+	_, borrow = bits.Sub64(a.side, b.side, borrow)
 	return borrow
 }

@@ -31,7 +31,7 @@ func TestLess(t *testing.T) {
 			if got := less(&tt.a, &tt.b); got != (tt.want < 0) {
 				t.Errorf("less = %v, want %v", got, tt.want < 0)
 			}
-			if got := lessBits(&tt.a, &tt.b) == 1; got != (tt.want < 0) {
+			if got := lessBits(keyOf(&tt.a), keyOf(&tt.b)) == 1; got != (tt.want < 0) {
 				t.Errorf("lessBits = %v, want %v", got, tt.want < 0)
 			}
 		})
