@@ -102,7 +102,8 @@ func (s *Store) FinalsFor(ctx context.Context, p *Ply, span Span) ([]FinalBlob, 
 		return nil, fmt.Errorf("finding final blob %d of ply %d: %w", span.Lo, p.Ply, err)
 	}
 	// The first read covers the buckets that hold the span, as far as
-	// bucketOf saw their outputs; past those, twice as many each time.
+	// bucketOf saw their outputs (to the end of their group); past those,
+	// one bucket, then twice as many each time.
 	holding, n := 0, first
 	for _, o := range outs {
 		if n >= span.Hi {
@@ -112,7 +113,7 @@ func (s *Store) FinalsFor(ctx context.Context, p *Ply, span Span) ([]FinalBlob, 
 		holding++
 	}
 	var merged []*MergedBlob
-	for at, step := bucket, max(1, holding); first+len(merged) < span.Hi; at, step = at+step, 2*step {
+	for at, step, next := bucket, max(1, holding), 1; first+len(merged) < span.Hi; at, step, next = at+step, next, 2*next {
 		if at >= p.Buckets {
 			return nil, fmt.Errorf("%w: ply %d's buckets hold %d merged blobs, not %d", ErrMalformed, p.Ply, first+len(merged), span.Hi)
 		}
@@ -138,7 +139,7 @@ func (s *Store) FinalsFor(ctx context.Context, p *Ply, span Span) ([]FinalBlob, 
 // them (none from a flat count).
 func (s *Store) bucketOf(ctx context.Context, p *Ply, i int) (bucket, first int, outs []int, err error) {
 	m, n := s.bucketMarkers(p.Ply), p.Buckets
-	_, ok, err := s.root(ctx, m, n)
+	e, ok, err := s.root(ctx, m, n)
 	if err != nil {
 		return 0, 0, nil, err
 	}
@@ -146,38 +147,53 @@ func (s *Store) bucketOf(ctx context.Context, p *Ply, i int) (bucket, first int,
 		bucket, first, err = s.countedBucketOf(ctx, p, i)
 		return bucket, first, nil, err
 	}
-	level := rootLevel(n)
-	// Invariant: node j of level holds final blob i, and first is the
-	// index of its first final blob.
-	j := 0
+	// Invariant: node j of level, whose marker is e, holds final blob i,
+	// and first is the index of its first final blob. A node keeps its
+	// children's outputs (OutputsEach), so going down costs one point
+	// read a level; a node added before it kept them has its children
+	// read instead, at most completionFan of them.
+	level, j := rootLevel(n), 0
 	for level > 0 {
-		level--
-		lo, hi := j*completionFan, min(nodes(n, level), (j+1)*completionFan)
-		es, err := queryAll(ctx, s.state, m.pk(lo), m.nodeKey(level, lo), m.nodeKey(level, hi))
-		if err != nil {
-			return 0, 0, nil, err
-		}
-		if len(es) != hi-lo {
-			return 0, 0, nil, fmt.Errorf("%w: %d of the %d markers below a complete node", ErrMalformed, len(es), hi-lo)
-		}
-		counts := make([]int, len(es))
-		for k, e := range es {
-			o, err := storage.PropInt64(e, "Outputs")
+		lo, hi := j*completionFan, min(nodes(n, level-1), (j+1)*completionFan)
+		counts, kept := m.tally.eachOf(e, hi-lo)
+		var es []storage.Entity
+		if !kept {
+			es, err = queryAll(ctx, s.state, m.pk(lo), m.nodeKey(level-1, lo), m.nodeKey(level-1, hi))
 			if err != nil {
-				return 0, 0, nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+				return 0, 0, nil, err
 			}
-			counts[k] = int(o)
+			if len(es) != hi-lo {
+				return 0, 0, nil, fmt.Errorf("%w: %d of the %d markers below a complete node", ErrMalformed, len(es), hi-lo)
+			}
+			counts = make([]int, len(es))
+			for k, c := range es {
+				o, err := storage.PropInt64(c, "Outputs")
+				if err != nil {
+					return 0, 0, nil, fmt.Errorf("%w: %w", ErrMalformed, err)
+				}
+				counts[k] = int(o)
+			}
 		}
-		j = -1
-		for k, o := range counts {
+		k := -1
+		for at, o := range counts {
 			if i < first+o {
-				j, outs = lo+k, counts[k:]
+				k = at
 				break
 			}
 			first += o
 		}
-		if j < 0 {
+		if k < 0 {
 			return 0, 0, nil, fmt.Errorf("%w: the buckets hold %d final blobs, not %d", ErrMalformed, first, i+1)
+		}
+		j, outs, level = lo+k, counts[k:], level-1
+		switch {
+		case level == 0:
+		case es != nil:
+			e = es[k]
+		default:
+			if e, err = s.state(m.pk(j)).Get(ctx, m.pk(j), m.nodeKey(level, j)); err != nil {
+				return 0, 0, nil, fmt.Errorf("reading node %d of level %d of %s: %w", j, level, m.base, err)
+			}
 		}
 	}
 	return j, first, outs, nil

@@ -1,6 +1,7 @@
 package runstore
 
 import (
+	"encoding/binary"
 	"context"
 	"errors"
 	"fmt"
@@ -35,6 +36,11 @@ type tally struct {
 	sums    []string
 	samples string // the samples' property, if any
 	weight  string // the summed property that weighs a child's samples
+	// each, if set, is a summed property that a node also keeps child by
+	// child, in order, under each+"Each" (uvarints): so that a reader can
+	// go down the tree to the item that holds the k-th unit of it with
+	// one point read a level (bucketOf), not a query of every sibling.
+	each string
 }
 
 // maxSamples is how many sample keys a marker carries at most: one
@@ -47,7 +53,7 @@ const maxSamples = storage.MaxPropertyBytes / board.KeyLen
 var (
 	expansionTally  = &tally{sums: []string{"Edges"}}
 	combineTally    = &tally{sums: []string{"Segments"}}
-	mergeTally      = &tally{sums: []string{"Outputs", "Positions", "Terminal", "Segments", "Entries"}, samples: "Samples", weight: "Positions"}
+	mergeTally      = &tally{sums: []string{"Outputs", "Positions", "Terminal", "Segments", "Entries"}, samples: "Samples", weight: "Positions", each: "Outputs"}
 	resolutionTally = &tally{sums: []string{"Black", "White", "Draws", "Unknown"}}
 )
 
@@ -71,6 +77,14 @@ func (t *tally) node(children []storage.Entity) map[string]any {
 		}
 		props[name] = sum
 	}
+	if t.each != "" {
+		var each []byte
+		for _, c := range children {
+			v, _ := storage.PropInt64(c, t.each) // summed above
+			each = binary.AppendUvarint(each, uint64(v))
+		}
+		props[t.each+"Each"] = each
+	}
 	if t.samples != "" {
 		parts := make([]weighed, len(children))
 		for i, c := range children {
@@ -86,6 +100,25 @@ func (t *tally) node(children []storage.Entity) map[string]any {
 		}
 	}
 	return props
+}
+
+// eachOf reads node marker e's t.each property child by child: ok is
+// false when e does not keep it (a node added before it was kept) or
+// keeps other than n children.
+func (t *tally) eachOf(e storage.Entity, n int) (counts []int, ok bool) {
+	raw, err := storage.PropBytes(e, t.each+"Each")
+	if t.each == "" || err != nil {
+		return nil, false
+	}
+	counts = make([]int, 0, n)
+	for len(raw) > 0 {
+		v, k := binary.Uvarint(raw)
+		if k <= 0 {
+			return nil, false
+		}
+		counts, raw = append(counts, int(v)), raw[k:]
+	}
+	return counts, len(counts) == n
 }
 
 // weighed is sample keys that stand for weight positions.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/storage"
 )
 
 // keysOf is n made-up sample keys whose first byte is tag.
@@ -214,5 +215,114 @@ func TestSamplesBelowFewNodes(t *testing.T) {
 	}
 	if got, want := len(samples)/board.KeyLen, 200*buckets; got != want || want <= 2*maxSamples {
 		t.Errorf("%d samples, want every one of the %d (two nodes keep at most %d)", got, want, 2*maxSamples)
+	}
+}
+
+// TestFinalsForReadsDown: FinalsFor finds a span's first bucket with one
+// point read a level of the merge tree (each node keeps its children's
+// outputs), so that reading a span costs those reads and the rows of the
+// buckets it covers; and a tree whose nodes were added before they kept
+// them (no OutputsEach) is read by its children, with the same result.
+func TestFinalsForReadsDown(t *testing.T) {
+	ctx := context.Background()
+	start := board.MustNew(4).Start()
+	const buckets = 300 // three levels
+	rng := rand.New(rand.NewPCG(4, 2))
+	outputs := make([]int, buckets)
+	for k := range outputs {
+		outputs[k] = 1 + rng.IntN(5)
+	}
+	var entities int
+	be := storage.Wrap(testkit.Embedded(t), func(c *storage.Call, next func() error) error {
+		err := next()
+		if c.Op == storage.TableGet || c.Op == storage.TableQuery {
+			entities += c.Items
+		}
+		return err
+	})
+	s, p, state := openPlyOne(t, be, 3, TreeCompletion, Ply{Tasks: 1, Buckets: buckets})
+	est := s.ExpansionStage(p)
+	if _, err := est.Commit(ctx, Expansion{Task: 0, Blob: ExpansionBlobName(1, 0, "e"), Edges: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := est.AllDone(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.StartMerging(ctx, p, Claim{Owner: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	mst := s.MergeStage(p)
+	for _, k := range rng.Perm(buckets) {
+		bm := BucketMerge{Bucket: k, Attempt: "a", Outputs: int64(outputs[k])}
+		for j := range outputs[k] {
+			bm.Merged = append(bm.Merged, &MergedBlob{Blob: FinalRunBlobName(1, k, j, "a"), Count: 1, Min: start, Max: start})
+		}
+		if _, err := mst.Commit(ctx, bm); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := mst.AllDone(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := s.Ply(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	totals, _, err := s.MergedTotals(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Finals = totals.Finals
+	read := func(limit bool) []string {
+		var names []string
+		first := 0 // the first final blob of bucket b
+		b := 0
+		for lo := 0; lo < p.Finals; lo += DispatchFan {
+			hi := min(p.Finals, lo+DispatchFan)
+			entities = 0
+			finals, err := s.FinalsFor(ctx, p, Span{Lo: lo, Hi: hi})
+			if err != nil {
+				t.Fatalf("final blobs from %d: %v", lo, err)
+			}
+			for first+outputs[b] <= lo {
+				first += outputs[b]
+				b++
+			}
+			rows := 0 // the markers and output rows of the buckets that hold [lo, hi)
+			for k, at := b, first; at < hi; k++ {
+				rows += 1 + outputs[k]
+				at += outputs[k]
+			}
+			// Past the end of its first bucket's group, a span reads
+			// 1, 2, 4... buckets: at most twice the rows it needs.
+			if want := 3 + 2*rows; limit && entities > want {
+				t.Errorf("final blobs %d to %d: %d entities read, want at most %d (a point read a level and the rows of their buckets)", lo, hi, entities, want)
+			}
+			for _, f := range finals {
+				names = append(names, f.Blob)
+			}
+		}
+		return names
+	}
+	kept := read(true)
+	if len(kept) != p.Finals {
+		t.Fatalf("%d final blobs read, want %d", len(kept), p.Finals)
+	}
+	// Nodes added before they kept their children's outputs.
+	rows := s.bucketMarkers(1)
+	for _, pk := range rows.pks() {
+		es, err := queryAll(ctx, s.state, pk, string(rows.group), string(rows.group+1))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range es {
+			delete(e.Props, "OutputsEach")
+			if _, err := state.Update(ctx, e, e.ETag); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if old := read(false); !slices.Equal(old, kept) {
+		t.Errorf("without the kept outputs, %d final blobs read differently", len(old))
 	}
 }
