@@ -1,8 +1,8 @@
 package runstore
 
 import (
-	"encoding/binary"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"strconv"
