@@ -2,6 +2,7 @@ package task
 
 import (
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -54,7 +55,8 @@ func (p *Progress) Add(positions, edges int64) {
 
 // Step is where a run stands, as a status poll last read it: the ply
 // being worked on, the step under way ("expanding", "combining",
-// "merging", "resolving"), and how many of the step's items (tasks,
+// "merging", "resolving"; on a ply of several combine levels,
+// "combining (level 1 of 2)" and so on), and how many of the step's items (tasks,
 // combine tasks, buckets, final blobs) are done out of its total.
 type Step struct {
 	Ply         int
@@ -97,6 +99,10 @@ func (p *Progress) ETA() (left time.Duration, ok bool) {
 // String describes the step in a few words, for example "ply 14:
 // 31/79 bucket merges".
 func (s Step) String() string {
-	items := map[string]string{"expanding": "expansion tasks", "combining": "combine tasks", "merging": "bucket merges", "resolving": "final blobs resolved"}[s.Name]
+	step, more, _ := strings.Cut(s.Name, " ") // "combining (level 1 of 2)"
+	items := map[string]string{"expanding": "expansion tasks", "combining": "combine tasks", "merging": "bucket merges", "resolving": "final blobs resolved"}[step]
+	if more != "" {
+		items += " " + more
+	}
 	return fmt.Sprintf("ply %d: %d/%d %s", s.Ply, s.Done, s.Total, items)
 }

@@ -37,3 +37,21 @@ func TestStepETA(t *testing.T) {
 		}
 	}
 }
+
+// TestStepString: a step reads as its items done out of its total, and
+// a combine level of several says which.
+func TestStepString(t *testing.T) {
+	for _, c := range []struct {
+		s    Step
+		want string
+	}{
+		{Step{Ply: 14, Name: "merging", Done: 31, Total: 79}, "ply 14: 31/79 bucket merges"},
+		{Step{Ply: 14, Name: "combining", Done: 3, Total: 672}, "ply 14: 3/672 combine tasks"},
+		{Step{Ply: 10, Name: "combining (level 2 of 2)", Done: 5, Total: 3472}, "ply 10: 5/3472 combine tasks (level 2 of 2)"},
+		{Step{Ply: 9, Name: "resolving", Done: 0, Total: 27324}, "ply 9: 0/27324 final blobs resolved"},
+	} {
+		if got := c.s.String(); got != c.want {
+			t.Errorf("%+v reads %q, want %q", c.s, got, c.want)
+		}
+	}
+}
