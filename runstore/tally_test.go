@@ -92,28 +92,20 @@ func TestTalliedTotals(t *testing.T) {
 		{"flat", FlatCompletion, 1, false},
 		{"tree, from before tallies", TreeCompletion, 1, true},
 	} {
-		s, p, state := openPlyOne(t, testkit.Embedded(t), tc.shards, tc.completion, Ply{Tasks: 1, Buckets: buckets})
-		est := s.ExpansionStage(p)
-		if _, err := est.Commit(ctx, Expansion{Task: 0, Blob: ExpansionBlobName(1, 0, "e"), Edges: 1234}); err != nil {
-			t.Fatal(err)
-		}
-		if all, err := est.AllDone(ctx, 0); err != nil || !all {
-			t.Fatalf("%s: the one expansion task: %v, %v", tc.name, all, err)
-		}
-		if err := s.StartMerging(ctx, p, Claim{Owner: "m"}); err != nil {
-			t.Fatal(err)
-		}
-		mst := s.MergeStage(p)
-		for _, k := range order {
-			bm := BucketMerge{Bucket: k, Attempt: "a", Segments: 2, Entries: 10, Outputs: int64(outputs[k])}
-			for j := range outputs[k] {
-				bm.Merged = append(bm.Merged, &MergedBlob{Blob: FinalRunBlobName(1, k, j, "a"), Count: 100, Terminal: 1,
-					Min: start, Max: start, Samples: keysOf(byte(k), 200)})
-			}
-			if _, err := mst.Commit(ctx, bm); err != nil {
-				t.Fatal(err)
-			}
-			if tc.old && k == 0 {
+		setup := mergeSetup{be: testkit.Embedded(t), shards: tc.shards, completion: tc.completion, buckets: buckets, edges: 1234, order: order,
+			merge: func(k int) BucketMerge {
+				bm := BucketMerge{Bucket: k, Attempt: "a", Segments: 2, Entries: 10, Outputs: int64(outputs[k])}
+				for j := range outputs[k] {
+					bm.Merged = append(bm.Merged, &MergedBlob{Blob: FinalRunBlobName(1, k, j, "a"), Count: 100, Terminal: 1,
+						Min: start, Max: start, Samples: keysOf(byte(k), 200)})
+				}
+				return bm
+			}}
+		if tc.old {
+			setup.committed = func(s *Store, state storage.Table, k int) {
+				if k != 0 {
+					return
+				}
 				rows := s.bucketMarkers(1)
 				e, err := state.Get(ctx, rows.pk(0), markerKey(rows.item, 0))
 				if err != nil {
@@ -126,14 +118,8 @@ func TestTalliedTotals(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			if _, err := mst.AllDone(ctx, k); err != nil {
-				t.Fatal(err)
-			}
 		}
-		p, err := s.Ply(ctx, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
+		s, p, _ := mergedPly(t, setup)
 		totals, samples, err := s.MergedTotals(ctx, p)
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
@@ -183,32 +169,11 @@ func TestSamplesBelowFewNodes(t *testing.T) {
 	b := board.MustNew(4)
 	start := b.Canonical(b.Start())
 	const buckets = 100
-	s, p, _ := openPlyOne(t, testkit.Embedded(t), 3, TreeCompletion, Ply{Tasks: 1, Buckets: buckets})
-	est := s.ExpansionStage(p)
-	if _, err := est.Commit(ctx, Expansion{Task: 0, Blob: ExpansionBlobName(1, 0, "e"), Edges: 1}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := est.AllDone(ctx, 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.StartMerging(ctx, p, Claim{Owner: "m"}); err != nil {
-		t.Fatal(err)
-	}
-	mst := s.MergeStage(p)
-	for k := range buckets {
-		bm := BucketMerge{Bucket: k, Attempt: "a", Outputs: 1, Merged: []*MergedBlob{{Blob: FinalRunBlobName(1, k, 0, "a"),
-			Count: 100, Min: start, Max: start, Samples: keysOf(byte(k), 200)}}}
-		if _, err := mst.Commit(ctx, bm); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := mst.AllDone(ctx, k); err != nil {
-			t.Fatal(err)
-		}
-	}
-	p, err := s.Ply(ctx, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, p, _ := mergedPly(t, mergeSetup{be: testkit.Embedded(t), shards: 3, buckets: buckets, edges: 1, order: rand.Perm(buckets),
+		merge: func(k int) BucketMerge {
+			return BucketMerge{Bucket: k, Attempt: "a", Outputs: 1, Merged: []*MergedBlob{{Blob: FinalRunBlobName(1, k, 0, "a"),
+				Count: 100, Min: start, Max: start, Samples: keysOf(byte(k), 200)}}}
+		}})
 	_, samples, err := s.MergedTotals(ctx, p)
 	if err != nil {
 		t.Fatal(err)
@@ -240,34 +205,14 @@ func TestFinalsForReadsDown(t *testing.T) {
 		}
 		return err
 	})
-	s, p, state := openPlyOne(t, be, 3, TreeCompletion, Ply{Tasks: 1, Buckets: buckets})
-	est := s.ExpansionStage(p)
-	if _, err := est.Commit(ctx, Expansion{Task: 0, Blob: ExpansionBlobName(1, 0, "e"), Edges: 1}); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := est.AllDone(ctx, 0); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.StartMerging(ctx, p, Claim{Owner: "m"}); err != nil {
-		t.Fatal(err)
-	}
-	mst := s.MergeStage(p)
-	for _, k := range rng.Perm(buckets) {
-		bm := BucketMerge{Bucket: k, Attempt: "a", Outputs: int64(outputs[k])}
-		for j := range outputs[k] {
-			bm.Merged = append(bm.Merged, &MergedBlob{Blob: FinalRunBlobName(1, k, j, "a"), Count: 1, Min: start, Max: start})
-		}
-		if _, err := mst.Commit(ctx, bm); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := mst.AllDone(ctx, k); err != nil {
-			t.Fatal(err)
-		}
-	}
-	p, err := s.Ply(ctx, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, p, state := mergedPly(t, mergeSetup{be: be, shards: 3, buckets: buckets, edges: 1, order: rng.Perm(buckets),
+		merge: func(k int) BucketMerge {
+			bm := BucketMerge{Bucket: k, Attempt: "a", Outputs: int64(outputs[k])}
+			for j := range outputs[k] {
+				bm.Merged = append(bm.Merged, &MergedBlob{Blob: FinalRunBlobName(1, k, j, "a"), Count: 1, Min: start, Max: start})
+			}
+			return bm
+		}})
 	totals, _, err := s.MergedTotals(ctx, p)
 	if err != nil {
 		t.Fatal(err)
@@ -325,4 +270,54 @@ func TestFinalsForReadsDown(t *testing.T) {
 	if old := read(false); !slices.Equal(old, kept) {
 		t.Errorf("without the kept outputs, %d final blobs read differently", len(old))
 	}
+}
+
+// mergeSetup is a ply 1 of one expansion task (of edges edges) and
+// buckets buckets, merged in order: merge(k) is bucket k's marker, and
+// committed, when set, runs after its commit and before it climbs the
+// completion tree.
+type mergeSetup struct {
+	be         storage.Backend
+	shards     int
+	completion Completion
+	buckets    int
+	edges      int64
+	order      []int
+	merge      func(k int) BucketMerge
+	committed  func(s *Store, state storage.Table, k int)
+}
+
+// mergedPly opens a store on c.be and merges c's ply: the ply as read
+// back, Merging and every bucket merged.
+func mergedPly(t *testing.T, c mergeSetup) (*Store, *Ply, storage.Table) {
+	t.Helper()
+	ctx := context.Background()
+	s, p, state := openPlyOne(t, c.be, c.shards, c.completion, Ply{Tasks: 1, Buckets: c.buckets})
+	est := s.ExpansionStage(p)
+	if _, err := est.Commit(ctx, Expansion{Task: 0, Blob: ExpansionBlobName(1, 0, "e"), Edges: c.edges}); err != nil {
+		t.Fatal(err)
+	}
+	if all, err := est.AllDone(ctx, 0); err != nil || !all {
+		t.Fatalf("the one expansion task: %v, %v", all, err)
+	}
+	if err := s.StartMerging(ctx, p, Claim{Owner: "m"}); err != nil {
+		t.Fatal(err)
+	}
+	mst := s.MergeStage(p)
+	for _, k := range c.order {
+		if _, err := mst.Commit(ctx, c.merge(k)); err != nil {
+			t.Fatal(err)
+		}
+		if c.committed != nil {
+			c.committed(s, state, k)
+		}
+		if _, err := mst.AllDone(ctx, k); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p, err := s.Ply(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, p, state
 }
