@@ -54,16 +54,9 @@ var CombineHandler task.Handler = task.Items[runstore.Combine]{
 }
 
 // combineStage is the stage of ply-wide combine task i and its index
-// there. A task the ply lacks is one past the last level's, which its
-// stage refuses.
+// there (a task the ply lacks is one its stage refuses).
 func combineStage(s *runstore.Store, p *runstore.Ply, i int) (runstore.Stage[runstore.Combine], int) {
-	level, j, ok := p.CombineAt(i)
-	if !ok {
-		level, j = max(0, len(p.Levels)-1), i
-		if p.Combining() {
-			j = i - p.CombineIndex(level, 0)
-		}
-	}
+	level, j, _ := p.CombineAt(i)
 	return s.CombineStage(p, level), j
 }
 
@@ -196,17 +189,8 @@ func markersBelow(ctx context.Context, t *task.Task, p *runstore.Ply, level, j i
 // readsFrom lists the tasks of the level below whose runs task j of
 // level (above the first) reads.
 func readsFrom(p *runstore.Ply, level, j int) []int {
-	l, below := p.Levels[level], p.Levels[level-1]
-	span := runstore.SpanOf(j%l.Ranges, p.Buckets, l.Ranges)
-	lo, hi := runstore.PartOf(span.Lo, p.Buckets, below.Ranges), runstore.PartOf(span.Hi-1, p.Buckets, below.Ranges)
-	children := p.Children(level, j/l.Ranges)
-	var items []int
-	for c := children.Lo; c < children.Hi; c++ {
-		for r := lo; r <= hi; r++ {
-			items = append(items, c*below.Ranges+r)
-		}
-	}
-	return items
+	l := p.Levels[level]
+	return p.Levels[level-1].TasksOf(p.Children(level, j/l.Ranges), p.Reads(level, j%l.Ranges))
 }
 
 // combineInto merges the inputs into blob name, cut at the splitters

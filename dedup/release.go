@@ -45,12 +45,7 @@ func release(ctx context.Context, t *task.Task, p *runstore.Ply, level, j int) e
 		if err != nil || len(readers) < over.Hi-over.Lo {
 			return err // range r of the runs below is still read
 		}
-		children := p.Children(level, g)
-		items := make([]int, 0, children.Hi-children.Lo)
-		for c := children.Lo; c < children.Hi; c++ {
-			items = append(items, c*below.Ranges+r)
-		}
-		runs, err := store.CombineStage(p, level-1).MarkersAt(ctx, items)
+		runs, err := store.CombineStage(p, level-1).MarkersAt(ctx, below.TasksOf(p.Children(level, g), runstore.Span{Lo: r, Hi: r + 1}))
 		if err != nil {
 			return err
 		}
@@ -125,11 +120,7 @@ func releaseRange(ctx context.Context, t *task.Task, p *runstore.Ply, r int) err
 // a group: those whose runs the range's bucket merges read.
 func rangeTasks(p *runstore.Ply, r int) []int {
 	top := p.Top()
-	items := make([]int, top.Groups)
-	for g := range items {
-		items[g] = g*top.Ranges + r
-	}
-	return items
+	return top.TasksOf(runstore.Span{Lo: 0, Hi: top.Groups}, runstore.Span{Lo: r, Hi: r + 1})
 }
 
 func deleteSpent(ctx context.Context, t *task.Task, name string) error {

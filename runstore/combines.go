@@ -18,6 +18,17 @@ type CombineLevel struct{ Groups, Ranges int }
 // Tasks is how many combine tasks the level has.
 func (l CombineLevel) Tasks() int { return l.Groups * l.Ranges }
 
+// TasksOf lists the level's tasks of groups over ranges, group by group.
+func (l CombineLevel) TasksOf(groups, ranges Span) []int {
+	out := make([]int, 0, max(0, groups.Hi-groups.Lo)*max(0, ranges.Hi-ranges.Lo))
+	for g := groups.Lo; g < groups.Hi; g++ {
+		for r := ranges.Lo; r < ranges.Hi; r++ {
+			out = append(out, g*l.Ranges+r)
+		}
+	}
+	return out
+}
+
 // Combine is the marker a combine task commits once its run is written:
 // its presence says the task is done and where its edges are. Combine
 // task i of a level merges group i/Ranges's segments of range i%Ranges.
@@ -64,18 +75,18 @@ func (p *Ply) CombineIndex(level, j int) int {
 }
 
 // CombineAt is the level and the task within it of ply-wide combine task
-// i (CombineIndex's inverse); ok is false when p has no task i.
+// i (CombineIndex's inverse); ok is false when p has no task i, and then
+// a task past the last is numbered in the last level, past its tasks,
+// for that level's stage to refuse.
 func (p *Ply) CombineAt(i int) (level, j int, ok bool) {
-	if i < 0 {
-		return 0, 0, false
-	}
+	j = i
 	for level, l := range p.Levels {
-		if i < l.Tasks() {
-			return level, i, true
+		if j < l.Tasks() || level == len(p.Levels)-1 {
+			return level, j, j >= 0 && j < l.Tasks()
 		}
-		i -= l.Tasks()
+		j -= l.Tasks()
 	}
-	return 0, 0, false
+	return 0, i, false
 }
 
 // Children is the runs of the level below that group g of level reads:
