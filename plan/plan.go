@@ -75,6 +75,11 @@ type Config struct {
 	// DefaultLatency. A worker loop makes one call at a time, so a ply
 	// takes at least its transactions times Latency over the workers.
 	Latency time.Duration
+	// PollMax is a worker loop's longest idle back-off, which sets how
+	// often idle loops poll (see Polling); zero means a worker
+	// process's (pipeline.DefaultWorkerConfig). The loops of one
+	// enumerate process back off to pipeline.LocalPollMax.
+	PollMax time.Duration
 }
 
 // DefaultLatency is a storage call's latency when Config leaves it out:
@@ -107,6 +112,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%d workers: must be 1 or more", c.Workers)
 	case c.Latency < 0:
 		return fmt.Errorf("latency %s: must be zero (the default) or more", c.Latency)
+	case c.PollMax < 0:
+		return fmt.Errorf("longest poll back-off %s: must be zero (the default) or more", c.PollMax)
 	case !(c.VCPUHour >= 0):
 		return fmt.Errorf("price of a vCPU hour %g: must be zero or more", c.VCPUHour)
 	}
@@ -139,8 +146,12 @@ type Plan struct {
 	// backend (pipeline.EstimateDisk), when it is run on one machine.
 	EmbeddedDiskBytes int64 `json:"embedded_peak_disk_bytes"`
 	Plies             []Ply `json:"plies"`
-	// Total sums the plies; its shard counts and binding limit are the
-	// largest any ply needs.
+	// Polling is the worker loops' polls that find no message, over the
+	// plan's wall time: no ply's, and in no ply's transactions.
+	Polling Polling `json:"polling"`
+	// Total sums the plies and, in its transactions (as control) and
+	// their cost, the polling; its shard counts and binding limit are
+	// the largest any ply needs.
 	Total Ply `json:"total"`
 }
 
@@ -250,6 +261,12 @@ func (m *Model) Make(cfg Config) (*Plan, error) {
 		y.need(usages[i], m.hot[kindAt(y.Ply, cfg.Target)], cfg.Limits)
 		t.add(y)
 	}
+	queues, _ := pl.Shards()
+	pl.Polling = pollingOf(pl.Workers, t.Seconds, cmp.Or(cfg.PollMax, pipeline.DefaultWorkerConfig().PollMax), queues, cfg.Prices)
+	t.Transactions += pl.Polling.Transactions
+	t.TransactionsByCategory[task.CategoryControl] += pl.Polling.Transactions
+	t.CostUSD += pl.Polling.CostUSD
+	t.TotalUSD += pl.Polling.CostUSD
 	return pl, nil
 }
 
