@@ -35,6 +35,7 @@ func TestPlanWritesEveryPly(t *testing.T) {
 	var p struct {
 		Workers int                          `json:"workers"`
 		Plies   []map[string]json.RawMessage `json:"plies"`
+		Polling plan.Polling                 `json:"polling"`
 		Total   map[string]json.RawMessage   `json:"total"`
 	}
 	if err := json.Unmarshal(data, &p); err != nil {
@@ -56,6 +57,29 @@ func TestPlanWritesEveryPly(t *testing.T) {
 	}
 	if _, ok := p.Total["binding_limit"]; !ok {
 		t.Errorf("the total lacks binding_limit: %v", p.Total)
+	}
+	// Polling has a row of its own: its transactions as control and in
+	// all, and in the total's.
+	var total, plies int64
+	for _, y := range p.Plies {
+		var n int64
+		if err := json.Unmarshal(y["transactions"], &n); err != nil {
+			t.Fatal(err)
+		}
+		plies += n
+	}
+	if err := json.Unmarshal(p.Total["transactions"], &total); err != nil {
+		t.Fatal(err)
+	}
+	tx := fmt.Sprint(p.Polling.Transactions)
+	rows := 0
+	for _, line := range strings.Split(stdout, "\n") {
+		if f := strings.Fields(line); len(f) == 20 && f[0] == "polling" && f[6] == tx && f[7] == tx {
+			rows++
+		}
+	}
+	if p.Polling.Transactions <= 0 || p.Polling.Workers != 4 || total != plies+p.Polling.Transactions || rows != 1 {
+		t.Errorf("polling %+v; total %d transactions for the plies' %d; %d rows of it in the table:\n%s", p.Polling, total, plies, rows, stdout)
 	}
 }
 
