@@ -16,7 +16,9 @@
 // are straight lines in the edges the ply's messages handle, and CPU is
 // a constant per edge handled, fitted to the newest run. Positions come
 // from pipeline.EstimatePositions; edges per position grow by a
-// measured factor per ply past the measured plies.
+// measured factor per ply past the measured plies. The worker loops'
+// polls that find no message are a line of their own (Polling), a rate
+// per loop and second of the plan's wall time fitted to sim runs.
 package plan
 
 import (

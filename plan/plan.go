@@ -156,7 +156,9 @@ type Plan struct {
 }
 
 // Ply is the prediction for one ply: the work of its messages, as the
-// run report counts it (report.Ply.Transactions), and what it needs.
+// run report counts it (report.Ply.Transactions) but for the dequeue
+// that found each message, which the report counts in no ply and
+// plan/internal/measure in the message's; and what the ply needs.
 type Ply struct {
 	Ply       int   `json:"ply"`
 	Positions int64 `json:"positions"`
