@@ -28,6 +28,16 @@ var (
 	buildErr  error
 )
 
+// TestMain removes the binaries after the tests: a temporary directory
+// of some 200 MB that each test process would otherwise leave behind.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
 // binaries builds every command under cmd/ once per test process.
 func binaries(t *testing.T) string {
 	t.Helper()
