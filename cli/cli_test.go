@@ -3,11 +3,13 @@ package cli
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func runCmd(t *testing.T, cmd func(Env) int, args ...string) (int, string, string) {
@@ -90,6 +92,7 @@ func TestBadFlagsGiveOneLineAndExit2(t *testing.T) {
 		{"seed embedded without -data", Seed, []string{"-run", "abc", "-storage", "embedded"}, "needs -data DIR"},
 		{"worker max dequeue 0", Worker, []string{"-run", "abc", "-max-dequeue", "0"}, "-max-dequeue 0"},
 		{"worker visibility 0", Worker, []string{"-run", "abc", "-visibility", "0s"}, "-visibility 0s"},
+		{"worker finish within", Worker, []string{"-run", "abc", "-finish-within", "-1s"}, "-finish-within -1s: must be zero or more"},
 		{"worker -data azure", Worker, []string{"-run", "abc", "-data", "d", "-storage", "azure"}, "leave out -storage azure"},
 		{"worker embedded without -data", Worker, []string{"-run", "abc", "-storage", "embedded"}, "needs -data DIR"},
 		{"inspect -data azure", Inspect, []string{"-run", "abc", "-data", "d", "-storage", "azure"}, "leave out -storage azure"},
@@ -217,6 +220,30 @@ func TestSecondInterruptExitsAtOnce(t *testing.T) {
 	}
 	if code := <-exited; code != ExitInterrupted || errb.String() != "\nenumerate: interrupted again: exiting at once\n" {
 		t.Errorf("exit %d, stderr %q; want %d and one line", code, errb.String(), ExitInterrupted)
+	}
+}
+
+// TestStopFinishesWithin signals this process once for each setting of
+// -finish-within: the first signal stops the taking of work (ctx) at
+// once, and the work in hand (hard) only within later: with an hour,
+// not before stop; with zero, at once.
+func TestStopFinishesWithin(t *testing.T) {
+	for _, within := range []time.Duration{time.Hour, 0} {
+		env := Env{Stderr: io.Discard, Exit: func(code int) { t.Errorf("exit %d after one signal", code) }}
+		ctx, hard, stop := stoppable(context.Background(), env, "worker", "again", within)
+		if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
+			t.Fatal(err)
+		}
+		<-ctx.Done()
+		if within == 0 {
+			<-hard.Done()
+		} else if hard.Err() != nil {
+			t.Errorf("-finish-within %v: the work in hand was abandoned with the first signal", within)
+		}
+		stop()
+		if hard.Err() == nil {
+			t.Errorf("-finish-within %v: stop left the work in hand running", within)
+		}
 	}
 }
 

@@ -104,7 +104,8 @@ worker pulls a run's messages from its work queue and handles them:
 expansion (A and C), merges, ply transitions, results and compensation.
 Run as many as you like, on any machines that reach the storage account.
 SIGINT or SIGTERM abandons the current message cleanly (it is made visible
-again at once for another worker) and exits 0; a second one exits at once
+again at once for another worker; with -finish-within, the worker first
+finishes it, taking no other) and exits 0; a second one exits at once
 with status 130. -metrics-addr serves Prometheus metrics
 (reversi_*: messages, task durations, positions, storage transactions and
 bytes) at /metrics while the worker runs. Logs are JSON by default; every
@@ -126,9 +127,12 @@ type workerFlags struct {
 	visibility, compDelay time.Duration
 	maxDequeue            int64
 	exitWhenDone          bool
-	storage               storageFlags
-	log                   logFlags
-	profile               profileFlags
+	// finishWithin is how long a stopped worker may take to finish the
+	// messages under way; see worker.
+	finishWithin time.Duration
+	storage      storageFlags
+	log          logFlags
+	profile      profileFlags
 }
 
 func (f *workerFlags) register(fs *flag.FlagSet) {
@@ -139,6 +143,7 @@ func (f *workerFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.compDelay, "compensation-delay", 0, "initial delay of compensation messages (default 4x -visibility)")
 	fs.Int64Var(&f.maxDequeue, "max-dequeue", d.MaxDequeue, "move a message to the poison queue after this many deliveries")
 	fs.BoolVar(&f.exitWhenDone, "exit-when-done", false, "exit 0 once the run is complete and its work and compensation queues empty (delayed compensation messages of failed tasks handled)")
+	fs.DurationVar(&f.finishWithin, "finish-within", 0, "on SIGINT or SIGTERM, take no more messages and finish those under way for up to this long before giving them back (0: give them back at once); a deployment's scale-in then stops no task half-done, given a grace period longer than this")
 	fs.StringVar(&f.id, "id", "", "worker id in logs and statistics (default: host name and process id)")
 	fs.StringVar(&f.metricsAddr, "metrics-addr", "", metricsAddrHelp)
 	f.storage.register(fs, "azure")
@@ -159,6 +164,9 @@ func (f *workerFlags) workerConfig(fs *flag.FlagSet) (pipeline.WorkerConfig, err
 	// the help says; the other durations and counts must be given.
 	if err := positive(fs, "visibility", "max-dequeue"); err != nil {
 		return pipeline.WorkerConfig{}, err
+	}
+	if f.finishWithin < 0 {
+		return pipeline.WorkerConfig{}, usagef("-finish-within %v: must be zero or more", f.finishWithin)
 	}
 	if f.id == "" {
 		host, _ := os.Hostname()
@@ -196,8 +204,11 @@ func worker(env Env) (err error) {
 	}
 	defer func() { err = errors.Join(err, stopProfile()) }()
 	// Set before open: the backend reports a full disk to it.
-	ctx, full := f.storage.stopWhenFull(context.Background())
-	ctx, stop := interruptible(ctx, env, "worker", "interrupted again: exiting at once; the messages it held reappear after their visibility timeout")
+	base, full := f.storage.stopWhenFull(context.Background())
+	// The first signal cancels ctx, which stops the loops taking messages
+	// (and the start-up below); the messages under way are abandoned when
+	// hard is done, -finish-within later or on a full disk.
+	ctx, hard, stop := stoppable(base, env, "worker", "interrupted again: exiting at once; the messages it held reappear after their visibility timeout", f.finishWithin)
 	defer stop()
 	be, err := f.storage.open(ctx, env, f.run)
 	if err != nil {
@@ -220,7 +231,7 @@ func worker(env Env) (err error) {
 	log = loopLog.With("run", f.run)
 	log.Info("worker started", "board", r.Config.Board, "target_ply", r.Config.Target, "concurrency", f.concurrency)
 	stopRecording := recordStatsEvery(be, f.run, f.id, statsPeriod, log)
-	if err := runLoops(ctx, r, wcfg, loopLog, progress, f.concurrency); err != nil {
+	if err := runLoops(hard, ctx, r, wcfg, loopLog, progress, f.concurrency); err != nil {
 		return err
 	}
 	stopRecording()
@@ -232,16 +243,19 @@ func worker(env Env) (err error) {
 	return nil
 }
 
-// runLoops runs n worker loops on r until they stop: ctx is done, or
-// the run is (with ExitWhenDone). If a loop cannot be made, it returns
-// at once: the loops already started stop when the caller cancels ctx.
-func runLoops(ctx context.Context, r *pipeline.Run, wcfg pipeline.WorkerConfig, log *slog.Logger, progress *pipeline.Progress, n int) error {
+// runLoops runs n worker loops on r until they stop: ctx is done (they
+// abandon the messages under way), stopping is (they finish those
+// first: pipeline.Worker.Stop), or the run is (with ExitWhenDone). If a
+// loop cannot be made, it returns at once: the loops already started
+// stop when the caller cancels ctx.
+func runLoops(ctx, stopping context.Context, r *pipeline.Run, wcfg pipeline.WorkerConfig, log *slog.Logger, progress *pipeline.Progress, n int) error {
 	var wg sync.WaitGroup
 	for range n {
 		w, err := pipeline.NewWorker(r, wcfg, log, progress)
 		if err != nil {
 			return err
 		}
+		context.AfterFunc(stopping, w.Stop)
 		wg.Go(func() { w.Run(ctx) })
 	}
 	wg.Wait()

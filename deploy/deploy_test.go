@@ -92,8 +92,9 @@ type workload struct {
 			Labels map[string]string `yaml:"labels"`
 		} `yaml:"metadata"`
 		Spec struct {
-			ServiceAccountName string `yaml:"serviceAccountName"`
-			SecurityContext    struct {
+			ServiceAccountName            string `yaml:"serviceAccountName"`
+			TerminationGracePeriodSeconds *int   `yaml:"terminationGracePeriodSeconds"`
+			SecurityContext               struct {
 				RunAsNonRoot *bool `yaml:"runAsNonRoot"`
 				RunAsUser    *int  `yaml:"runAsUser"`
 			} `yaml:"securityContext"`
@@ -218,6 +219,27 @@ func TestKustomizationListsEveryManifest(t *testing.T) {
 	sort.Strings(files)
 	if !slices.Equal(got, files) {
 		t.Errorf("kustomization.yaml resources %v, want every manifest file %v", got, files)
+	}
+}
+
+// checkFinishesTasks wants the workers of a Deployment, which a scale-in
+// stops whether busy or not, to finish the task in hand when stopped
+// (-finish-within) and the pod's grace period to outlast that, with a
+// minute to spare for giving the message back after it: a merge given
+// back at the tail of a stage is a merge done twice.
+func checkFinishesTasks(t *testing.T, where string, args []string, grace *int) {
+	t.Helper()
+	within, err := time.ParseDuration(flagValue(args, "-finish-within"))
+	if err != nil || within < 10*time.Minute {
+		t.Errorf("%s: -finish-within %q: want the worker to finish its task in hand for at least 10m (a deep ply's merge)", where, flagValue(args, "-finish-within"))
+		return
+	}
+	if grace == nil || time.Duration(*grace)*time.Second < within+time.Minute {
+		got := "left out (30)"
+		if grace != nil {
+			got = strconv.Itoa(*grace)
+		}
+		t.Errorf("%s: terminationGracePeriodSeconds %s: want at least -finish-within (%v) and a minute", where, got, within)
 	}
 }
 
@@ -360,6 +382,9 @@ func TestManifestsMatchTheCode(t *testing.T) {
 		runs[run] = true
 		if o.Kind == "Deployment" && name != "worker" || o.Kind == "Job" && name != "seed" {
 			t.Errorf("%s runs %s", where, name)
+		}
+		if o.Kind == "Deployment" {
+			checkFinishesTasks(t, where, c.Args, ps.TerminationGracePeriodSeconds)
 		}
 		if c.Resources.Requests["cpu"] == "" || c.Resources.Requests["memory"] == "" || c.Resources.Limits["memory"] == "" {
 			t.Errorf("%s: set cpu and memory requests and a memory limit", where)

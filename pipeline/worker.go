@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/reversi-cloud/reversi/message"
@@ -26,6 +27,9 @@ type Worker struct {
 
 	compensationPolled time.Time // see pollCompensation
 	handled            time.Time // when the last handling ended; see finished
+
+	stopping chan struct{} // closed by Stop
+	stopOnce sync.Once
 }
 
 // NewWorker checks the configuration and makes a worker for an open run.
@@ -40,14 +44,16 @@ func NewWorker(r *Run, cfg WorkerConfig, log *slog.Logger, progress *Progress) (
 	if progress == nil {
 		progress = &Progress{}
 	}
-	w := &Worker{run: r, cfg: cfg, log: log.With("run", r.Config.Name), progress: progress}
+	w := &Worker{run: r, cfg: cfg, log: log.With("run", r.Config.Name), progress: progress, stopping: make(chan struct{})}
 	w.handler = chain(task.HandlerFunc(route), recoverPanics, retryThrottled(cfg.ThrottleRetries, cfg.ThrottleDelay), billByKind, checkPly)
 	return w, nil
 }
 
-// Run handles messages until ctx is cancelled or, with ExitWhenDone, the
-// run is complete. A message being handled when ctx is cancelled is
-// abandoned and made visible again at once; every handler is idempotent.
+// Run handles messages until ctx is cancelled, Stop is called or, with
+// ExitWhenDone, the run is complete. A message being handled when ctx is
+// cancelled is abandoned and made visible again at once; every handler
+// is idempotent. After Stop, Run takes no more messages and returns once
+// the one it is handling, if any, is settled.
 //
 // It takes the work queue's messages first and polls the compensation
 // queue when a poll of the work queue finds none, and once a visibility
@@ -64,13 +70,17 @@ func (w *Worker) Run(ctx context.Context) {
 		w.log.Warn("creating the compensation queue failed; tasks that write blobs fail until it exists", "err", err)
 	}
 	idle := w.cfg.PollMin
-	for ctx.Err() == nil {
+	for ctx.Err() == nil && !w.stopped() {
 		if w.pollCompensation(ctx, w.cfg.Visibility) {
 			continue
 		}
 		msgs, err := w.run.work.Dequeue(ctx, 1, w.cfg.Visibility)
 		switch {
 		case ctx.Err() != nil:
+			return
+		case len(msgs) > 0 && w.stopped():
+			// Stopped while dequeuing: the message goes back untouched.
+			w.giveBack(w.log, w.run.work, msgs[0])
 			return
 		case err != nil:
 			w.log.Warn("dequeue failed; backing off", "err", err)
@@ -88,8 +98,37 @@ func (w *Worker) Run(ctx context.Context) {
 			w.handle(ctx, w.run.work, msgs[0])
 			continue
 		}
-		sleep(ctx, idle)
+		w.sleep(ctx, idle)
 		idle = min(2*idle, w.cfg.PollMax)
+	}
+}
+
+// Stop makes Run take no more messages and return once the message it is
+// handling, if any, is settled: a worker told to go (a scale-in's
+// SIGTERM) finishes its task rather than give it back, since a long
+// merge given back is a merge done twice. Cancelling Run's context still
+// abandons the handling at once. Stop may be called more than once, from
+// any goroutine.
+func (w *Worker) Stop() { w.stopOnce.Do(func() { close(w.stopping) }) }
+
+// stopped reports whether Stop was called.
+func (w *Worker) stopped() bool {
+	select {
+	case <-w.stopping:
+		return true
+	default:
+		return false
+	}
+}
+
+// sleep waits d, or until ctx is done or Stop is called.
+func (w *Worker) sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-w.stopping:
+	case <-t.C:
 	}
 }
 
@@ -108,6 +147,10 @@ func (w *Worker) pollCompensation(ctx context.Context, every time.Duration) bool
 	w.compensationPolled = time.Now()
 	msgs, err := w.run.compensation.Dequeue(ctx, 1, w.cfg.Visibility)
 	if err != nil || len(msgs) == 0 {
+		return false
+	}
+	if w.stopped() {
+		w.giveBack(w.log, w.run.compensation, msgs[0])
 		return false
 	}
 	w.handle(ctx, w.run.compensation, msgs[0])

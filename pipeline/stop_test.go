@@ -1,0 +1,104 @@
+package pipeline
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/reversi-cloud/reversi/runstore"
+	"github.com/reversi-cloud/reversi/storage"
+)
+
+// TestStopFinishesTheHandling stops a worker while it handles a message
+// that writes a blob (held at its first upload until the worker has been
+// told to stop): the handling must run to its end and the message be
+// deleted, not given back, and the worker must take no other message.
+// Then other workers finish the run, which must be exact.
+func TestStopFinishesTheHandling(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg := RunConfig{Name: "stopfinish", Config: runstore.Config{Board: 4, Target: 6, Sizes: runstore.Sizes{BlobPositions: 4, BucketBlobs: 4}}}
+	var (
+		mu        sync.Mutex
+		last      string // the ID of the work message dequeued last
+		held      string // the message whose handling the upload held
+		stopped   bool
+		afterStop []storage.Operation // dequeues and deletes after Stop
+		deleted   []string            // work messages deleted after Stop
+	)
+	reached, release := make(chan struct{}), make(chan struct{})
+	be := storage.Wrap(openEmbedded(t), func(c *storage.Call, next func() error) error {
+		mu.Lock()
+		if c.Op == storage.BlobUpload && held == "" && last != "" {
+			held = last
+			mu.Unlock()
+			close(reached)
+			<-release
+			return next()
+		}
+		mu.Unlock()
+		err := next()
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case c.Op == storage.QueueDequeue && stopped:
+			afterStop = append(afterStop, c.Op)
+		case c.Op == storage.QueueDequeue && c.Resource == WorkQueue(cfg.Name) && len(c.Messages) > 0:
+			last = c.Messages[0].ID
+		case c.Op == storage.QueueDelete && stopped && c.Resource == WorkQueue(cfg.Name):
+			deleted = append(deleted, c.Receipt.ID)
+		}
+		return err
+	})
+	r, err := Seed(ctx, be, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wcfg := WorkerConfig{Visibility: 5 * time.Second, ExitWhenDone: true, PollMax: 20 * time.Millisecond}
+	w, err := NewWorker(r, wcfg, testLogger(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { w.Run(ctx); close(done) }()
+	select {
+	case <-reached:
+	case <-ctx.Done():
+		t.Fatal("no handling uploaded a blob")
+	}
+	mu.Lock()
+	stopped = true
+	mu.Unlock()
+	w.Stop()
+	close(release)
+	select {
+	case <-done:
+	case <-ctx.Done():
+		t.Fatal("Run did not return after Stop")
+	}
+	mu.Lock()
+	if len(afterStop) != 0 {
+		t.Errorf("the worker dequeued %d times after Stop", len(afterStop))
+	}
+	if len(deleted) != 1 || deleted[0] != held {
+		t.Errorf("after Stop the worker deleted work messages %q, want the one it was handling, %q", deleted, held)
+	}
+	mu.Unlock()
+
+	// Two more workers finish the run.
+	var wg sync.WaitGroup
+	for range 2 {
+		w, err := NewWorker(r, wcfg, testLogger(t), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() { w.Run(ctx) })
+	}
+	wg.Wait()
+	rep, err := r.Report(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkReport4x4(t, rep, cfg.Target)
+}
