@@ -6,6 +6,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/reversi-cloud/reversi/storage/faulty"
 	"github.com/reversi-cloud/reversi/storage/sim"
 )
 
@@ -43,6 +44,6 @@ func (s *storageFlags) validateSim() error {
 // back, once open opened it.
 func (s *storageFlags) simSummary() string {
 	t := s.simBE.ThrottleStats()
-	return fmt.Sprintf("simulated account: %d calls admitted, %d of them after waiting for the rate limits (%v in all), %d refused as ServerBusy (by the binding limit: %v); the busiest account, queue and partition took %v",
-		t.Calls, t.Waits, t.Waited.Round(time.Millisecond), t.Refused, t.RefusedBy, t.Busiest)
+	return fmt.Sprintf("simulated account: %d calls admitted, %d of them after waiting for the rate limits (%v in all), %d refused as ServerBusy (by the binding limit: %v); the busiest account, queue and partition took %v (the queue %q, the partition %q)",
+		t.Calls, t.Waits, t.Waited.Round(time.Millisecond), t.Refused, t.RefusedBy, t.Busiest, t.BusiestName[faulty.ScopeQueue], t.BusiestName[faulty.ScopePartition])
 }

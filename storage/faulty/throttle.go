@@ -87,6 +87,9 @@ type ThrottleStats struct {
 	// entities of the busiest partition. Over the time taken, it is the
 	// throughput to set against the scope's rate.
 	Busiest map[string]float64
+	// BusiestName names the busiest queue (its name) and partition
+	// (table/key), of those that took the most the first in name order.
+	BusiestName map[string]string
 }
 
 // Throttle stands for one storage account under Azure's rate limits,
@@ -147,10 +150,20 @@ func (t *Throttle) Stats() ThrottleStats {
 	for k, v := range t.stats.RefusedBy {
 		s.RefusedBy[k] = v
 	}
-	s.Busiest = map[string]float64{}
+	s.Busiest, s.BusiestName = map[string]float64{}, map[string]string{}
 	for sc, b := range t.buckets {
-		if b.taken > 0 {
-			s.Busiest[sc.kind] = max(s.Busiest[sc.kind], b.taken)
+		if b.taken <= 0 {
+			continue
+		}
+		name := sc.name
+		if sc.kind == ScopePartition {
+			name += "/" + sc.partition
+		}
+		if most, ok := s.Busiest[sc.kind]; !ok || b.taken > most || b.taken == most && name < s.BusiestName[sc.kind] {
+			s.Busiest[sc.kind] = b.taken
+			if sc.kind != ScopeAccount {
+				s.BusiestName[sc.kind] = name
+			}
 		}
 	}
 	return s

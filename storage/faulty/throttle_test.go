@@ -99,13 +99,14 @@ func TestThrottleScopes(t *testing.T) {
 		name    string
 		steps   []step
 		busiest map[string]float64 // what the busiest scope of each kind took
+		named   map[string]string  // and its name
 	}{
 		{"account", append(repeat(20, step{call: put}),
 			step{call: put, refused: faulty.ScopeAccount},
 			step{call: put, advance: 50 * time.Millisecond}, // one request's worth
 			step{call: put, refused: faulty.ScopeAccount},
 			step{call: enqueue("qone"), refused: faulty.ScopeAccount}, // every service counts
-		), map[string]float64{faulty.ScopeAccount: 21}},
+		), map[string]float64{faulty.ScopeAccount: 21}, map[string]string{}},
 		{"queue", []step{
 			{call: enqueue("qone")},
 			{call: enqueue("qone")},
@@ -113,7 +114,7 @@ func TestThrottleScopes(t *testing.T) {
 			{call: enqueue("qtwo")}, // another queue
 			{call: put},             // another service
 			{call: enqueue("qone"), advance: 500 * time.Millisecond},
-		}, map[string]float64{faulty.ScopeAccount: 5, faulty.ScopeQueue: 3}},
+		}, map[string]float64{faulty.ScopeAccount: 5, faulty.ScopeQueue: 3}, map[string]string{faulty.ScopeQueue: "qone"}},
 		{"partition", []step{
 			{call: upsert("a")},
 			{call: upsert("a")},
@@ -122,7 +123,7 @@ func TestThrottleScopes(t *testing.T) {
 			{call: func(b storage.Backend) error { // creating a table takes from no partition
 				return b.Table("other").Create(ctx)
 			}},
-		}, map[string]float64{faulty.ScopeAccount: 4, faulty.ScopePartition: 2}},
+		}, map[string]float64{faulty.ScopeAccount: 4, faulty.ScopePartition: 2}, map[string]string{faulty.ScopePartition: "tab/a"}},
 		{"transaction", []step{
 			// Three entities from a bucket of two: served when full, the
 			// third entity a debt of half a second.
@@ -134,7 +135,7 @@ func TestThrottleScopes(t *testing.T) {
 			}},
 			{call: upsert("a"), advance: 999 * time.Millisecond, refused: faulty.ScopePartition},
 			{call: upsert("a"), advance: time.Millisecond},
-		}, map[string]float64{faulty.ScopeAccount: 2, faulty.ScopePartition: 4}},
+		}, map[string]float64{faulty.ScopeAccount: 2, faulty.ScopePartition: 4}, map[string]string{faulty.ScopePartition: "tab/a"}},
 		{"dequeue", []step{
 			{call: enqueue("qone")},
 			{call: enqueue("qone"), advance: time.Second},
@@ -149,7 +150,7 @@ func TestThrottleScopes(t *testing.T) {
 			}, advance: time.Second},
 			{call: enqueue("qone"), advance: 999 * time.Millisecond, refused: faulty.ScopeQueue},
 			{call: enqueue("qone"), advance: time.Millisecond},
-		}, map[string]float64{faulty.ScopeAccount: 5, faulty.ScopeQueue: 7}},
+		}, map[string]float64{faulty.ScopeAccount: 5, faulty.ScopeQueue: 7}, map[string]string{faulty.ScopeQueue: "qone"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, th, clock := throttled(t, 0)
@@ -177,8 +178,8 @@ func TestThrottleScopes(t *testing.T) {
 			if want := int64(len(tc.steps)) - st.Refused; st.Calls != want {
 				t.Errorf("%d calls admitted, want %d", st.Calls, want)
 			}
-			if fmt.Sprint(st.Busiest) != fmt.Sprint(tc.busiest) {
-				t.Errorf("busiest scopes took %v, want %v", st.Busiest, tc.busiest)
+			if fmt.Sprint(st.Busiest) != fmt.Sprint(tc.busiest) || fmt.Sprint(st.BusiestName) != fmt.Sprint(tc.named) {
+				t.Errorf("busiest scopes %v took %v, want %v and %v", st.BusiestName, st.Busiest, tc.named, tc.busiest)
 			}
 		})
 	}
