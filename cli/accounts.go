@@ -42,7 +42,7 @@ func spreadAccounts(accts []storage.Backend) (storage.Backend, error) {
 	place := runstore.Placement{Accounts: len(accts)}
 	return spread.New(spread.Config{Accounts: accts, Blob: place.Blob,
 		Queue: func(name string) int {
-			shard, _ := pipeline.WorkQueueShard(name)
+			shard, _ := pipeline.QueueShard(name)
 			return shard % len(accts)
 		},
 		Table: func(name string) int {

@@ -66,16 +66,20 @@ func TestTableNames(t *testing.T) {
 	}
 }
 
-// TestWorkQueueShardNames: the queue placement reads shard numbers back
-// from exactly the names pipeline.WorkQueues makes.
-func TestWorkQueueShardNames(t *testing.T) {
-	for i, name := range pipeline.WorkQueues("run1", 12) {
-		if got, ok := pipeline.WorkQueueShard(name); !ok || got != i {
-			t.Errorf("%s: shard %d, %v; want %d", name, got, ok, i)
+// TestQueueShardNames: the queue placement reads shard numbers back
+// from exactly the names pipeline.WorkQueues and CompensationQueues
+// make.
+func TestQueueShardNames(t *testing.T) {
+	for _, names := range [][]string{pipeline.WorkQueues("run1", 12), pipeline.CompensationQueues("run1", 12)} {
+		for i, name := range names {
+			if got, ok := pipeline.QueueShard(name); !ok || got != i {
+				t.Errorf("%s: shard %d, %v; want %d", name, got, ok, i)
+			}
 		}
 	}
-	for _, name := range []string{"run1-work-poison", "run1-work-0", "run1-work-01", "run1-work-64", "run1", "-work", "run1-work-1-work-2x", "Run-work"} {
-		if got, ok := pipeline.WorkQueueShard(name); ok {
+	for _, name := range []string{"run1-work-poison", "run1-work-0", "run1-work-01", "run1-work-64", "run1", "-work", "run1-work-1-work-2x", "Run-work",
+		"run1-compensation-0", "run1-compensation-07", "run1-compensation-64", "-compensation", "run1-compensation-x", "run1-compensations"} {
+		if got, ok := pipeline.QueueShard(name); ok {
 			t.Errorf("%s: shard %d, want none", name, got)
 		}
 	}

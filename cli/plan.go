@@ -98,7 +98,7 @@ func planShards(fs *flag.FlagSet, cfg *pipeline.RunConfig, workers int) error {
 	}
 	queues, partitions := p.Shards()
 	if !given(fs, "queue-shards") {
-		cfg.QueueShards = queues
+		cfg.QueueShards, cfg.CompensationShards = queues, queues
 	}
 	if !given(fs, "partition-shards") {
 		cfg.PartitionShards = partitions

@@ -157,6 +157,12 @@ func (c RunConfig) WithDerived() RunConfig {
 	if c.StateAccounts == 0 {
 		c.StateAccounts = c.Accounts
 	}
+	// Every output's compensation message is enqueued and deleted, and
+	// idle workers poll for them: the queue carries about as much as the
+	// work queue, so it gets as many shards.
+	if c.CompensationShards == 0 {
+		c.CompensationShards = c.QueueShards
+	}
 	if c.Solve && c.SolveMode == "" {
 		c.SolveMode = runstore.SolveAll
 	}
@@ -201,6 +207,9 @@ func (c RunConfig) Validate() error {
 	}
 	if c.QueueShards < 1 || c.QueueShards > MaxQueueShards {
 		return fmt.Errorf("queue shards %d: must be 1 to %d", c.QueueShards, MaxQueueShards)
+	}
+	if c.CompensationShards < 0 || c.CompensationShards > MaxQueueShards {
+		return fmt.Errorf("compensation queue shards %d: must be 1 to %d, or 0 for as many as the work queue's", c.CompensationShards, MaxQueueShards)
 	}
 	if c.PartitionShards < 1 || c.PartitionShards > MaxPartitionShards {
 		return fmt.Errorf("partition shards %d: must be 1 to %d", c.PartitionShards, MaxPartitionShards)
@@ -252,8 +261,9 @@ func PoisonQueue(run string) string { return run + "-work-poison" }
 // CompensationQueue names the queue of a run's compensation messages.
 // They wait hidden for minutes by design; on a queue of their own, the
 // work queue's whole length (visible and in flight) is the work waiting
-// or under way, which an autoscaler may count (deploy/keda.yaml). It
-// lies on the first storage account, as the first work queue shard.
+// or under way, which an autoscaler may count (deploy/keda.yaml). Runs
+// seeded with several compensation shards (CompensationQueues) have
+// this as their first.
 func CompensationQueue(run string) string { return run + "-compensation" }
 func Container(run string) string         { return run }
 func StateTable(run string) string        { return run + "state" }
@@ -296,30 +306,44 @@ func TableAccount(name string) (account int, ok bool) {
 	return n - 1, true
 }
 
-// WorkQueueShard is the shard number of a work queue shard's name (see
-// WorkQueues); ok is false for any other name.
-func WorkQueueShard(name string) (shard int, ok bool) {
-	if strings.HasSuffix(name, "-work") {
-		return 0, ValidRunName(strings.TrimSuffix(name, "-work")) == nil
+// QueueShard is the shard number of the name of a work or compensation
+// queue shard (see WorkQueues and CompensationQueues), which puts shard
+// i on storage account i mod the number of accounts; ok is false for
+// any other name.
+func QueueShard(name string) (shard int, ok bool) {
+	for _, kind := range []string{"-work", "-compensation"} {
+		if strings.HasSuffix(name, kind) {
+			return 0, ValidRunName(strings.TrimSuffix(name, kind)) == nil
+		}
+		i := strings.LastIndex(name, kind+"-")
+		if i < 0 || ValidRunName(name[:i]) != nil {
+			continue
+		}
+		n, err := strconv.Atoi(name[i+len(kind)+1:])
+		if err != nil || n < 1 || n >= MaxQueueShards || name != fmt.Sprintf("%s%s-%d", name[:i], kind, n) {
+			return 0, false
+		}
+		return n, true
 	}
-	i := strings.LastIndex(name, "-work-")
-	if i < 0 || ValidRunName(name[:i]) != nil {
-		return 0, false
-	}
-	n, err := strconv.Atoi(name[i+len("-work-"):])
-	if err != nil || n < 1 || n >= MaxQueueShards || name != fmt.Sprintf("%s-%d", WorkQueue(name[:i]), n) {
-		return 0, false
-	}
-	return n, true
+	return 0, false
 }
 
 // WorkQueues names the shards of a run's work queue: WorkQueue, then
 // WorkQueue-1, WorkQueue-2 and so on, so a run of one shard has the one
 // queue WorkQueue.
-func WorkQueues(run string, shards int) []string {
-	names := []string{WorkQueue(run)}
+func WorkQueues(run string, shards int) []string { return shardNames(WorkQueue(run), shards) }
+
+// CompensationQueues names the shards of a run's compensation queue, as
+// WorkQueues does the work queue's.
+func CompensationQueues(run string, shards int) []string {
+	return shardNames(CompensationQueue(run), shards)
+}
+
+// shardNames is name, then name-1 to name-(shards-1).
+func shardNames(name string, shards int) []string {
+	names := []string{name}
 	for i := 1; i < shards; i++ {
-		names = append(names, fmt.Sprintf("%s-%d", WorkQueue(run), i))
+		names = append(names, fmt.Sprintf("%s-%d", name, i))
 	}
 	return names
 }

@@ -86,6 +86,7 @@ func TestConfigDefaults(t *testing.T) {
 		}},
 	} {
 		want := d
+		want.CompensationShards = want.QueueShards // derived: as many as the work queue's
 		tc.want(&want)
 		if tc.got != want {
 			t.Errorf("%s: %+v, want %+v", tc.name, tc.got, want)

@@ -80,6 +80,8 @@ func Seed(ctx context.Context, be storage.Backend, cfg RunConfig) (*Run, error) 
 		// How the run's stages count is the run's own, recorded by
 		// the release that seeded it, not a setting to compare.
 		cfg.Completion = have.Completion
+		// So is how many queues hold its compensation messages.
+		cfg.CompensationShards = have.CompensationShards
 		if have != cfg.Config {
 			return nil, fmt.Errorf("run %q already exists with %s; refusing %s", cfg.Name, settings(have), settings(cfg.Config))
 		}

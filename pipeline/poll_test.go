@@ -13,7 +13,8 @@ import (
 )
 
 // TestIdlePolling: idle worker loops over a work queue of 16 shards make
-// at most shardedqueue.Probes calls of it a poll, yet ask every shard;
+// at most shardedqueue.Probes calls of it a poll, yet ask every shard,
+// and one call of the compensation queue's 16 shards, yet ask every one;
 // the process's loops count the queue once for the stall check, not once
 // a loop; and draining, they count the queues at most once per doneEvery,
 // not after every poll. The polls are counted, not timed: the loops are
@@ -28,11 +29,16 @@ func TestIdlePolling(t *testing.T) {
 			defer cancel()
 			cfg := RunConfig{Name: "idle", Config: runstore.Config{Board: 4, Target: 2, QueueShards: shards}}
 			var (
-				mu       sync.Mutex
-				counting bool
-				dequeues = map[string]int{} // by queue
-				lengths  = map[string]int{}
+				mu        sync.Mutex
+				counting  bool
+				dequeues  = map[string]int{} // by queue
+				lengths   = map[string]int{}
+				compPolls int
 			)
+			comp := map[string]bool{}
+			for _, q := range CompensationQueues(cfg.Name, shards) {
+				comp[q] = true
+			}
 			pollCtx, stop := context.WithCancel(ctx)
 			defer stop()
 			be := storage.Wrap(openEmbedded(t), func(c *storage.Call, next func() error) error {
@@ -41,8 +47,10 @@ func TestIdlePolling(t *testing.T) {
 					switch c.Op {
 					case storage.QueueDequeue:
 						dequeues[c.Resource]++
-						if dequeues[CompensationQueue(cfg.Name)] == polls {
-							stop()
+						if comp[c.Resource] {
+							if compPolls++; compPolls == polls {
+								stop()
+							}
 						}
 					case storage.QueueApproximateLength:
 						lengths[c.Resource]++
@@ -99,6 +107,11 @@ func TestIdlePolling(t *testing.T) {
 			}
 			if max := shardedqueue.Probes * (polls + loops); workCalls > max {
 				t.Errorf("%d polls made %d calls of the work queue, want at most %d (%d a poll)", polls, workCalls, max, shardedqueue.Probes)
+			}
+			for q := range comp {
+				if dequeues[q] == 0 {
+					t.Errorf("compensation shard %s never asked in %d polls", q, polls)
+				}
 			}
 			// The stall check counts every shard once for the process;
 			// draining, each count of the queues adds one a shard, once

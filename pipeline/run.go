@@ -55,11 +55,20 @@ func newRun(be storage.Backend, cfg RunConfig) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	var shards []storage.Queue
-	for _, name := range WorkQueues(cfg.Name, cfg.QueueShards) {
-		shards = append(shards, be.Queue(name))
+	sharded := func(name string, names []string, probes int) (storage.Queue, error) {
+		var shards []storage.Queue
+		for _, name := range names {
+			shards = append(shards, be.Queue(name))
+		}
+		return shardedqueue.NewProbing(name, shards, probes)
 	}
-	work, err := shardedqueue.New(WorkQueue(cfg.Name), shards)
+	work, err := sharded(WorkQueue(cfg.Name), WorkQueues(cfg.Name, cfg.QueueShards), shardedqueue.Probes)
+	if err != nil {
+		return nil, err
+	}
+	// Compensation messages surface minutes after their cover, so a poll
+	// asks one shard: an idle loop's poll costs what it did on one queue.
+	compensation, err := sharded(CompensationQueue(cfg.Name), CompensationQueues(cfg.Name, max(1, cfg.CompensationShards)), 1)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +77,7 @@ func newRun(be storage.Backend, cfg RunConfig) (*Run, error) {
 		work:         work,
 		poison:       be.Queue(PoisonQueue(cfg.Name)),
 		blobs:        be.Container(Container(cfg.Name)),
-		compensation: be.Queue(CompensationQueue(cfg.Name)),
+		compensation: compensation,
 	}
 	tables := func(names []string) []storage.Table {
 		ts := make([]storage.Table, len(names))

@@ -15,13 +15,15 @@ import (
 // numbered rows are spread over three partitions of each kind, and whose
 // state and backtracking rows are spread over the tables of two accounts
 // (here both in one backend), is exact; every queue shard carries work
-// both ways, every partition shard, state table and backtracking table
-// gets rows, and the run's queue count and drop cover every shard.
+// both ways, every compensation queue shard covers outputs (their
+// messages enqueued and deleted), every partition shard, state table
+// and backtracking table gets rows, and the run's queue count and drop
+// cover every shard.
 func TestShardedRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	var mu sync.Mutex
-	enqueued, dequeued, written, tables := map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
+	enqueued, dequeued, deleted, written, tables := map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
 	be := storage.Wrap(openEmbedded(t), func(c *storage.Call, next func() error) error {
 		err := next()
 		mu.Lock()
@@ -32,6 +34,8 @@ func TestShardedRun(t *testing.T) {
 			enqueued[c.Resource]++
 		case c.Op == storage.QueueDequeue:
 			dequeued[c.Resource] += len(c.Messages)
+		case c.Op == storage.QueueDelete:
+			deleted[c.Resource]++
 		case c.Op == storage.TableAdd || c.Op == storage.TableTransact:
 			written[c.Partition]++
 			tables[c.Resource]++
@@ -60,6 +64,15 @@ func TestShardedRun(t *testing.T) {
 			t.Errorf("shard %s: %d messages enqueued, %d dequeued; want some of each", q, enqueued[q], dequeued[q])
 		}
 	}
+	comp := CompensationQueues(cfg.Name, 3)
+	if len(comp) != 3 || comp[0] != CompensationQueue(cfg.Name) {
+		t.Fatalf("compensation shards %v", comp)
+	}
+	for _, q := range comp {
+		if enqueued[q] == 0 || deleted[q] == 0 {
+			t.Errorf("compensation shard %s: %d messages enqueued, %d deleted; want some of each", q, enqueued[q], deleted[q])
+		}
+	}
 	// Ply 7 of 4x4 has 666 positions (docs/reference.md): 167 final
 	// blobs, three completion groups, and as many resolutions and
 	// expansion tasks of ply 8. The completion markers lie with the
@@ -83,8 +96,8 @@ func TestShardedRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := r.Config; c.QueueShards != 3 || c.PartitionShards != 3 || c.Accounts != 2 || c.StateAccounts != 2 {
-		t.Errorf("reopened with %d queue shards, %d partition shards, %d accounts and state rows on %d, want 3, 3, 2 and 2", c.QueueShards, c.PartitionShards, c.Accounts, c.StateAccounts)
+	if c := r.Config; c.QueueShards != 3 || c.CompensationShards != 3 || c.PartitionShards != 3 || c.Accounts != 2 || c.StateAccounts != 2 {
+		t.Errorf("reopened with %d queue shards, %d compensation shards, %d partition shards, %d accounts and state rows on %d, want 3, 3, 3, 2 and 2", c.QueueShards, c.CompensationShards, c.PartitionShards, c.Accounts, c.StateAccounts)
 	}
 	if n, err := r.Queued(ctx); err != nil || n != 0 {
 		t.Errorf("%d messages left, %v", n, err)
@@ -92,7 +105,7 @@ func TestShardedRun(t *testing.T) {
 	if err := r.Drop(ctx); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range shards {
+	for _, q := range append(shards, comp...) {
 		if _, err := be.Queue(q).ApproximateLength(ctx); err == nil {
 			t.Errorf("shard %s is still there after Drop", q)
 		}

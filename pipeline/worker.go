@@ -63,11 +63,15 @@ func NewWorker(r *Run, cfg WorkerConfig, log *slog.Logger, progress *Progress) (
 // asks the other shards. Nothing here takes an empty poll for an empty
 // queue: the stall and drain checks count the queues. A run seeded before the
 // compensation queue existed gets it here; the compensation messages
-// its work queue still holds are handled there as any message.
+// its work queue still holds are handled there as any message. (Such a
+// run has one compensation queue; the seed made the shards of runs that
+// have several.)
 func (w *Worker) Run(ctx context.Context) {
 	ctx = task.WithCategory(ctx, task.CategoryControl)
-	if err := w.run.compensation.Create(ctx); err != nil {
-		w.log.Warn("creating the compensation queue failed; tasks that write blobs fail until it exists", "err", err)
+	if w.run.Config.CompensationShards <= 1 {
+		if err := w.run.compensation.Create(ctx); err != nil {
+			w.log.Warn("creating the compensation queue failed; tasks that write blobs fail until it exists", "err", err)
+		}
 	}
 	idle := w.cfg.PollMin
 	for ctx.Err() == nil && !w.stopped() {

@@ -35,6 +35,10 @@ type Config struct {
 	SolveMode SolveMode
 	// QueueShards is how many queues the work queue is spread over.
 	QueueShards int
+	// CompensationShards is how many queues the compensation messages
+	// are spread over: as many as the work queue's for runs seeded now,
+	// one for runs seeded before the settings row's version 3.
+	CompensationShards int
 	// PartitionShards is how many partitions each kind of a ply's
 	// numbered rows is spread over (New).
 	PartitionShards int
@@ -69,10 +73,19 @@ func (m SolveMode) Pruned() bool { return m == SolveRoot || m == SolveWLD }
 
 // configSchema is the settings row's version and its migrations
 // (schema). Version 1 is the first that records its version; version 2
-// records how the run counts its stages' items (Completion).
+// records how the run counts its stages' items (Completion); version 3
+// how many queues hold its compensation messages (CompensationShards).
 var configSchema = schema{
 	0: configFromUnversioned,
 	1: configFromV1,
+	2: configFromV2,
+}
+
+// configFromV2 brings a settings row of version 2 to version 3: a run
+// seeded before version 3 has its compensation messages on one queue.
+func configFromV2(props map[string]any) error {
+	props["CompensationShards"] = int64(1)
+	return nil
 }
 
 // configFromV1 brings a settings row of version 1 to version 2: a run
@@ -145,7 +158,7 @@ func (c Config) entity(created time.Time) (storage.Entity, error) {
 		"BlobPositions": int64(c.BlobPositions), "BucketBlobs": int64(c.BucketBlobs),
 		"GrowFrom": int64(c.GrowFrom), "MergeFanIn": int64(c.MergeFanIn),
 		"Start": start, "Solve": c.Solve, "SolvePositions": int64(c.SolvePositions), "SolveMode": string(c.SolveMode),
-		"QueueShards": int64(c.QueueShards), "PartitionShards": int64(c.PartitionShards),
+		"QueueShards": int64(c.QueueShards), "CompensationShards": int64(c.CompensationShards), "PartitionShards": int64(c.PartitionShards),
 		"Accounts": int64(c.Accounts), "StateAccounts": int64(c.StateAccounts), "Completion": string(c.Completion),
 		"Created": created.UnixNano(),
 	})}, nil
@@ -162,7 +175,7 @@ func decodeConfig(e storage.Entity) (Config, error) {
 	c := Config{Board: d.count("Board"), Target: d.count("Target"),
 		Sizes: NewSizes(d.count("BlobPositions"), d.count("BucketBlobs"), d.count("GrowFrom"), d.count("MergeFanIn")),
 		Solve: d.bool("Solve"), SolvePositions: d.count("SolvePositions"), SolveMode: SolveMode(d.str("SolveMode")),
-		QueueShards: d.count("QueueShards"), PartitionShards: d.count("PartitionShards"),
+		QueueShards: d.count("QueueShards"), CompensationShards: d.count("CompensationShards"), PartitionShards: d.count("PartitionShards"),
 		Accounts: d.count("Accounts"), StateAccounts: d.count("StateAccounts"), Completion: Completion(d.str("Completion"))}
 	if c.Completion != TreeCompletion && c.Completion != FlatCompletion {
 		d.fail(fmt.Errorf("completion %q: neither %q nor %q", c.Completion, TreeCompletion, FlatCompletion))

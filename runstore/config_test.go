@@ -21,7 +21,7 @@ func solving(t *testing.T) Config {
 	}
 	return Config{Board: 8, Target: 9, Sizes: Sizes{BlobPositions: 100, BucketBlobs: 4, GrowFrom: 7, MergeFanIn: 32},
 		Start: start, Solve: true, SolvePositions: 16, SolveMode: SolveRoot,
-		QueueShards: 2, PartitionShards: 3, Accounts: 4, StateAccounts: 4, Completion: FlatCompletion}
+		QueueShards: 2, CompensationShards: 5, PartitionShards: 3, Accounts: 4, StateAccounts: 4, Completion: FlatCompletion}
 }
 
 // readRow writes row as a run's settings and reads it back.
@@ -62,7 +62,7 @@ func TestConfigRoundTrip(t *testing.T) {
 		}
 	}
 	usual := Config{Board: 6, Target: 5, Sizes: Sizes{BlobPositions: 100, BucketBlobs: 4},
-		Start: board.MustNew(6).Start(), QueueShards: 1, PartitionShards: 1, Accounts: 1, StateAccounts: 1}
+		Start: board.MustNew(6).Start(), QueueShards: 1, CompensationShards: 1, PartitionShards: 1, Accounts: 1, StateAccounts: 1}
 	for _, c := range []Config{full, usual} {
 		e := row(t, c)
 		if got, err := storage.PropInt64(e, "Version"); err != nil || got != int64(configSchema.version()) {
@@ -79,7 +79,7 @@ func TestConfigRoundTrip(t *testing.T) {
 }
 
 // TestReadConfigOfOlderRuns reads settings rows as runs seeded by earlier
-// releases wrote them: version 1, and version 0, without a version, which
+// releases wrote them: versions 2 and 1, and version 0, without a version, which
 // is six generations, each lacking the properties that later ones added;
 // each reads with the values that keep such a run as it was seeded. Each
 // generation here lacks its own properties and every later one's, as it
@@ -91,20 +91,22 @@ func TestReadConfigOfOlderRuns(t *testing.T) {
 	// Each generation lacks the properties of the entries above it, and
 	// the row reads as the entry's want changes full.
 	generations := []struct {
-		name  string
-		lacks []string
-		want  func(c *Config)
+		name    string
+		version int64 // of the row, while it has one
+		lacks   []string
+		want    func(c *Config)
 	}{
-		{"version 1", []string{"Completion"}, func(c *Config) { c.Completion = FlatCompletion }},
-		{"the last release without versions", []string{"Version"}, func(c *Config) {}},
-		{"before growing sizes", []string{"GrowFrom", "MergeFanIn"}, func(c *Config) { c.GrowFrom, c.MergeFanIn = 0, 0 }},
-		{"before spread state rows", []string{"StateAccounts"}, func(c *Config) { c.StateAccounts = 1 }},
-		{"before sharding", []string{"QueueShards", "PartitionShards", "Accounts"}, func(c *Config) {
+		{"version 2", 2, []string{"CompensationShards"}, func(c *Config) { c.CompensationShards = 1 }},
+		{"version 1", 1, []string{"Completion"}, func(c *Config) { c.Completion = FlatCompletion }},
+		{"the last release without versions", 0, []string{"Version"}, func(c *Config) {}},
+		{"before growing sizes", 0, []string{"GrowFrom", "MergeFanIn"}, func(c *Config) { c.GrowFrom, c.MergeFanIn = 0, 0 }},
+		{"before spread state rows", 0, []string{"StateAccounts"}, func(c *Config) { c.StateAccounts = 1 }},
+		{"before sharding", 0, []string{"QueueShards", "PartitionShards", "Accounts"}, func(c *Config) {
 			c.QueueShards, c.PartitionShards, c.Accounts = 1, 1, 1
 		}},
-		{"before solve modes", []string{"SolveMode"}, func(c *Config) { c.SolveMode = SolveAll }},
-		{"before solve positions", []string{"SolvePositions"}, func(c *Config) { c.SolvePositions = c.BlobPositions }},
-		{"before -start and -solve", []string{"Start", "Solve"}, func(c *Config) {
+		{"before solve modes", 0, []string{"SolveMode"}, func(c *Config) { c.SolveMode = SolveAll }},
+		{"before solve positions", 0, []string{"SolvePositions"}, func(c *Config) { c.SolvePositions = c.BlobPositions }},
+		{"before -start and -solve", 0, []string{"Start", "Solve"}, func(c *Config) {
 			c.Start, c.Solve, c.SolvePositions, c.SolveMode = usualStart, false, 0, ""
 		}},
 	}
@@ -116,7 +118,7 @@ func TestReadConfigOfOlderRuns(t *testing.T) {
 		t.Run(g.name, func(t *testing.T) {
 			e := row(t, full, lacks...)
 			if _, ok := e.Props["Version"]; ok {
-				e.Props["Version"] = int64(1)
+				e.Props["Version"] = g.version
 			}
 			got, err := readRow(t, e)
 			if err != nil || got != want {
@@ -128,7 +130,7 @@ func TestReadConfigOfOlderRuns(t *testing.T) {
 	// has: a run that does not solve keeps no solve positions.
 	t.Run("before solve positions, not solving", func(t *testing.T) {
 		c := full
-		c.Solve, c.SolvePositions, c.SolveMode, c.Completion = false, 0, "", FlatCompletion
+		c.Solve, c.SolvePositions, c.SolveMode, c.Completion, c.CompensationShards = false, 0, "", FlatCompletion, 1
 		got, err := readRow(t, row(t, c, "Version", "SolvePositions"))
 		if err != nil || got != c {
 			t.Errorf("read %+v, %v; want %+v", got, err, c)
@@ -147,7 +149,7 @@ func TestReadConfigRefuses(t *testing.T) {
 		malformed bool
 		mention   string
 	}{
-		{"a later version", func(p map[string]any) { p["Version"] = int64(configSchema.version() + 1) }, false, "version 3"},
+		{"a later version", func(p map[string]any) { p["Version"] = int64(configSchema.version() + 1) }, false, "version 4"},
 		{"no such completion", func(p map[string]any) { p["Completion"] = "round" }, true, "completion"},
 		{"version zero written down", func(p map[string]any) { p["Version"] = int64(0) }, false, "version 0"},
 		{"a version of the wrong type", func(p map[string]any) { p["Version"] = "1" }, true, "Version"},

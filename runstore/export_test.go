@@ -15,6 +15,7 @@ func AsVersion1(ctx context.Context, state storage.Table) error {
 		return err
 	}
 	delete(e.Props, "Completion")
+	delete(e.Props, "CompensationShards")
 	e.Props["Version"] = int64(1)
 	_, err = state.Update(ctx, e, e.ETag)
 	return err

@@ -11,9 +11,9 @@
 //     the shard's number, a dot, and the shard's own ID; UpdateVisibility
 //     and Delete route by that number. An ID without a valid shard number
 //     cannot name one of this queue's messages: ErrNotFound.
-//   - Dequeue asks at most Probes shards and stops once it has max
-//     messages: a poll of an empty queue costs Probes calls whatever the
-//     number of shards. It may therefore return none while shards it did
+//   - Dequeue asks at most Probes shards (or the probes NewProbing was
+//     given) and stops once it has max messages: a poll of an empty
+//     queue costs that many calls whatever the number of shards. It may therefore return none while shards it did
 //     not ask hold visible messages (storage.Queue allows fewer than are
 //     visible). The shards one queue value asks, from however many
 //     goroutines, go round all of them one by one from a random start
@@ -46,6 +46,7 @@ import (
 type Queue struct {
 	name   string
 	shards []storage.Queue
+	probes int           // the most shards a Dequeue asks
 	next   atomic.Uint64 // the rotation: the next shard a Dequeue asks, mod len(shards)
 }
 
@@ -59,13 +60,23 @@ const Probes = 2
 // returns that shard itself, so a one-shard run names its messages as
 // before.
 func New(name string, shards []storage.Queue) (storage.Queue, error) {
-	switch len(shards) {
-	case 0:
+	return NewProbing(name, shards, Probes)
+}
+
+// NewProbing is New for a queue whose Dequeue asks at most probes
+// shards: one for a queue whose messages may wait (compensation
+// messages, hidden for minutes anyway), so that its empty polls cost
+// one call.
+func NewProbing(name string, shards []storage.Queue, probes int) (storage.Queue, error) {
+	switch {
+	case len(shards) == 0:
 		return nil, fmt.Errorf("%w: queue %s has no shards", storage.ErrInvalid, name)
-	case 1:
+	case probes < 1:
+		return nil, fmt.Errorf("%w: queue %s probes %d shards a poll", storage.ErrInvalid, name, probes)
+	case len(shards) == 1:
 		return shards[0], nil
 	}
-	q := &Queue{name: name, shards: shards}
+	q := &Queue{name: name, shards: shards, probes: probes}
 	// Processes sharing the shards should not all start at shard 0.
 	q.next.Store(rand.Uint64())
 	return q, nil
@@ -137,15 +148,15 @@ func (q *Queue) Enqueue(ctx context.Context, text string, opts storage.EnqueueOp
 	return r, nil
 }
 
-// Dequeue takes up to max messages from at most Probes shards, the next
-// ones of the rotation.
+// Dequeue takes up to max messages from at most the queue's probes
+// shards, the next ones of the rotation.
 func (q *Queue) Dequeue(ctx context.Context, max int, visibility time.Duration) ([]storage.Message, error) {
 	if err := storage.ValidDequeue(max, visibility); err != nil {
 		return nil, err
 	}
 	n := uint64(len(q.shards))
 	var out []storage.Message
-	for range min(Probes, len(q.shards)) {
+	for range min(q.probes, len(q.shards)) {
 		// Each ask takes the next shard of the rotation, not a window of
 		// Probes: a poll that the first shard answers would otherwise
 		// skip the second, and a busy consumer would drain half the

@@ -24,7 +24,8 @@ const polls = (shards + shardedqueue.Probes - 1) / shardedqueue.Probes
 // shardedBackend hands out queues of n shards each (shards if n is 0).
 type shardedBackend struct {
 	storage.Backend
-	n int
+	n      int
+	probes int // 0: shardedqueue.New's
 }
 
 func shardNames(name string, n int) []string {
@@ -45,6 +46,9 @@ func (b shardedBackend) Queue(name string) storage.Queue {
 		qs = append(qs, b.Backend.Queue(sn))
 	}
 	q, err := shardedqueue.New(name, qs)
+	if b.probes > 0 {
+		q, err = shardedqueue.NewProbing(name, qs, b.probes)
+	}
 	if err != nil {
 		panic(err)
 	}
@@ -143,6 +147,9 @@ func TestOneShardIsTheQueue(t *testing.T) {
 	if _, err := shardedqueue.New("work", nil); !errors.Is(err, storage.ErrInvalid) {
 		t.Fatalf("New of no shards: %v, want invalid", err)
 	}
+	if _, err := shardedqueue.NewProbing("work", []storage.Queue{q, be.Queue("work-1")}, 0); !errors.Is(err, storage.ErrInvalid) {
+		t.Fatalf("NewProbing of no probes: %v, want invalid", err)
+	}
 }
 
 // TestFindsEveryShard: a message in any one shard of many is found
@@ -189,9 +196,16 @@ func TestFindsEveryShard(t *testing.T) {
 }
 
 // TestPollCalls: a Dequeue of an empty queue of 64 shards makes exactly
-// Probes calls, consecutive polls ask every shard once before any twice,
-// and a Dequeue whose first shard has a message makes one call.
+// its probes' calls (Probes, or one for NewProbing's of one),
+// consecutive polls ask every shard once before any twice, and a
+// Dequeue whose first shard has a message makes one call.
 func TestPollCalls(t *testing.T) {
+	for _, probes := range []int{shardedqueue.Probes, 1} {
+		t.Run(fmt.Sprintf("probes=%d", probes), func(t *testing.T) { pollCalls(t, probes) })
+	}
+}
+
+func pollCalls(t *testing.T, probes int) {
 	ctx := context.Background()
 	const many = 64
 	var calls map[string]int
@@ -202,12 +216,12 @@ func TestPollCalls(t *testing.T) {
 		return next()
 	})
 	defer be.Close()
-	q := shardedBackend{Backend: be, n: many}.Queue("idle")
+	q := shardedBackend{Backend: be, n: many, probes: probes}.Queue("idle")
 	if err := q.Create(ctx); err != nil {
 		t.Fatal(err)
 	}
 	calls = map[string]int{}
-	for poll := 1; poll <= many/shardedqueue.Probes; poll++ {
+	for poll := 1; poll <= many/probes; poll++ {
 		msgs, err := q.Dequeue(ctx, storage.MaxDequeue, time.Minute)
 		if err != nil || len(msgs) != 0 {
 			t.Fatalf("poll of an empty queue: %v, %v", msgs, err)
@@ -216,13 +230,13 @@ func TestPollCalls(t *testing.T) {
 		for _, n := range calls {
 			total += n
 		}
-		if total != poll*shardedqueue.Probes {
-			t.Fatalf("%d polls of an empty queue made %d calls, want %d", poll, total, poll*shardedqueue.Probes)
+		if total != poll*probes {
+			t.Fatalf("%d polls of an empty queue made %d calls, want %d", poll, total, poll*probes)
 		}
 	}
 	for _, name := range shardNames("idle", many) {
 		if calls[name] != 1 {
-			t.Errorf("%d polls asked shard %s %d times, want once: %v", many/shardedqueue.Probes, name, calls[name], calls)
+			t.Errorf("%d polls asked shard %s %d times, want once: %v", many/probes, name, calls[name], calls)
 		}
 	}
 	// Two messages in every shard: whichever shard a poll starts at has one.
