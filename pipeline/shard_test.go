@@ -55,22 +55,22 @@ func TestShardedRun(t *testing.T) {
 			t.Errorf("ply %d: got %v, want %v", i, got, testkit.Ref4x4[i])
 		}
 	}
-	shards := WorkQueues(cfg.Name, 3)
-	if len(shards) != 3 || shards[0] != WorkQueue(cfg.Name) {
-		t.Fatalf("shards %v", shards)
-	}
-	for _, q := range shards {
-		if enqueued[q] == 0 || dequeued[q] == 0 {
-			t.Errorf("shard %s: %d messages enqueued, %d dequeued; want some of each", q, enqueued[q], dequeued[q])
+	// Work messages are taken off the work queue's shards; compensation
+	// messages are deleted once their outputs are committed.
+	shards, comp := WorkQueues(cfg.Name, 3), CompensationQueues(cfg.Name, 3)
+	for _, qs := range []struct {
+		names []string
+		first string
+		out   map[string]int
+		outBy string
+	}{{shards, WorkQueue(cfg.Name), dequeued, "dequeued"}, {comp, CompensationQueue(cfg.Name), deleted, "deleted"}} {
+		if len(qs.names) != 3 || qs.names[0] != qs.first {
+			t.Fatalf("shards %v", qs.names)
 		}
-	}
-	comp := CompensationQueues(cfg.Name, 3)
-	if len(comp) != 3 || comp[0] != CompensationQueue(cfg.Name) {
-		t.Fatalf("compensation shards %v", comp)
-	}
-	for _, q := range comp {
-		if enqueued[q] == 0 || deleted[q] == 0 {
-			t.Errorf("compensation shard %s: %d messages enqueued, %d deleted; want some of each", q, enqueued[q], deleted[q])
+		for _, q := range qs.names {
+			if enqueued[q] == 0 || qs.out[q] == 0 {
+				t.Errorf("shard %s: %d messages enqueued, %d %s; want some of each", q, enqueued[q], qs.out[q], qs.outBy)
+			}
 		}
 	}
 	// Ply 7 of 4x4 has 666 positions (docs/reference.md): 167 final
