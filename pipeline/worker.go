@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/reversi-cloud/reversi/message"
@@ -28,8 +27,8 @@ type Worker struct {
 	compensationPolled time.Time // see pollCompensation
 	handled            time.Time // when the last handling ended; see finished
 
-	stopping chan struct{} // closed by Stop
-	stopOnce sync.Once
+	stopping context.Context    // done once Stop is called
+	stop     context.CancelFunc // Stop
 }
 
 // NewWorker checks the configuration and makes a worker for an open run.
@@ -44,7 +43,8 @@ func NewWorker(r *Run, cfg WorkerConfig, log *slog.Logger, progress *Progress) (
 	if progress == nil {
 		progress = &Progress{}
 	}
-	w := &Worker{run: r, cfg: cfg, log: log.With("run", r.Config.Name), progress: progress, stopping: make(chan struct{})}
+	w := &Worker{run: r, cfg: cfg, log: log.With("run", r.Config.Name), progress: progress}
+	w.stopping, w.stop = context.WithCancel(context.Background())
 	w.handler = chain(task.HandlerFunc(route), recoverPanics, retryThrottled(cfg.ThrottleRetries, cfg.ThrottleDelay), billByKind, checkPly)
 	return w, nil
 }
@@ -73,8 +73,14 @@ func (w *Worker) Run(ctx context.Context) {
 			w.log.Warn("creating the compensation queue failed; tasks that write blobs fail until it exists", "err", err)
 		}
 	}
+	// waiting is ctx, also done soon after Stop is called, for the
+	// loop's back-off; whether to take a message is asked of ctx and
+	// w.stopping themselves, which Stop cancels before it returns.
+	waiting, stopWaiting := context.WithCancel(ctx)
+	defer stopWaiting()
+	defer context.AfterFunc(w.stopping, stopWaiting)()
 	idle := w.cfg.PollMin
-	for ctx.Err() == nil && !w.stopped() {
+	for ctx.Err() == nil && w.stopping.Err() == nil {
 		if w.pollCompensation(ctx, w.cfg.Visibility) {
 			continue
 		}
@@ -82,7 +88,7 @@ func (w *Worker) Run(ctx context.Context) {
 		switch {
 		case ctx.Err() != nil:
 			return
-		case len(msgs) > 0 && w.stopped():
+		case len(msgs) > 0 && w.stopping.Err() != nil:
 			// Stopped while dequeuing: the message goes back untouched.
 			w.giveBack(w.log, w.run.work, msgs[0])
 			return
@@ -102,7 +108,7 @@ func (w *Worker) Run(ctx context.Context) {
 			w.handle(ctx, w.run.work, msgs[0])
 			continue
 		}
-		w.sleep(ctx, idle)
+		sleep(waiting, idle)
 		idle = min(2*idle, w.cfg.PollMax)
 	}
 }
@@ -113,28 +119,7 @@ func (w *Worker) Run(ctx context.Context) {
 // merge given back is a merge done twice. Cancelling Run's context still
 // abandons the handling at once. Stop may be called more than once, from
 // any goroutine.
-func (w *Worker) Stop() { w.stopOnce.Do(func() { close(w.stopping) }) }
-
-// stopped reports whether Stop was called.
-func (w *Worker) stopped() bool {
-	select {
-	case <-w.stopping:
-		return true
-	default:
-		return false
-	}
-}
-
-// sleep waits d, or until ctx is done or Stop is called.
-func (w *Worker) sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-w.stopping:
-	case <-t.C:
-	}
-}
+func (w *Worker) Stop() { w.stop() }
 
 // pollCompensation handles one message of the compensation queue, if
 // the queue was last polled every longer ago and one is visible, and
@@ -153,7 +138,7 @@ func (w *Worker) pollCompensation(ctx context.Context, every time.Duration) bool
 	if err != nil || len(msgs) == 0 {
 		return false
 	}
-	if w.stopped() {
+	if w.stopping.Err() != nil {
 		w.giveBack(w.log, w.run.compensation, msgs[0])
 		return false
 	}
