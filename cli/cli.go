@@ -16,7 +16,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -401,26 +400,16 @@ func interruptible(parent context.Context, env Env, name, again string) (ctx con
 // hand when told to stop: the first signal cancels ctx, so that it
 // takes no more, and hard, under which the work in hand runs, within
 // later; a second signal still exits at once. stop releases the signals
-// and cancels both.
+// and cancels both (a timer already started fires later, into a context
+// already cancelled).
 func stoppable(parent context.Context, env Env, name, again string, within time.Duration) (ctx, hard context.Context, stop func()) {
 	ctx, stopSignals := interruptible(parent, env, name, again)
 	hard, abandon := context.WithCancel(parent)
-	var timer *time.Timer
-	var mu sync.Mutex
-	stopAfter := context.AfterFunc(ctx, func() {
-		mu.Lock()
-		defer mu.Unlock()
-		timer = time.AfterFunc(within, abandon)
-	})
+	stopAfter := context.AfterFunc(ctx, func() { time.AfterFunc(within, abandon) })
 	return ctx, hard, func() {
 		stopAfter()
 		stopSignals()
 		abandon()
-		mu.Lock()
-		defer mu.Unlock()
-		if timer != nil {
-			timer.Stop()
-		}
 	}
 }
 
