@@ -5,19 +5,22 @@ import (
 	"fmt"
 
 	"github.com/reversi-cloud/reversi/message"
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/task"
 )
 
-// Handler handles X messages when they surface: it deletes the blob
-// unless it stays (runstore.Store.Keep, which fences the writing
-// attempt's commit first, so a marker can never come to name the blob
-// afterwards), and then the backtracking rows an orphaned final blob
-// may have.
+// Handler handles X messages when they surface: it deletes the blobs
+// the message covers unless they stay (runstore.Store.Keep, which
+// fences the writing attempt's commit first, so a marker can never come
+// to name them afterwards), each with the backtracking rows an orphaned
+// final blob may have. A message covers one blob, or every output of a
+// merge attempt (runstore.MergeOutputsName), which are listed.
 //
-// Crash points: the fence, deleting the blob and then its rows are
-// idempotent, and the message is deleted last, so a redelivery repeats
-// them.
+// Crash points: the fence and the deletions are idempotent, and the
+// message is deleted last, so a redelivery repeats them. A blob's rows
+// go before the blob: a redelivery that lists the attempt's outputs
+// again finds each blob whose rows may be left.
 var Handler task.Handler = task.HandlerFunc(handle)
 
 func handle(ctx context.Context, t *task.Task, m message.Message) error {
@@ -29,8 +32,27 @@ func handle(ctx context.Context, t *task.Task, m message.Message) error {
 	if keep {
 		return nil
 	}
-	if err := storage.DeleteBlob(ctx, t.Run.Blobs, m.Blob); err != nil {
-		return fmt.Errorf("deleting orphaned blob %s: %w", m.Blob, err)
+	b, _ := runstore.ParseBlobName(m.Blob)
+	if !b.AllOutputs {
+		if err := storage.DeleteBlob(ctx, t.Run.Blobs, m.Blob); err != nil {
+			return fmt.Errorf("deleting orphaned blob %s: %w", m.Blob, err)
+		}
+		return store.DeleteSources(ctx, m.Blob)
 	}
-	return store.DeleteSources(ctx, m.Blob)
+	blobs, err := t.Run.Blobs.List(ctx, runstore.FinalRunBlobPrefix(b.Ply, b.Index))
+	if err != nil {
+		return fmt.Errorf("listing the outputs %s: %w", m.Blob, err)
+	}
+	for _, o := range blobs {
+		if !runstore.Covers(m.Blob, o.Name) {
+			continue
+		}
+		if err := store.DeleteSources(ctx, o.Name); err != nil {
+			return err
+		}
+		if err := storage.DeleteBlob(ctx, t.Run.Blobs, o.Name); err != nil {
+			return fmt.Errorf("deleting orphaned blob %s: %w", o.Name, err)
+		}
+	}
+	return nil
 }

@@ -20,9 +20,9 @@ import (
 // whatever their number.
 //
 // Crash points: output blobs (and their backtracking rows) carry this
-// attempt's tag, so a retry writes its own, and a compensation message
-// covers each until the marker names this attempt, deleting it otherwise,
-// even while a retry runs. Output rows written before a crash, without
+// attempt's tag, so a retry writes its own, and one compensation
+// message covers them all until the marker names this attempt, deleting
+// them otherwise, even while a retry runs. Output rows written before a crash, without
 // the marker, are never read as outputs. Once the marker exists, a
 // redelivery only repeats the follow-up, which is idempotent. The context
 // reaches every read and write, so a lost lease or a stopping worker
@@ -35,11 +35,10 @@ var MergeHandler task.Handler = task.Items[runstore.BucketMerge]{
 }
 
 // mergeBucket merges a bucket's inputs into its outputs and returns the
-// marker that commits them and the compensation messages that cover
-// their blobs. Every output blob's message must still be hidden at the
-// commit (task.Do checks them all): the first one written surfaces
-// first, and a merge that outlived it would commit a record naming a
-// deleted blob.
+// marker that commits them and the compensation message that covers
+// their blobs (runstore.MergeOutputsName). It must still be hidden at
+// the commit (task.Do checks it): a merge that outlived it would commit
+// a record naming deleted blobs.
 func mergeBucket(ctx context.Context, t *task.Task, p *runstore.Ply, bucket int) (runstore.BucketMerge, task.Cover, error) {
 	inputs, err := bucketInputs(ctx, t, p, bucket)
 	if err != nil {

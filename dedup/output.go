@@ -44,7 +44,7 @@ type output struct {
 	rec    *runstore.Ply // which positions keep backtracking rows (KeepsSources)
 
 	runs  []*runstore.MergedBlob
-	comps compensation.Set // one message a blob written
+	comps compensation.Set // one message for all the blobs written
 
 	// the current blob: its keys and sources, packed as they come
 	keys, sources bytes.Buffer
@@ -127,14 +127,23 @@ func (o *output) emit() error {
 	return nil
 }
 
-// flush uploads the current blob and its backtracking rows under a
-// compensation message.
+// flush uploads the current blob and its backtracking rows under the
+// attempt's compensation message, which the first blob enqueues. The
+// deadline is checked before each upload too: once the message may
+// have surfaced, its handler may have listed the outputs already, and a
+// blob written after that would be no message's.
 func (o *output) flush() error {
 	if o.count == 0 {
 		return nil
 	}
+	if len(o.runs) == 0 {
+		all := runstore.MergeOutputsName(o.ply, o.bucket, o.t.Attempt())
+		if err := o.comps.Cover(o.ctx, o.t, o.ply, all); err != nil {
+			return err
+		}
+	}
 	name := runstore.FinalRunBlobName(o.ply, o.bucket, len(o.runs), o.t.Attempt())
-	if err := o.comps.Cover(o.ctx, o.t, o.ply, name); err != nil {
+	if err := o.comps.Check(); err != nil {
 		return err
 	}
 	if err := o.kw.Close(); err != nil {

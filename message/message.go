@@ -26,7 +26,7 @@ const (
 	KindCombine      Kind = 'G' // G<ply>-<index>: combine one group's segments of one range of buckets
 	KindMerge        Kind = 'M' // M<ply>-<bucket>: merge one bucket of a ply into final blobs
 	KindResolve      Kind = 'R' // R<ply>-<index>: decide the results of one final blob
-	KindCompensation Kind = 'X' // X<ply>-<blob>: delete the blob unless a record made it live
+	KindCompensation Kind = 'X' // X<ply>-<blob>: delete the blob (or a merge attempt's outputs) unless a record made it live
 	KindDispatch     Kind = 'D' // D<ply>-<from>-<to>: dispatch leaves [from, to) of a Final ply
 	KindBack         Kind = 'B' // B<ply>-<from>-<to>: enqueue the previous ply's resolution, leaves [from, to) of a Resolved ply
 )

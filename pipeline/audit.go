@@ -390,7 +390,7 @@ func auditOrder(a *Audit, ply int, finals []runstore.FinalBlob) {
 }
 
 // auditOrphans reports blobs nothing refers to. A blob that a visible
-// compensation message names is covered. Otherwise it is an error when no
+// compensation message covers (runstore.Covers) is not. Otherwise it is an error when no
 // compensation message can be pending: the work queue is empty, or every
 // message in it was seen.
 func (r *Run) auditOrphans(a *Audit, s *auditState, list []storage.BlobInfo, visible []storage.Message) {
@@ -406,7 +406,7 @@ func (r *Run) auditOrphans(a *Audit, s *auditState, list []storage.BlobInfo, vis
 	sawAll := a.Work == 0 || a.Complete && a.Work <= len(visible)
 	for _, b := range list {
 		name, ok := runstore.ParseBlobName(b.Name)
-		if ok && s.inUse(name.Ply, b.Name) || covered[b.Name] {
+		if ok && s.inUse(name.Ply, b.Name) || covered[b.Name] || covered[runstore.CoverName(b.Name)] {
 			continue
 		}
 		if p := s.plies[name.Ply]; ok && p != nil && !p.State.AtLeast(runstore.Final) {

@@ -41,6 +41,10 @@ type BlobName struct {
 	Index int
 	// Attempt is the writing attempt's tag of a Covered blob.
 	Attempt string
+	// AllOutputs marks a name that stands for every output of one
+	// attempt of a bucket's merge (MergeOutputsName), not for one blob:
+	// what the merge's one compensation message covers.
+	AllOutputs bool
 }
 
 // Covered reports whether b is of a kind that a compensation message
@@ -48,6 +52,24 @@ type BlobName struct {
 // its name gives.
 func (b BlobName) Covered() bool {
 	return (b.Kind == ExpansionBlob || b.Kind == CombineBlob || b.Kind == FinalRunBlob) && b.Attempt != ""
+}
+
+// Covers reports whether a compensation message naming covering covers
+// the blob named name: that blob itself (a merge output of an earlier
+// release had a message of its own), or the blob's CoverName.
+func Covers(covering, name string) bool {
+	return name == covering || CoverName(name) == covering
+}
+
+// CoverName is what the compensation message that covers the blob named
+// name names: MergeOutputsName for a merge output, which shares its
+// attempt's message, and otherwise the blob itself.
+func CoverName(name string) string {
+	b, ok := ParseBlobName(name)
+	if !ok || b.Kind != FinalRunBlob || b.AllOutputs || !b.Covered() {
+		return name
+	}
+	return MergeOutputsName(b.Ply, b.Index, b.Attempt)
 }
 
 // PlyFolder is the prefix of every blob of a ply.
@@ -87,6 +109,18 @@ func combineInputsPrefix(ply int) string { return PlyFolder(ply) + "combine-inpu
 func FinalRunBlobName(ply, bucket, k int, attempt string) string {
 	return fmt.Sprintf("%s%04d-%s", FinalRunBlobPrefix(ply, bucket), k, attempt)
 }
+
+// MergeOutputsName stands for every output of one attempt of a
+// bucket's merge, which one compensation message covers: a merge does
+// not know beforehand how many it writes, and a message per output
+// would cost two transactions an output. It is no blob's name; the
+// outputs it stands for are listed under FinalRunBlobPrefix.
+func MergeOutputsName(ply, bucket int, attempt string) string {
+	return FinalRunBlobPrefix(ply, bucket) + allOutputs + "-" + attempt
+}
+
+// allOutputs is what MergeOutputsName has where an output's number is.
+const allOutputs = "*"
 
 // FinalRunBlobPrefix begins the name of every output of every attempt
 // of a bucket's merge, and no other blob's.
@@ -139,7 +173,7 @@ func ParseBlobName(name string) (BlobName, bool) {
 		b.Kind = CombineInputsBlob
 	case strings.HasPrefix(rest, "c-"):
 		b.Kind = CombineBlob
-		b.Index, b.Attempt = itemAttempt(rest[2:], indexWidth, false)
+		b.Index, b.Attempt, _ = itemAttempt(rest[2:], indexWidth, false)
 	case strings.HasPrefix(rest, "r-"):
 		i, ok := parseIndex(rest[2:], indexWidth)
 		if !ok {
@@ -148,10 +182,10 @@ func ParseBlobName(name string) (BlobName, bool) {
 		b.Kind, b.Index = ResultsBlob, i
 	case strings.HasPrefix(rest, "e-"):
 		b.Kind = ExpansionBlob
-		b.Index, b.Attempt = itemAttempt(rest[2:], indexWidth, false)
+		b.Index, b.Attempt, _ = itemAttempt(rest[2:], indexWidth, false)
 	case strings.HasPrefix(rest, "f-"):
 		b.Kind = FinalRunBlob
-		b.Index, b.Attempt = itemAttempt(rest[2:], bucketWidth, true)
+		b.Index, b.Attempt, b.AllOutputs = itemAttempt(rest[2:], bucketWidth, true)
 	default:
 		return BlobName{}, false
 	}
@@ -160,22 +194,24 @@ func ParseBlobName(name string) (BlobName, bool) {
 
 // itemAttempt reads "<item>-[<output>-]<attempt>": the item's index in
 // the code of width (formatIndex), with output set a merge output's
-// four-digit number, then the attempt's tag; attempt is empty if s is
-// not of that form. A blob of a former layout is then no item's.
-func itemAttempt(s string, width int, output bool) (item int, attempt string) {
+// four-digit number or allOutputs (all is then set), then the attempt's
+// tag; attempt is empty if s is not of that form. A blob of a former
+// layout is then no item's.
+func itemAttempt(s string, width int, output bool) (item int, attempt string, all bool) {
 	item, rest, ok := cutIndex(s, width)
 	if !ok || !strings.HasPrefix(rest, "-") {
-		return 0, ""
+		return 0, "", false
 	}
 	rest = rest[1:]
 	if output {
 		k, tail, found := strings.Cut(rest, "-")
-		if !found || !digits(k) || len(k) > 12 {
-			return 0, ""
+		all = k == allOutputs
+		if !found || !all && (!digits(k) || len(k) > 12) || tail == "" {
+			return 0, "", false
 		}
 		rest = tail
 	}
-	return item, rest
+	return item, rest, all
 }
 
 // isIndex reports whether s is one index in the code of indexWidth.

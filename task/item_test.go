@@ -42,13 +42,16 @@ import (
 //	                        it (runstore.Store.Keep, which fences the
 //	                        attempts whose blobs it deletes)
 //	compensations           compensation messages pending
+//	surface item=I attempt=A  the handler of the compensation message of
+//	                        item I's attempt A, as if it surfaced now;
+//	                        then the item's blobs left
 func TestStages(t *testing.T) {
 	t.Run("expansion", func(t *testing.T) {
 		runStage(t, "testdata/expansion", stageCase[runstore.Expansion]{
-			stage: (*runstore.Store).ExpansionStage,
-			blob:  func(i int, a string) string { return runstore.ExpansionBlobName(1, i, a) },
-			marker: func(i int, a, blob string) runstore.Expansion {
-				return runstore.Expansion{Task: i, Blob: blob, Cuts: runstore.Cuts{0, 1, 2}, Parents: 1, Edges: 2, Entries: 2}
+			stage:  (*runstore.Store).ExpansionStage,
+			writes: func(i int, a string) []string { return []string{runstore.ExpansionBlobName(1, i, a)} },
+			marker: func(i int, a string, blobs []string) runstore.Expansion {
+				return runstore.Expansion{Task: i, Blob: blobs[0], Cuts: runstore.Cuts{0, 1, 2}, Parents: 1, Edges: 2, Entries: 2}
 			},
 			show: func(e runstore.Expansion) string {
 				return fmt.Sprintf("task %d: %s cut at %v, %d edges", e.Task, e.Blob, e.Cuts, e.Edges)
@@ -58,10 +61,10 @@ func TestStages(t *testing.T) {
 	})
 	t.Run("combine", func(t *testing.T) {
 		runStage(t, "testdata/combine", stageCase[runstore.Combine]{
-			stage: func(s *runstore.Store, p *runstore.Ply) runstore.Stage[runstore.Combine] { return s.CombineStage(p, 0) },
-			blob:  func(i int, a string) string { return runstore.CombineBlobName(1, i, a) },
-			marker: func(i int, a, blob string) runstore.Combine {
-				return runstore.Combine{Index: i, Attempt: a, Blob: blob, Cuts: runstore.Cuts{0, 2}, Segments: 2, Entries: 2}
+			stage:  func(s *runstore.Store, p *runstore.Ply) runstore.Stage[runstore.Combine] { return s.CombineStage(p, 0) },
+			writes: func(i int, a string) []string { return []string{runstore.CombineBlobName(1, i, a)} },
+			marker: func(i int, a string, blobs []string) runstore.Combine {
+				return runstore.Combine{Index: i, Attempt: a, Blob: blobs[0], Cuts: runstore.Cuts{0, 2}, Segments: 2, Entries: 2}
 			},
 			show: func(c runstore.Combine) string {
 				return fmt.Sprintf("combine task %d: attempt %s, %s cut at %v", c.Index, c.Attempt, c.Blob, c.Cuts)
@@ -73,10 +76,16 @@ func TestStages(t *testing.T) {
 	t.Run("merge", func(t *testing.T) {
 		runStage(t, "testdata/merge", stageCase[runstore.BucketMerge]{
 			stage: (*runstore.Store).MergeStage,
-			blob:  func(i int, a string) string { return runstore.FinalRunBlobName(1, i, 0, a) },
-			marker: func(i int, a, blob string) runstore.BucketMerge {
-				out := &runstore.MergedBlob{Blob: blob, Count: 1, Min: start, Max: start}
-				return runstore.BucketMerge{Bucket: i, Attempt: a, Segments: 1, Entries: 1, Outputs: 1, Merged: []*runstore.MergedBlob{out}}
+			writes: func(i int, a string) []string {
+				return []string{runstore.FinalRunBlobName(1, i, 0, a), runstore.FinalRunBlobName(1, i, 1, a)}
+			},
+			cover: func(i int, a string) string { return runstore.MergeOutputsName(1, i, a) },
+			marker: func(i int, a string, blobs []string) runstore.BucketMerge {
+				m := runstore.BucketMerge{Bucket: i, Attempt: a, Segments: 1, Entries: int64(len(blobs)), Outputs: int64(len(blobs))}
+				for _, b := range blobs {
+					m.Merged = append(m.Merged, &runstore.MergedBlob{Blob: b, Count: 1, Min: start, Max: start})
+				}
+				return m
 			},
 			show: func(m runstore.BucketMerge) string {
 				return fmt.Sprintf("bucket %d: attempt %s, %d outputs", m.Bucket, m.Attempt, m.Outputs)
@@ -86,9 +95,9 @@ func TestStages(t *testing.T) {
 	})
 	t.Run("resolution", func(t *testing.T) {
 		runStage(t, "testdata/resolution", stageCase[runstore.Resolution]{
-			stage: (*runstore.Store).ResolutionStage,
-			blob:  func(i int, a string) string { return runstore.ResultsBlobName(1, i) },
-			marker: func(i int, a, blob string) runstore.Resolution {
+			stage:  (*runstore.Store).ResolutionStage,
+			writes: func(i int, a string) []string { return []string{runstore.ResultsBlobName(1, i)} },
+			marker: func(i int, a string, blobs []string) runstore.Resolution {
 				return runstore.Resolution{Index: i, Counts: runstore.Counts{Black: 1}}
 			},
 			show: func(r runstore.Resolution) string {
@@ -101,12 +110,15 @@ func TestStages(t *testing.T) {
 // stageCase is what the interpreter knows of one stage.
 type stageCase[M any] struct {
 	stage  func(s *runstore.Store, p *runstore.Ply) runstore.Stage[M]
-	blob   func(item int, attempt string) string // what an item's work writes
-	marker func(item int, attempt, blob string) M
+	writes func(item int, attempt string) []string // the blobs an item's work writes
+	marker func(item int, attempt string, blobs []string) M
 	show   func(M) string
-	// covered: the blob has a compensation message until the marker
-	// names it (resolutions write blobs of fixed names instead).
+	// covered: the blobs have compensation messages until the marker
+	// names them (resolutions write blobs of fixed names instead).
 	covered bool
+	// cover, when set, names the one compensation message that covers
+	// all of an attempt's blobs; otherwise each has its own.
+	cover func(item int, attempt string) string
 }
 
 // harness is one stage's run: ply 1's records, blobs and work queue.
@@ -194,6 +206,8 @@ func (h *harness[M]) run(ctx context.Context, c *testkit.Command) (string, error
 		return strings.Join(lines, "\n"), err
 	case "blobs":
 		return h.blobs(ctx)
+	case "surface":
+		return h.surface(ctx, c.Int(h.t, "item", 0), c.Str(h.t, "attempt"))
 	case "compensations":
 		n, err := h.task.Run.Compensation.ApproximateLength(ctx)
 		return fmt.Sprint(n), err
@@ -287,17 +301,26 @@ func (h *harness[M]) deliver(ctx context.Context, i int, a, fail, then string, t
 		Work: func(ctx context.Context) (M, task.Cover, error) {
 			var zero M
 			worked = true
-			blob := h.blob(i, a)
+			blobs := h.writes(i, a)
+			covers := blobs
+			if h.cover != nil {
+				covers = []string{h.cover(i, a)}
+			}
 			comps := &compensation.Set{}
-			if h.covered {
-				if err := comps.Cover(ctx, h.task, 1, blob); err != nil {
+			for _, c := range covers {
+				if !h.covered {
+					break
+				}
+				if err := comps.Cover(ctx, h.task, 1, c); err != nil {
 					return zero, nil, err
 				}
 			}
-			if err := h.task.Run.Blobs.Put(ctx, blob, []byte(a)); err != nil {
-				return zero, nil, err
+			for _, blob := range blobs {
+				if err := h.task.Run.Blobs.Put(ctx, blob, []byte(a)); err != nil {
+					return zero, nil, err
+				}
+				logf("wrote %s", blob)
 			}
-			logf("wrote %s", blob)
 			switch fail {
 			case "work":
 				return zero, nil, errWorkCrash
@@ -305,19 +328,26 @@ func (h *harness[M]) deliver(ctx context.Context, i int, a, fail, then string, t
 				h.now = h.now.Add(2 * time.Hour)
 				logf("ran past its compensation deadline")
 			case "surface":
-				x := message.Message{Kind: message.KindCompensation, Ply: 1, Blob: blob}
-				if err := compensation.Handler.Handle(ctx, h.task, x); err != nil {
-					return zero, nil, err
+				for _, c := range covers {
+					x := message.Message{Kind: message.KindCompensation, Ply: 1, Blob: c}
+					if err := compensation.Handler.Handle(ctx, h.task, x); err != nil {
+						return zero, nil, err
+					}
 				}
-				_, err := h.task.Run.Blobs.Get(ctx, blob)
-				logf("its compensation message surfaced; blob gone: %v", errors.Is(err, storage.ErrNotFound))
+				gone := 0
+				for _, blob := range blobs {
+					if _, err := h.task.Run.Blobs.Get(ctx, blob); errors.Is(err, storage.ErrNotFound) {
+						gone++
+					}
+				}
+				logf("its compensation message surfaced; blobs gone: %d of %d", gone, len(blobs))
 			}
 			if then != "" {
 				if err := h.deliver(ctx, i, then, "", "", trace); err != nil {
 					return zero, nil, err
 				}
 			}
-			return h.marker(i, a, blob), comps, nil
+			return h.marker(i, a, blobs), comps, nil
 		},
 		Won: func() { won = true },
 		FollowUp: func(ctx context.Context) error {
@@ -342,6 +372,30 @@ func (h *harness[M]) deliver(ctx context.Context, i int, a, fail, then string, t
 		logf("nothing to do: a stale duplicate")
 	}
 	return nil
+}
+
+// surface hands the compensation message of item i's attempt a to the
+// handler, as when it surfaces, and lists the blobs left of the item.
+func (h *harness[M]) surface(ctx context.Context, i int, a string) (string, error) {
+	covers := h.writes(i, a)
+	if h.cover != nil {
+		covers = []string{h.cover(i, a)}
+	}
+	for _, c := range covers {
+		x := message.Message{Kind: message.KindCompensation, Ply: 1, Blob: c}
+		if err := compensation.Handler.Handle(ctx, h.task, x); err != nil {
+			return "", err
+		}
+	}
+	var left []string
+	for _, attempt := range []string{"a", "b", "c", "d", "e", "f", "g", "h", "s"} {
+		for _, b := range h.writes(i, attempt) {
+			if _, err := h.task.Run.Blobs.Get(ctx, b); err == nil {
+				left = append(left, b)
+			}
+		}
+	}
+	return "left: " + strings.Join(left, " "), nil
 }
 
 // blobs lists every blob and whether it stays (runstore.Store.Keep, the
