@@ -1,6 +1,8 @@
 // Package compensation cleans up blobs orphaned by a crash. Before a task
 // writes a blob that only a later table record makes reachable, it
-// enqueues a compensation message with an initial visibility delay. Once
+// enqueues a compensation message with an initial visibility delay (a
+// bucket merge, one message for all the outputs of its attempt:
+// runstore.MergeOutputsName). Once
 // the record is committed the task deletes the message. If the task dies
 // in between, the message surfaces after the delay and its handler deletes
 // the blob, unless a record did make it live: the crash may have come
