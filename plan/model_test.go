@@ -383,7 +383,9 @@ func TestComputeCost(t *testing.T) {
 		var sum float64
 		for _, y := range append(p.Plies, p.Total) {
 			want := y.CPUSeconds / 3600 * price
-			if math.Abs(y.ComputeUSD-want) > 1e-12*max(1, want) || y.TotalUSD != y.CostUSD+y.ComputeUSD {
+			// The total's dollars are sums of the plies', each added on its
+			// own: equal to the rounding of a float64.
+			if math.Abs(y.ComputeUSD-want) > 1e-12*max(1, want) || math.Abs(y.TotalUSD-(y.CostUSD+y.ComputeUSD)) > 1e-12*max(1, y.TotalUSD) {
 				t.Errorf("$%g a vCPU hour, ply %d: %g CPU s cost $%g (want $%g); total $%g for $%g of transactions", price, y.Ply, y.CPUSeconds, y.ComputeUSD, want, y.TotalUSD, y.CostUSD)
 			}
 			if price > 0 && y.ComputeUSD <= 0 {

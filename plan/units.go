@@ -45,6 +45,7 @@ const (
 	drvBuckets  = "buckets"  // merge steps: bucket merges and combines
 	drvSegments = "segments" // segments read by the merges
 	drvMessages = "messages" // messages handled: polling and deleting
+	drvParts    = "parts"    // the sweep's listings: a ply's parts
 	drvPly      = "ply"      // once a ply
 )
 
@@ -66,7 +67,9 @@ func driverOfOp(cat, op string) string {
 			return drvSegments
 		case op == "blob.delete":
 			return drvTasks
-		case op == "blob.list" || op == "blob.put" || op == "blob.put_new" || op == "blob.get":
+		case op == "blob.list":
+			return drvParts
+		case op == "blob.put" || op == "blob.put_new" || op == "blob.get":
 			return drvPly
 		case strings.HasPrefix(op, "table."):
 			return drvBuckets
@@ -99,6 +102,13 @@ func (u Units) value(driver string) float64 {
 		return u.Segments + 3*(u.Buckets+u.Combines)
 	case drvMessages:
 		return u.Out + u.Finals + u.Buckets + u.Combines
+	case drvParts:
+		// The sweep lists each expansion task's, combine task's and
+		// bucket's prefix (pipeline's sweep), and the three prefixes of
+		// the working blobs; a small ply's one leaf lists its folder
+		// once instead, which the constant per part overstates by a
+		// few listings.
+		return u.Tasks + u.Combines + u.Buckets + float64(len(runstore.WorkingBlobPrefixes(u.Ply)))
 	case drvPly:
 		return 1
 	}
