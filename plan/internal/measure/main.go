@@ -45,9 +45,11 @@ func run() error {
 	defaults := pipeline.DefaultRunConfig()
 	growFrom := flag.Int("grow-from", defaults.GrowFrom, "the run's -grow-from (0: fixed sizes)")
 	fanIn := flag.Int("merge-fan-in", defaults.MergeFanIn, "the run's -merge-fan-in (0: no limit)")
+	blobPositions := flag.Int("blob-positions", defaults.BlobPositions, "the run's -blob-positions")
+	bucketBlobs := flag.Int("bucket-blobs", defaults.BucketBlobs, "the run's -bucket-blobs")
 	flag.Parse()
-	if *out == "" || *machine == "" || *plies < 1 || *workers < 1 {
-		return fmt.Errorf("want -o FILE, -machine TEXT, -plies 1 or more and -workers 1 or more")
+	if *out == "" || *machine == "" || *plies < 1 || *workers < 1 || *blobPositions < 1 || *bucketBlobs < 1 {
+		return fmt.Errorf("want -o FILE, -machine TEXT, -plies 1 or more, -workers, -blob-positions and -bucket-blobs 1 or more")
 	}
 	dir, err := os.MkdirTemp("", "plan-measure-")
 	if err != nil {
@@ -65,7 +67,7 @@ func run() error {
 	be := storage.Wrap(metered, mt.middleware)
 	cfg := pipeline.DefaultRunConfig()
 	cfg.Name, cfg.Target = "measure", *plies
-	cfg.Sizes = runstore.NewSizes(cfg.BlobPositions, cfg.BucketBlobs, *growFrom, *fanIn)
+	cfg.Sizes = runstore.NewSizes(*blobPositions, *bucketBlobs, *growFrom, *fanIn)
 	cfg = cfg.WithDefaults()
 	ctx := context.Background()
 	cpu0, start := cpuSeconds(), time.Now()
@@ -80,7 +82,7 @@ func run() error {
 	}
 	m := plan.Measurement{
 		Date: start.UTC().Format(time.RFC3339), Machine: *machine,
-		Command: fmt.Sprintf("go run ./plan/internal/measure -plies %d -workers %d -grow-from %d -merge-fan-in %d", *plies, *workers, *growFrom, *fanIn),
+		Command: fmt.Sprintf("go run ./plan/internal/measure -plies %d -workers %d -grow-from %d -merge-fan-in %d -blob-positions %d -bucket-blobs %d", *plies, *workers, *growFrom, *fanIn, *blobPositions, *bucketBlobs),
 		Board:   8, Target: *plies, Workers: *workers, BlobPositions: cfg.BlobPositions, BucketBlobs: cfg.BucketBlobs,
 		GrowFrom: cfg.GrowFrom, MergeFanIn: cfg.MergeFanIn,
 		WallSeconds: wall, CPUSeconds: cpu,
