@@ -41,8 +41,8 @@ import (
 var ResolveHandler task.Handler = task.Items[runstore.Resolution]{
 	Stage: task.Whole((*runstore.Store).ResolutionStage),
 	Ready: childResolved,
-	Work: func(ctx context.Context, t *task.Task, p *runstore.Ply, i int) (runstore.Resolution, task.Cover, error) {
-		r, err := resolveBlob(ctx, t, p, i)
+	Work: func(ctx context.Context, t *task.Task, p *runstore.Ply, m message.Message) (runstore.Resolution, task.Cover, error) {
+		r, err := resolveBlob(ctx, t, p, m.Index, m.Blob)
 		return r, nil, err // results and notices have fixed names: nothing to compensate
 	},
 	FollowUp: func(ctx context.Context, t *task.Task, st runstore.Stage[runstore.Resolution], i int) error {
@@ -68,18 +68,22 @@ func childResolved(ctx context.Context, t *task.Task, p *runstore.Ply) error {
 	return nil
 }
 
-// resolveBlob decides the results of final blob index of a ply, writes
-// them and the notices to its parents, and returns the marker that
-// records it.
-func resolveBlob(ctx context.Context, t *task.Task, p *runstore.Ply, index int) (runstore.Resolution, error) {
+// resolveBlob decides the results of final blob index of a ply, named
+// blob (or, when blob is empty, as its row says), writes them and the
+// notices to its parents, and returns the marker that records it.
+func resolveBlob(ctx context.Context, t *task.Task, p *runstore.Ply, index int, blob string) (runstore.Resolution, error) {
 	run, store, ply := t.Run, t.Run.Store, p.Ply
-	final, err := store.Final(ctx, ply, index)
-	if err != nil {
-		return runstore.Resolution{}, err
+	if blob == "" { // a message of a release before R named its blob
+		final, err := store.Final(ctx, ply, index)
+		if err != nil {
+			return runstore.Resolution{}, err
+		}
+		blob = final.Blob
 	}
+	var err error
 	buf := resolveBuffers.Get()
 	defer resolveBuffers.Put(buf)
-	if buf.keys, err = run.ReadKeysTo(ctx, final.Blob, buf.keys[:0]); err != nil {
+	if buf.keys, err = run.ReadKeysTo(ctx, blob, buf.keys[:0]); err != nil {
 		return runstore.Resolution{}, err
 	}
 	keys := buf.keys
@@ -99,7 +103,7 @@ func resolveBlob(ctx context.Context, t *task.Task, p *runstore.Ply, index int) 
 		solver = solvers.Get().(*solve.Solver)
 		defer solvers.Put(solver)
 		if run.SolveMode.Pruned() {
-			if front, err = newFrontier(ctx, t, ply, index, final.Blob, keys); err != nil {
+			if front, err = newFrontier(ctx, t, ply, index, blob, keys); err != nil {
 				return runstore.Resolution{}, err
 			}
 			if frontResults, frontScores, err = front.solveAll(ctx, solver); err != nil {
@@ -148,7 +152,7 @@ func resolveBlob(ctx context.Context, t *task.Task, p *runstore.Ply, index int) 
 				return found
 			}
 		}
-		if err := sendNotices(ctx, store, ply, index, final.Blob, results, rows, squares); err != nil {
+		if err := sendNotices(ctx, store, ply, index, blob, results, rows, squares); err != nil {
 			return runstore.Resolution{}, err
 		}
 	}

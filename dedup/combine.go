@@ -48,8 +48,10 @@ import (
 // compensation message is still hidden. A first task that dies before
 // enqueuing the others leaves them to the scan of a stalled run.
 var CombineHandler task.Handler = task.Items[runstore.Combine]{
-	Stage:    combineStage,
-	Work:     combineTask,
+	Stage: combineStage,
+	Work: func(ctx context.Context, t *task.Task, p *runstore.Ply, m message.Message) (runstore.Combine, task.Cover, error) {
+		return combineTask(ctx, t, p, m.Index)
+	},
 	FollowUp: afterCombine,
 }
 

@@ -28,8 +28,10 @@ import (
 // reaches every read and write, so a lost lease or a stopping worker
 // abandons the merge within one block of I/O.
 var MergeHandler task.Handler = task.Items[runstore.BucketMerge]{
-	Stage:    task.Whole((*runstore.Store).MergeStage),
-	Work:     mergeBucket,
+	Stage: task.Whole((*runstore.Store).MergeStage),
+	Work: func(ctx context.Context, t *task.Task, p *runstore.Ply, m message.Message) (runstore.BucketMerge, task.Cover, error) {
+		return mergeBucket(ctx, t, p, m.Index)
+	},
 	Won:      func(t *task.Task) { t.Progress.Merges.Add(1) },
 	FollowUp: afterMerge,
 }

@@ -25,7 +25,7 @@ const (
 	KindScan         Kind = 'S' // S<ply>: enqueue the merges of a ply's open buckets, or complete the ply
 	KindCombine      Kind = 'G' // G<ply>-<index>: combine one group's segments of one range of buckets
 	KindMerge        Kind = 'M' // M<ply>-<bucket>: merge one bucket of a ply into final blobs
-	KindResolve      Kind = 'R' // R<ply>-<index>: decide the results of one final blob
+	KindResolve      Kind = 'R' // R<ply>-<index>[-<blob>]: decide the results of one final blob (named, or read from its row)
 	KindCompensation Kind = 'X' // X<ply>-<blob>: delete the blob (or a merge attempt's outputs) unless a record made it live
 	KindDispatch     Kind = 'D' // D<ply>-<from>-<to>: dispatch leaves [from, to) of a Final ply
 	KindBack         Kind = 'B' // B<ply>-<from>-<to>: enqueue the previous ply's resolution, leaves [from, to) of a Resolved ply
@@ -66,7 +66,7 @@ type Message struct {
 	Positions []board.Position // A
 	Index     int              // C, R: a final blob; M: a bucket; G: a combine task; D, B: the first leaf
 	End       int              // D, B: the end of the leaves [Index, End) (runstore.Dispatch)
-	Blob      string           // C, X
+	Blob      string           // C, X; R when it names its final blob
 }
 
 // ErrBadMessage marks a message that can never be handled; it goes to the
@@ -79,7 +79,9 @@ type Message struct {
 //   - C naming other than the ply's j-th final blob: final blobs never
 //     change once their ply is complete;
 //   - R naming a blob index the ply lacks, or arriving before the next ply
-//     is resolved: R messages are sent only after that;
+//     is resolved: R messages are sent only after that; R naming its
+//     final blob outside the ply's folder (the name itself is the one
+//     its row gives: the leaf that sends R reads the rows);
 //   - M naming a bucket the ply lacks: a ply's bucket count is fixed
 //     with its record;
 //   - C and X naming a blob outside their ply's folder;
@@ -114,7 +116,12 @@ func (m Message) Format() string {
 		}
 	case KindChunk:
 		fmt.Fprintf(&b, "-%d-%s", m.Index, m.Blob)
-	case KindCombine, KindMerge, KindResolve:
+	case KindResolve:
+		fmt.Fprintf(&b, "-%d", m.Index)
+		if m.Blob != "" {
+			b.WriteString("-" + m.Blob)
+		}
+	case KindCombine, KindMerge:
 		fmt.Fprintf(&b, "-%d", m.Index)
 	case KindDispatch, KindBack:
 		fmt.Fprintf(&b, "-%d-%d", m.Index, m.End)
@@ -209,7 +216,21 @@ func ParseMessage(o Origin, text string) (Message, error) {
 			return Message{}, Badf("chunk message %q: %v", Clip(text), err)
 		}
 		m.Index, m.Blob = n, blob
-	case KindResolve, KindMerge, KindCombine:
+	case KindResolve:
+		// Releases before the blob was named send R<ply>-<index>; the
+		// handler then reads the final blob's row.
+		idx, blob, named := strings.Cut(rest, "-")
+		n, err := index(idx)
+		if err != nil {
+			return Message{}, Badf("resolve message %q: expected R<ply>-<index>[-<blob>]", Clip(text))
+		}
+		if named {
+			if err := validPlyBlob(ply, blob); err != nil {
+				return Message{}, Badf("resolve message %q: %v", Clip(text), err)
+			}
+		}
+		m.Index, m.Blob = n, blob
+	case KindMerge, KindCombine:
 		n, err := index(rest)
 		if err != nil {
 			return Message{}, Badf("%s message %q: expected %c<ply>-<index>", m.Kind, Clip(text), m.Kind)

@@ -19,7 +19,7 @@ func FuzzParseMessage(f *testing.F) {
 	key := b.Canonical(b.Start()).Text()
 	for _, s := range []string{
 		"A00-" + key, "A00-" + key + "," + key, "C05-3-p05/f-abc-0001", "S07", "M07-3",
-		"M07-0", "R09-12", "X05-p05/e-000001", "", "garbage", "S0\xff", "M07-2,x", "X05-p06/x",
+		"M07-0", "R09-12", "R09-12-p09/f-00003-0001-ab", "X05-p05/e-000001", "", "garbage", "S0\xff", "M07-2,x", "X05-p06/x",
 		"D05-0-3", "B07-64-128", "D05-3-3", "B05-1", "D05--1-2",
 	} {
 		f.Add(s)
@@ -115,6 +115,43 @@ func TestParseRangeMessages(t *testing.T) {
 		}
 		if m.Index != tc.from || m.End != tc.to || m.Format() != tc.text {
 			t.Errorf("%s: leaves [%d, %d), formats as %s; want [%d, %d)", tc.text, m.Index, m.End, m.Format(), tc.from, tc.to)
+		}
+	}
+}
+
+// TestParseResolveMessages: R names a final blob by its index, and may
+// name its blob too, which must lie in the ply's folder; R without the
+// blob is what earlier releases sent.
+func TestParseResolveMessages(t *testing.T) {
+	o := StandardOrigin(board.MustNew(8))
+	for _, tc := range []struct {
+		text  string
+		index int
+		blob  string
+		ok    bool
+	}{
+		{"R09-12", 12, "", true},
+		{"R09-12-p09/f-00003-0001-ab12-2", 12, "p09/f-00003-0001-ab12-2", true},
+		{"R00-0-p00/start", 0, "p00/start", true},
+		{"R09-12-p08/f-00003-0001-ab", 0, "", false}, // another ply's folder
+		{"R09-12-", 0, "", false},
+		{"R09--p09/x", 0, "", false},
+		{"R09-x-p09/x", 0, "", false},
+		{"R09", 0, "", false},
+	} {
+		m, err := ParseMessage(o, tc.text)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: error %v, want ok=%v", tc.text, err, tc.ok)
+			continue
+		}
+		if err != nil {
+			if !errors.Is(err, ErrBadMessage) {
+				t.Errorf("%s: error %v is not ErrBadMessage", tc.text, err)
+			}
+			continue
+		}
+		if m.Index != tc.index || m.Blob != tc.blob || m.Format() != tc.text {
+			t.Errorf("%s: index %d, blob %q, formats as %s; want %d, %q", tc.text, m.Index, m.Blob, m.Format(), tc.index, tc.blob)
 		}
 	}
 }

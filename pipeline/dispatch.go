@@ -153,12 +153,7 @@ func (r *Run) dispatchLeaf(ctx context.Context, p *runstore.Ply, leaf int) error
 		return err
 	}
 	if p.Ply >= r.Config.Target {
-		for j := u.Finals.Lo; j < u.Finals.Hi; j++ {
-			if err := r.shared.Enqueue(ctx, message.Message{Kind: message.KindResolve, Ply: p.Ply, Index: j}); err != nil {
-				return err
-			}
-		}
-		return nil
+		return r.enqueueResolves(ctx, p.Ply, finals)
 	}
 	if p.Finals == 1 && p.Positions <= message.InlineLimit {
 		keys, err := r.shared.ReadKeys(ctx, finals[0].Blob)
@@ -235,9 +230,19 @@ func (r *Run) dispatched(ctx context.Context, p *runstore.Ply, c runstore.Claim)
 // backLeaf enqueues the resolution of the previous ply's final blobs of
 // leaf of a Resolved ply.
 func (r *Run) backLeaf(ctx context.Context, p *runstore.Ply, leaf int) error {
-	s := p.BackLeaf(leaf)
-	for j := s.Lo; j < s.Hi; j++ {
-		if err := r.shared.Enqueue(ctx, message.Message{Kind: message.KindResolve, Ply: p.Ply - 1, Index: j}); err != nil {
+	finals, err := r.store.FinalsIn(ctx, p.Ply-1, p.BackLeaf(leaf))
+	if err != nil {
+		return err
+	}
+	return r.enqueueResolves(ctx, p.Ply-1, finals)
+}
+
+// enqueueResolves enqueues the resolution of final blobs of ply, each R
+// message naming its blob, so that the resolution need not read the
+// blob's row (one table read a final blob).
+func (r *Run) enqueueResolves(ctx context.Context, ply int, finals []runstore.FinalBlob) error {
+	for _, f := range finals {
+		if err := r.shared.Enqueue(ctx, message.Message{Kind: message.KindResolve, Ply: ply, Index: f.Index, Blob: f.Blob}); err != nil {
 			return err
 		}
 	}

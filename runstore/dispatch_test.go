@@ -1,6 +1,13 @@
 package runstore
 
-import "testing"
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/internal/testkit"
+)
 
 // TestDispatchLeaves: the leaves of a ply's dispatch cover each of its
 // final blobs, buckets, expansion tasks and combine tasks, and its
@@ -72,6 +79,42 @@ func TestDispatchLeaves(t *testing.T) {
 		}
 		if at != p.Tasks {
 			t.Errorf("ply %d: the back leaves cover %d of the previous ply's %d final blobs", p.Ply, at, p.Tasks)
+		}
+	}
+}
+
+// TestFinalsIn: a span of final blob rows is read from the partitions
+// that hold it, in index order, whatever the shards; a span with a row
+// missing is refused.
+func TestFinalsIn(t *testing.T) {
+	ctx := context.Background()
+	start := board.MustNew(4).Start()
+	for _, shards := range []int{1, 3} {
+		s, _, _ := openPlyOne(t, testkit.Embedded(t), shards, TreeCompletion, Ply{Tasks: 1, Buckets: 1})
+		var finals []FinalBlob
+		for i := range 200 {
+			finals = append(finals, FinalBlob{Index: i, Blob: FinalRunBlobName(1, i/10, i%10, "a"), Count: 1, Min: start, Max: start})
+		}
+		if err := s.PutFinals(ctx, 1, finals[:190]); err != nil {
+			t.Fatal(err)
+		}
+		for _, span := range []Span{{0, 64}, {64, 128}, {60, 70}, {5, 6}, {100, 190}} {
+			got, err := s.FinalsIn(ctx, 1, span)
+			if err != nil {
+				t.Errorf("%d shards, %v: %v", shards, span, err)
+				continue
+			}
+			for k, f := range got {
+				if f.Index != span.Lo+k || f.Blob != finals[span.Lo+k].Blob {
+					t.Errorf("%d shards, %v: row %d is final blob %d, %s", shards, span, k, f.Index, f.Blob)
+				}
+			}
+			if len(got) != span.Hi-span.Lo {
+				t.Errorf("%d shards, %v: %d rows", shards, span, len(got))
+			}
+		}
+		if _, err := s.FinalsIn(ctx, 1, Span{180, 200}); !errors.Is(err, ErrMalformed) {
+			t.Errorf("%d shards: final blobs 180 to 200 with 190 to 200 missing: %v, want ErrMalformed", shards, err)
 		}
 	}
 }

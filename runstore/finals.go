@@ -64,6 +64,29 @@ func (s *Store) Final(ctx context.Context, ply, index int) (FinalBlob, error) {
 	return s.decodeFinal(e)
 }
 
+// FinalsIn reads the rows of the final blobs of a ply in span, in index
+// order: one query for each partition that holds some (one for a span
+// of completionFan aligned as a back leaf's is).
+func (s *Store) FinalsIn(ctx context.Context, ply int, span Span) ([]FinalBlob, error) {
+	es, err := queryPartitions(ctx, s.state, s.finalRows(ply).pksIn(span), rkFinal(span.Lo), rkFinal(span.Hi))
+	if err != nil {
+		return nil, fmt.Errorf("reading final blobs %d to %d of ply %d: %w", span.Lo, span.Hi, ply, err)
+	}
+	out := make([]FinalBlob, len(es))
+	for i, e := range es {
+		if out[i], err = s.decodeFinal(e); err != nil {
+			return nil, err
+		}
+		if out[i].Index != span.Lo+i {
+			return nil, fmt.Errorf("%w: ply %d final blob rows skip index %d", ErrMalformed, ply, span.Lo+i)
+		}
+	}
+	if len(out) != span.Hi-span.Lo {
+		return nil, fmt.Errorf("%w: ply %d has %d of final blobs %d to %d", ErrMalformed, ply, len(out), span.Lo, span.Hi)
+	}
+	return out, nil
+}
+
 // Finals reads every final blob of a ply, in index order.
 func (s *Store) Finals(ctx context.Context, ply int) ([]FinalBlob, error) {
 	es, err := queryPartitions(ctx, s.state, s.finalRows(ply).pks(), "", "")

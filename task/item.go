@@ -118,9 +118,9 @@ type Items[M any] struct {
 	// i names: item i of one stage for most kinds (Whole).
 	Stage func(s *runstore.Store, p *runstore.Ply, i int) (runstore.Stage[M], int)
 	// Ready, Won and FollowUp are Item's, for the message's item; Work
-	// does the item of message index i of ply p.
+	// does the item that message m names, of ply p.
 	Ready    func(ctx context.Context, t *Task, p *runstore.Ply) error
-	Work     func(ctx context.Context, t *Task, p *runstore.Ply, i int) (M, Cover, error)
+	Work     func(ctx context.Context, t *Task, p *runstore.Ply, m message.Message) (M, Cover, error)
 	Won      func(t *Task)
 	FollowUp func(ctx context.Context, t *Task, st runstore.Stage[M], i int) error
 }
@@ -141,7 +141,7 @@ func (h Items[M]) Handle(ctx context.Context, t *Task, m message.Message) error 
 	it := Item[M]{
 		Stage:    st,
 		Index:    item,
-		Work:     func(ctx context.Context) (M, Cover, error) { return h.Work(ctx, t, p, m.Index) },
+		Work:     func(ctx context.Context) (M, Cover, error) { return h.Work(ctx, t, p, m) },
 		FollowUp: func(ctx context.Context) error { return h.FollowUp(ctx, t, st, m.Index) },
 	}
 	if h.Ready != nil {
