@@ -61,7 +61,8 @@ func TestBadInputCorpus(t *testing.T) {
 		{"M03--1", `bad message: merge message "M03--1": expected M<ply>-<index>`},
 		{"R00-5", `bad message: ply 0 has no final blob 5 to resolve`},
 		{"R00-0", `bad message: ply 1 is not resolved yet, so ply 0 cannot be resolved`},
-		{"R00-x", `bad message: resolve message "R00-x": expected R<ply>-<index>`},
+		{"R00-x", `bad message: resolve message "R00-x": expected R<ply>-<index>[-<blob>]`},
+		{"R01-0-p00/start", `bad message: resolve message "R01-0-p00/start": blob "p00/start" is not in ply 1's folder p01/`},
 		{"X05-p07/f-abc", `bad message: compensation message "X05-p07/f-abc": blob "p07/f-abc" is not in ply 5's folder p05/`},
 		{"X05-", `bad message: compensation message "X05-": storage: invalid request: blob name "" must be 1 to 1024 bytes of UTF-8`},
 	}
