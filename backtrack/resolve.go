@@ -58,7 +58,7 @@ func childResolved(ctx context.Context, t *task.Task, p *runstore.Ply) error {
 	if ply >= t.Run.Target {
 		return nil
 	}
-	child, err := t.Run.Store.Ply(ctx, ply+1)
+	child, err := t.Run.Store.PlySince(ctx, ply+1, runstore.Resolved)
 	if err != nil && !errors.Is(err, runstore.ErrNoPly) {
 		return err
 	}

@@ -45,7 +45,10 @@ func handle(ctx context.Context, t *task.Task, m message.Message) error {
 	if m.Ply >= run.Target {
 		return message.Badf("ply %d is the target ply and is not expanded", m.Ply)
 	}
-	ply, err := store.Ply(ctx, m.Ply)
+	// Both records serve their fixed parts (runstore.Store.PlySince):
+	// this ply's totals, fixed once it is Final, and the next ply's
+	// sizes, fixed with its record, which comes with this ply's Final.
+	ply, err := store.PlySince(ctx, m.Ply, runstore.Final)
 	if err != nil {
 		return err
 	}
@@ -67,7 +70,7 @@ func handle(ctx context.Context, t *task.Task, m message.Message) error {
 			return message.Badf("inline ply %d holds %d positions, but the ply has %d", m.Ply, len(m.Positions), ply.Positions)
 		}
 	}
-	next, err := store.Ply(ctx, m.Ply+1)
+	next, err := store.PlySince(ctx, m.Ply+1, runstore.Expanding)
 	if err != nil {
 		return err
 	}

@@ -180,17 +180,29 @@ func (r *Run) seedStart(ctx context.Context) error {
 // Tasks that finish together may each see that; the transition lets one
 // of them own the first scan (duplicate scans would be harmless, but
 // slow: each enqueues a merge for every bucket).
+//
+// While the ply may be expanding, the stage's completion is counted
+// from the record's fixed parts (runstore.Store.PlySince); the record
+// is read only by the task that completes the stage, which makes the
+// transition or, redelivered, owes the first scan. A task that does not
+// complete it owes nothing: the first scan is the owner's, and any
+// follow-up after it is a scan's to take over (stall.go).
 func (f flow) Expanded(ctx context.Context, t *task.Task, ply, index int) error {
 	store := f.r.store
-	p, err := store.Ply(ctx, ply)
+	p, err := store.PlySince(ctx, ply, runstore.Expanding)
 	if err != nil {
 		return err
 	}
-	if p.Awaits(runstore.ExpansionComplete) {
+	if p.State == runstore.Expanding {
 		all, err := store.ExpansionStage(p).AllDone(ctx, index)
 		if err != nil || !all {
 			return err
 		}
+	}
+	if p, err = store.Ply(ctx, ply); err != nil {
+		return err
+	}
+	if p.Awaits(runstore.ExpansionComplete) {
 		if err := store.StartMerging(ctx, p, t.Claim()); err != nil {
 			return ignoreConflict(err) // another task started the merging
 		}
@@ -286,14 +298,19 @@ func (r *Run) afterFinal(ctx context.Context, p *runstore.Ply, c runstore.Claim)
 // lets the task that did it start the previous ply's resolution.
 func (f flow) Resolved(ctx context.Context, t *task.Task, ply, index int) error {
 	store := f.r.store
-	p, err := store.Ply(ctx, ply)
+	p, err := store.PlySince(ctx, ply, runstore.Final)
 	if err != nil {
 		return err
 	}
 	// Every resolution counts its group, whatever the ply's state:
 	// resolveIfDone reads only the completion markers (the tree's root,
-	// or a flat run's group markers).
+	// or a flat run's group markers). The count needs the record's fixed
+	// parts alone; the task that completes the stage then reads it to
+	// move the ply, or, redelivered, for the follow-up it owes.
 	if all, err := store.ResolutionStage(p).AllDone(ctx, index); err != nil || !all {
+		return err
+	}
+	if p, err = store.Ply(ctx, ply); err != nil {
 		return err
 	}
 	if p.Awaits(runstore.ResolutionComplete) {

@@ -27,7 +27,9 @@ type Counts struct{ Black, White, Draws, Unknown int64 }
 
 // Ply is a ply's record: its state and figures. Its state moves only by
 // the transitions of its lifecycle (lifecycle.go), each of which rewrites
-// the whole record at plySchema's version.
+// the whole record at plySchema's version. Which of its fields are fixed,
+// from which state on, is in plycache.go, which serves them from memory
+// (Store.PlySince).
 type Ply struct {
 	Ply   int
 	ETag  string
@@ -37,7 +39,7 @@ type Ply struct {
 	// anyone may take the follow-up over (TakeOver). Zero in records
 	// written before leases, whose follow-up anyone may take over.
 	Until time.Time
-	Tasks int // expansion tasks that feed this ply
+	Tasks int // expansion tasks that feed this ply; fixed with the record
 	// Buckets is how many buckets the ply's splitters cut it into; each
 	// is merged by one task. Fixed with the record.
 	Buckets int
@@ -167,12 +169,18 @@ var ErrNoPly = errors.New("runstore: no such ply")
 func (s *Store) Ply(ctx context.Context, ply int) (*Ply, error) {
 	e, err := s.state(pkPlies).Get(ctx, pkPlies, rkPly(ply))
 	if errors.Is(err, storage.ErrNotFound) {
+		s.fixed.gone(ply)
 		return nil, fmt.Errorf("ply %d has no record in this run: %w", ply, ErrNoPly)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("reading ply %d record: %w", ply, err)
 	}
-	return decodePly(e)
+	p, err := decodePly(e)
+	if err != nil {
+		return nil, err
+	}
+	s.fixed.see(p)
+	return p, nil
 }
 
 // Plies reads every ply record, in ply order.
@@ -187,6 +195,7 @@ func (s *Store) Plies(ctx context.Context) ([]*Ply, error) {
 		if err != nil {
 			return nil, err
 		}
+		s.fixed.see(p)
 		out = append(out, p)
 	}
 	return out, nil
@@ -206,6 +215,7 @@ func (s *Store) AddFirstPly(ctx context.Context, c Claim) (*Ply, error) {
 		return nil, fmt.Errorf("recording ply 0: %w", err)
 	}
 	p.ETag = etag
+	s.fixed.see(p)
 	return p, nil
 }
 
@@ -246,6 +256,9 @@ func (s *Store) transition(ctx context.Context, p *Ply, e Event, c Claim, change
 // rewrite replaces p's record with n, guarded by p's ETag, in one
 // transaction with extra; on success p is n.
 func (s *Store) rewrite(ctx context.Context, p, n *Ply, extra ...storage.Op) error {
+	if p.ETag == "" {
+		return errFixedParts(p)
+	}
 	ops := append([]storage.Op{{Kind: storage.OpUpdate, Entity: n.entity(), ETag: p.ETag}}, extra...)
 	etags, err := s.state(pkPlies).Transact(ctx, pkPlies, ops)
 	if err != nil {
@@ -253,6 +266,7 @@ func (s *Store) rewrite(ctx context.Context, p, n *Ply, extra ...storage.Op) err
 	}
 	n.ETag = etags[0]
 	*p = *n
+	s.fixed.see(p)
 	return nil
 }
 

@@ -71,6 +71,10 @@ func newStage[M any](s *Store, p *Ply, k *stageKind[M]) Stage[M] {
 // Ply is the ply record the stage was made from.
 func (st Stage[M]) Ply() *Ply { return st.ply }
 
+// Since is the state from which the stage's items are worked on, the
+// state a reader of the ply's record for them asks for (Store.PlySince).
+func (st Stage[M]) Since() State { return st.kind.from }
+
 // Items is how many items the stage has.
 func (st Stage[M]) Items() int { return st.kind.items(st.ply) }
 

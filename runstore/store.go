@@ -29,6 +29,8 @@ type Store struct {
 	shards int // partitions a ply's numbered rows are spread over
 	// completion is how the run's stages count their done items.
 	completion Completion
+	// fixed keeps the ply records read, for PlySince.
+	fixed plyCache
 }
 
 // New is the store of a run whose state rows (control rows and a ply's

@@ -112,7 +112,8 @@ func Do[M any](ctx context.Context, it Item[M]) error {
 
 // Items is the handler of the messages that each name one item of a
 // stage of their ply (message.Message.Index): it reads the ply's record
-// and does the item through Do.
+// and does the item through Do. Its steps get the record's fixed parts
+// (runstore.Store.PlySince): none of them moves the ply.
 type Items[M any] struct {
 	// Stage is the stage of ply p and the item in it that message index
 	// i names: item i of one stage for most kinds (Whole).
@@ -133,11 +134,21 @@ func Whole[M any](stage func(*runstore.Store, *runstore.Ply) runstore.Stage[M]) 
 
 // Handle does the item that m names.
 func (h Items[M]) Handle(ctx context.Context, t *Task, m message.Message) error {
-	p, err := t.Run.Store.Ply(ctx, m.Ply)
+	// The record says which stage the item is of (a combine task's
+	// level) from its fixed parts alone; whether the ply has reached the
+	// stage, a record that the store has seen there says, else a read.
+	store := t.Run.Store
+	p, err := store.PlySince(ctx, m.Ply, runstore.Expanding)
 	if err != nil {
 		return err
 	}
-	st, item := h.Stage(t.Run.Store, p, m.Index)
+	st, item := h.Stage(store, p, m.Index)
+	if since := st.Since(); !p.State.AtLeast(since) {
+		if p, err = store.PlySince(ctx, m.Ply, since); err != nil {
+			return err
+		}
+		st, item = h.Stage(store, p, m.Index)
+	}
 	it := Item[M]{
 		Stage:    st,
 		Index:    item,

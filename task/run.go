@@ -101,10 +101,11 @@ func (r *Run) ReadKeysTo(ctx context.Context, blob string, dst []board.Position)
 // that read the ply while it was open may write one of its working blobs
 // (splitters, merge inputs) after the ply's sweep; the blob is then in
 // use by nothing, and its writer deletes it as the sweep would have. If
-// the ply is still open, the sweep comes later and finds it. swept
-// reports a deletion.
+// the ply is still open, the sweep comes later and finds it: a ply not
+// yet Final is only ever found so by a read after the write
+// (runstore.Store.PlySince). swept reports a deletion.
 func (r *Run) DropIfSwept(ctx context.Context, ply int, name string) (swept bool, err error) {
-	p, err := r.Store.Ply(ctx, ply)
+	p, err := r.Store.PlySince(ctx, ply, runstore.Final)
 	if err != nil || !p.State.AtLeast(runstore.Final) {
 		return false, err
 	}
