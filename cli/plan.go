@@ -161,7 +161,7 @@ func writePlan(w io.Writer, p *plan.Plan) error {
 	_, err := fmt.Fprintf(w, `* positions past ply %d (the last counted) grow by a constant factor: extrapolated, not known.
 tx: storage transactions of the ply's messages by category (a dequeue that finds a message is its ply's; one that finds none is polling's); stored: blob data kept after the run; moved: bytes written and read. On one machine's embedded backend the run peaks at about %s of disk.
 polling: the worker loops' dequeues that find no message, %.3g calls a loop a second over the plan's wall time (%d loops x %.0f s): %.2f polls per longest back-off (%s, a worker process's; enumerate's own loops back off longer) of %d calls each (the work queue's shards, at most %d, and the compensation queue), fitted to sim runs; included in the total's tx control, tx total and USD.
-CPU: %.3g s per edge handled, measured on the embedded backend (its storage's CPU included), %.0f ns for each of the run's edges; wall: the larger of CPU and the storage calls' latency (10 ms a call, one at a time a worker), over the workers. Edges per position grow %.3f a ply past the measured plies.
+CPU: %.3g s per edge handled and %.3g ms per segment the merges read, measured on the embedded backend (its storage's CPU included), %.0f ns for each of the run's edges; wall: the larger of CPU and the storage calls' latency (10 ms a call, one at a time a worker), over the workers. Edges per position grow %.3f a ply past the measured plies.
 tx USD: the transactions at %s; CPU USD: the CPU seconds at $%.4g a vCPU hour (-price-vcpu-hour); USD: the two together, $%.2f for the run; keeping its blobs adds $%.4f a month.
 accounts, queues, partitions: units = ceil(rate / (target x %.0f%%)), the rate being the ply's over its wall time (at least 1 s), for a standard general-purpose v2 account's targets: %.0f requests/s, %.0f Gbps in, %.0f Gbps out per account; %.0f messages/s per queue; %.0f entities/s per table partition. part. shards: the same for the busiest partition alone, whose rows a run spreads over -partition-shards partitions. binding: the limit the ply needs the most units of; CPU when one of each suffices.
 combines: groups x ranges of a ply's combine level; segments read: by both merge steps; fan-in: the most runs one merge step reads; worker peak: the memory one worker loop holds for the ply's largest task.
@@ -169,7 +169,7 @@ run settings: -queue-shards %d -partition-shards %d (the most any ply needs; see
 model fitted to: %s
 `, pipeline.CountedPlies()-1, bytesText(p.EmbeddedDiskBytes),
 		p.Polling.CallsPerLoopSecond, p.Polling.Workers, p.Polling.Seconds, plan.PollsPerBackOff, time.Duration(p.Polling.PollMaxSeconds*float64(time.Second)), p.Polling.CallsPerPoll, shardedqueue.Probes,
-		p.CPUPerEdge, 1e9*p.Total.CPUSeconds/float64(max(1, p.Total.Edges)), p.EdgeGrowth,
+		p.CPUPerEdge, 1e3*p.CPUPerSegment, 1e9*p.Total.CPUSeconds/float64(max(1, p.Total.Edges)), p.EdgeGrowth,
 		p.Prices.Source, p.VCPUHour, p.Total.TotalUSD, p.Total.StorageUSDPerMonth,
 		100*l.Headroom, l.AccountRequests, l.AccountIngress*8/1e9, l.AccountEgress*8/1e9, l.QueueMessages, l.PartitionEntities, queues, partitions, strings.Join(p.Fitted, "; "))
 	return err

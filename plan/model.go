@@ -14,7 +14,9 @@
 // segments a sorted run has in a ply's buckets follow a power law of the
 // buckets fitted to every measured ply. Bytes moved and table entities
 // are straight lines in the edges the ply's messages handle, and CPU is
-// a constant per edge handled, fitted to the newest run. Positions come
+// a constant per edge handled plus one per segment the merges read,
+// fitted to the newest run (and one with fixed sizes of the same day).
+// Positions come
 // from pipeline.EstimatePositions; edges per position grow by a
 // measured factor per ply past the measured plies. The worker loops'
 // polls that find no message are a line of their own (Polling), a rate
@@ -136,8 +138,12 @@ type Model struct {
 	// target ply (0.74 at plies 11 and 12), of its tasks and buckets
 	// below (0.35 to 0.39).
 	hot [numKinds]float64
-	// CPUPerEdge is CPU seconds per edge handled (see handled).
-	CPUPerEdge float64
+	// CPUPerEdge is CPU seconds per edge handled (see handled), and
+	// CPUPerSegment the CPU seconds each segment the merges read adds
+	// (opening it, its reader's buffers): runs with fixed sizes, whose
+	// merges read far more segments an edge, took a third more CPU an
+	// edge than runs with growing sizes.
+	CPUPerEdge, CPUPerSegment float64
 	// edges are the measured plies' edges; EdgeGrowth is the factor by
 	// which edges per position grow from one ply to the next past them.
 	edges      []int64
@@ -224,7 +230,7 @@ func Fit(small, large Measurement) (*Model, error) {
 	m.hot[interior], m.hot[target] = share(large.Plies[T-1]), share(large.Plies[T])
 	p1, pT := large.Plies[1], large.Plies[T]
 	m.stored = through(float64(p1.Positions), float64(p1.StoredBytes), float64(pT.Positions), float64(pT.StoredBytes))
-	m.fitCPU(large)
+	m.fitCPU(large, nil)
 	// Edges per position grow irregularly from ply to ply (1.19, 1.20,
 	// 1.29 at plies 9 to 11); the factor is the mean over two plies.
 	r := func(p int) float64 { return float64(large.Plies[p].Edges) / float64(large.Plies[p].Positions) }
@@ -286,17 +292,37 @@ func describe(m Measurement) string {
 	return fmt.Sprintf("target ply %d, measured %s on %s (%.1f s wall, %.1f s CPU)", m.Target, m.Date, m.Machine, m.WallSeconds, m.CPUSeconds)
 }
 
-// fitCPU sets CPUPerEdge to run's CPU seconds over the edges its plies
-// handled.
-func (m *Model) fitCPU(run Measurement) {
-	var handled int64
-	for p := range run.Plies {
-		handled += handledBy(run.edgesAt, run.Target, p)
+// fitCPU sets CPUPerEdge and CPUPerSegment to what run and other, two
+// runs of one code, took: the CPU seconds of each, a constant per edge
+// handled plus a constant per segment read, solved for the two. Without
+// other, or when the two do not tell the constants apart (as many
+// segments an edge, or a negative constant), the segments cost nothing
+// apart and run's CPU is all per edge.
+func (m *Model) fitCPU(run Measurement, other *Measurement) {
+	work := func(r Measurement) (handled, segments float64) {
+		for p := range r.Plies {
+			handled += float64(handledBy(r.edgesAt, r.Target, p))
+			segments += measuredUnits(r, p).Segments
+		}
+		return handled, segments
 	}
-	m.CPUPerEdge = run.CPUSeconds / float64(handled)
+	h1, s1 := work(run)
+	m.CPUPerEdge, m.CPUPerSegment = run.CPUSeconds/h1, 0
+	if other == nil {
+		return
+	}
+	h2, s2 := work(*other)
+	det := h1*s2 - h2*s1
+	if det == 0 {
+		return
+	}
+	perEdge := (run.CPUSeconds*s2 - other.CPUSeconds*s1) / det
+	perSegment := (h1*other.CPUSeconds - h2*run.CPUSeconds) / det
+	if perEdge > 0 && perSegment > 0 {
+		m.CPUPerEdge, m.CPUPerSegment = perEdge, perSegment
+	}
 }
 
-// edgesAt is a measured ply's edges, or 0 past the target.
 func (m Measurement) edgesAt(p int) int64 {
 	if p < len(m.Plies) {
 		return m.Plies[p].Edges
@@ -316,7 +342,8 @@ func driverOf(edges func(int) int64, k kind, cat string, p int) int64 {
 
 // handledBy is the edges a ply's messages handle in a run to target: its
 // own (merged, resolved) and, below the target, the next ply's (written
-// by its expansion). CPU is a constant per edge handled.
+// by its expansion). CPU is a constant per edge handled, and one per
+// segment read (Model.CPUPerSegment).
 func handledBy(edges func(int) int64, target, p int) int64 {
 	n := edges(p)
 	if p < target {
@@ -383,13 +410,27 @@ func Default() (*Model, error) {
 	// often than its storage work does (issue 39 cut it without
 	// changing a transaction), and measuring storage takes the older
 	// fixed sizes' many transactions.
+	// With the run with fixed sizes measured the same day (the same
+	// code), the two tell the CPU of a segment read from that of an
+	// edge (fitCPU).
 	newest := slices.MaxFunc(runs, func(a, b Measurement) int { return strings.Compare(a.Date, b.Date) })
 	if newest.Date != runs[large].Date {
-		m.fitCPU(newest)
+		var other *Measurement
+		if sameDay(newest.Date, runs[large].Date) {
+			other = &runs[large]
+		}
+		m.fitCPU(newest, other)
 		m.Fitted = append(m.Fitted, "CPU: "+describe(newest))
+		if other != nil {
+			m.Fitted[len(m.Fitted)-1] += " and " + describe(*other)
+		}
 	}
 	return m, nil
 }
+
+// sameDay reports whether two measurement dates (RFC 3339) are of one
+// day.
+func sameDay(a, b string) bool { return len(a) >= 10 && len(b) >= 10 && a[:10] == b[:10] }
 
 // Measured returns the measurements in testdata, by target ply.
 func Measured() ([]Measurement, error) {

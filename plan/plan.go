@@ -135,13 +135,15 @@ type Plan struct {
 	// what the deadline needs.
 	Workers         int     `json:"workers"`
 	DeadlineSeconds float64 `json:"deadline_seconds,omitempty"`
-	// CPUPerEdge (seconds per edge handled) and EdgeGrowth are the
-	// model's; Limits, Prices and VCPUHour what the plan was made with.
-	CPUPerEdge float64       `json:"cpu_seconds_per_edge"`
-	EdgeGrowth float64       `json:"edges_per_position_growth"`
-	Limits     Limits        `json:"limits"`
-	Prices     report.Prices `json:"prices"`
-	VCPUHour   float64       `json:"vcpu_hour_usd"`
+	// CPUPerEdge (seconds per edge handled), CPUPerSegment (seconds per
+	// segment the merges read) and EdgeGrowth are the model's; Limits,
+	// Prices and VCPUHour what the plan was made with.
+	CPUPerEdge    float64       `json:"cpu_seconds_per_edge"`
+	CPUPerSegment float64       `json:"cpu_seconds_per_segment"`
+	EdgeGrowth    float64       `json:"edges_per_position_growth"`
+	Limits        Limits        `json:"limits"`
+	Prices        report.Prices `json:"prices"`
+	VCPUHour      float64       `json:"vcpu_hour_usd"`
 	// EmbeddedDiskBytes is the most disk the run takes on the embedded
 	// backend (pipeline.EstimateDisk), when it is run on one machine.
 	EmbeddedDiskBytes int64 `json:"embedded_peak_disk_bytes"`
@@ -223,7 +225,7 @@ func (m *Model) Make(cfg Config) (*Plan, error) {
 	if cfg.Sizes == (runstore.Sizes{}) {
 		cfg.Sizes = pipeline.DefaultRunConfig().Sizes
 	}
-	pl := &Plan{Board: 8, TargetPly: cfg.Target, Fitted: m.Fitted, Sizes: cfg.Sizes, CPUPerEdge: m.CPUPerEdge, EdgeGrowth: m.EdgeGrowth, Limits: cfg.Limits, Prices: cfg.Prices, VCPUHour: cfg.VCPUHour}
+	pl := &Plan{Board: 8, TargetPly: cfg.Target, Fitted: m.Fitted, Sizes: cfg.Sizes, CPUPerEdge: m.CPUPerEdge, CPUPerSegment: m.CPUPerSegment, EdgeGrowth: m.EdgeGrowth, Limits: cfg.Limits, Prices: cfg.Prices, VCPUHour: cfg.VCPUHour}
 	pl.EmbeddedDiskBytes, _ = pipeline.EstimateDisk(pipeline.RunConfig{Config: runstore.Config{Board: 8, Target: cfg.Target, Sizes: cfg.Sizes}})
 	edges := make([]int64, cfg.Target+2)
 	positions := make([]int64, cfg.Target+2)
@@ -309,7 +311,7 @@ func (m *Model) estimatePly(y *Ply, cfg Config, positions, edges []int64) Usage 
 	y.StoredBytes = round(m.stored.at(float64(y.Positions)))
 	c := report.EstimateCost(stats, y.StoredBytes, cfg.Prices)
 	y.CostUSD, y.StorageUSDPerMonth = c.TransactionsUSD, c.StorageUSDPerMonth
-	y.CPUSeconds = m.CPUPerEdge * float64(handledBy(edgesAt, cfg.Target, y.Ply))
+	y.CPUSeconds = m.CPUPerEdge*float64(handledBy(edgesAt, cfg.Target, y.Ply)) + m.CPUPerSegment*y.Units.Segments
 	// Each combine level merges the ply's edges once more.
 	y.CPUSeconds += float64(len(y.Units.Levels)) * combineCPUShare * m.CPUPerEdge * float64(y.Edges)
 	y.ComputeUSD = y.CPUSeconds / 3600 * cfg.VCPUHour
