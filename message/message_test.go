@@ -102,15 +102,8 @@ func TestParseRangeMessages(t *testing.T) {
 		{"B05-0-1073741825", 0, 0, false}, // past 1<<30
 		{"D05", 0, 0, false},
 	} {
-		m, err := ParseMessage(o, tc.text)
-		if (err == nil) != tc.ok {
-			t.Errorf("%s: error %v, want ok=%v", tc.text, err, tc.ok)
-			continue
-		}
-		if err != nil {
-			if !errors.Is(err, ErrBadMessage) {
-				t.Errorf("%s: error %v is not ErrBadMessage", tc.text, err)
-			}
+		m, ok := parsed(t, o, tc.text, tc.ok)
+		if !ok {
 			continue
 		}
 		if m.Index != tc.from || m.End != tc.to || m.Format() != tc.text {
@@ -139,19 +132,27 @@ func TestParseResolveMessages(t *testing.T) {
 		{"R09-x-p09/x", 0, "", false},
 		{"R09", 0, "", false},
 	} {
-		m, err := ParseMessage(o, tc.text)
-		if (err == nil) != tc.ok {
-			t.Errorf("%s: error %v, want ok=%v", tc.text, err, tc.ok)
-			continue
-		}
-		if err != nil {
-			if !errors.Is(err, ErrBadMessage) {
-				t.Errorf("%s: error %v is not ErrBadMessage", tc.text, err)
-			}
+		m, ok := parsed(t, o, tc.text, tc.ok)
+		if !ok {
 			continue
 		}
 		if m.Index != tc.index || m.Blob != tc.blob || m.Format() != tc.text {
 			t.Errorf("%s: index %d, blob %q, formats as %s; want %d, %q", tc.text, m.Index, m.Blob, m.Format(), tc.index, tc.blob)
 		}
 	}
+}
+
+// parsed parses text, which must parse if ok and otherwise be refused
+// as ErrBadMessage; it reports whether it parsed as it must.
+func parsed(t *testing.T, o Origin, text string, ok bool) (Message, bool) {
+	t.Helper()
+	m, err := ParseMessage(o, text)
+	switch {
+	case (err == nil) != ok:
+		t.Errorf("%s: error %v, want ok=%v", text, err, ok)
+		return m, false
+	case err != nil && !errors.Is(err, ErrBadMessage):
+		t.Errorf("%s: error %v is not ErrBadMessage", text, err)
+	}
+	return m, err == nil
 }
