@@ -136,13 +136,20 @@ func (o *output) flush() error {
 	if o.count == 0 {
 		return nil
 	}
-	if len(o.runs) == 0 {
+	name := runstore.FinalRunBlobName(o.ply, o.bucket, len(o.runs), o.t.Attempt())
+	switch {
+	case o.t.Run.Messages < runstore.MessagesNamed:
+		// A run whose workers may be of releases that know only a
+		// message for each blob.
+		if err := o.comps.Cover(o.ctx, o.t, o.ply, name); err != nil {
+			return err
+		}
+	case len(o.runs) == 0:
 		all := runstore.MergeOutputsName(o.ply, o.bucket, o.t.Attempt())
 		if err := o.comps.Cover(o.ctx, o.t, o.ply, all); err != nil {
 			return err
 		}
 	}
-	name := runstore.FinalRunBlobName(o.ply, o.bucket, len(o.runs), o.t.Attempt())
 	if err := o.comps.Check(); err != nil {
 		return err
 	}

@@ -163,6 +163,9 @@ func (c RunConfig) WithDerived() RunConfig {
 	if c.CompensationShards == 0 {
 		c.CompensationShards = c.QueueShards
 	}
+	if c.Messages == 0 {
+		c.Messages = runstore.MessagesNamed
+	}
 	if c.Solve && c.SolveMode == "" {
 		c.SolveMode = runstore.SolveAll
 	}
@@ -207,6 +210,9 @@ func (c RunConfig) Validate() error {
 	}
 	if c.QueueShards < 1 || c.QueueShards > MaxQueueShards {
 		return fmt.Errorf("queue shards %d: must be 1 to %d", c.QueueShards, MaxQueueShards)
+	}
+	if c.Messages != 0 && c.Messages != runstore.MessagesUnnamed && c.Messages != runstore.MessagesNamed {
+		return fmt.Errorf("messages %d: must be %d or %d, or 0 for the current forms", c.Messages, runstore.MessagesUnnamed, runstore.MessagesNamed)
 	}
 	if c.CompensationShards < 0 || c.CompensationShards > MaxQueueShards {
 		return fmt.Errorf("compensation queue shards %d: must be 1 to %d, or 0 for as many as the work queue's", c.CompensationShards, MaxQueueShards)

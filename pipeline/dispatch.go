@@ -239,10 +239,16 @@ func (r *Run) backLeaf(ctx context.Context, p *runstore.Ply, leaf int) error {
 
 // enqueueResolves enqueues the resolution of final blobs of ply, each R
 // message naming its blob, so that the resolution need not read the
-// blob's row (one table read a final blob).
+// blob's row (one table read a final blob); in a run whose workers may
+// be of releases that refuse that form (runstore.MessagesUnnamed), by
+// index alone.
 func (r *Run) enqueueResolves(ctx context.Context, ply int, finals []runstore.FinalBlob) error {
 	for _, f := range finals {
-		if err := r.shared.Enqueue(ctx, message.Message{Kind: message.KindResolve, Ply: ply, Index: f.Index, Blob: f.Blob}); err != nil {
+		m := message.Message{Kind: message.KindResolve, Ply: ply, Index: f.Index, Blob: f.Blob}
+		if r.Config.Messages < runstore.MessagesNamed {
+			m.Blob = ""
+		}
+		if err := r.shared.Enqueue(ctx, m); err != nil {
 			return err
 		}
 	}

@@ -80,8 +80,9 @@ func Seed(ctx context.Context, be storage.Backend, cfg RunConfig) (*Run, error) 
 		// How the run's stages count is the run's own, recorded by
 		// the release that seeded it, not a setting to compare.
 		cfg.Completion = have.Completion
-		// So is how many queues hold its compensation messages.
-		cfg.CompensationShards = have.CompensationShards
+		// So are how many queues hold its compensation messages, and
+		// the forms of message its workers send.
+		cfg.CompensationShards, cfg.Messages = have.CompensationShards, have.Messages
 		if have != cfg.Config {
 			return nil, fmt.Errorf("run %q already exists with %s; refusing %s", cfg.Name, settings(have), settings(cfg.Config))
 		}

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -79,5 +80,67 @@ func TestResolveMessagesNameTheirBlob(t *testing.T) {
 	// twice as many).
 	if rowReads == 0 || rowReads > stripped {
 		t.Errorf("%d final blob rows read for %d R messages without a name and %d with", rowReads, stripped, named)
+	}
+}
+
+// TestMessagesOfOlderRuns: a run seeded before its settings recorded
+// the forms of message (runstore.MessagesUnnamed) may have workers of
+// releases that refuse an R message naming its blob and mishandle a
+// compensation message covering all of a merge's outputs, so its
+// workers send neither: every R message names an index alone, and
+// every merge output has a compensation message of its own. A run
+// seeded now sends the named forms: every R names its blob, and its
+// merges enqueue fewer compensation messages. Both resolve exactly.
+func TestMessagesOfOlderRuns(t *testing.T) {
+	origin := message.StandardOrigin(board.MustNew(4))
+	run := func(name string, forms runstore.Messages) (named, unnamed, covers int, finals int64) {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		inner, err := embedded.Open(embedded.Config{Dir: t.TempDir()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer inner.Close()
+		var mu sync.Mutex
+		be := storage.Wrap(inner, func(c *storage.Call, next func() error) error {
+			err := next()
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case c.Op == storage.QueueDequeue && c.Resource == WorkQueue(name):
+				for _, msg := range c.Messages {
+					if m, err := message.ParseMessage(origin, msg.Text); err == nil && m.Kind == message.KindResolve {
+						if m.Blob != "" {
+							named++
+						} else {
+							unnamed++
+						}
+					}
+				}
+			case c.Op == storage.QueueEnqueue && strings.HasPrefix(c.Resource, CompensationQueue(name)) && err == nil:
+				covers++
+			}
+			return err
+		})
+		cfg := RunConfig{Name: name, Config: runstore.Config{Board: 4, Target: 9, Sizes: runstore.Sizes{BlobPositions: 8, BucketBlobs: 4}, Messages: forms}}
+		rep, err := RunLocal(ctx, be, cfg, 3, WorkerConfig{Visibility: 5 * time.Second, PollMax: 50 * time.Millisecond}, testLogger(t), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkReport4x4(t, rep, 9)
+		for _, p := range rep.Plies[1:] {
+			finals += p.Blobs
+		}
+		return named, unnamed, covers, finals
+	}
+	named, unnamed, oldCovers, finals := run("unnamed", runstore.MessagesUnnamed)
+	t.Logf("unnamed: %d R named, %d not; %d compensation messages, %d final blobs", named, unnamed, oldCovers, finals)
+	if named != 0 || unnamed == 0 || int64(oldCovers) < finals {
+		t.Errorf("a run of unnamed messages: %d R messages named their blob, %d did not; %d compensation messages for %d final blobs past ply 0", named, unnamed, oldCovers, finals)
+	}
+	named, unnamed, covers, _ := run("named", 0)
+	t.Logf("named: %d R named, %d not; %d compensation messages", named, unnamed, covers)
+	if named == 0 || unnamed != 0 || covers >= oldCovers {
+		t.Errorf("a run seeded now: %d R messages named their blob, %d did not; %d compensation messages, %d with unnamed messages", named, unnamed, covers, oldCovers)
 	}
 }

@@ -88,7 +88,7 @@ func newRun(be storage.Backend, cfg RunConfig) (*Run, error) {
 	}
 	r.store = runstore.New(b, tables(StateTables(cfg.Name, cfg.StateAccounts)), tables(BackTables(cfg.Name, cfg.Accounts)), cfg.PartitionShards, cfg.Completion)
 	r.shared = &task.Run{Name: cfg.Name, Origin: cfg.origin(b), Target: cfg.Target, Sizes: cfg.Sizes,
-		Solve: cfg.Solve, SolvePositions: cfg.SolvePositions, SolveMode: cfg.SolveMode, Store: r.store, Blobs: r.blobs, Work: r.work, Compensation: r.compensation}
+		Solve: cfg.Solve, SolvePositions: cfg.SolvePositions, SolveMode: cfg.SolveMode, Messages: cfg.Messages, Store: r.store, Blobs: r.blobs, Work: r.work, Compensation: r.compensation}
 	return r, nil
 }
 

@@ -51,7 +51,30 @@ type Config struct {
 	// (completion.go): the tree for every run seeded now, flat for runs
 	// seeded before the settings row's version 2.
 	Completion Completion
+	// Messages is the forms of work message the run's workers send
+	// (MessagesNamed for every run seeded now, MessagesUnnamed for runs
+	// seeded before the settings row's version 4). A release reads only
+	// the settings rows of the versions it knows, so the workers of a
+	// run seeded now are all of releases that read every form it sends;
+	// a run seeded before may have workers of earlier releases too,
+	// which would refuse an R message that names its blob as bad and
+	// mishandle a compensation message that covers all the outputs of a
+	// merge.
+	Messages Messages
 }
+
+// Messages names the forms of work message a run's workers send.
+type Messages int
+
+const (
+	// MessagesUnnamed: R messages name a final blob by its index alone,
+	// and a merge covers each output with a compensation message.
+	MessagesUnnamed Messages = 1
+	// MessagesNamed: R messages name their final blob's blob too, and a
+	// merge attempt's outputs share one compensation message
+	// (MergeOutputsName).
+	MessagesNamed Messages = 2
+)
 
 // SolveMode is how far a run solves the positions of its target ply.
 type SolveMode string
@@ -74,11 +97,21 @@ func (m SolveMode) Pruned() bool { return m == SolveRoot || m == SolveWLD }
 // configSchema is the settings row's version and its migrations
 // (schema). Version 1 is the first that records its version; version 2
 // records how the run counts its stages' items (Completion); version 3
-// how many queues hold its compensation messages (CompensationShards).
+// how many queues hold its compensation messages (CompensationShards);
+// version 4 the forms of work message its workers send (Messages).
 var configSchema = schema{
 	0: configFromUnversioned,
 	1: configFromV1,
 	2: configFromV2,
+	3: configFromV3,
+}
+
+// configFromV3 brings a settings row of version 3 to version 4: a run
+// seeded before version 4 may have workers of the releases before, which
+// read only the unnamed forms.
+func configFromV3(props map[string]any) error {
+	props["Messages"] = int64(MessagesUnnamed)
+	return nil
 }
 
 // configFromV2 brings a settings row of version 2 to version 3: a run
@@ -160,7 +193,7 @@ func (c Config) entity(created time.Time) (storage.Entity, error) {
 		"Start": start, "Solve": c.Solve, "SolvePositions": int64(c.SolvePositions), "SolveMode": string(c.SolveMode),
 		"QueueShards": int64(c.QueueShards), "CompensationShards": int64(c.CompensationShards), "PartitionShards": int64(c.PartitionShards),
 		"Accounts": int64(c.Accounts), "StateAccounts": int64(c.StateAccounts), "Completion": string(c.Completion),
-		"Created": created.UnixNano(),
+		"Messages": int64(c.Messages), "Created": created.UnixNano(),
 	})}, nil
 }
 
@@ -176,9 +209,13 @@ func decodeConfig(e storage.Entity) (Config, error) {
 		Sizes: NewSizes(d.count("BlobPositions"), d.count("BucketBlobs"), d.count("GrowFrom"), d.count("MergeFanIn")),
 		Solve: d.bool("Solve"), SolvePositions: d.count("SolvePositions"), SolveMode: SolveMode(d.str("SolveMode")),
 		QueueShards: d.count("QueueShards"), CompensationShards: d.count("CompensationShards"), PartitionShards: d.count("PartitionShards"),
-		Accounts: d.count("Accounts"), StateAccounts: d.count("StateAccounts"), Completion: Completion(d.str("Completion"))}
+		Accounts: d.count("Accounts"), StateAccounts: d.count("StateAccounts"), Completion: Completion(d.str("Completion")),
+		Messages: Messages(d.count("Messages"))}
 	if c.Completion != TreeCompletion && c.Completion != FlatCompletion {
 		d.fail(fmt.Errorf("completion %q: neither %q nor %q", c.Completion, TreeCompletion, FlatCompletion))
+	}
+	if c.Messages != MessagesUnnamed && c.Messages != MessagesNamed {
+		d.fail(fmt.Errorf("messages %d: neither %d nor %d", c.Messages, MessagesUnnamed, MessagesNamed))
 	}
 	d.int("Created") // no setting, but every row has it
 	c.Start = d.start(c.Board)

@@ -21,7 +21,8 @@ func solving(t *testing.T) Config {
 	}
 	return Config{Board: 8, Target: 9, Sizes: Sizes{BlobPositions: 100, BucketBlobs: 4, GrowFrom: 7, MergeFanIn: 32},
 		Start: start, Solve: true, SolvePositions: 16, SolveMode: SolveRoot,
-		QueueShards: 2, CompensationShards: 5, PartitionShards: 3, Accounts: 4, StateAccounts: 4, Completion: FlatCompletion}
+		QueueShards: 2, CompensationShards: 5, PartitionShards: 3, Accounts: 4, StateAccounts: 4, Completion: FlatCompletion,
+		Messages: MessagesNamed}
 }
 
 // readRow writes row as a run's settings and reads it back.
@@ -62,7 +63,8 @@ func TestConfigRoundTrip(t *testing.T) {
 		}
 	}
 	usual := Config{Board: 6, Target: 5, Sizes: Sizes{BlobPositions: 100, BucketBlobs: 4},
-		Start: board.MustNew(6).Start(), QueueShards: 1, CompensationShards: 1, PartitionShards: 1, Accounts: 1, StateAccounts: 1}
+		Start: board.MustNew(6).Start(), QueueShards: 1, CompensationShards: 1, PartitionShards: 1, Accounts: 1, StateAccounts: 1,
+		Messages: MessagesUnnamed}
 	for _, c := range []Config{full, usual} {
 		e := row(t, c)
 		if got, err := storage.PropInt64(e, "Version"); err != nil || got != int64(configSchema.version()) {
@@ -79,7 +81,7 @@ func TestConfigRoundTrip(t *testing.T) {
 }
 
 // TestReadConfigOfOlderRuns reads settings rows as runs seeded by earlier
-// releases wrote them: versions 2 and 1, and version 0, without a version, which
+// releases wrote them: versions 3, 2 and 1, and version 0, without a version, which
 // is six generations, each lacking the properties that later ones added;
 // each reads with the values that keep such a run as it was seeded. Each
 // generation here lacks its own properties and every later one's, as it
@@ -96,6 +98,7 @@ func TestReadConfigOfOlderRuns(t *testing.T) {
 		lacks   []string
 		want    func(c *Config)
 	}{
+		{"version 3", 3, []string{"Messages"}, func(c *Config) { c.Messages = MessagesUnnamed }},
 		{"version 2", 2, []string{"CompensationShards"}, func(c *Config) { c.CompensationShards = 1 }},
 		{"version 1", 1, []string{"Completion"}, func(c *Config) { c.Completion = FlatCompletion }},
 		{"the last release without versions", 0, []string{"Version"}, func(c *Config) {}},
@@ -130,7 +133,7 @@ func TestReadConfigOfOlderRuns(t *testing.T) {
 	// has: a run that does not solve keeps no solve positions.
 	t.Run("before solve positions, not solving", func(t *testing.T) {
 		c := full
-		c.Solve, c.SolvePositions, c.SolveMode, c.Completion, c.CompensationShards = false, 0, "", FlatCompletion, 1
+		c.Solve, c.SolvePositions, c.SolveMode, c.Completion, c.CompensationShards, c.Messages = false, 0, "", FlatCompletion, 1, MessagesUnnamed
 		got, err := readRow(t, row(t, c, "Version", "SolvePositions"))
 		if err != nil || got != c {
 			t.Errorf("read %+v, %v; want %+v", got, err, c)
@@ -149,7 +152,8 @@ func TestReadConfigRefuses(t *testing.T) {
 		malformed bool
 		mention   string
 	}{
-		{"a later version", func(p map[string]any) { p["Version"] = int64(configSchema.version() + 1) }, false, "version 4"},
+		{"a later version", func(p map[string]any) { p["Version"] = int64(configSchema.version() + 1) }, false, "version 5"},
+		{"no such messages", func(p map[string]any) { p["Messages"] = int64(3) }, true, "messages 3"},
 		{"no such completion", func(p map[string]any) { p["Completion"] = "round" }, true, "completion"},
 		{"version zero written down", func(p map[string]any) { p["Version"] = int64(0) }, false, "version 0"},
 		{"a version of the wrong type", func(p map[string]any) { p["Version"] = "1" }, true, "Version"},

@@ -32,6 +32,8 @@ type Run struct {
 	SolvePositions int
 	// SolveMode says how far a run that solves solves its target ply.
 	SolveMode runstore.SolveMode
+	// Messages is the forms of work message the run's workers send.
+	Messages runstore.Messages
 
 	Store *runstore.Store
 	Blobs storage.Container
