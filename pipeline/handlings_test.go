@@ -8,7 +8,6 @@ import (
 
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
-	"github.com/reversi-cloud/reversi/storage/embedded"
 )
 
 // TestHandlingsReported: a run's report says, per ply, how many messages
@@ -18,15 +17,10 @@ import (
 func TestHandlingsReported(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	inner, err := embedded.Open(embedded.Config{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer inner.Close()
 	const name = "handled"
 	var mu sync.Mutex
 	dequeued := map[int]int64{}
-	m := storage.NewMetered(storage.Wrap(inner, func(c *storage.Call, next func() error) error {
+	m := storage.NewMetered(embeddedWith(t, func(c *storage.Call, next func() error) error {
 		err := next()
 		if c.Op == storage.QueueDequeue && c.Resource == WorkQueue(name) {
 			mu.Lock()

@@ -29,16 +29,11 @@ var finalRows = regexp.MustCompile(`^f[0-9]{2}(-[0-9]{2})?$`)
 func TestResolveMessagesNameTheirBlob(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	inner, err := embedded.Open(embedded.Config{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer inner.Close()
 	const name = "resolvenames"
 	origin := message.StandardOrigin(board.MustNew(4))
 	var mu sync.Mutex
 	var named, stripped, rowReads int
-	be := storage.Wrap(inner, func(c *storage.Call, next func() error) error {
+	be := embeddedWith(t, func(c *storage.Call, next func() error) error {
 		err := next()
 		mu.Lock()
 		defer mu.Unlock()
@@ -96,13 +91,8 @@ func TestMessagesOfOlderRuns(t *testing.T) {
 	run := func(name string, forms runstore.Messages) (named, unnamed, covers int, finals int64) {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		inner, err := embedded.Open(embedded.Config{Dir: t.TempDir()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer inner.Close()
 		var mu sync.Mutex
-		be := storage.Wrap(inner, func(c *storage.Call, next func() error) error {
+		be := embeddedWith(t, func(c *storage.Call, next func() error) error {
 			err := next()
 			mu.Lock()
 			defer mu.Unlock()
@@ -143,4 +133,16 @@ func TestMessagesOfOlderRuns(t *testing.T) {
 	if named == 0 || unnamed != 0 || covers >= oldCovers {
 		t.Errorf("a run seeded now: %d R messages named their blob, %d did not; %d compensation messages, %d with unnamed messages", named, unnamed, covers, oldCovers)
 	}
+}
+
+// embeddedWith is a fresh embedded backend, closed when the test ends,
+// with every call passed through mw.
+func embeddedWith(t *testing.T, mw storage.Middleware) storage.Backend {
+	t.Helper()
+	inner, err := embedded.Open(embedded.Config{Dir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { inner.Close() })
+	return storage.Wrap(inner, mw)
 }
