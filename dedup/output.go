@@ -44,7 +44,7 @@ type output struct {
 	rec    *runstore.Ply // which positions keep backtracking rows (KeepsSources)
 
 	runs  []*runstore.MergedBlob
-	comps compensation.Set // one message for all the blobs written
+	comps compensation.Set // one message for all the blobs written (or one each: flush)
 
 	// the current blob: its keys and sources, packed as they come
 	keys, sources bytes.Buffer
@@ -128,10 +128,11 @@ func (o *output) emit() error {
 }
 
 // flush uploads the current blob and its backtracking rows under the
-// attempt's compensation message, which the first blob enqueues. The
-// deadline is checked before each upload too: once the message may
-// have surfaced, its handler may have listed the outputs already, and a
-// blob written after that would be no message's.
+// attempt's compensation message, which the first blob enqueues (in a
+// run of the unnamed forms, runstore.MessagesUnnamed, under a message of
+// its own). The deadline is checked before each upload too: once the
+// message may have surfaced, its handler may have listed the outputs
+// already, and a blob written after that would be no message's.
 func (o *output) flush() error {
 	if o.count == 0 {
 		return nil
