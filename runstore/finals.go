@@ -72,14 +72,9 @@ func (s *Store) FinalsIn(ctx context.Context, ply int, span Span) ([]FinalBlob, 
 	if err != nil {
 		return nil, fmt.Errorf("reading final blobs %d to %d of ply %d: %w", span.Lo, span.Hi, ply, err)
 	}
-	out := make([]FinalBlob, len(es))
-	for i, e := range es {
-		if out[i], err = s.decodeFinal(e); err != nil {
-			return nil, err
-		}
-		if out[i].Index != span.Lo+i {
-			return nil, fmt.Errorf("%w: ply %d final blob rows skip index %d", ErrMalformed, ply, span.Lo+i)
-		}
+	out, err := s.decodeFinals(ply, span.Lo, es)
+	if err != nil {
+		return nil, err
 	}
 	if len(out) != span.Hi-span.Lo {
 		return nil, fmt.Errorf("%w: ply %d has %d of final blobs %d to %d", ErrMalformed, ply, len(out), span.Lo, span.Hi)
@@ -93,13 +88,20 @@ func (s *Store) Finals(ctx context.Context, ply int) ([]FinalBlob, error) {
 	if err != nil {
 		return nil, fmt.Errorf("listing the final blobs of ply %d: %w", ply, err)
 	}
+	return s.decodeFinals(ply, 0, es)
+}
+
+// decodeFinals decodes the rows of consecutive final blobs of ply from
+// index first, and refuses rows that skip one.
+func (s *Store) decodeFinals(ply, first int, es []storage.Entity) ([]FinalBlob, error) {
 	out := make([]FinalBlob, len(es))
 	for i, e := range es {
+		var err error
 		if out[i], err = s.decodeFinal(e); err != nil {
 			return nil, err
 		}
-		if out[i].Index != i {
-			return nil, fmt.Errorf("%w: ply %d final blob rows skip index %d", ErrMalformed, ply, i)
+		if out[i].Index != first+i {
+			return nil, fmt.Errorf("%w: ply %d final blob rows skip index %d", ErrMalformed, ply, first+i)
 		}
 	}
 	return out, nil
