@@ -157,7 +157,7 @@ func (c RunConfig) WithDerived() RunConfig {
 	if c.StateAccounts == 0 {
 		c.StateAccounts = c.Accounts
 	}
-	// Every output's compensation message is enqueued and deleted, and
+	// Every task's compensation messages are enqueued and deleted, and
 	// idle workers poll for them: the queue carries about as much as the
 	// work queue, so it gets as many shards.
 	if c.CompensationShards == 0 {
@@ -211,7 +211,7 @@ func (c RunConfig) Validate() error {
 	if c.QueueShards < 1 || c.QueueShards > MaxQueueShards {
 		return fmt.Errorf("queue shards %d: must be 1 to %d", c.QueueShards, MaxQueueShards)
 	}
-	if c.Messages != 0 && c.Messages != runstore.MessagesUnnamed && c.Messages != runstore.MessagesNamed {
+	if c.Messages != 0 && !c.Messages.Known() {
 		return fmt.Errorf("messages %d: must be %d or %d, or 0 for the current forms", c.Messages, runstore.MessagesUnnamed, runstore.MessagesNamed)
 	}
 	if c.CompensationShards < 0 || c.CompensationShards > MaxQueueShards {

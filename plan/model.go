@@ -323,6 +323,7 @@ func (m *Model) fitCPU(run Measurement, other *Measurement) {
 	}
 }
 
+// edgesAt is a measured ply's edges, or 0 past the target.
 func (m Measurement) edgesAt(p int) int64 {
 	if p < len(m.Plies) {
 		return m.Plies[p].Edges

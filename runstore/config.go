@@ -76,6 +76,9 @@ const (
 	MessagesNamed Messages = 2
 )
 
+// Known reports whether m is a form this release sends.
+func (m Messages) Known() bool { return m == MessagesUnnamed || m == MessagesNamed }
+
 // SolveMode is how far a run solves the positions of its target ply.
 type SolveMode string
 
@@ -214,7 +217,7 @@ func decodeConfig(e storage.Entity) (Config, error) {
 	if c.Completion != TreeCompletion && c.Completion != FlatCompletion {
 		d.fail(fmt.Errorf("completion %q: neither %q nor %q", c.Completion, TreeCompletion, FlatCompletion))
 	}
-	if c.Messages != MessagesUnnamed && c.Messages != MessagesNamed {
+	if !c.Messages.Known() {
 		d.fail(fmt.Errorf("messages %d: neither %d nor %d", c.Messages, MessagesUnnamed, MessagesNamed))
 	}
 	d.int("Created") // no setting, but every row has it
