@@ -19,15 +19,18 @@ import (
 // the stage is complete.
 //
 // An item, once its marker is committed, climbs: it reads its siblings'
-// markers (one range query of at most completionFan rows), stops if one
-// is missing, else adds its parent's marker naming itself (By) and goes
-// on from the parent, unless the parent's marker names another item,
-// which then does. So one completion check reads at most completionFan
-// rows and one more (the parent's marker, when another added it first)
-// a level, for ceil(log_fan n) levels: 4 levels for a million items,
-// 6 for 10^10. Siblings share a partition (spread.pk groups indexes by
-// j/completionFan), so each read is one query of one partition, and a
-// level's markers spread over the shards as the items do.
+// markers (two range queries of at most completionFan rows in all: the
+// siblings after it, then, if none of those is missing, the ones before;
+// see siblings), stops if one is missing, else adds its parent's marker
+// naming itself (By) and goes on from the parent, unless the parent's
+// marker names another item, which then does. So one completion check
+// reads at most completionFan rows and one more (the parent's marker,
+// when another added it first) a level, for ceil(log_fan n) levels: 4
+// levels for a million items, 6 for 10^10; and since items finish about
+// in order, a few rows an item on average. Siblings share a partition
+// (spread.pk groups indexes by j/completionFan), so each read is of one
+// partition, and a level's markers spread over the shards as the items
+// do.
 //
 // Linearizability makes this exact. Every marker is added once and never
 // removed, and a parent's only after all its children were read present,
@@ -134,8 +137,8 @@ func (s *Store) itemDone(ctx context.Context, m stageMarkers, i, n int) (bool, e
 	for level, j := 1, i; ; level, j = level+1, j/completionFan {
 		parent := j / completionFan
 		lo, hi := parent*completionFan, min(nodes(n, level-1), (parent+1)*completionFan)
-		es, err := queryAll(ctx, s.state, m.pk(j), m.nodeKey(level-1, lo), m.nodeKey(level-1, hi))
-		if err != nil || len(es) < hi-lo {
+		es, err := s.siblings(ctx, m, level-1, lo, j, hi)
+		if err != nil || es == nil {
 			return false, err
 		}
 		if mine, err := s.claim(ctx, m, level, parent, i, m.tally.node(es)); err != nil || !mine {
@@ -145,6 +148,29 @@ func (s *Store) itemDone(ctx context.Context, m stageMarkers, i, n int) (bool, e
 			return true, nil
 		}
 	}
+}
+
+// siblings reads the markers of nodes lo to hi-1 of level, given that
+// node j's exists, and returns them in key order, or nil if one is
+// missing. It reads the nodes after j first, and the others only if
+// those are all there: items finish about in the order they were sent,
+// so most find a later sibling missing at once, and a group's markers
+// are read about once in all, not half of them by every item.
+func (s *Store) siblings(ctx context.Context, m stageMarkers, level, lo, j, hi int) ([]storage.Entity, error) {
+	pk := m.pk(j)
+	var after []storage.Entity
+	if j+1 < hi {
+		es, err := queryAll(ctx, s.state, pk, m.nodeKey(level, j+1), m.nodeKey(level, hi))
+		if err != nil || len(es) < hi-j-1 {
+			return nil, err
+		}
+		after = es
+	}
+	es, err := queryAll(ctx, s.state, pk, m.nodeKey(level, lo), m.nodeKey(level, j+1))
+	if err != nil || len(es) < j+1-lo {
+		return nil, err
+	}
+	return append(es, after...), nil
 }
 
 // claim adds the marker of node j of level for item i, with the

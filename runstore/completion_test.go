@@ -210,3 +210,60 @@ func TestCompletionMillion(t *testing.T) {
 		t.Errorf("allDone = %v, %v", all, err)
 	}
 }
+
+// TestCompletionInOrder finishes the items of a stage one after another,
+// in the order they were sent, as a stage's items mostly finish: the
+// checks read about one row an item in all (the last item of a group
+// reads its group, the others find the next item missing), where reading
+// every sibling would read half a group an item. In reverse order, the
+// worst case, no check reads more than its group and one more row a
+// level, and exactly one sees the stage complete either way.
+func TestCompletionInOrder(t *testing.T) {
+	ctx := context.Background()
+	const n = 64*64 + 17
+	levels := int64(rootLevel(n))
+	for _, tc := range []struct {
+		name    string
+		order   func(k int) int
+		perItem float64 // the most rows read an item, in all
+	}{
+		{"in order", func(k int) int { return k }, 1.1},
+		{"in reverse", func(k int) int { return n - 1 - k }, completionFan + 1},
+	} {
+		be := testkit.Embedded(t)
+		state := storage.Wrap(be, countReads).Table("runstate")
+		if err := state.Create(ctx); err != nil {
+			t.Fatal(err)
+		}
+		s := New(board.MustNew(4), []storage.Table{state}, []storage.Table{state}, 3, TreeCompletion)
+		m := s.resolutionMarkers(1)
+		var total atomic.Int64
+		complete := 0
+		for k := range n {
+			i := tc.order(k)
+			if err := addMarker(ctx, s, m, i); err != nil {
+				t.Fatal(err)
+			}
+			var reads atomic.Int64
+			all, err := s.itemDone(context.WithValue(ctx, readsKey{}, &reads), m, i, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if all {
+				complete++
+			}
+			if bound := levels * (completionFan + 1); reads.Load() > bound {
+				t.Errorf("%s: item %d's check read %d rows, more than %d", tc.name, i, reads.Load(), bound)
+			}
+			total.Add(reads.Load())
+		}
+		perItem := float64(total.Load()) / n
+		t.Logf("%s: %d items, %d rows read, %.2f an item", tc.name, n, total.Load(), perItem)
+		if complete != 1 {
+			t.Errorf("%s: %d checks saw the stage complete, want 1", tc.name, complete)
+		}
+		if perItem > tc.perItem {
+			t.Errorf("%s: the checks read %.2f rows an item, want at most %g", tc.name, perItem, tc.perItem)
+		}
+	}
+}
