@@ -68,6 +68,13 @@ func NewWorker(r *Run, cfg WorkerConfig, log *slog.Logger, progress *Progress) (
 // have several.)
 func (w *Worker) Run(ctx context.Context) {
 	ctx = task.WithCategory(ctx, task.CategoryControl)
+	// A dequeue that returns a message is that message's ply's work, as
+	// the plan counts it; the polls that find nothing are no ply's.
+	origin := w.run.shared.Origin
+	ctx = storage.WithPlyOfMessage(ctx, func(text string) (int, bool) {
+		m, err := message.ParseMessage(origin, text)
+		return m.Ply, err == nil
+	})
 	if w.run.Config.CompensationShards <= 1 {
 		if err := w.run.compensation.Create(ctx); err != nil {
 			w.log.Warn("creating the compensation queue failed; tasks that write blobs fail until it exists", "err", err)

@@ -45,6 +45,28 @@ func PlyFrom(ctx context.Context) (ply int, ok bool) {
 	return ply, ok
 }
 
+type plyOfMessageKey struct{}
+
+// WithPlyOfMessage makes the dequeues made with ctx their message's
+// ply's: a worker cannot know a message's ply before it has it, so a
+// Metered backend asks plyOf of the text of the one message a Dequeue
+// returned, and counts the call in that ply (not in a handling of it).
+// A dequeue that returns nothing, or a message plyOf names no ply of,
+// belongs to no ply.
+func WithPlyOfMessage(ctx context.Context, plyOf func(text string) (ply int, ok bool)) context.Context {
+	return context.WithValue(ctx, plyOfMessageKey{}, plyOf)
+}
+
+// dequeuedPly is the ply that call c, a Dequeue made with a context from
+// WithPlyOfMessage, counts in.
+func dequeuedPly(c *Call) (int, bool) {
+	plyOf, _ := c.Ctx.Value(plyOfMessageKey{}).(func(string) (int, bool))
+	if c.Op != QueueDequeue || plyOf == nil || len(c.Messages) != 1 {
+		return 0, false
+	}
+	return plyOf(c.Messages[0].Text)
+}
+
 // counters holds one category's, or one ply's, transaction counts.
 type counters [numOperations]atomic.Int64
 
@@ -141,6 +163,8 @@ func (m *Metered) meter(c *Call, next func() error) error {
 		pc := m.plyCounters(ply)
 		bill(&pc.ops, c)
 		pc.entities.Add(entities)
+	} else if ply, ok := dequeuedPly(c); ok {
+		bill(&m.plyCounters(ply).ops, c)
 	}
 	if h := handlingFrom(c.Ctx); h != nil {
 		m.countHandling(h, n, entities)

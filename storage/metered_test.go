@@ -18,6 +18,8 @@ type fake struct {
 	listN   int   // names List returns
 	err     error // what every call returns
 	readAll bool  // whether Upload drains its reader
+	// dequeued is what Dequeue returns; nil: two messages.
+	dequeued []Message
 }
 
 func (f *fake) Queue(name string) Queue         { return fakeQueue{f: f} }
@@ -37,6 +39,9 @@ func (q fakeQueue) Enqueue(context.Context, string, EnqueueOptions) (Receipt, er
 }
 
 func (q fakeQueue) Dequeue(context.Context, int, time.Duration) ([]Message, error) {
+	if q.f.dequeued != nil {
+		return q.f.dequeued, q.f.err
+	}
 	return []Message{{Text: "abc"}, {Text: "de"}}, q.f.err
 }
 
@@ -271,6 +276,39 @@ func TestMeteredPlies(t *testing.T) {
 	}
 	if p, ok := PlyFrom(WithPly(ctx, 0)); !ok || p != 0 {
 		t.Errorf("PlyFrom(WithPly(0)) = %d, %v", p, ok)
+	}
+}
+
+// TestMeteredDequeuePly: a dequeue made with WithPlyOfMessage is its one
+// message's ply's, and no handling's; one that finds nothing, or a
+// message that names no ply, is no ply's.
+func TestMeteredDequeuePly(t *testing.T) {
+	f := &fake{}
+	m := NewMetered(f)
+	plyOf := func(text string) (int, bool) {
+		if text == "bad" {
+			return 0, false
+		}
+		return len(text), true
+	}
+	ctx := WithPlyOfMessage(WithCategory(context.Background(), "control"), plyOf)
+	for _, msgs := range [][]Message{{{Text: "abcde"}}, {{Text: "abcde"}}, {{Text: "abc"}}, {}, {{Text: "bad"}}} {
+		f.dequeued = msgs
+		m.Queue("q").Dequeue(ctx, 1, time.Second)
+	}
+	s := m.Stats()
+	got := map[int]int64{}
+	for _, p := range s.Plies {
+		got[p.Ply] = p.Ops["queue.dequeue"]
+		if p.Tasks != 0 || p.MaxTaskTransactions != 0 {
+			t.Errorf("ply %d: %d handlings, at most %d transactions; a dequeue is none", p.Ply, p.Tasks, p.MaxTaskTransactions)
+		}
+	}
+	if want := map[int]int64{5: 2, 3: 1}; !reflect.DeepEqual(got, want) {
+		t.Errorf("dequeues by ply %v, want %v", got, want)
+	}
+	if s.Unattributed() != 2 || s.Total() != 5 {
+		t.Errorf("unattributed %d of %d, want 2 of 5", s.Unattributed(), s.Total())
 	}
 }
 
