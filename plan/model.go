@@ -257,7 +257,7 @@ func (m *Model) fitUnits(large Measurement) error {
 			m.perUnit[k][cat] = map[string]float64{}
 			for op, n := range use.Ops {
 				if d := u.value(driverOfOp(cat, op)); d > 0 {
-					m.perUnit[k][cat][op] = float64(n) / d
+					m.perUnit[k][cat][op] = max(0, float64(n)-baseOf(cat, op, u)) / d
 				}
 			}
 		}

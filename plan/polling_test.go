@@ -31,10 +31,14 @@ type simRun struct {
 	// dequeue that found a message in the message's ply (the plan's
 	// way), not in no ply's.
 	DequeuesInPlies bool `json:"dequeues_in_plies"`
+	// Plies are the transactions of some of its plies, by ply.
+	Plies map[int]int64 `json:"plies"`
 	// Checks names what the run checks: "polling", the polling line
 	// over its wall time; "totals", the plan's transactions, for the
 	// runs of the code the measured runs in testdata were taken with
-	// (an older code's runs made other transactions).
+	// (an older code's runs made other transactions); "plies", the
+	// plan's transactions of each ply in Plies, for runs whose report
+	// counts a message's dequeue in its ply, as the plan does.
 	Checks []string `json:"checks"`
 }
 
@@ -91,7 +95,7 @@ func TestPollingFollowsTheSimRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tenths := 0
+	tenths, plies := 0, 0
 	for _, run := range simRuns(t) {
 		cfg := defaultConfig(run.Target)
 		cfg.Workers, cfg.PollMax = run.Workers, pipeline.LocalPollMax(run.Workers)
@@ -107,6 +111,23 @@ func TestPollingFollowsTheSimRuns(t *testing.T) {
 		t.Logf("%s: over the run's %.0f s, %d polling transactions, measured %d (x%.2f); the plan's %.0f s give %d", name, run.WallSeconds, atRun.Transactions, run.polled(), ratio, p.Total.Seconds, p.Polling.Transactions)
 		if run.checks("polling") && (ratio < 1/1.9 || ratio > 1.9) {
 			t.Errorf("%s: over the run's %.0f s the model polls %d times, the run %d: x%.2f, more than 1.9 times off", name, run.WallSeconds, atRun.Transactions, run.polled(), ratio)
+		}
+		if run.checks("plies") {
+			plies++
+			if !run.DequeuesInPlies || len(run.Plies) == 0 {
+				t.Errorf("%s checks its plies, but its report did not count dequeues in them or it has none", name)
+			}
+			for ply, n := range run.Plies {
+				if ply >= len(p.Plies) {
+					t.Errorf("%s: ply %d, past the plan's", name, ply)
+					continue
+				}
+				off := float64(p.Plies[ply].Transactions)/float64(n) - 1
+				t.Logf("%s: ply %d, the plan's %d transactions, the run's %d (%+.1f%%)", name, ply, p.Plies[ply].Transactions, n, 100*off)
+				if math.Abs(off) > 0.25 {
+					t.Errorf("%s: ply %d, the plan's %d transactions are %+.1f%% off the run's %d", name, ply, p.Plies[ply].Transactions, 100*off, n)
+				}
+			}
 		}
 		if run.Target != 10 || !run.checks("totals") {
 			continue
@@ -125,8 +146,8 @@ func TestPollingFollowsTheSimRuns(t *testing.T) {
 			t.Errorf("%s: the plan's %d transactions, plies and polling, are %+.1f%% off the run's %d", name, p.Total.Transactions, 100*off, run.StorageTransactions)
 		}
 	}
-	if tenths < 2 {
-		t.Errorf("%d sim runs to ply 10 check the totals, want 2 or more", tenths)
+	if tenths < 2 || plies < 2 {
+		t.Errorf("%d sim runs to ply 10 check the totals and %d their plies, want 2 or more of each", tenths, plies)
 	}
 }
 

@@ -19,10 +19,12 @@ type Units struct {
 	// BlobPositions and BucketBlobs are the ply's sizes.
 	BlobPositions int `json:"blob_positions"`
 	BucketBlobs   int `json:"bucket_blobs"`
-	// Finals are the ply's final blobs; Tasks the expansion tasks that
-	// feed it (the previous ply's final blobs); Out the expansion tasks
-	// it feeds (its own final blobs, below the target).
-	Finals float64 `json:"finals"`
+	// Positions are the ply's positions; Finals its final blobs; Tasks
+	// the expansion tasks that feed it (the previous ply's final blobs);
+	// Out the expansion tasks it feeds (its own final blobs, below the
+	// target).
+	Positions float64 `json:"positions"`
+	Finals    float64 `json:"finals"`
 	Tasks  float64 `json:"tasks"`
 	Out    float64 `json:"expansions_out"`
 	// Buckets are the bucket merges; Levels the combine levels (none
@@ -38,7 +40,8 @@ type Units struct {
 
 // The drivers of a ply's transactions.
 const (
-	drvFinals   = "finals"   // a ply's final blobs: merge outputs, results, notices
+	drvFinals   = "finals"   // a ply's final blobs: merge outputs, results, resolutions
+	drvKnown    = "known"    // a ply's positions, a share of which notify their parents (see baseOf)
 	drvParents  = "parents"  // the previous ply's final blobs (notices sent to them)
 	drvOut      = "out"      // expansion tasks the ply feeds
 	drvTasks    = "tasks"    // expansion runs swept when the ply is final
@@ -57,8 +60,11 @@ func driverOfOp(cat, op string) string {
 	case task.CategoryControl:
 		return drvMessages
 	case task.CategoryBacktrack:
-		if op == "queue.enqueue" {
+		switch op {
+		case "queue.enqueue":
 			return drvParents
+		case "table.transact":
+			return drvKnown
 		}
 		return drvFinals
 	case task.CategoryDedup:
@@ -78,6 +84,31 @@ func driverOfOp(cat, op string) string {
 	return drvFinals
 }
 
+// sourceBatches is the transactions that one final blob's backtracking
+// rows take to write: one batch (runstore.PutSources), as long as they
+// fit in one, three rows of 660 KB: a final blob of a million positions
+// has about 1.5 MB of them.
+const sourceBatches = 1
+
+// baseOf is the part of an operation's transactions that its driver does
+// not drive: of the backtracking table's transactions, one batch of rows
+// a final blob. The rest are notices: a resolved blob sends its known
+// results to its parents' blobs, one payload a parent blob, and results
+// are known (in a run short of the game's end) for the few positions
+// that a terminal position below decides or bounds. Their number
+// follows the positions (a share of them), not the final blobs: a run
+// with small blobs sends about as many as one with large blobs, many
+// times fewer a final blob (a run to ply 10 with 16-position blobs,
+// 43 at ply 9; one to ply 13 with 65,536, 7,658 at ply 12). The share
+// is the one measured; deeper plies have more terminal positions, which
+// the plan does not foresee.
+func baseOf(cat, op string, u Units) float64 {
+	if cat == task.CategoryBacktrack && op == "table.transact" {
+		return sourceBatches * u.Finals
+	}
+	return 0
+}
+
 // entityDriver is the driver of a category's table entities: that of its
 // queries.
 func entityDriver(cat string) string { return driverOfOp(cat, "table.query") }
@@ -88,6 +119,8 @@ func (u Units) value(driver string) float64 {
 	switch driver {
 	case drvFinals:
 		return u.Finals + u.Combines
+	case drvKnown:
+		return u.Positions
 	case drvParents:
 		return u.Tasks
 	case drvOut:
@@ -133,7 +166,7 @@ func (l segmentLaw) per(buckets float64) float64 {
 // are the ply's edges over a bucket's capacity (the splitters count a
 // child once per parent), at most runstore.MaxBuckets.
 func (m *Model) unitsAt(s runstore.Sizes, ply, target int, positions, edges []int64) Units {
-	u := Units{Ply: ply, BlobPositions: s.BlobPositionsAt(ply), BucketBlobs: s.BucketBlobsAt(ply)}
+	u := Units{Ply: ply, Positions: float64(positions[ply]), BlobPositions: s.BlobPositionsAt(ply), BucketBlobs: s.BucketBlobsAt(ply)}
 	u.Buckets = m.bucketsAt(s, ply, edges)
 	u.Finals = finalsOf(positions[ply], u.BlobPositions, u.Buckets)
 	if ply < target {
@@ -201,7 +234,7 @@ func finalsOf(positions int64, blobPositions int, buckets float64) float64 {
 func measuredUnits(m Measurement, ply int) Units {
 	p := m.Plies[ply]
 	ops := func(cat, op string) float64 { return float64(p.Categories[cat].Ops[op]) }
-	u := Units{Ply: ply, Finals: float64(p.Finals), Buckets: float64(p.Buckets), Combines: float64(p.Combines), Segments: float64(p.Segments)}
+	u := Units{Ply: ply, Positions: float64(p.Positions), Finals: float64(p.Finals), Buckets: float64(p.Buckets), Combines: float64(p.Combines), Segments: float64(p.Segments)}
 	if u.Finals == 0 {
 		u.Finals = ops(task.CategoryBacktrack, "blob.put")
 		u.Buckets = ops(task.CategoryDedup, "table.add")
@@ -222,7 +255,7 @@ func measuredUnits(m Measurement, ply int) Units {
 func (m *Model) opsAt(k kind, cat string, u Units) map[string]int64 {
 	out := map[string]int64{}
 	for op, per := range m.perUnit[k][cat] {
-		if n := round(per * u.value(driverOfOp(cat, op))); n > 0 {
+		if n := round(baseOf(cat, op, u) + per*u.value(driverOfOp(cat, op))); n > 0 {
 			out[op] = n
 		}
 	}
