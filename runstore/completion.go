@@ -19,15 +19,14 @@ import (
 // the stage is complete.
 //
 // An item, once its marker is committed, climbs: it reads its siblings'
-// markers (two range queries of at most completionFan rows in all: the
-// siblings after it, then, if none of those is missing, the ones before;
-// see siblings), stops if one is missing, else adds its parent's marker
+// markers (at most completionFan rows, in a few pages that stop at the
+// first sibling missing; see siblings), stops if one is missing, else adds its parent's marker
 // naming itself (By) and goes on from the parent, unless the parent's
 // marker names another item, which then does. So one completion check
 // reads at most completionFan rows and one more (the parent's marker,
 // when another added it first) a level, for ceil(log_fan n) levels: 4
-// levels for a million items, 6 for 10^10; and since items finish about
-// in order, a few rows an item on average. Siblings share a partition
+// levels for a million items, 6 for 10^10; and a few rows an item on
+// average, in whatever order the items finish. Siblings share a partition
 // (spread.pk groups indexes by j/completionFan), so each read is of one
 // partition, and a level's markers spread over the shards as the items
 // do.
@@ -152,25 +151,60 @@ func (s *Store) itemDone(ctx context.Context, m stageMarkers, i, n int) (bool, e
 
 // siblings reads the markers of nodes lo to hi-1 of level, given that
 // node j's exists, and returns them in key order, or nil if one is
-// missing. It reads the nodes after j first, and the others only if
-// those are all there: items finish about in the order they were sent,
-// so most find a later sibling missing at once, and a group's markers
-// are read about once in all, not half of them by every item.
+// missing. It reads from two places in turn, the nodes after j and
+// those from lo on, a page at a time, each page twice the one before
+// from firstSiblingPage, and stops at the first node missing: an item
+// that finishes after its neighbours but before the group is done
+// (items finish mostly in order, sometimes in reverse, often shuffled)
+// finds one missing within a page or two, and only the one that
+// completes the group reads it all, in a few pages. Reading every
+// sibling at once reads half a group an item when items finish in
+// order, and more otherwise.
 func (s *Store) siblings(ctx context.Context, m stageMarkers, level, lo, j, hi int) ([]storage.Entity, error) {
-	pk := m.pk(j)
-	var after []storage.Entity
-	if j+1 < hi {
-		es, err := queryAll(ctx, s.state, pk, m.nodeKey(level, j+1), m.nodeKey(level, hi))
-		if err != nil || len(es) < hi-j-1 {
-			return nil, err
+	after := siblingRun{next: j + 1, to: hi, limit: firstSiblingPage}
+	before := siblingRun{next: lo, to: j + 1, limit: firstSiblingPage}
+	for after.next < after.to || before.next < before.to {
+		for _, r := range []*siblingRun{&after, &before} {
+			if r.next >= r.to {
+				continue
+			}
+			if missing, err := r.page(ctx, s, m, level, m.pk(j)); err != nil || missing {
+				return nil, err
+			}
 		}
-		after = es
 	}
-	es, err := queryAll(ctx, s.state, pk, m.nodeKey(level, lo), m.nodeKey(level, j+1))
-	if err != nil || len(es) < j+1-lo {
-		return nil, err
+	return append(before.rows, after.rows...), nil
+}
+
+// firstSiblingPage is the rows a siblingRun asks for first.
+const firstSiblingPage = 2
+
+// siblingRun reads the markers of nodes next to to-1 of a level in
+// order, a page at a time.
+type siblingRun struct {
+	next, to, limit int
+	rows            []storage.Entity
+}
+
+// page reads the run's next page from partition pk and reports whether
+// it found a node missing.
+func (r *siblingRun) page(ctx context.Context, s *Store, m stageMarkers, level int, pk string) (missing bool, err error) {
+	want := min(r.limit, r.to-r.next)
+	r.limit *= 2
+	page, err := s.state(pk).Query(ctx, pk, storage.QueryOptions{From: m.nodeKey(level, r.next), To: m.nodeKey(level, r.to), Limit: want})
+	if err != nil {
+		return false, err
 	}
-	return append(es, after...), nil
+	for _, e := range page.Entities {
+		if e.RowKey != m.nodeKey(level, r.next) {
+			return true, nil
+		}
+		r.rows = append(r.rows, e)
+		r.next++
+	}
+	// A short last page: the node after the rows is missing. (A short
+	// page with more to come is the service's, and says nothing.)
+	return len(page.Entities) < want && page.Next == "" && r.next < r.to, nil
 }
 
 // claim adds the marker of node j of level for item i, with the

@@ -212,23 +212,32 @@ func TestCompletionMillion(t *testing.T) {
 }
 
 // TestCompletionInOrder finishes the items of a stage one after another,
-// in the order they were sent, as a stage's items mostly finish: the
-// checks read about one row an item in all (the last item of a group
-// reads its group, the others find the next item missing), where reading
-// every sibling would read half a group an item. In reverse order, the
-// worst case, no check reads more than its group and one more row a
-// level, and exactly one sees the stage complete either way.
+// in the order they were sent (as a stage's items mostly finish), in
+// reverse, and shuffled within windows of a few groups (as hundreds of
+// workers finish them): the checks read a few rows an item in all,
+// where reading every sibling would read half a group an item, or more.
+// No check reads more than its group and one more row a level, and
+// exactly one sees the stage complete.
 func TestCompletionInOrder(t *testing.T) {
 	ctx := context.Background()
 	const n = 64*64 + 17
 	levels := int64(rootLevel(n))
+	shuffled := make([]int, n)
+	rng := rand.New(rand.NewPCG(1, 2))
+	for lo := 0; lo < n; lo += 4 * completionFan {
+		hi := min(n, lo+4*completionFan)
+		for k, i := range rng.Perm(hi - lo) {
+			shuffled[lo+k] = lo + i
+		}
+	}
 	for _, tc := range []struct {
 		name    string
 		order   func(k int) int
 		perItem float64 // the most rows read an item, in all
 	}{
 		{"in order", func(k int) int { return k }, 1.1},
-		{"in reverse", func(k int) int { return n - 1 - k }, completionFan + 1},
+		{"in reverse", func(k int) int { return n - 1 - k }, 4.5},
+		{"shuffled", func(k int) int { return shuffled[k] }, 6.5},
 	} {
 		be := testkit.Embedded(t)
 		state := storage.Wrap(be, countReads).Table("runstate")
