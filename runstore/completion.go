@@ -184,6 +184,10 @@ const firstSiblingPage = 2
 type siblingRun struct {
 	next, to, limit int
 	rows            []storage.Entity
+	// cont is the token of a short page that said more may follow:
+	// Azure can end a page early, even with no rows, and asking again
+	// from the same row may end it there again.
+	cont string
 }
 
 // page reads the run's next page from partition pk and reports whether
@@ -191,7 +195,7 @@ type siblingRun struct {
 func (r *siblingRun) page(ctx context.Context, s *Store, m stageMarkers, level int, pk string) (missing bool, err error) {
 	want := min(r.limit, r.to-r.next)
 	r.limit *= 2
-	page, err := s.state(pk).Query(ctx, pk, storage.QueryOptions{From: m.nodeKey(level, r.next), To: m.nodeKey(level, r.to), Limit: want})
+	page, err := s.state(pk).Query(ctx, pk, storage.QueryOptions{From: m.nodeKey(level, r.next), To: m.nodeKey(level, r.to), Limit: want, Continuation: r.cont})
 	if err != nil {
 		return false, err
 	}
@@ -202,9 +206,16 @@ func (r *siblingRun) page(ctx context.Context, s *Store, m stageMarkers, level i
 		r.rows = append(r.rows, e)
 		r.next++
 	}
-	// A short last page: the node after the rows is missing. (A short
-	// page with more to come is the service's, and says nothing.)
-	return len(page.Entities) < want && page.Next == "" && r.next < r.to, nil
+	r.cont = ""
+	if len(page.Entities) < want {
+		if page.Next == "" {
+			// A short last page: the node after the rows is missing.
+			return r.next < r.to, nil
+		}
+		// The service's short page says nothing of what follows.
+		r.cont = page.Next
+	}
+	return false, nil
 }
 
 // claim adds the marker of node j of level for item i, with the
