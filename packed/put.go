@@ -9,15 +9,17 @@ import (
 // The writers' block loops, putKeys and putEdges, write what put and
 // refEncoder.put write entry by entry, bit for bit the same, but keep the
 // bit writer's state in locals: a method on the writer loads and stores
-// its buffer, accumulator and count around every field, and at about 40
-// ns an entry encoding cost nearly what generating an edge does. Each
-// entry's codes are put whole with one unaligned store (putBits); the
-// rare entries whose codes do not fit in one (more than 55 discs, a long
-// gamma code, a ref into another blob) go through the methods, with the
-// state handed over and taken back.
+// its buffer, accumulator and count around every field, which made
+// encoding cost about as much as generating the edges
+// (docs/performance.md). An entry's codes are joined into one or two,
+// each put with one unaligned store (putBits); the rare entries that do
+// not fit (more than 56 discs, a long gamma code, a ref into another
+// blob) go through the methods, with the state handed over and taken
+// back.
 
 // putSlack is the spare capacity a loop keeps after its buffer's length
-// before an entry: a store of 8 bytes for each of its at most 4 codes.
+// before an entry: room for the 8-byte stores of its codes, at most
+// three, each starting at most 7 bytes after the one before.
 const putSlack = 32
 
 // maxPut is the longest code putBits takes: with fewer than 8 pending
@@ -81,7 +83,7 @@ func (e *posEncoder) posCode(i int) (uint64, uint, bool) {
 	return prefixNewOcc | g<<2, 2 + n, ok && 2+n <= maxPut
 }
 
-// putKeys writes the n positions of a key block after its parameters.
+// putKeys writes the positions of a key block after its parameters.
 // Keys do not repeat: KeyWriter.Add refuses a position not after the
 // last.
 func (e *posEncoder) putKeys(w *bitWriter) {
