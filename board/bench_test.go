@@ -115,3 +115,16 @@ func BenchmarkDecodeKey(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkTerminal(b *testing.B) {
+	bd := MustNew(8)
+	ps := midgame(bd)
+	n := 0
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		if bd.Terminal(ps[i&1023]) {
+			n++
+		}
+	}
+	sinkU += uint64(n)
+}

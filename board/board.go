@@ -349,7 +349,23 @@ func withSides(occ, mover uint64, side Color) Position {
 // Terminal reports whether neither side can move.
 func (b *Board) Terminal(p Position) bool {
 	own, opp := p.Mover(), p.Opponent()
-	return b.moves(own, opp, p.Occ) == 0 && b.moves(opp, own, p.Occ) == 0
+	return !b.canMove(own, opp, p.Occ) && !b.canMove(opp, own, p.Occ)
+}
+
+// canMove reports whether moves(own, opp, occ) is not empty, trying the
+// directions two at a time and stopping at the first pair with a move.
+// Terminal asks it of a ply's every position twice in an enumeration
+// (the merge that writes the position, the resolution that scores it),
+// and a stored position's mover has a move unless it is terminal, so
+// most calls stop before generating every direction.
+func (b *Board) canMove(own, opp, occ uint64) bool {
+	empty := b.mask &^ occ
+	emptyE, emptyW := empty&b.maskE, empty&b.maskW
+	oppE, oppW := opp&b.maskE, opp&b.maskW
+	return ((fillUp(own, oppE, 1)&^own)<<1)&emptyE|((fillDown(own, oppW, 1)&^own)>>1)&emptyW != 0 ||
+		((fillUp(own, opp, 8)&^own)<<8)&empty|((fillDown(own, opp, 8)&^own)>>8)&empty != 0 ||
+		((fillUp(own, oppE, 9)&^own)<<9)&emptyE|((fillDown(own, oppW, 9)&^own)>>9)&emptyW != 0 ||
+		((fillUp(own, oppW, 7)&^own)<<7)&emptyW|((fillDown(own, oppE, 7)&^own)>>7)&emptyE != 0
 }
 
 // Result scores the position by disc count, empty squares going to nobody.

@@ -85,6 +85,9 @@ func checkAgainstSimple(t *testing.T, b *Board, p Position) {
 	if got := b.Moves(p); got != want {
 		t.Fatalf("%v: Moves = %#x, simple says %#x\n%s", p, got, want, b.Diagram(p))
 	}
+	if got := b.canMove(p.Mover(), p.Opponent(), p.Occ); got != (want != 0) {
+		t.Fatalf("%v: canMove = %v, simple's moves are %#x\n%s", p, got, want, b.Diagram(p))
+	}
 	wantTerminal := !s.hasMove(sBlack) && !s.hasMove(sWhite)
 	if got := b.Terminal(p); got != wantTerminal {
 		t.Fatalf("%v: Terminal = %v, simple says %v", p, got, wantTerminal)

@@ -91,10 +91,7 @@ func (w *EdgeWriter) flush() error {
 	w.bits.reset()
 	w.pos.params(&w.bits)
 	w.ref.params(&w.bits)
-	for i, r := range w.refs {
-		w.pos.put(&w.bits, i)
-		w.ref.put(&w.bits, r, w.pos.repeats(i))
-	}
+	putEdges(&w.bits, &w.pos, &w.ref, w.refs)
 	w.pos.reset()
 	w.ref.reset()
 	w.refs = w.refs[:0]

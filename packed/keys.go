@@ -62,9 +62,7 @@ func (w *KeyWriter) flush() error {
 	w.index = append(w.index, indexEntry{first: w.pos.first, off: w.blocks.off, number: w.count})
 	w.bits.reset()
 	w.pos.params(&w.bits)
-	for i := range n {
-		w.pos.put(&w.bits, i)
-	}
+	w.pos.putKeys(&w.bits)
 	w.pos.reset()
 	w.count += int64(n)
 	return w.blocks.write(n, w.bits.bytes())
