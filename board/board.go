@@ -357,7 +357,10 @@ func (b *Board) Terminal(p Position) bool {
 // Terminal asks it of a ply's every position twice in an enumeration
 // (the merge that writes the position, the resolution that scores it),
 // and a stored position's mover has a move unless it is terminal, so
-// most calls stop before generating every direction.
+// most calls stop before generating every direction. It repeats moves'
+// lines axis by axis, kept equal by the tests against the simple rules:
+// a function of one axis that both call is too large for the compiler
+// to inline, and made moves and Children much slower.
 func (b *Board) canMove(own, opp, occ uint64) bool {
 	empty := b.mask &^ occ
 	emptyE, emptyW := empty&b.maskE, empty&b.maskW
