@@ -109,7 +109,10 @@ func (e *posEncoder) putKeys(w *bitWriter) {
 }
 
 // putEdges writes the edges of an edge block after its parameters: each
-// position, then its ref, refs[i] the ref of position i.
+// position, then its ref, refs[i] the ref of position i. It writes a
+// position as putKeys does, in the same lines: a function for it, shared
+// by both, is too large to inline, and the call made the edge loop
+// slower.
 func putEdges(w *bitWriter, e *posEncoder, r *refEncoder, refs []Ref) {
 	e.put(w, 0)
 	r.put(w, refs[0], false)
