@@ -40,11 +40,14 @@ func readEdges(r *EdgeReader) ([]Edge, error) {
 	}
 }
 
+// position is a test's position, written in one call.
+func position(side board.Color, occ, white uint64) board.Position {
+	return board.Position{Side: side, Occ: occ, White: white}
+}
+
 func TestEdgesRoundTrip(t *testing.T) {
 	whiteWays(t, func(t *testing.T) {
-		p := func(side board.Color, occ, white uint64) board.Position {
-			return board.Position{Side: side, Occ: occ, White: white}
-		}
+		p := position
 		full := ^uint64(0)
 		tests := []struct {
 			name  string

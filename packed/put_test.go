@@ -5,8 +5,6 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
-
-	"github.com/reversi-cloud/reversi/board"
 )
 
 // putBlocks encodes the payloads of edge blocks and of key blocks of es,
@@ -77,9 +75,7 @@ func checkPut(t *testing.T, es []Edge) {
 }
 
 func TestPutMatchesPut(t *testing.T) {
-	p := func(side board.Color, occ, white uint64) board.Position {
-		return board.Position{Side: side, Occ: occ, White: white}
-	}
+	p := position
 	full := ^uint64(0)
 	tests := []struct {
 		name  string
