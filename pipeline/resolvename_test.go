@@ -37,25 +37,19 @@ func TestResolveMessagesNameTheirBlob(t *testing.T) {
 		err := next()
 		mu.Lock()
 		defer mu.Unlock()
-		switch {
-		case c.Op == storage.QueueDequeue && c.Resource == WorkQueue(name):
-			for i := range c.Messages {
-				m, err := message.ParseMessage(origin, c.Messages[i].Text)
-				if err != nil || m.Kind != message.KindResolve {
-					continue
-				}
-				if m.Blob == "" {
-					t.Errorf("R message %q names no blob", c.Messages[i].Text)
-				}
-				if (named+stripped)%2 == 1 {
-					m.Blob = ""
-					c.Messages[i].Text = m.Format()
-					stripped++
-				} else {
-					named++
-				}
+		forDequeuedResolves(c, name, origin, func(msg *storage.Message, m message.Message) {
+			if m.Blob == "" {
+				t.Errorf("R message %q names no blob", msg.Text)
 			}
-		case c.Op == storage.TableGet && finalRows.MatchString(c.Partition) && storage.CategoryFrom(c.Ctx) == task.CategoryBacktrack:
+			if (named+stripped)%2 == 1 {
+				m.Blob = ""
+				msg.Text = m.Format()
+				stripped++
+			} else {
+				named++
+			}
+		})
+		if c.Op == storage.TableGet && finalRows.MatchString(c.Partition) && storage.CategoryFrom(c.Ctx) == task.CategoryBacktrack {
 			rowReads++ // by a resolution: an expansion reads its row to check its C message
 		}
 		return err
@@ -96,18 +90,14 @@ func TestMessagesOfOlderRuns(t *testing.T) {
 			err := next()
 			mu.Lock()
 			defer mu.Unlock()
-			switch {
-			case c.Op == storage.QueueDequeue && c.Resource == WorkQueue(name):
-				for _, msg := range c.Messages {
-					if m, err := message.ParseMessage(origin, msg.Text); err == nil && m.Kind == message.KindResolve {
-						if m.Blob != "" {
-							named++
-						} else {
-							unnamed++
-						}
-					}
+			forDequeuedResolves(c, name, origin, func(_ *storage.Message, m message.Message) {
+				if m.Blob != "" {
+					named++
+				} else {
+					unnamed++
 				}
-			case c.Op == storage.QueueEnqueue && strings.HasPrefix(c.Resource, CompensationQueue(name)) && err == nil:
+			})
+			if c.Op == storage.QueueEnqueue && strings.HasPrefix(c.Resource, CompensationQueue(name)) && err == nil {
 				covers++
 			}
 			return err
@@ -132,6 +122,20 @@ func TestMessagesOfOlderRuns(t *testing.T) {
 	t.Logf("named: %d R named, %d not; %d compensation messages", named, unnamed, covers)
 	if named == 0 || unnamed != 0 || covers >= oldCovers {
 		t.Errorf("a run seeded now: %d R messages named their blob, %d did not; %d compensation messages, %d with unnamed messages", named, unnamed, covers, oldCovers)
+	}
+}
+
+// forDequeuedResolves calls f with each R message that call c, if a
+// dequeue from run name's work queue, returned: the message as the
+// caller will get it, which f may rewrite, and as parsed.
+func forDequeuedResolves(c *storage.Call, name string, origin message.Origin, f func(msg *storage.Message, m message.Message)) {
+	if c.Op != storage.QueueDequeue || c.Resource != WorkQueue(name) {
+		return
+	}
+	for i := range c.Messages {
+		if m, err := message.ParseMessage(origin, c.Messages[i].Text); err == nil && m.Kind == message.KindResolve {
+			f(&c.Messages[i], m)
+		}
 	}
 }
 
