@@ -25,8 +25,8 @@ type Units struct {
 	// target).
 	Positions float64 `json:"positions"`
 	Finals    float64 `json:"finals"`
-	Tasks  float64 `json:"tasks"`
-	Out    float64 `json:"expansions_out"`
+	Tasks     float64 `json:"tasks"`
+	Out       float64 `json:"expansions_out"`
 	// Buckets are the bucket merges; Levels the combine levels (none
 	// without) and Combines their tasks.
 	Buckets  float64                 `json:"buckets"`
@@ -84,15 +84,21 @@ func driverOfOp(cat, op string) string {
 	return drvFinals
 }
 
+// sourceBytesPerPosition is what a final blob's backtracking rows take a
+// position: 2.1 to 2.8 bytes at plies 8 to 10 (packed's TestSizes,
+// docs/performance.md), rising slowly with the ply.
+const sourceBytesPerPosition = 3
+
 // sourceBatches is the transactions that one final blob's backtracking
-// rows take to write: one batch (runstore.PutSources), as long as they
-// fit in one, three rows of 660 KB: a final blob of a million positions
-// has about 1.5 MB of them.
-const sourceBatches = 1
+// rows take to write (runstore.PutSources): one batch up to about
+// 660,000 positions, two for the million of the deepest plies' blobs.
+func sourceBatches(u Units) float64 {
+	return float64(runstore.PayloadBatches(u.BlobPositions * sourceBytesPerPosition))
+}
 
 // baseOf is the part of an operation's transactions that its driver does
-// not drive: of the backtracking table's transactions, one batch of rows
-// a final blob. The rest are notices: a resolved blob sends its known
+// not drive: of the backtracking table's transactions, the batches of a
+// final blob's rows (sourceBatches). The rest are notices: a resolved blob sends its known
 // results to its parents' blobs, one payload a parent blob, and results
 // are known (in a run short of the game's end) for the few positions
 // that a terminal position below decides or bounds. Their number
@@ -104,7 +110,7 @@ const sourceBatches = 1
 // the plan does not foresee.
 func baseOf(cat, op string, u Units) float64 {
 	if cat == task.CategoryBacktrack && op == "table.transact" {
-		return sourceBatches * u.Finals
+		return sourceBatches(u) * u.Finals
 	}
 	return 0
 }
@@ -234,7 +240,8 @@ func finalsOf(positions int64, blobPositions int, buckets float64) float64 {
 func measuredUnits(m Measurement, ply int) Units {
 	p := m.Plies[ply]
 	ops := func(cat, op string) float64 { return float64(p.Categories[cat].Ops[op]) }
-	u := Units{Ply: ply, Positions: float64(p.Positions), Finals: float64(p.Finals), Buckets: float64(p.Buckets), Combines: float64(p.Combines), Segments: float64(p.Segments)}
+	u := Units{Ply: ply, Positions: float64(p.Positions), Finals: float64(p.Finals), Buckets: float64(p.Buckets), Combines: float64(p.Combines), Segments: float64(p.Segments),
+		BlobPositions: m.sizes().BlobPositionsAt(ply), BucketBlobs: m.sizes().BucketBlobsAt(ply)}
 	if u.Finals == 0 {
 		u.Finals = ops(task.CategoryBacktrack, "blob.put")
 		u.Buckets = ops(task.CategoryDedup, "table.add")

@@ -53,6 +53,15 @@ func joinPayload(e storage.Entity, dst []byte) ([]byte, error) {
 	return dst, nil
 }
 
+// PayloadBatches is the transactions that storing a payload of n bytes
+// takes (PutSources, PutNotices): a batch of up to payloadRowsPerBatch
+// of the rows splitPayload cuts it into, one at least.
+func PayloadBatches(n int) int {
+	rowBytes := payloadPropBytes * payloadProps
+	rows := max(1, (n+rowBytes-1)/rowBytes)
+	return (rows + payloadRowsPerBatch - 1) / payloadRowsPerBatch
+}
+
 // putPayload upserts a payload's rows under rowKey(i) in partition pk.
 func (s *Store) putPayload(ctx context.Context, pk string, payload []byte, rowKey func(int) string) error {
 	rows := splitPayload(payload)

@@ -51,6 +51,10 @@ func TestPayloadRoundTrip(t *testing.T) {
 		for i := range payload {
 			payload[i] = byte(i*7 + i/251)
 		}
+		rows := len(splitPayload(payload))
+		if got, want := PayloadBatches(n), (rows+payloadRowsPerBatch-1)/payloadRowsPerBatch; got != want {
+			t.Errorf("a payload of %d bytes in %d rows: PayloadBatches = %d, want %d", n, rows, got, want)
+		}
 		blob := fmt.Sprintf("p05/f-000000-%04d-a", n%10000)
 		if err := s.PutSources(ctx, blob, payload); err != nil {
 			t.Fatal(err)
