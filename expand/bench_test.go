@@ -111,7 +111,7 @@ func BenchmarkExpandStages(b *testing.B) {
 		var buf bytes.Buffer
 		cpu = testkit.CPUTime()
 		for b.Loop() {
-			if _, _, err := pack(&buf, len(sorted), func(i int) dedup.Entry { return l.entry(sorted[i], 3) }, splitters); err != nil {
+			if _, _, err := pack(&buf, edgeRun{l, sorted, 3}, splitters); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -62,13 +62,36 @@ func (l layout) generate(b *board.Board, positions []board.Position, dst []edge)
 	return es, st, whites
 }
 
-// entry returns the entry of e, a child of a position of final blob blob.
-func (l layout) entry(e edge, blob uint32) dedup.Entry {
-	w := e.lo &^ (1 << 63) >> l.indexBits
-	return dedup.Entry{
-		Pos: board.Position{Occ: e.hi, White: packed.WhiteDiscs(e.hi, w), Side: board.Color(e.lo >> 63)},
-		Ref: dedup.Ref{Blob: blob, Index: uint32(e.lo & (1<<l.indexBits - 1))},
+// edgeRun is a sortedRun of the 16-byte edges of a task of final blob
+// blob. It gives the writer the edges' white bits as they are.
+type edgeRun struct {
+	l    layout
+	es   []edge
+	blob uint32
+}
+
+func (r edgeRun) len() int { return len(r.es) }
+
+func (r edgeRun) pos(i int) board.Position {
+	side, white, _ := r.l.fields(r.es[i])
+	occ := r.es[i].hi
+	return board.Position{Side: side, Occ: occ, White: packed.WhiteDiscs(occ, white)}
+}
+
+func (r edgeRun) add(w *packed.EdgeWriter, lo, hi int) error {
+	for _, e := range r.es[lo:hi] {
+		side, white, index := r.l.fields(e)
+		if err := w.AddBits(side, e.hi, white, dedup.Ref{Blob: r.blob, Index: index}); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// fields returns the child's side to move and white bits, and the
+// parent's index, of e.
+func (l layout) fields(e edge) (side board.Color, white uint64, index uint32) {
+	return board.Color(e.lo >> 63), e.lo &^ (1 << 63) >> l.indexBits, uint32(e.lo & (1<<l.indexBits - 1))
 }
 
 // splitSides moves the edges of es with white to move (whites of them)

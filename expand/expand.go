@@ -148,7 +148,7 @@ func (buf *buffer) runEdges(l layout, b *board.Board, positions []board.Position
 	}
 	sortEdges(buf.edges, buf.scratch)
 	sorted := splitSides(buf.edges, buf.scratch, whites)
-	data, cuts, err := pack(&buf.packed, len(sorted), func(i int) dedup.Entry { return l.entry(sorted[i], blob) }, splitters)
+	data, cuts, err := pack(&buf.packed, edgeRun{l, sorted, blob}, splitters)
 	return data, cuts, st, err
 }
 
@@ -157,15 +157,23 @@ func (buf *buffer) runEntries(b *board.Board, positions []board.Position, blob u
 	var st Stats
 	buf.entries, st = Positions(b, positions, blob, buf.entries[:0])
 	dedup.SortEntries(buf.entries)
-	data, cuts, err := pack(&buf.packed, len(buf.entries), func(i int) dedup.Entry { return buf.entries[i] }, splitters)
+	data, cuts, err := pack(&buf.packed, entryRun(buf.entries), splitters)
 	return data, cuts, st, err
 }
 
-// pack writes n sorted entries, entry i returned by at, as packed edge
-// blocks, one segment per bucket, into buf (emptied first), and returns
-// its bytes and where each bucket starts (the cuts; the last is the
-// end).
-func pack(buf *bytes.Buffer, n int, at func(int) dedup.Entry, splitters []board.Position) ([]byte, []int64, error) {
+// A sortedRun is what pack writes: a task's edges, sorted.
+type sortedRun interface {
+	len() int
+	pos(i int) board.Position // the child of edge i
+	// add writes edges lo to hi (not included) to w.
+	add(w *packed.EdgeWriter, lo, hi int) error
+}
+
+// pack writes the edges of r as packed edge blocks, one segment per
+// bucket, into buf (emptied first), and returns its bytes and where each
+// bucket starts (the cuts; the last is the end).
+func pack(buf *bytes.Buffer, r sortedRun, splitters []board.Position) ([]byte, []int64, error) {
+	n := r.len()
 	buf.Reset()
 	buf.Grow(n * packedEdgeBytes)
 	w, err := packed.NewEdgeWriter(buf, packed.Options{})
@@ -178,13 +186,12 @@ func pack(buf *bytes.Buffer, n int, at func(int) dedup.Entry, splitters []board.
 		end := n
 		if b < len(splitters) {
 			s := splitters[b]
-			end = i + sort.Search(n-i, func(j int) bool { return board.Compare(at(i+j).Pos, s) >= 0 })
+			end = i + sort.Search(n-i, func(j int) bool { return board.Compare(r.pos(i+j), s) >= 0 })
 		}
-		for ; i < end; i++ {
-			if err := w.Add(at(i)); err != nil {
-				return nil, nil, err
-			}
+		if err := r.add(w, i, end); err != nil {
+			return nil, nil, err
 		}
+		i = end
 		end64, err := w.EndSegment()
 		if err != nil {
 			return nil, nil, err
@@ -195,6 +202,20 @@ func pack(buf *bytes.Buffer, n int, at func(int) dedup.Entry, splitters []board.
 		return nil, nil, err
 	}
 	return buf.Bytes(), cuts, nil
+}
+
+// entryRun is a sortedRun of 32-byte entries.
+type entryRun []dedup.Entry
+
+func (r entryRun) len() int                 { return len(r) }
+func (r entryRun) pos(i int) board.Position { return r[i].Pos }
+func (r entryRun) add(w *packed.EdgeWriter, lo, hi int) error {
+	for _, e := range r[lo:hi] {
+		if err := w.Add(e); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // packedEdgeBytes is about what a packed edge takes, with room to spare

@@ -42,8 +42,33 @@ type EdgeWriter struct {
 	pos     posEncoder
 	ref     refEncoder
 	refs    []Ref // of the block
-	last    Edge
+	last    edgeBits
 	started bool
+}
+
+// edgeBits is an edge as AddBits takes it. Its fields compare in the
+// order of CompareEdges: side, occupancy, white bits (which for one
+// occupancy sort as the white discs do), then the ref.
+type edgeBits struct {
+	side       board.Color
+	occ, white uint64
+	ref        Ref
+}
+
+func (e edgeBits) less(f edgeBits) bool {
+	switch {
+	case e.side != f.side:
+		return e.side < f.side
+	case e.occ != f.occ:
+		return e.occ < f.occ
+	case e.white != f.white:
+		return e.white < f.white
+	}
+	return compareRefs(e.ref, f.ref) < 0
+}
+
+func (e edgeBits) String() string {
+	return fmt.Sprintf("%v %v", board.Position{Side: e.side, Occ: e.occ, White: WhiteDiscs(e.occ, e.white)}, e.ref)
 }
 
 // NewEdgeWriter returns a writer of edge blocks to w.
@@ -58,17 +83,26 @@ func NewEdgeWriter(w io.Writer, o Options) (*EdgeWriter, error) {
 // Add appends e, which must not sort before the previous edge; equal
 // edges are allowed.
 func (w *EdgeWriter) Add(e Edge) error {
-	if w.started && CompareEdges(e, w.last) < 0 {
-		return fmt.Errorf("%w: edge %v %v after %v %v", ErrOrder, e.Pos, e.Ref, w.last.Pos, w.last.Ref)
+	return w.AddBits(e.Pos.Side, e.Pos.Occ, WhiteBits(e.Pos), e.Ref)
+}
+
+// AddBits is Add for the edge from parent r to the position of side to
+// move side, occupancy occ and white bits white (WhiteBits): a caller
+// that holds its positions' white bits saves turning them into discs,
+// which the writer would turn back.
+func (w *EdgeWriter) AddBits(side board.Color, occ, white uint64, r Ref) error {
+	e := edgeBits{side, occ, white, r}
+	if w.started && e.less(w.last) {
+		return fmt.Errorf("%w: edge %v after %v", ErrOrder, e, w.last)
 	}
-	if n := w.pos.n; n == w.opts.BlockEntries || n > 0 && !sameBlock(w.last.Pos, e.Pos) {
+	if n := w.pos.n; n == w.opts.BlockEntries || n > 0 && !sameBlock(w.last.side, w.last.occ, side, occ) {
 		if err := w.flush(); err != nil {
 			return err
 		}
 	}
 	w.last, w.started = e, true
-	w.ref.observe(e.Ref, w.pos.add(e.Pos))
-	w.refs = append(w.refs, e.Ref)
+	w.ref.observe(r, w.pos.addBits(side, occ, white))
+	w.refs = append(w.refs, r)
 	return nil
 }
 

@@ -83,17 +83,34 @@ func TestEdgesRoundTrip(t *testing.T) {
 	})
 }
 
+// TestEdgeWriterRefusesDisorder adds every ordered pair of a few edges
+// that differ in each field the order looks at (side, occupancy, white
+// discs, blob, index): the writer must refuse the second exactly when
+// CompareEdges puts it before the first.
 func TestEdgeWriterRefusesDisorder(t *testing.T) {
-	w, err := NewEdgeWriter(&bytes.Buffer{}, Options{})
-	if err != nil {
-		t.Fatal(err)
+	var edges []Edge
+	for _, side := range []board.Color{board.Black, board.White} {
+		for _, pos := range []board.Position{{Occ: 3, White: 1}, {Occ: 3, White: 2}, {Occ: 5, White: 1}} {
+			for _, ref := range []Ref{{1, 2}, {2, 1}, {2, 2}} {
+				pos.Side = side
+				edges = append(edges, Edge{Pos: pos, Ref: ref})
+			}
+		}
 	}
-	pos := board.Position{Occ: 3, White: 1}
-	if err := w.Add(Edge{Pos: pos, Ref: Ref{2, 2}}); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Add(Edge{Pos: pos, Ref: Ref{2, 1}}); !errors.Is(err, ErrOrder) {
-		t.Fatalf("Add out of order: %v, want ErrOrder", err)
+	for _, a := range edges {
+		for _, b := range edges {
+			w, err := NewEdgeWriter(&bytes.Buffer{}, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := w.Add(a); err != nil {
+				t.Fatal(err)
+			}
+			err = w.Add(b)
+			if want := CompareEdges(b, a) < 0; errors.Is(err, ErrOrder) != want || !want && err != nil {
+				t.Errorf("Add(%v) after %v: %v, want ErrOrder %v", b, a, err, want)
+			}
+		}
 	}
 }
 

@@ -44,7 +44,7 @@ func (w *KeyWriter) Add(p board.Position) error {
 	if w.started && board.Compare(p, w.last) <= 0 {
 		return fmt.Errorf("%w: position %v after %v", ErrOrder, p, w.last)
 	}
-	if n := w.pos.n; n == w.opts.BlockEntries || n > 0 && !sameBlock(w.last, p) {
+	if n := w.pos.n; n == w.opts.BlockEntries || n > 0 && !sameBlock(w.last.Side, w.last.Occ, p.Side, p.Occ) {
 		if err := w.flush(); err != nil {
 			return err
 		}
@@ -59,7 +59,7 @@ func (w *KeyWriter) flush() error {
 	if n == 0 {
 		return w.blocks.err
 	}
-	w.index = append(w.index, indexEntry{first: w.pos.first, off: w.blocks.off, number: w.count})
+	w.index = append(w.index, indexEntry{first: w.pos.first(), off: w.blocks.off, number: w.count})
 	w.bits.reset()
 	w.pos.params(&w.bits)
 	w.pos.putKeys(&w.bits)

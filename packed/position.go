@@ -48,11 +48,12 @@ const (
 // taken then, in one pass over the input, and the block is written from
 // them when it is full.
 type posEncoder struct {
-	n      int            // positions added
-	first  board.Position // the block's first position
-	occ    uint64         // the last position's Occ
-	white  uint64         // and white bits, pext(White, Occ)
-	white0 uint64         // the first position's white bits
+	n      int         // positions added
+	side   board.Color // every position's side to move
+	occ0   uint64      // the first position's Occ
+	occ    uint64      // the last position's Occ
+	white  uint64      // and white bits, pext(White, Occ)
+	white0 uint64      // the first position's white bits
 	// From the second position on, dOcc is the occupancy's delta (0 for
 	// the same occupancy) and white the position's white bits.
 	dOcc, whites []uint64
@@ -70,20 +71,30 @@ func (e *posEncoder) reset() {
 // before it (edges) and shares its block (sameBlock), and reports whether
 // p is the previous position again.
 func (e *posEncoder) add(p board.Position) bool {
-	w := pext(p.White, p.Occ)
+	return e.addBits(p.Side, p.Occ, pext(p.White, p.Occ))
+}
+
+// addBits is add for the position of side to move side, occupancy occ
+// and white bits white (WhiteBits).
+func (e *posEncoder) addBits(side board.Color, occ, white uint64) bool {
 	if e.n == 0 {
-		e.n, e.first, e.occ, e.white, e.white0 = 1, p, p.Occ, w, w
+		e.n, e.side, e.occ0, e.occ, e.white, e.white0 = 1, side, occ, occ, white, white
 		return false
 	}
-	d := p.Occ - e.occ
+	d := occ - e.occ
 	if d != 0 {
 		e.hOcc.add(d - 1)
 	}
-	e.dOcc, e.whites = append(e.dOcc, d), append(e.whites, w)
-	repeat := d == 0 && w == e.white
-	e.occ, e.white = p.Occ, w
+	e.dOcc, e.whites = append(e.dOcc, d), append(e.whites, white)
+	repeat := d == 0 && white == e.white
+	e.occ, e.white = occ, white
 	e.n++
 	return repeat
+}
+
+// first is the block's first position.
+func (e *posEncoder) first() board.Position {
+	return board.Position{Side: e.side, Occ: e.occ0, White: WhiteDiscs(e.occ0, e.white0)}
 }
 
 // repeats reports whether position i of the block is position i-1 again.
@@ -106,10 +117,10 @@ func (e *posEncoder) params(w *bitWriter) {
 
 // put writes position i of the block.
 func (e *posEncoder) put(w *bitWriter, i int) {
-	k := uint(bits.OnesCount64(e.first.Occ))
+	k := uint(bits.OnesCount64(e.occ0))
 	if i == 0 {
-		w.write(uint64(e.first.Side), 1)
-		w.write64(e.first.Occ, 64)
+		w.write(uint64(e.side), 1)
+		w.write64(e.occ0, 64)
 		w.write64(e.white0, k)
 		return
 	}
@@ -371,7 +382,8 @@ loop:
 	return edges, nil
 }
 
-// sameBlock reports whether q may follow p in one block.
-func sameBlock(p, q board.Position) bool {
-	return p.Side == q.Side && bits.OnesCount64(p.Occ) == bits.OnesCount64(q.Occ)
+// sameBlock reports whether a position of side t and occupancy q may
+// follow one of side s and occupancy p in one block.
+func sameBlock(s board.Color, p uint64, t board.Color, q uint64) bool {
+	return s == t && bits.OnesCount64(p) == bits.OnesCount64(q)
 }

@@ -88,7 +88,7 @@ func (e *posEncoder) posCode(i int) (uint64, uint, bool) {
 // last.
 func (e *posEncoder) putKeys(w *bitWriter) {
 	e.put(w, 0)
-	k := uint(bits.OnesCount64(e.first.Occ))
+	k := uint(bits.OnesCount64(e.occ0))
 	buf, acc, nb := w.take()
 	for i := 1; i < e.n; i++ {
 		buf = grow(buf)
@@ -116,7 +116,7 @@ func (e *posEncoder) putKeys(w *bitWriter) {
 func putEdges(w *bitWriter, e *posEncoder, r *refEncoder, refs []Ref) {
 	e.put(w, 0)
 	r.put(w, refs[0], false)
-	k := uint(bits.OnesCount64(e.first.Occ))
+	k := uint(bits.OnesCount64(e.occ0))
 	wIndex := r.wIndex
 	// A later ref of a list in the same blob starts with gamma(0, kBlob),
 	// and follows a repeat's prefix.

@@ -14,7 +14,7 @@ import (
 func putBlocks(es []Edge, fast bool) (edges, keys []byte) {
 	for lo := 0; lo < len(es); {
 		hi := lo + 1
-		for hi < len(es) && sameBlock(es[lo].Pos, es[hi].Pos) {
+		for hi < len(es) && sameBlock(es[lo].Pos.Side, es[lo].Pos.Occ, es[hi].Pos.Side, es[hi].Pos.Occ) {
 			hi++
 		}
 		block := es[lo:hi]
