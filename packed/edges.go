@@ -44,6 +44,7 @@ type EdgeWriter struct {
 	refs    []Ref // of the block
 	last    edgeBits
 	started bool
+	scratch *scratch // until Close
 }
 
 // edgeBits is an edge as AddBits takes it. Its fields compare in the
@@ -77,7 +78,10 @@ func NewEdgeWriter(w io.Writer, o Options) (*EdgeWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &EdgeWriter{blocks: blockWriter{w: w, kind: kindEdges}, opts: o}, nil
+	ew := &EdgeWriter{blocks: blockWriter{w: w, kind: kindEdges}, opts: o}
+	ew.scratch = takeScratch(&ew.pos, &ew.bits, &ew.blocks)
+	ew.refs = ew.scratch.refs[:0]
+	return ew, nil
 }
 
 // Add appends e, which must not sort before the previous edge; equal
@@ -114,8 +118,16 @@ func (w *EdgeWriter) EndSegment() (int64, error) {
 }
 
 // Close writes out the edges added so far; it does not close the
-// underlying writer.
-func (w *EdgeWriter) Close() error { return w.flush() }
+// underlying writer. The writer is done with then.
+func (w *EdgeWriter) Close() error {
+	err := w.flush()
+	if w.scratch != nil {
+		w.scratch.refs, w.refs = w.refs, nil
+		w.scratch.give(&w.pos, &w.bits, &w.blocks)
+		w.scratch = nil
+	}
+	return err
+}
 
 func (w *EdgeWriter) flush() error {
 	n := w.pos.n

@@ -28,6 +28,7 @@ type KeyWriter struct {
 	count   int64
 	last    board.Position
 	started bool
+	scratch *scratch // until Close
 }
 
 // NewKeyWriter returns a writer of a key blob to w.
@@ -36,7 +37,9 @@ func NewKeyWriter(w io.Writer, o Options) (*KeyWriter, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &KeyWriter{blocks: blockWriter{w: w, kind: kindKeys}, opts: o}, nil
+	kw := &KeyWriter{blocks: blockWriter{w: w, kind: kindKeys}, opts: o}
+	kw.scratch = takeScratch(&kw.pos, &kw.bits, &kw.blocks)
+	return kw, nil
 }
 
 // Add appends p, which must sort after the previous position.
@@ -69,12 +72,17 @@ func (w *KeyWriter) flush() error {
 }
 
 // Close writes the remaining positions and the key index; it does not
-// close the underlying writer.
+// close the underlying writer. The writer is done with then.
 func (w *KeyWriter) Close() error {
 	if err := w.flush(); err != nil {
 		return err
 	}
-	return w.writeIndex()
+	err := w.writeIndex()
+	if w.scratch != nil {
+		w.scratch.give(&w.pos, &w.bits, &w.blocks)
+		w.scratch = nil
+	}
+	return err
 }
 
 // Count returns the number of positions added so far.
