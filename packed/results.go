@@ -60,13 +60,20 @@ func (w *ResultWriter) Add(word uint16) error {
 func (w *ResultWriter) Close() error { return w.flush() }
 
 func (w *ResultWriter) flush() error {
-	n := len(w.words)
+	err := w.writeBlock(w.words)
+	w.words = w.words[:0]
+	return err
+}
+
+// writeBlock writes words, at most a block's, as one block.
+func (w *ResultWriter) writeBlock(words []uint16) error {
+	n := len(words)
 	if n == 0 {
 		return w.blocks.err
 	}
 	var h lenHist
 	runs := 0
-	forRuns(w.words, func(_ uint16, length int) {
+	forRuns(words, func(_ uint16, length int) {
 		h.add(uint64(length - 1))
 		runs++
 	})
@@ -79,17 +86,16 @@ func (w *ResultWriter) flush() error {
 	if runBits+6 < 16*uint(n) {
 		w.bits.write(resultsRuns, 1)
 		w.bits.write(uint64(k), 6)
-		forRuns(w.words, func(v uint16, length int) {
+		forRuns(words, func(v uint16, length int) {
 			w.bits.write(uint64(v), 16)
 			w.bits.gamma(uint64(length-1), k)
 		})
 	} else {
 		w.bits.write(resultsPlain, 1)
-		for _, v := range w.words {
+		for _, v := range words {
 			w.bits.write(uint64(v), 16)
 		}
 	}
-	w.words = w.words[:0]
 	return w.blocks.write(n, w.bits.bytes())
 }
 
@@ -158,10 +164,13 @@ func (r *ResultReader) Next() (uint16, bool) {
 func EncodeResults(words []uint16) []byte {
 	var buf bytes.Buffer
 	w, _ := NewResultWriter(&buf, Options{})
-	for _, v := range words {
-		_ = w.Add(v) // a bytes.Buffer does not fail
+	// The blocks straight from words, which Add would copy a block at a
+	// time into a buffer of the writer's own. A bytes.Buffer does not fail.
+	for len(words) > 0 {
+		n := min(len(words), w.opts.BlockEntries)
+		_ = w.writeBlock(words[:n])
+		words = words[n:]
 	}
-	_ = w.Close()
 	return buf.Bytes()
 }
 

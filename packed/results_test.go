@@ -1,6 +1,7 @@
 package packed
 
 import (
+	"bytes"
 	"slices"
 	"testing"
 )
@@ -28,6 +29,24 @@ func TestResultsRoundTrip(t *testing.T) {
 			b := EncodeResults(tc.words)
 			if len(b) > tc.most {
 				t.Errorf("%d words take %d bytes, want at most %d", len(tc.words), len(b), tc.most)
+			}
+			// EncodeResults writes the blocks from the words as they
+			// are; a ResultWriter, from its copy: the same bytes.
+			var buf bytes.Buffer
+			w, err := NewResultWriter(&buf, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, v := range tc.words {
+				if err := w.Add(v); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := w.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(b, buf.Bytes()) {
+				t.Errorf("EncodeResults: %d bytes, unlike a ResultWriter's %d", len(b), buf.Len())
 			}
 			got, err := DecodeResults(nil, b)
 			if err != nil {
