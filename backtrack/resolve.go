@@ -90,7 +90,8 @@ func resolveBlob(ctx context.Context, t *task.Task, p *runstore.Ply, index int, 
 	squares := run.Board.Size() * run.Board.Size()
 	var tallies []Tally // the children's notices; the target ply has none
 	if ply < run.Target {
-		tallies = make([]Tally, len(keys))
+		buf.tallies = append(buf.tallies[:0], make([]Tally, len(keys))...)
+		tallies = buf.tallies
 		if err := readTallies(ctx, store, ply, index, keys, squares, tallies); err != nil {
 			return runstore.Resolution{}, err
 		}
@@ -253,7 +254,8 @@ func boundedResult(side board.Color, children, squares int, res board.Result, t 
 type resolveBuffer struct {
 	keys      []board.Position
 	results   []uint16
-	terminals []int // indexes of the terminal positions of keys
+	terminals []int   // indexes of the terminal positions of keys
+	tallies   []Tally // of keys, from their children's notices
 }
 
 // resolveBuffers keeps the buffers of finished resolve tasks for the
