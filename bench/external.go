@@ -16,8 +16,9 @@ import (
 )
 
 // DefaultBucketChildren is External's default number of children a
-// bucket file is meant to hold: about 4 million, whose distinct
-// positions fit a Go map of a little over 100 MiB.
+// bucket file is meant to hold: about 4 million. A Go map sized for that
+// many takes about 200 MiB (its tables are rounded up to powers of two),
+// which bounds the count's memory with the bucket files' buffers.
 const DefaultBucketChildren = 4 << 20
 
 // External is the yardstick's counterpart on disk: an independent, plain
@@ -160,10 +161,11 @@ func (e External) dedup(b *board.Board, n int, sizes []int64) (row report.Ply, e
 	for i := range sizes {
 		clear(seen)
 		err := eachRecord(e.bucketPath(i), func(p board.Position) {
-			if _, dup := seen[p]; dup {
+			// One map operation a child, not a look-up and then an insert.
+			n := len(seen)
+			if seen[p] = struct{}{}; len(seen) == n {
 				return
 			}
-			seen[p] = struct{}{}
 			w.put(p)
 			row.Positions++
 			if b.Terminal(p) {
