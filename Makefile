@@ -17,11 +17,11 @@ test:
 vet:
 	go vet ./...
 
-# The benchmark harness (cmd/bench): yardstick, reference, embedded pipeline
+# The benchmark harness (cmd/bench): yardstick, reference, external counter, embedded pipeline
 # and Azurite workers, 8x8 plies PLIES; results.md and results.csv in bench-out/.
 # Azurite: AZURE_STORAGE_CONNECTION_STRING if set, else a private one.
 PLIES ?= 8-11
-ENGINES ?= yardstick,reference,embedded,azurite
+ENGINES ?= yardstick,reference,external,embedded,azurite
 bench:
 	go build -o bench-out/bin/ ./cmd/bench ./cmd/seed ./cmd/worker
 	bench-out/bin/bench -bin bench-out/bin -plies $(PLIES) -engines $(ENGINES) -out bench-out

@@ -12,6 +12,7 @@ import (
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/report"
 )
 
 func TestYardstick(t *testing.T) {
@@ -41,12 +42,137 @@ func TestYardstick(t *testing.T) {
 	})
 }
 
+// TestExternal checks the external counter's positions, terminal
+// positions and edges per ply against the yardstick's and the published
+// tables, with the default bucket size and with buckets so small that a
+// ply spreads over many, and that it leaves its directory empty.
+func TestExternal(t *testing.T) {
+	tests := []struct {
+		name      string
+		size      int
+		target    int
+		perBucket int        // 0: the default
+		ref       [][3]int64 // published positions, terminal, edges of the first plies
+	}{
+		{"4x4 to the end", 4, 12, 0, ref4x4()},
+		{"4x4 to the end, about 50 children a bucket", 4, 12, 50, ref4x4()},
+		{"6x6 through ply 9, about 1000 children a bucket", 6, 9, 1000, nil},
+		{"8x8 through ply 9", 8, 9, 0, ref8x8()},
+		{"8x8 through ply 7, about 200 children a bucket", 8, 7, 200, ref8x8()[:8]},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			b := board.MustNew(tc.size)
+			dir := t.TempDir()
+			got, err := External{Dir: dir, BucketChildren: tc.perBucket}.Enumerate(b, tc.target)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := report.DiffCounts(Yardstick(b, tc.target), got); d != "" {
+				t.Errorf("against the yardstick: %s", d)
+			}
+			for i, want := range tc.ref {
+				p := got.Plies[i]
+				if g := [3]int64{p.Positions, p.Terminal, p.Edges}; g != want {
+					t.Errorf("ply %d: positions, terminal, edges %v; published %v", i, g, want)
+				}
+			}
+			for _, p := range got.Plies {
+				if p.Unknown != p.Positions || p.BlackWins+p.WhiteWins+p.Draws != 0 {
+					t.Errorf("ply %d: %d positions, %d unknown, %d decided; want every result unknown", p.Ply, p.Positions, p.Unknown, p.BlackWins+p.WhiteWins+p.Draws)
+				}
+			}
+			if got.Root != "unknown" {
+				t.Errorf("root %s, want unknown", got.Root)
+			}
+			if left, err := os.ReadDir(dir); err != nil || len(left) > 0 {
+				t.Errorf("left in its directory: %v (%v)", left, err)
+			}
+		})
+	}
+}
+
+// TestCheck runs the yardstick and the external counter through 8x8
+// ply 9, where the yardstick decides 43 positions of ply 8 and the
+// counter none: check passes the counter on its counts alone, and would
+// not pass an engine that decides results with the counter's report.
+func TestCheck(t *testing.T) {
+	b := board.MustNew(8)
+	want := Yardstick(b, 9)
+	got, err := External{Dir: t.TempDir()}.Enumerate(b, 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		engine string
+		ok     bool
+	}{
+		{EngineExternal, true},
+		{EngineReference, false},
+		{EngineEmbedded, false},
+	}
+	for _, tc := range tests {
+		if d := check(tc.engine, want, got); (d == "") != tc.ok {
+			t.Errorf("%s: check %q, want it to pass: %v", tc.engine, d, tc.ok)
+		}
+	}
+}
+
+// ref4x4 is the published 4x4 table's positions, terminal positions and
+// edges.
+func ref4x4() [][3]int64 {
+	var out [][3]int64
+	for _, r := range testkit.Ref4x4 {
+		out = append(out, [3]int64{r[0], r[1], r[2]})
+	}
+	return out
+}
+
+// ref8x8 is the published 8x8 table's positions, terminal positions
+// (none) and edges, plies 0 to 8.
+func ref8x8() [][3]int64 {
+	var out [][3]int64
+	for i, n := range testkit.Ref8x8Positions {
+		out = append(out, [3]int64{n, 0, testkit.Ref8x8Edges[i]})
+	}
+	return out
+}
+
+// TestBucketOf checks that the external counter's hash spreads a ply's
+// positions evenly over its buckets.
+func TestBucketOf(t *testing.T) {
+	b := board.MustNew(8)
+	ply := map[board.Position]bool{b.Canonical(b.Start()): true}
+	for range 6 {
+		next := map[board.Position]bool{}
+		for p := range ply {
+			kids, _ := b.Children(p, nil)
+			for _, k := range kids {
+				next[k] = true
+			}
+		}
+		ply = next
+	}
+	for _, n := range []int{1, 7, 16} {
+		counts := make([]int, n)
+		for p := range ply {
+			counts[bucketOf(p, n)]++
+		}
+		even := len(ply) / n
+		for i, c := range counts {
+			if c < even*3/4 || c > even*5/4 {
+				t.Errorf("%d buckets: bucket %d holds %d of %d positions, want about %d", n, i, c, len(ply), even)
+			}
+		}
+	}
+}
+
 // TestHarness runs cmd/bench as make bench does, at 8x8 ply 6, with every
 // engine (Azurite when a connection string is set; make test sets one),
 // and checks its CSV: a row per engine, exact counts, the pipeline's
 // storage figures filled in.
 func TestHarness(t *testing.T) {
-	engines := []string{EngineYardstick, EngineReference, EngineEmbedded}
+	engines := []string{EngineYardstick, EngineReference, EngineExternal, EngineEmbedded}
 	if os.Getenv("AZURE_STORAGE_CONNECTION_STRING") != "" {
 		engines = append(engines, EngineAzurite)
 	} else if os.Getenv("REVERSI_REQUIRE_AZURITE") == "1" {

@@ -18,12 +18,15 @@ import (
 
 // ChildConfig is one in-process engine run in child mode.
 type ChildConfig struct {
-	Engine     string // yardstick, reference or embedded
+	Engine     string // yardstick, reference, external or embedded
 	Board      int
 	Ply        int
 	Workers    int    // embedded: worker loops
 	Result     string // file for the ChildResult JSON
 	CPUProfile string // optional CPU profile file
+	// Dir is where an on-disk engine (external, embedded) makes its
+	// temporary directory (default: the system's).
+	Dir string
 }
 
 // RunChild runs one in-process engine and writes its ChildResult. The
@@ -56,6 +59,10 @@ func RunChild(ctx context.Context, cfg ChildConfig) error {
 			return err
 		}
 		res.Report = r.Report
+	case EngineExternal:
+		if res.Report, res.PeakDiskBytes, err = runExternal(cfg, b); err != nil {
+			return err
+		}
 	case EngineEmbedded:
 		if res.Report, res.StoredBytes, res.PeakDiskBytes, err = runEmbedded(ctx, cfg, start); err != nil {
 			return err
@@ -81,7 +88,7 @@ func RunChild(ctx context.Context, cfg ChildConfig) error {
 // exactly as cmd/enumerate does, and reports what the run stored at the
 // end and the most disk its store's directory took meanwhile.
 func runEmbedded(ctx context.Context, cfg ChildConfig, start time.Time) (rep *report.Report, stored, peakDisk int64, err error) {
-	dir, err := os.MkdirTemp("", "bench-embedded-")
+	dir, err := os.MkdirTemp(cfg.Dir, "bench-embedded-")
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -114,4 +121,21 @@ func runEmbedded(ctx context.Context, cfg ChildConfig, start time.Time) (rep *re
 		return nil, 0, 0, fmt.Errorf("measuring what the run stored: %w", err)
 	}
 	return rep, fp.Bytes(), peakDisk, nil
+}
+
+// runExternal runs the external counter in a temporary directory of its
+// own, and reports the most disk its files took meanwhile.
+func runExternal(cfg ChildConfig, b *board.Board) (*report.Report, int64, error) {
+	dir, err := os.MkdirTemp(cfg.Dir, "bench-external-")
+	if err != nil {
+		return nil, 0, fmt.Errorf("making the external counter's directory: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	disk := sampleDisk(dir, 250*time.Millisecond)
+	rep, err := External{Dir: dir}.Enumerate(b, cfg.Ply)
+	peak := disk.Peak()
+	if err != nil {
+		return nil, 0, err
+	}
+	return rep, peak, nil
 }

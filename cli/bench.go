@@ -21,18 +21,21 @@ import (
 const benchIntro = `
 bench measures every engine on one machine in one run: for each -plies
 target it enumerates 8x8 with the yardstick (a plain single-threaded
-in-memory enumerator), the reference engine, the pipeline on the embedded
-backend (in one process) and the pipeline on Azurite (cmd/seed, then
--processes cmd/worker processes). Each engine runs in a process of its
-own, so peak RSS and CPU time are its own. Results go to -out as
-results.md and results.csv; any engine whose counts differ from the
-yardstick's fails the run.
+in-memory enumerator), the reference engine, the external counter (a
+plain hash-bucket enumerator on disk, in -out, that counts positions,
+terminal positions and edges but decides no results), the pipeline on
+the embedded backend (in one process, its store in -out) and the
+pipeline on Azurite (cmd/seed, then -processes cmd/worker processes).
+Each engine runs in a process of its own, so peak RSS and CPU time are
+its own. Results go to -out as results.md and results.csv; any engine
+whose counts (and results, but for the external counter) differ from
+the yardstick's fails the run.
 
 Azurite: AZURE_STORAGE_CONNECTION_STRING if set, else a private one
 started with -azurite-script. The seed and worker binaries come from -bin,
 or are built with go build into a temporary directory.
 
-Usage: go run ./cmd/bench [-plies 8-11] [-engines yardstick,reference,embedded,azurite]`
+Usage: go run ./cmd/bench [-plies 8-11] [-engines yardstick,reference,external,embedded,azurite]`
 
 // Bench is cmd/bench.
 func Bench(env Env) int { return finish("bench", env, runBench(env)) }
@@ -53,6 +56,7 @@ func runBench(env Env) error {
 	child := fs.String("child", "", "internal: run this in-process engine once and write -result")
 	result := fs.String("result", "", "internal: child-mode result file")
 	cpuProfile := fs.String("cpuprofile", "", "internal: child-mode CPU profile file")
+	data := fs.String("data", "", "internal: child-mode directory in which an on-disk engine makes its temporary directory (default: the system's)")
 	if help, err := parse(fs, env, benchIntro); help || err != nil {
 		return err
 	}
@@ -67,7 +71,7 @@ func runBench(env Env) error {
 		if err != nil || *result == "" {
 			return usagef("-child needs one -plies value and -result")
 		}
-		return bench.RunChild(ctx, bench.ChildConfig{Engine: *child, Board: *size, Ply: ply, Workers: max(*workers, 1), Result: *result, CPUProfile: *cpuProfile})
+		return bench.RunChild(ctx, bench.ChildConfig{Engine: *child, Board: *size, Ply: ply, Workers: max(*workers, 1), Result: *result, CPUProfile: *cpuProfile, Dir: *data})
 	}
 	list, err := parsePlies(*plies)
 	if err != nil {

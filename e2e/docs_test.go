@@ -421,7 +421,7 @@ func TestPerformanceTables(t *testing.T) {
 	md := strings.Split(bench.Markdown(nil), "\n")
 	header, rule := md[0], md[1]
 	cell := []*regexp.Regexp{
-		regexp.MustCompile(`^(yardstick|reference|embedded|azurite)( \(\d+ workers\))?$`),
+		regexp.MustCompile(`^(yardstick|reference|external|embedded|azurite)( \(\d+ workers\))?$`),
 		regexp.MustCompile(`^\d+$`),
 		regexp.MustCompile(`^\d+\.\d{3}$`),
 		regexp.MustCompile(`^\d+\.\d{3}( \(\+\d+\.\d\))?$`),

@@ -39,3 +39,31 @@ func TestSetTransactions(t *testing.T) {
 		})
 	}
 }
+
+func TestDiff(t *testing.T) {
+	want := &Report{Root: "black", Plies: []Ply{{Positions: 1, Edges: 0, BlackWins: 1}, {Ply: 1, Positions: 2, Terminal: 1, Edges: 3, BlackWins: 2}}}
+	counted := &Report{Root: "unknown", Plies: []Ply{{Positions: 1, Unknown: 1}, {Ply: 1, Positions: 2, Terminal: 1, Edges: 3, Unknown: 2}}}
+	miscounted := &Report{Root: "black", Plies: []Ply{{Positions: 1, BlackWins: 1}, {Ply: 1, Positions: 2, Terminal: 1, Edges: 4, BlackWins: 2}}}
+	short := &Report{Root: "black", Plies: want.Plies[:1]}
+	tests := []struct {
+		name       string
+		got        *Report
+		diff, cnts string // Diff's and DiffCounts' answers
+	}{
+		{"equal", want, "", ""},
+		{"results unknown, counts equal", counted, "root unknown, want black", ""},
+		{"an edge more", miscounted, "ply 1: positions/terminal/edges/black/white/draw/unknown [2 1 4 2 0 0 0], want [2 1 3 2 0 0 0]",
+			"ply 1: positions/terminal/edges [2 1 4], want [2 1 3]"},
+		{"a ply less", short, "1 plies, want 2", "1 plies, want 2"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if d := Diff(want, tc.got); d != tc.diff {
+				t.Errorf("Diff: %q, want %q", d, tc.diff)
+			}
+			if d := DiffCounts(want, tc.got); d != tc.cnts {
+				t.Errorf("DiffCounts: %q, want %q", d, tc.cnts)
+			}
+		})
+	}
+}
