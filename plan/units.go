@@ -240,8 +240,9 @@ func finalsOf(positions int64, blobPositions int, buckets float64) float64 {
 func measuredUnits(m Measurement, ply int) Units {
 	p := m.Plies[ply]
 	ops := func(cat, op string) float64 { return float64(p.Categories[cat].Ops[op]) }
+	sizes := m.sizes()
 	u := Units{Ply: ply, Positions: float64(p.Positions), Finals: float64(p.Finals), Buckets: float64(p.Buckets), Combines: float64(p.Combines), Segments: float64(p.Segments),
-		BlobPositions: m.sizes().BlobPositionsAt(ply), BucketBlobs: m.sizes().BucketBlobsAt(ply)}
+		BlobPositions: sizes.BlobPositionsAt(ply), BucketBlobs: sizes.BucketBlobsAt(ply)}
 	if u.Finals == 0 {
 		u.Finals = ops(task.CategoryBacktrack, "blob.put")
 		u.Buckets = ops(task.CategoryDedup, "table.add")
