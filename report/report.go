@@ -9,6 +9,7 @@ import (
 	"os"
 	"slices"
 	"sort"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/reversi-cloud/reversi/storage"
@@ -282,18 +283,17 @@ func diff(want, got *Report, results bool) string {
 	if results && want.Root != got.Root {
 		return fmt.Sprintf("root %s, want %s", got.Root, want.Root)
 	}
-	names := "positions/terminal/edges/black/white/draw/unknown"
-	if !results {
-		names = "positions/terminal/edges"
-	}
 	for i := range want.Plies {
 		wk, gk := want.Plies[i].compared(results), got.Plies[i].compared(results)
 		if !slices.Equal(wk, gk) {
-			return fmt.Sprintf("ply %d: %s %v, want %v", i, names, gk, wk)
+			return fmt.Sprintf("ply %d: %s %v, want %v", i, strings.Join(comparedNames[:len(wk)], "/"), gk, wk)
 		}
 	}
 	return ""
 }
+
+// comparedNames names the values of Ply.compared, in order.
+var comparedNames = [...]string{"positions", "terminal", "edges", "black", "white", "draw", "unknown"}
 
 // compared is what diff compares of a ply: the counts, then the results
 // when they are compared too.
