@@ -199,6 +199,17 @@ func TestSortEdges(t *testing.T) {
 		{"real children", real},
 		{"large random", random(3*parallelEdges, ^uint64(0), ^uint64(0))},
 		{"large skewed", random(3*parallelEdges, 0x00ff000000000001, 0xff)},
+		{"large, one value common", func() []edge {
+			es := random(3*wideEdges, 0x0000ffff00000000, ^uint64(0))
+			for i := range es {
+				if i%10 != 0 {
+					es[i].hi = 0x0000123400000000
+				}
+			}
+			return es
+		}()},
+		{"large, few digit values", random(2*wideEdges, 0x0003000000ffffff, ^uint64(0))},
+		{"large, equal hi", random(2*wideEdges, 0, ^uint64(0))},
 	}
 	for _, procs := range []int{1, 2} {
 		for _, tt := range tests {

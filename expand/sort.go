@@ -19,7 +19,9 @@ import (
 // which the range's edges differ down, not a fixed byte: children of
 // one ply share most bits of their occupancy (the centre is always
 // full, the edges mostly empty), and a fixed byte would often put almost
-// all of a range in one bucket and need another pass. Ranges of at most
+// all of a range in one bucket and need another pass. Large ranges take
+// a wider digit, whose values are mapped onto 256 buckets of about equal
+// size (scatterWide). Ranges of at most
 // smallEdges are left to insertion sort. Large inputs are sorted on
 // GOMAXPROCS goroutines after the first pass, as dedup.SortEntries does.
 func sortEdges(es, tmp []edge) {
@@ -57,10 +59,13 @@ const (
 // bucket goes. Kept across calls, they need not be cleared whole each
 // time: a small range uses a few buckets only (digitBits), and clearing
 // and scanning 256 of them for a range of 40 edges cost more than
-// sorting it.
+// sorting it. hist and bucketOf serve the wide digits of large ranges
+// (scatterWide).
 type edgeSorter struct {
-	counts [][256]int
-	next   [256]int
+	counts   [][256]int
+	next     [256]int
+	hist     [1 << wideBits]uint32
+	bucketOf [1 << wideBits]uint8
 }
 
 // radix sorts the edges of src, at depth levels of recursion. They end
@@ -73,9 +78,6 @@ func (s *edgeSorter) radix(src, dst []edge, home bool, depth int) {
 			copy(dst, src)
 		}
 		return
-	}
-	if depth == len(s.counts) {
-		s.counts = append(s.counts, [256]int{})
 	}
 	counts, ok := s.scatter(src, dst, depth)
 	if !ok {
@@ -99,6 +101,18 @@ func (s *edgeSorter) radix(src, dst []edge, home bool, depth int) {
 // for large ranges, fewer for small ones, 4 to 8 edges a bucket.
 func digitBits(n int) uint { return uint(min(8, max(2, bits.Len(uint(n))-3))) }
 
+// wideBits is the width of the digit of ranges of at least wideEdges,
+// whose values scatterWide maps in order onto 256 buckets of about equal
+// size. Even the highest 8 bits that differ put most of a range in one
+// bucket, since the occupancies' bits are far from even (the edge
+// squares mostly empty): the children of ply 9 moved 6.9 times each in
+// the sort with 8-bit digits alone, and 16-bit digits mapped so for
+// large ranges took a sixth less time (docs/performance.md).
+const (
+	wideBits  = 16
+	wideEdges = 1 << 16
+)
+
 // scatter moves the edges of src into dst by their digit, bucket after
 // bucket in digit order, and returns the bucket sizes (in the counts of
 // depth, good until the next scatter at that depth). It returns false,
@@ -107,9 +121,11 @@ func (s *edgeSorter) scatter(src, dst []edge, depth int) ([]int, bool) {
 	if depth == len(s.counts) {
 		s.counts = append(s.counts, [256]int{})
 	}
+	if len(src) >= wideEdges {
+		return s.scatterWide(src, dst, depth)
+	}
 	width := digitBits(len(src))
 	word, shift, ok := digit(src, width)
-
 	if !ok {
 		return nil, false
 	}
@@ -125,12 +141,8 @@ func (s *edgeSorter) scatter(src, dst []edge, depth int) ([]int, bool) {
 			counts[e.lo>>shift&mask]++
 		}
 	}
+	s.place(counts)
 	next := s.next[:len(counts)]
-	sum := 0
-	for b, c := range counts {
-		next[b] = sum
-		sum += c
-	}
 	if word == 0 {
 		for _, e := range src {
 			b := e.hi >> shift & mask
@@ -140,6 +152,69 @@ func (s *edgeSorter) scatter(src, dst []edge, depth int) ([]int, bool) {
 	} else {
 		for _, e := range src {
 			b := e.lo >> shift & mask
+			dst[next[b]] = e
+			next[b]++
+		}
+	}
+	return counts, true
+}
+
+// place sets next to where each bucket of counts starts.
+func (s *edgeSorter) place(counts []int) {
+	sum := 0
+	for b, c := range counts {
+		s.next[b] = sum
+		sum += c
+	}
+}
+
+// scatterWide is scatter for a large range: its digit is wideBits wide,
+// and consecutive values of it share a bucket until the bucket holds
+// about a 256th of the range, so that each bucket is sorted on the
+// digit's values it holds by the passes below it. A value more common
+// than that has a bucket of its own.
+func (s *edgeSorter) scatterWide(src, dst []edge, depth int) ([]int, bool) {
+	word, shift, ok := digit(src, wideBits)
+	if !ok {
+		return nil, false
+	}
+	const mask = 1<<wideBits - 1
+	hist := &s.hist
+	clear(hist[:])
+	if word == 0 {
+		for _, e := range src {
+			hist[e.hi>>shift&mask]++
+		}
+	} else {
+		for _, e := range src {
+			hist[e.lo>>shift&mask]++
+		}
+	}
+	counts := s.counts[depth][:]
+	clear(counts)
+	target := (len(src) + 255) / 256
+	b, fill := 0, 0
+	for v, c := range hist {
+		if fill > 0 && fill+int(c) > target && b < 255 {
+			b++
+			fill = 0
+		}
+		s.bucketOf[v] = uint8(b)
+		fill += int(c)
+		counts[b] += int(c)
+	}
+	counts = counts[:b+1]
+	s.place(counts)
+	next, bucketOf := &s.next, &s.bucketOf
+	if word == 0 {
+		for _, e := range src {
+			b := bucketOf[e.hi>>shift&mask]
+			dst[next[b]] = e
+			next[b]++
+		}
+	} else {
+		for _, e := range src {
+			b := bucketOf[e.lo>>shift&mask]
 			dst[next[b]] = e
 			next[b]++
 		}
@@ -179,5 +254,3 @@ func insertionEdges(es []edge) {
 		es[j] = e
 	}
 }
-
-const maxDigitBits = 10
