@@ -146,14 +146,7 @@ func resolveBlob(ctx context.Context, t *task.Task, p *runstore.Ply, index int, 
 		return runstore.Resolution{}, fmt.Errorf("writing results of ply %d blob %d: %w", ply, index, err)
 	}
 	if ply > 0 {
-		var rows func(i int) bool // nil: every position has backtracking rows
-		if onlyTerminal {
-			rows = func(i int) bool {
-				_, found := slices.BinarySearch(terminals, i)
-				return found
-			}
-		}
-		if err := sendNotices(ctx, store, ply, index, blob, results, rows, squares); err != nil {
+		if err := sendNotices(ctx, store, ply, index, blob, results, !onlyTerminal, terminals, squares); err != nil {
 			return runstore.Resolution{}, err
 		}
 	}
@@ -289,8 +282,10 @@ func solveScore(ctx context.Context, s *solve.Solver, b *board.Board, p board.Po
 
 // sendNotices reports each known result of final blob j of a ply to its
 // parents: one payload per parent blob. The blob's backtracking rows
-// cover the positions i for which rows(i), or all when rows is nil.
-func sendNotices(ctx context.Context, store *runstore.Store, ply, j int, blob string, results []uint16, rows func(i int) bool, squares int) error {
+// cover every position if all, else the positions listed in rows, in
+// order. Only those are visited: at a target ply, whose rows are for its
+// terminal positions, a handful of a blob's hundreds of thousands.
+func sendNotices(ctx context.Context, store *runstore.Store, ply, j int, blob string, results []uint16, all bool, rows []int, squares int) error {
 	payload, err := store.Sources(ctx, blob)
 	if err != nil {
 		return err
@@ -298,17 +293,21 @@ func sendNotices(ctx context.Context, store *runstore.Store, ply, j int, blob st
 	byParent := map[uint32][]Notice{}
 	sr := packed.NewSourceReader(bytes.NewReader(payload))
 	var refs []Ref
-	n := len(results)
-	for i := 0; i < n; i++ {
-		if rows != nil && !rows(i) {
-			continue
+	n := len(rows)
+	if all {
+		n = len(results)
+	}
+	for k := range n {
+		i := k
+		if !all {
+			i = rows[k]
 		}
 		var ok bool
 		if refs, ok = sr.Next(refs); !ok {
 			if sr.Err() != nil {
 				return fmt.Errorf("backtracking rows of %s: %w", blob, sr.Err())
 			}
-			return fmt.Errorf("backtracking rows of %s cover %d of %d positions", blob, i, n)
+			return fmt.Errorf("backtracking rows of %s cover %d of %d positions", blob, k, n)
 		}
 		res, score := FromWord(results[i], squares)
 		if res == board.Unknown && score == (Score{}) {
