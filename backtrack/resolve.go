@@ -123,10 +123,18 @@ func resolveBlob(ctx context.Context, t *task.Task, p *runstore.Ply, index int, 
 	terminals := buf.terminals[:0]
 	defer func() { buf.results, buf.terminals = results, terminals }()
 	var counts [4]int64
+	unknown := Word(board.Unknown, Score{})
 	for i, pos := range keys {
 		terminal := (front == nil || onlyTerminal) && run.Board.Terminal(pos)
 		if terminal && onlyTerminal {
 			terminals = append(terminals, i)
+		}
+		if front == nil && !terminal && d.decidesNothing(i) {
+			// Most positions, and all but the terminal ones of a target
+			// ply: spared the call to decide.
+			results = append(results, unknown)
+			counts[board.Unknown]++
+			continue
 		}
 		var res board.Result
 		var score Score
@@ -165,23 +173,28 @@ type decider struct {
 	kids    []board.Position
 }
 
+// decidesNothing says that position i, if not terminal, is unknown
+// whatever its moves (a non-terminal position has at least one): it is
+// of the target ply of a run that does not solve it, or no child
+// reported a result. That spares listing the children of most positions.
+func (d *decider) decidesNothing(i int) bool {
+	return d.solver == nil && (d.target || d.tallies[i].Known == 0 && d.tallies[i].Bounded == 0)
+}
+
 // decide returns the result and score of position i, pos, terminal or
 // not.
 func (d *decider) decide(ctx context.Context, i int, pos board.Position, terminal bool) (board.Result, Score, error) {
 	switch {
 	case terminal:
 		return d.board.Result(pos), TerminalScore(d.board, pos), nil
+	case d.decidesNothing(i):
+		return board.Unknown, Score{}, nil
 	case d.solver != nil:
 		if err := ctx.Err(); err != nil {
 			return board.Unknown, Score{}, err
 		}
 		score, err := solveScore(ctx, d.solver, d.board, pos)
 		return score.Result(), score, err
-	case d.target, d.tallies[i].Known == 0 && d.tallies[i].Bounded == 0:
-		// No child reported a result, so nothing is decided whatever
-		// the moves are (a non-terminal position has at least one):
-		// this spares listing the children of most positions.
-		return board.Unknown, Score{}, nil
 	}
 	d.kids, _ = d.board.Children(pos, d.kids[:0])
 	res := Decide(pos.Side, len(d.kids), d.tallies[i])
