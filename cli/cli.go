@@ -478,9 +478,10 @@ const workerGCPercent = 25
 // memory back to the system slowly, so at 8x8 ply 14 the resident size
 // reached 1.0 GB while about half of it was live. Expansions now reuse
 // their buffers (internal/reuse) and drop them after their stage, and
-// merges still allocate theirs per task; near the limit the collector
-// runs sooner and returns freed memory at once. It is soft: a task that
-// needs more gets it, at the cost of more frequent collections.
+// merges' readers take theirs from a pool (packed/scratch.go); near the
+// limit the collector runs sooner and returns freed memory at once. It
+// is soft: a task that needs more gets it, at the cost of more frequent
+// collections.
 const workerMemoryLimit = 768 << 20
 
 // tuneGC applies workerGCPercent and workerMemoryLimit where the

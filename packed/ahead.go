@@ -42,10 +42,12 @@ func AheadFor(size int64) int {
 // a block, about 290 KiB each. r is read from another goroutine; the
 // caller must Close the reader before it is done with r.
 func NewEdgeReaderAhead(r io.Reader, ahead int) *EdgeReader {
-	er := NewEdgeReader(r)
 	if ahead < 1 {
-		return er
+		return NewEdgeReader(r)
 	}
+	// The reading goroutine has the stream's block reader: the consumer
+	// never touches it.
+	er := &EdgeReader{stream: newStream(nil, kindEdges)}
 	a := &readAhead{
 		blocks: make(chan *aheadBlock, ahead+1),
 		free:   make(chan *aheadBlock, ahead+1),
@@ -53,12 +55,12 @@ func NewEdgeReaderAhead(r io.Reader, ahead int) *EdgeReader {
 		done:   make(chan struct{}),
 	}
 	for range ahead + 1 {
-		a.free <- &aheadBlock{decoded: make(chan struct{}, 1)}
+		b := &aheadBlock{bufs: takeReadBuffers(), decoded: make(chan struct{}, 1)}
+		b.raw, b.edges = b.bufs.raw, b.bufs.edges
+		a.all = append(a.all, b)
+		a.free <- b
 	}
-	// The reading goroutine takes over the stream's block reader: the
-	// consumer no longer touches it.
-	go a.read(er.blocks)
-	er.blocks = blockReader{kind: kindEdges}
+	go a.read(blockReader{r: r, kind: kindEdges})
 	er.ahead = a
 	return er
 }
@@ -71,10 +73,14 @@ func (r *EdgeReader) Close() error {
 	if r.ahead != nil {
 		r.ahead.stop()
 	}
+	if r.bufs != nil {
+		r.bufs.give(r.blocks.buf, r.block)
+		r.bufs, r.blocks.buf = nil, nil
+	}
 	if r.err == nil {
 		r.err = errClosed
 	}
-	r.block = nil // so that Next fails from now on
+	r.block, r.cur = nil, nil // so that Next fails from now on
 	return nil
 }
 
@@ -84,12 +90,15 @@ type readAhead struct {
 	free     chan *aheadBlock // buffers to read the next blocks into
 	quit     chan struct{}    // closed by stop
 	done     chan struct{}    // closed when the reading goroutine ends
+	decoding sync.WaitGroup   // the decodings under way
+	all      []*aheadBlock    // every block in circulation, for stop to give back
 	stopOnce sync.Once
 }
 
 // aheadBlock is one block in circulation.
 type aheadBlock struct {
-	raw     []byte // the block as read, its payload within
+	bufs    *readBuffers // lent to raw and edges until stop
+	raw     []byte       // the block as read, its payload within
 	dec     edgeDecoder
 	edges   []Edge
 	off     int64 // the stream's offset after the block, for errors
@@ -116,7 +125,9 @@ func (a *readAhead) read(br blockReader) {
 			b.decoded <- struct{}{}
 		} else {
 			b.off = br.off
+			a.decoding.Add(1)
 			go func(data []byte, count int) {
+				defer a.decoding.Done()
 				b.edges, b.err = b.dec.decode(data, count, b.edges)
 				b.decoded <- struct{}{}
 			}(br.data, br.count)
@@ -143,7 +154,19 @@ func (a *readAhead) next(prev *aheadBlock) *aheadBlock {
 	return b
 }
 
+// stop ends the reading and gives the blocks' memory back once no
+// goroutine touches it: the reading goroutine has ended, and so has every
+// decoding it started, whether or not the consumer took its block. A
+// second stop waits for the first.
 func (a *readAhead) stop() {
-	a.stopOnce.Do(func() { close(a.quit) })
-	<-a.done
+	a.stopOnce.Do(func() {
+		close(a.quit)
+		<-a.done
+		a.decoding.Wait()
+		for _, b := range a.all {
+			b.bufs.give(b.raw, b.edges)
+			b.bufs, b.raw, b.edges = nil, nil, nil
+		}
+		a.all = nil
+	})
 }

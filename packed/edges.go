@@ -155,13 +155,17 @@ type EdgeReader struct {
 	block []Edge // the current block, decoded
 	next  int    // the index in block of the edge Next returns next
 	ahead *readAhead
-	cur   *aheadBlock // the block being returned, when reading ahead
+	cur   *aheadBlock  // the block being returned, when reading ahead
+	bufs  *readBuffers // lent to blocks.buf and block until Close, when not reading ahead
 }
 
 // NewEdgeReader returns a reader of the edge blocks in r: a whole run, or
-// one segment of it.
+// one segment of it. Closing it when done lets the next reader reuse its
+// memory.
 func NewEdgeReader(r io.Reader) *EdgeReader {
-	return &EdgeReader{stream: newStream(r, kindEdges)}
+	er := &EdgeReader{stream: newStream(r, kindEdges), bufs: takeReadBuffers()}
+	er.blocks.buf, er.block = er.bufs.raw, er.bufs.edges
+	return er
 }
 
 // Next returns the next edge. It returns false at the end of the input or

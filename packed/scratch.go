@@ -35,3 +35,25 @@ func (s *scratch) give(pos *posEncoder, bits *bitWriter, blocks *blockWriter) {
 	pos.dOcc, pos.whites, bits.buf, blocks.frame = nil, nil, nil, nil
 	scratchPool.Put(s)
 }
+
+// readBuffers are the memory an edge reader decodes a block in: the
+// block as read, and its edges. A merge opens a reader for each of its
+// inputs, hundreds of them, and growing these afresh for each was about a
+// quarter of the bytes a run to 8x8 ply 12 allocated (a memory profile,
+// docs/performance.md). A reader takes them when it is made and gives
+// them back when it is closed; one that is not closed leaves them to the
+// collector.
+type readBuffers struct {
+	raw   []byte
+	edges []Edge
+}
+
+var readPool = sync.Pool{New: func() any { return new(readBuffers) }}
+
+func takeReadBuffers() *readBuffers { return readPool.Get().(*readBuffers) }
+
+// give puts b back in the pool, holding raw and edges as they have grown.
+func (b *readBuffers) give(raw []byte, edges []Edge) {
+	b.raw, b.edges = raw[:0], edges[:0]
+	readPool.Put(b)
+}
