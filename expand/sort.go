@@ -21,9 +21,9 @@ import (
 // full, the edges mostly empty), and a fixed byte would often put almost
 // all of a range in one bucket and need another pass. Large ranges take
 // a wider digit, whose values are mapped onto 256 buckets of about equal
-// size (scatterWide). Ranges of at most
-// smallEdges are left to insertion sort. Large inputs are sorted on
-// GOMAXPROCS goroutines after the first pass, as dedup.SortEntries does.
+// size (scatterWide). Ranges of at most smallEdges are left to insertion
+// sort. Large inputs are sorted on GOMAXPROCS goroutines after the first
+// pass, as dedup.SortEntries does.
 func sortEdges(es, tmp []edge) {
 	tmp = tmp[:len(es)]
 	if len(es) < parallelEdges || runtime.GOMAXPROCS(0) < 2 {
@@ -97,8 +97,9 @@ func (s *edgeSorter) radix(src, dst []edge, home bool, depth int) {
 	}
 }
 
-// digitBits is the width of the digit for a range of n edges: 8 bits
-// for large ranges, fewer for small ones, 4 to 8 edges a bucket.
+// digitBits is the width of the digit for a range of n edges below
+// wideEdges: 8 bits from 1,024 edges, fewer for smaller ranges, 4 to 8
+// edges a bucket.
 func digitBits(n int) uint { return uint(min(8, max(2, bits.Len(uint(n))-3))) }
 
 // wideBits is the width of the digit of ranges of at least wideEdges,
