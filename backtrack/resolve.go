@@ -181,14 +181,13 @@ func (d *decider) decidesNothing(i int) bool {
 	return d.solver == nil && (d.target || d.tallies[i].Known == 0 && d.tallies[i].Bounded == 0)
 }
 
-// decide returns the result and score of position i, pos, terminal or
-// not.
+// decide returns the result and score of position i, pos, which is
+// terminal or which decidesNothing does not cover: resolveBlob gives the
+// others the unknown word without asking.
 func (d *decider) decide(ctx context.Context, i int, pos board.Position, terminal bool) (board.Result, Score, error) {
 	switch {
 	case terminal:
 		return d.board.Result(pos), TerminalScore(d.board, pos), nil
-	case d.decidesNothing(i):
-		return board.Unknown, Score{}, nil
 	case d.solver != nil:
 		if err := ctx.Err(); err != nil {
 			return board.Unknown, Score{}, err
