@@ -80,6 +80,22 @@ func resolveBlob(ctx context.Context, t *task.Task, p *runstore.Ply, index int, 
 		}
 		blob = final.Blob
 	}
+	// A ply that keeps backtracking rows for its terminal positions only
+	// (few: 1,321 of 137 million at 8x8 ply 12) is a target ply that the
+	// run does not solve; its merges list those positions beside the
+	// rows, unless they are of a release before the lists.
+	onlyTerminal := ply > 0 && p.TerminalSources
+	var sources []byte // the backtracking rows, once read
+	if onlyTerminal {
+		var list []byte
+		var err error
+		if sources, list, err = store.SourcesAndTerminals(ctx, blob); err != nil {
+			return runstore.Resolution{}, err
+		}
+		if list != nil {
+			return resolveListed(ctx, t, p, index, blob, sources, list)
+		}
+	}
 	var err error
 	buf := resolveBuffers.Get()
 	defer resolveBuffers.Put(buf)
@@ -116,10 +132,7 @@ func resolveBlob(ctx context.Context, t *task.Task, p *runstore.Ply, index int, 
 		tallies: tallies, solver: solver, kids: make([]board.Position, 0, 32)}
 	results := buf.results[:0]
 	// Whether a position is terminal is worked out once: decide needs it,
-	// and so do the backtracking rows of a ply that keeps them for its
-	// terminal positions only, which are listed (few: 1,321 of 137
-	// million at 8x8 ply 12).
-	onlyTerminal := ply > 0 && p.TerminalSources
+	// and so do the backtracking rows of onlyTerminal.
 	terminals := buf.terminals[:0]
 	defer func() { buf.results, buf.terminals = results, terminals }()
 	var counts [4]int64
@@ -154,11 +167,66 @@ func resolveBlob(ctx context.Context, t *task.Task, p *runstore.Ply, index int, 
 		return runstore.Resolution{}, fmt.Errorf("writing results of ply %d blob %d: %w", ply, index, err)
 	}
 	if ply > 0 {
-		if err := sendNotices(ctx, store, ply, index, blob, results, !onlyTerminal, terminals, squares); err != nil {
+		if sources == nil {
+			if sources, err = store.Sources(ctx, blob); err != nil {
+				return runstore.Resolution{}, err
+			}
+		}
+		if err := sendNotices(ctx, store, ply, index, blob, sources, results, !onlyTerminal, terminals, squares); err != nil {
 			return runstore.Resolution{}, err
 		}
 	}
 	return resolution(ply, index, counts, results, squares), nil
+}
+
+// resolveListed is resolveBlob for a blob of a target ply that the run
+// does not solve, which keeps backtracking rows for its terminal
+// positions only, and whose merge listed those (packed.TerminalList):
+// every other position is unknown, so the blob's keys are not read, nor
+// each of them tested again (at 8x8 ply 14, 46,489 terminal positions
+// among 6,158,976,460).
+func resolveListed(ctx context.Context, t *task.Task, p *runstore.Ply, index int, blob string, sources, list []byte) (runstore.Resolution, error) {
+	run := t.Run
+	l, err := packed.DecodeTerminalList(run.Board, list)
+	if err == nil && l.Count > int64(run.FinalPositions(p.Ply)) {
+		err = fmt.Errorf("%w: a terminal list of %d positions, where the ply's blobs hold at most %d", packed.ErrCorrupt, l.Count, run.FinalPositions(p.Ply))
+	}
+	if err != nil {
+		return runstore.Resolution{}, fmt.Errorf("terminal positions of %s: %w", blob, err)
+	}
+	buf := resolveBuffers.Get()
+	defer resolveBuffers.Put(buf)
+	results := slices.Grow(buf.results[:0], int(l.Count))[:l.Count]
+	rows := buf.terminals[:0]
+	defer func() { buf.results, buf.terminals = results, rows }()
+	unknown := Word(board.Unknown, Score{})
+	for i := range results {
+		results[i] = unknown
+	}
+	squares := run.Board.Size() * run.Board.Size()
+	d := decider{board: run.Board, target: true, squares: squares}
+	var counts [4]int64
+	counts[board.Unknown] = l.Count - int64(len(l.Indexes))
+	for j, i := range l.Indexes {
+		pos := l.Positions[j]
+		if !run.Board.Terminal(pos) {
+			return runstore.Resolution{}, fmt.Errorf("terminal positions of %s: %w: position %d, %v, is not terminal", blob, packed.ErrCorrupt, i, pos)
+		}
+		res, score, err := d.decide(ctx, int(i), pos, true)
+		if err != nil {
+			return runstore.Resolution{}, err
+		}
+		results[i] = Word(res, score)
+		counts[res]++
+		rows = append(rows, int(i))
+	}
+	if err := run.Blobs.Put(ctx, runstore.ResultsBlobName(p.Ply, index), packed.EncodeResults(results)); err != nil {
+		return runstore.Resolution{}, fmt.Errorf("writing results of ply %d blob %d: %w", p.Ply, index, err)
+	}
+	if err := sendNotices(ctx, run.Store, p.Ply, index, blob, sources, results, false, rows, squares); err != nil {
+		return runstore.Resolution{}, err
+	}
+	return resolution(p.Ply, index, counts, results, squares), nil
 }
 
 // decider decides the positions of one final blob one by one, but for a
@@ -293,15 +361,11 @@ func solveScore(ctx context.Context, s *solve.Solver, b *board.Board, p board.Po
 }
 
 // sendNotices reports each known result of final blob j of a ply to its
-// parents: one payload per parent blob. The blob's backtracking rows
-// cover every position if all, else the positions listed in rows, in
-// order. Only those are visited: at a target ply, whose rows are for its
+// parents: one payload per parent blob. The blob's backtracking rows,
+// payload, cover every position if all, else the positions listed in
+// rows, in order. Only those are visited: at a target ply, whose rows are for its
 // terminal positions, a handful of a blob's hundreds of thousands.
-func sendNotices(ctx context.Context, store *runstore.Store, ply, j int, blob string, results []uint16, all bool, rows []int, squares int) error {
-	payload, err := store.Sources(ctx, blob)
-	if err != nil {
-		return err
-	}
+func sendNotices(ctx context.Context, store *runstore.Store, ply, j int, blob string, payload []byte, results []uint16, all bool, rows []int, squares int) error {
 	byParent := map[uint32][]Notice{}
 	sr := packed.NewSourceReader(bytes.NewReader(payload))
 	var refs []Ref

@@ -55,6 +55,11 @@ type output struct {
 	count         int64
 	terminal      int64
 	first, last   board.Position
+	// the blob's terminal positions, at a ply that keeps backtracking
+	// rows for those alone (runstore.Ply.TerminalSources): its
+	// resolution then reads them here instead of the blob's keys
+	terminals packed.TerminalList
+	list      []byte
 
 	// the position being grouped, and its parents so far
 	pending bool
@@ -118,6 +123,9 @@ func (o *output) emit() error {
 	}
 	if terminal {
 		o.terminal++
+		if o.rec.TerminalSources {
+			o.terminals.Add(o.count, o.cur)
+		}
 	}
 	o.last = o.cur
 	o.count++
@@ -163,7 +171,14 @@ func (o *output) flush() error {
 	if err := o.t.Run.Blobs.Upload(o.ctx, name, bytes.NewReader(o.keys.Bytes())); err != nil {
 		return fmt.Errorf("writing merge output %s: %w", name, err)
 	}
-	if err := o.t.Run.Store.PutSources(task.WithCategory(o.ctx, task.CategoryBacktrack), name, o.sources.Bytes()); err != nil {
+	var list []byte
+	if o.rec.TerminalSources {
+		o.terminals.Count = o.count
+		o.list = o.terminals.Append(o.list[:0])
+		list = o.list
+		o.terminals.Reset()
+	}
+	if err := o.t.Run.Store.PutSources(task.WithCategory(o.ctx, task.CategoryBacktrack), name, o.sources.Bytes(), list); err != nil {
 		return err
 	}
 	if err := o.comps.Check(); err != nil {

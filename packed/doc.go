@@ -33,6 +33,9 @@
 //     their refs.
 //   - Results (results.go): runs of equal result words, or plain 16-bit
 //     words where that is smaller.
+//   - Terminal lists (terminals.go): not blocks, a small record of a
+//     final blob's terminal positions and their indexes, stored beside
+//     its sources.
 //
 // Corrupt input (bad magic, checksum, truncation, out-of-range or
 // out-of-order entries) is an error wrapping ErrCorrupt, an unknown

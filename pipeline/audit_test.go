@@ -157,10 +157,10 @@ func TestAuditCompleteRun(t *testing.T) {
 		}, []string{"error: ply 9: final blob 1 is resolved but its results blob p09/r-0000001 is missing"}},
 
 		{"backtracking rows deleted", func() func() {
-			payload, err := r.store.Sources(ctx, final0)
+			payload, list, err := r.store.SourcesAndTerminals(ctx, final0)
 			must(err)
 			must(r.store.DeleteSources(ctx, final0))
-			return func() { must(r.store.PutSources(ctx, final0, payload)) }
+			return func() { must(r.store.PutSources(ctx, final0, payload, list)) }
 		}, []string{fmt.Sprintf("error: ply 9: final blob 0 (%s) has no backtracking rows", final0)}},
 
 		{"overlapping final blobs", func() func() {

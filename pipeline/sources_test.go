@@ -3,25 +3,58 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"slices"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/reversi-cloud/reversi/packed"
 	"github.com/reversi-cloud/reversi/runstore"
+	"github.com/reversi-cloud/reversi/storage"
+	"github.com/reversi-cloud/reversi/task"
 )
 
 // TestTargetPlyKeepsTerminalSourcesOnly checks which positions keep
 // backtracking rows: every position below the target ply; at the target
 // ply, only the terminal ones, unless the run solves it, when all do.
+// There, the merges also list the terminal positions beside the rows
+// (packed.TerminalList), and the resolution reads those instead of the
+// blobs' keys: no resolution of the target ply reads a blob, where those
+// of the ply before read each of theirs. Without the lists, as a merge
+// of an earlier release leaves them, the resolution reads the keys and
+// comes to the same results.
 func TestTargetPlyKeepsTerminalSourcesOnly(t *testing.T) {
-	for _, solve := range []bool{false, true} {
+	for _, tc := range []struct {
+		name             string
+		solve, dropLists bool
+	}{{"count", false, false}, {"solve", true, false}, {"unlisted", false, true}} {
+		name, solve := tc.name, tc.solve
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		be := openEmbedded(t)
-		name := map[bool]string{false: "count", true: "solve"}[solve]
+		var mu sync.Mutex
+		reads := map[int]int{} // blob reads of resolutions, by ply
+		be := embeddedWith(t, func(c *storage.Call, next func() error) error {
+			if ply, ok := storage.PlyFrom(c.Ctx); ok && (c.Op == storage.BlobGet || c.Op == storage.BlobOpen) && storage.CategoryFrom(c.Ctx) == task.CategoryBacktrack {
+				mu.Lock()
+				reads[ply]++
+				mu.Unlock()
+			}
+			return next()
+		})
+		if tc.dropLists {
+			be = withoutTerminalLists{be}
+		}
 		cfg := RunConfig{Name: name, Config: runstore.Config{Board: 4, Target: 9, Solve: solve, Sizes: runstore.Sizes{BlobPositions: 100}}}
-		if _, err := RunLocal(ctx, be, cfg, 2, WorkerConfig{PollMax: 50 * time.Millisecond}, testLogger(t), nil); err != nil {
+		rep, err := RunLocal(ctx, be, cfg, 2, WorkerConfig{PollMax: 50 * time.Millisecond}, testLogger(t), nil)
+		if err != nil {
 			t.Fatal(err)
+		}
+		if !solve {
+			checkReport4x4(t, rep, 9) // the counts, and the results of the plies before
+		}
+		if (solve || tc.dropLists) != (reads[9] != 0) || reads[8] == 0 {
+			t.Errorf("%s: the resolutions read %d blobs at the target ply and %d at the ply before", name, reads[9], reads[8])
 		}
 		r, err := OpenRun(ctx, be, name)
 		if err != nil {
@@ -33,6 +66,7 @@ func TestTargetPlyKeepsTerminalSourcesOnly(t *testing.T) {
 				t.Fatal(err)
 			}
 			terminalOnly := ply == 9 && !solve
+			listed := terminalOnly && !tc.dropLists
 			if p.TerminalSources != terminalOnly {
 				t.Errorf("%s ply %d: TerminalSources %v, want %v", name, ply, p.TerminalSources, terminalOnly)
 			}
@@ -42,9 +76,15 @@ func TestTargetPlyKeepsTerminalSourcesOnly(t *testing.T) {
 			}
 			var rows, want int64
 			for _, f := range finals {
-				payload, err := r.store.Sources(ctx, f.Blob)
+				payload, list, err := r.store.SourcesAndTerminals(ctx, f.Blob)
 				if err != nil {
 					t.Fatal(err)
+				}
+				if listed != (list != nil) {
+					t.Fatalf("%s ply %d %s: a terminal list of %d bytes", name, ply, f.Blob, len(list))
+				}
+				if listed {
+					checkTerminalList(t, r, f, list)
 				}
 				sr := packed.NewSourceReader(bytes.NewReader(payload))
 				var refs []packed.Ref
@@ -66,4 +106,49 @@ func TestTargetPlyKeepsTerminalSourcesOnly(t *testing.T) {
 			}
 		}
 	}
+}
+
+// checkTerminalList checks a final blob's terminal list against its keys:
+// its count, and exactly the terminal positions, at their indexes.
+func checkTerminalList(t *testing.T, r *Run, f runstore.FinalBlob, data []byte) {
+	t.Helper()
+	l, err := packed.DecodeTerminalList(r.Board, data)
+	if err != nil {
+		t.Fatalf("%s: %v", f.Blob, err)
+	}
+	keys, err := r.shared.ReadKeysTo(context.Background(), f.Blob, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want packed.TerminalList
+	for i, k := range keys {
+		if r.Board.Terminal(k) {
+			want.Add(int64(i), k)
+		}
+	}
+	if l.Count != int64(len(keys)) || l.Count != f.Count || len(l.Indexes) != int(f.Terminal) ||
+		!slices.Equal(l.Indexes, want.Indexes) || !slices.Equal(l.Positions, want.Positions) {
+		t.Fatalf("%s: a terminal list of %d positions, %d terminal; its keys %d, %d terminal, the row %d and %d", f.Blob, l.Count, len(l.Indexes), len(keys), len(want.Indexes), f.Count, f.Terminal)
+	}
+}
+
+// withoutTerminalLists is a backend whose tables drop the rows of
+// terminal lists (runstore's sources partitions, rows "t-..."), as if a
+// release before the lists had merged the blobs.
+type withoutTerminalLists struct{ storage.Backend }
+
+func (b withoutTerminalLists) Table(name string) storage.Table {
+	return tableWithoutTerminalLists{b.Backend.Table(name)}
+}
+
+type tableWithoutTerminalLists struct{ storage.Table }
+
+func (t tableWithoutTerminalLists) Transact(ctx context.Context, pk string, ops []storage.Op) ([]string, error) {
+	kept := slices.DeleteFunc(slices.Clone(ops), func(op storage.Op) bool {
+		return strings.HasPrefix(pk, "sp") && strings.HasPrefix(op.Entity.RowKey, "t-")
+	})
+	if len(kept) == 0 {
+		return nil, nil
+	}
+	return t.Table.Transact(ctx, pk, kept)
 }

@@ -39,8 +39,15 @@ func pkNotices(ply, index int) string {
 func rkNotice(child, row int) string {
 	return fmt.Sprintf("%s-%04d", formatIndex(indexWidth, child), row)
 }
-func rkPayloadRow(row int) string  { return fmt.Sprintf("%05d", row) }
-func pkSources(blob string) string { return "s" + strings.ReplaceAll(blob, "/", "-") }
+func rkPayloadRow(row int) string { return fmt.Sprintf("%05d", row) }
+
+// A final blob's terminal list is a second payload of its sources'
+// partition, under keys with the prefix terminalsGroup, which sort after
+// the sources' own.
+const terminalsGroup = "t"
+
+func rkTerminalsRow(row int) string { return terminalsGroup + "-" + rkPayloadRow(row) }
+func pkSources(blob string) string  { return "s" + strings.ReplaceAll(blob, "/", "-") }
 
 // Indexes in keys and blob names (items, final blobs, buckets) are
 // written in a base width of decimal digits, zero-padded: indexWidth,

@@ -64,13 +64,26 @@ func PayloadBatches(n int) int {
 
 // putPayload upserts a payload's rows under rowKey(i) in partition pk.
 func (s *Store) putPayload(ctx context.Context, pk string, payload []byte, rowKey func(int) string) error {
-	rows := splitPayload(payload)
-	for lo := 0; lo < len(rows); lo += payloadRowsPerBatch {
-		var ops []storage.Op
-		for i := lo; i < min(len(rows), lo+payloadRowsPerBatch); i++ {
-			ops = append(ops, storage.Op{Kind: storage.OpUpsert, Entity: storage.Entity{PartitionKey: pk, RowKey: rowKey(i), Props: rows[i]}})
+	return s.putPayloads(ctx, pk, payloadPart{payload, rowKey})
+}
+
+// payloadPart is one payload of a partition and the keys of its rows.
+type payloadPart struct {
+	payload []byte
+	rowKey  func(int) string
+}
+
+// putPayloads upserts the rows of payloads of one partition, in batches
+// of payloadRowsPerBatch that may hold rows of more than one.
+func (s *Store) putPayloads(ctx context.Context, pk string, parts ...payloadPart) error {
+	var ops []storage.Op
+	for _, part := range parts {
+		for i, row := range splitPayload(part.payload) {
+			ops = append(ops, storage.Op{Kind: storage.OpUpsert, Entity: storage.Entity{PartitionKey: pk, RowKey: part.rowKey(i), Props: row}})
 		}
-		if _, err := s.back(pk).Transact(ctx, pk, ops); err != nil {
+	}
+	for lo := 0; lo < len(ops); lo += payloadRowsPerBatch {
+		if _, err := s.back(pk).Transact(ctx, pk, ops[lo:min(len(ops), lo+payloadRowsPerBatch)]); err != nil {
 			return err
 		}
 	}
@@ -112,10 +125,17 @@ func (s *Store) readPayloadGroups(ctx context.Context, pk string) ([]string, [][
 }
 
 // PutSources stores the backtracking sources of one final blob: for each
-// of its positions in order, the parents that lead to it. The rows are
-// upserts under keys derived from the blob, so a retry overwrites them.
-func (s *Store) PutSources(ctx context.Context, blob string, payload []byte) error {
-	if err := s.putPayload(ctx, pkSources(blob), payload, rkPayloadRow); err != nil {
+// of its positions in order, the parents that lead to it; and, unless
+// terminals is nil, the blob's terminal list (packed.TerminalList)
+// beside them, in the same partition and, where the rows fit, the same
+// transaction. The rows are upserts under keys derived from the blob, so
+// a retry overwrites them.
+func (s *Store) PutSources(ctx context.Context, blob string, payload, terminals []byte) error {
+	parts := []payloadPart{{payload, rkPayloadRow}}
+	if terminals != nil {
+		parts = append(parts, payloadPart{terminals, rkTerminalsRow})
+	}
+	if err := s.putPayloads(ctx, pkSources(blob), parts...); err != nil {
 		return fmt.Errorf("writing backtracking rows of %s: %w", blob, err)
 	}
 	return nil
@@ -123,14 +143,28 @@ func (s *Store) PutSources(ctx context.Context, blob string, payload []byte) err
 
 // Sources reads the backtracking sources of one final blob.
 func (s *Store) Sources(ctx context.Context, blob string) ([]byte, error) {
-	ps, err := s.readPayloads(ctx, pkSources(blob))
+	payload, _, err := s.SourcesAndTerminals(ctx, blob)
+	return payload, err
+}
+
+// SourcesAndTerminals reads the backtracking sources of one final blob,
+// and its terminal list: nil when its merge wrote none (a ply that keeps
+// every position's sources, or a merge of a release before the lists).
+// One query reads both.
+func (s *Store) SourcesAndTerminals(ctx context.Context, blob string) (payload, terminals []byte, err error) {
+	groups, ps, err := s.readPayloadGroups(ctx, pkSources(blob))
 	if err != nil {
-		return nil, fmt.Errorf("reading backtracking rows of %s: %w", blob, err)
+		return nil, nil, fmt.Errorf("reading backtracking rows of %s: %w", blob, err)
 	}
-	if len(ps) == 0 {
-		return nil, nil
+	for i, g := range groups {
+		switch g {
+		case "":
+			payload = ps[i]
+		case terminalsGroup:
+			terminals = append([]byte{}, ps[i]...) // not nil, even when empty
+		}
 	}
-	return ps[0], nil
+	return payload, terminals, nil
 }
 
 // HasSources reports whether a final blob has backtracking rows.

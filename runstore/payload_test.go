@@ -39,8 +39,9 @@ func TestSplitAndJoinPayload(t *testing.T) {
 }
 
 // TestPayloadRoundTrip stores payloads that span several rows and
-// several batches, as sources and as notices from two child blobs, and
-// reads each back whole. Sources of a final blob of 262,144 positions
+// several batches, as sources (alone, and with a terminal list beside
+// them, of a few bytes or as long) and as notices from two child blobs,
+// and reads each back whole. Sources of a final blob of 262,144 positions
 // take about 700 kB, more than one row holds.
 func TestPayloadRoundTrip(t *testing.T) {
 	s, _ := openStore(t)
@@ -56,15 +57,31 @@ func TestPayloadRoundTrip(t *testing.T) {
 			t.Errorf("a payload of %d bytes in %d rows: PayloadBatches = %d, want %d", n, rows, got, want)
 		}
 		blob := fmt.Sprintf("p05/f-000000-%04d-a", n%10000)
-		if err := s.PutSources(ctx, blob, payload); err != nil {
+		if err := s.PutSources(ctx, blob, payload, nil); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.Sources(ctx, blob)
+		got, list, err := s.SourcesAndTerminals(ctx, blob)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !bytes.Equal(got, payload) {
-			t.Errorf("sources of %d bytes: read %d bytes back", n, len(got))
+		if !bytes.Equal(got, payload) || list != nil {
+			t.Errorf("sources of %d bytes: read %d bytes back, and a terminal list of %d", n, len(got), len(list))
+		}
+		for _, terms := range [][]byte{{}, {1, 2, 3}, bytes.Repeat([]byte{9}, n)} {
+			listed := fmt.Sprintf("p06/f-000000-%04d-a", n%10000)
+			if err := s.PutSources(ctx, listed, payload, terms); err != nil {
+				t.Fatal(err)
+			}
+			got, list, err := s.SourcesAndTerminals(ctx, listed)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got, payload) || list == nil || !bytes.Equal(list, terms) {
+				t.Errorf("sources of %d bytes with a terminal list of %d: read %d and %d bytes back", n, len(terms), len(got), len(list))
+			}
+			if got, err := s.Sources(ctx, listed); err != nil || !bytes.Equal(got, payload) {
+				t.Errorf("sources of %d bytes beside a terminal list: read %d bytes back, %v", n, len(got), err)
+			}
 		}
 		for child := 0; child < 2; child++ {
 			if err := s.PutNotices(ctx, 5, child, n, append([]byte{byte(child)}, payload...)); err != nil {
