@@ -94,6 +94,19 @@ func (a *Audit) errorf(format string, args ...any) {
 	a.Findings = append(a.Findings, Finding{Text: fmt.Sprintf(format, args...)})
 }
 
+// checkTerminalList checks the terminal list of final blob f of a ply
+// against its row: as many positions, and as many of them terminal.
+func (a *Audit) checkTerminalList(r *Run, ply int, f runstore.FinalBlob, data []byte) {
+	l, err := packed.DecodeTerminalList(r.Board, data)
+	switch {
+	case err != nil:
+		a.errorf("ply %d: final blob %d (%s): %v", ply, f.Index, f.Blob, err)
+	case l.Count != f.Count || int64(len(l.Indexes)) != f.Terminal:
+		a.errorf("ply %d: final blob %d (%s) lists %d terminal positions of %d, where its row says %d of %d",
+			ply, f.Index, f.Blob, len(l.Indexes), l.Count, f.Terminal, f.Count)
+	}
+}
+
 func (a *Audit) warnf(format string, args ...any) {
 	a.Findings = append(a.Findings, Finding{Warning: true, Text: fmt.Sprintf(format, args...)})
 }
@@ -316,6 +329,18 @@ func (r *Run) auditFinals(ctx context.Context, a *Audit, p *runstore.Ply, recs r
 		}
 		if p.Ply == 0 || !ok {
 			continue
+		}
+		if p.TerminalSources {
+			// The rows are of the few terminal positions: read them with
+			// the blob's terminal list, and check the list.
+			_, list, err := r.store.SourcesAndTerminals(ctx, f.Blob)
+			if err != nil {
+				return err
+			}
+			if list != nil {
+				a.checkTerminalList(r, p.Ply, f, list)
+				continue
+			}
 		}
 		has, err := r.store.HasSources(ctx, f.Blob)
 		if err != nil {

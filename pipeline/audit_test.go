@@ -113,6 +113,10 @@ func TestAuditCompleteRun(t *testing.T) {
 	}
 	overlapping := finals[1]
 	overlapping.Min = finals[0].Max
+	target0, err := r.store.Final(ctx, 12, 0) // of the target ply, which lists its terminal positions
+	if err != nil {
+		t.Fatal(err)
+	}
 	poisoned := "garbage"
 
 	for _, tc := range []struct {
@@ -162,6 +166,17 @@ func TestAuditCompleteRun(t *testing.T) {
 			must(r.store.DeleteSources(ctx, final0))
 			return func() { must(r.store.PutSources(ctx, final0, payload, list)) }
 		}, []string{fmt.Sprintf("error: ply 9: final blob 0 (%s) has no backtracking rows", final0)}},
+
+		{"terminal list disagrees with its row", func() func() {
+			payload, list, err := r.store.SourcesAndTerminals(ctx, target0.Blob)
+			must(err)
+			l, err := packed.DecodeTerminalList(r.Board, list)
+			must(err)
+			l.Count++
+			must(r.store.PutSources(ctx, target0.Blob, payload, l.Append(nil)))
+			return func() { must(r.store.PutSources(ctx, target0.Blob, payload, list)) }
+		}, []string{fmt.Sprintf("error: ply 12: final blob 0 (%s) lists %d terminal positions of %d, where its row says %d of %d",
+			target0.Blob, target0.Terminal, target0.Count+1, target0.Terminal, target0.Count)}},
 
 		{"overlapping final blobs", func() func() {
 			must(r.store.PutFinals(ctx, ply, []runstore.FinalBlob{overlapping}))
