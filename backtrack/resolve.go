@@ -163,16 +163,27 @@ func resolveBlob(ctx context.Context, t *task.Task, p *runstore.Ply, index int, 
 		t.Log.Info("frontier solved as far as needed", "ply", ply, "blob", index, "mode", run.SolveMode,
 			"solved", front.counts[frontierSolved], "bounded", front.counts[frontierBounded], "skipped", front.counts[frontierSkipped])
 	}
+	return report(ctx, t, ply, index, blob, sources, results, counts, !onlyTerminal, terminals)
+}
+
+// report writes the results of final blob index of a ply, sends their
+// notices to its parents as the blob's backtracking rows, sources (read
+// here if nil), name them (for every position if all, else for those
+// of rows), and returns the blob's resolution marker.
+func report(ctx context.Context, t *task.Task, ply, index int, blob string, sources []byte, results []uint16, counts [4]int64, all bool, rows []int) (runstore.Resolution, error) {
+	run := t.Run
+	squares := run.Board.Size() * run.Board.Size()
 	if err := run.Blobs.Put(ctx, runstore.ResultsBlobName(ply, index), packed.EncodeResults(results)); err != nil {
 		return runstore.Resolution{}, fmt.Errorf("writing results of ply %d blob %d: %w", ply, index, err)
 	}
 	if ply > 0 {
+		var err error
 		if sources == nil {
-			if sources, err = store.Sources(ctx, blob); err != nil {
+			if sources, err = run.Store.Sources(ctx, blob); err != nil {
 				return runstore.Resolution{}, err
 			}
 		}
-		if err := sendNotices(ctx, store, ply, index, blob, sources, results, !onlyTerminal, terminals, squares); err != nil {
+		if err := sendNotices(ctx, run.Store, ply, index, blob, sources, results, all, rows, squares); err != nil {
 			return runstore.Resolution{}, err
 		}
 	}
@@ -220,13 +231,7 @@ func resolveListed(ctx context.Context, t *task.Task, p *runstore.Ply, index int
 		counts[res]++
 		rows = append(rows, int(i))
 	}
-	if err := run.Blobs.Put(ctx, runstore.ResultsBlobName(p.Ply, index), packed.EncodeResults(results)); err != nil {
-		return runstore.Resolution{}, fmt.Errorf("writing results of ply %d blob %d: %w", p.Ply, index, err)
-	}
-	if err := sendNotices(ctx, run.Store, p.Ply, index, blob, sources, results, false, rows, squares); err != nil {
-		return runstore.Resolution{}, err
-	}
-	return resolution(p.Ply, index, counts, results, squares), nil
+	return report(ctx, t, p.Ply, index, blob, sources, results, counts, false, rows)
 }
 
 // decider decides the positions of one final blob one by one, but for a
