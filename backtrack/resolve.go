@@ -85,7 +85,7 @@ func resolveBlob(ctx context.Context, t *task.Task, p *runstore.Ply, index int, 
 	// run does not solve; its merges list those positions beside the
 	// rows, unless they are of a release before the lists.
 	onlyTerminal := ply > 0 && p.TerminalSources
-	var sources []byte // the backtracking rows, once read
+	var sources []byte // the backtracking rows
 	if onlyTerminal {
 		var list []byte
 		var err error
@@ -163,13 +163,18 @@ func resolveBlob(ctx context.Context, t *task.Task, p *runstore.Ply, index int, 
 		t.Log.Info("frontier solved as far as needed", "ply", ply, "blob", index, "mode", run.SolveMode,
 			"solved", front.counts[frontierSolved], "bounded", front.counts[frontierBounded], "skipped", front.counts[frontierSkipped])
 	}
+	if ply > 0 && !onlyTerminal { // onlyTerminal read them above
+		if sources, err = store.Sources(ctx, blob); err != nil {
+			return runstore.Resolution{}, err
+		}
+	}
 	return report(ctx, t, ply, index, blob, sources, results, counts, !onlyTerminal, terminals)
 }
 
 // report writes the results of final blob index of a ply, sends their
-// notices to its parents as the blob's backtracking rows, sources (read
-// here if nil), name them (for every position if all, else for those
-// of rows), and returns the blob's resolution marker.
+// notices to its parents as the blob's backtracking rows, sources, name
+// them (for every position if all, else for those of rows), and returns
+// the blob's resolution marker.
 func report(ctx context.Context, t *task.Task, ply, index int, blob string, sources []byte, results []uint16, counts [4]int64, all bool, rows []int) (runstore.Resolution, error) {
 	run := t.Run
 	squares := run.Board.Size() * run.Board.Size()
@@ -177,12 +182,6 @@ func report(ctx context.Context, t *task.Task, ply, index int, blob string, sour
 		return runstore.Resolution{}, fmt.Errorf("writing results of ply %d blob %d: %w", ply, index, err)
 	}
 	if ply > 0 {
-		var err error
-		if sources == nil {
-			if sources, err = run.Store.Sources(ctx, blob); err != nil {
-				return runstore.Resolution{}, err
-			}
-		}
 		if err := sendNotices(ctx, run.Store, ply, index, blob, sources, results, all, rows, squares); err != nil {
 			return runstore.Resolution{}, err
 		}

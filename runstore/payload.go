@@ -161,7 +161,9 @@ func (s *Store) SourcesAndTerminals(ctx context.Context, blob string) (payload, 
 		case "":
 			payload = ps[i]
 		case terminalsGroup:
-			terminals = append([]byte{}, ps[i]...) // not nil, even when empty
+			if terminals = ps[i]; terminals == nil {
+				terminals = []byte{} // written, though empty
+			}
 		}
 	}
 	return payload, terminals, nil
