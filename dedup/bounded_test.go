@@ -2,6 +2,7 @@ package dedup
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -280,8 +281,9 @@ func TestCombineReadsItsGroup(t *testing.T) {
 
 // TestMergeReadsItsRange: in a ply with a combine level, a range's first
 // bucket merge reads the range's combine markers, one a group, writes
-// the range's inputs and enqueues the range's other buckets, which read
-// their own lists of it; twice the ranges change neither.
+// the range's inputs and enqueues the range's other buckets, then itself
+// again (a range past the first), and those read their own lists of it;
+// twice the ranges change neither.
 func TestMergeReadsItsRange(t *testing.T) {
 	type cost struct {
 		entities  int
@@ -295,9 +297,8 @@ func TestMergeReadsItsRange(t *testing.T) {
 		p := m.ply
 		span := runstore.SpanOf(1, p.Buckets, p.Levels[0].Ranges)
 		m.reads.reset()
-		in, err := bucketInputs(m.ctx, m.task, p, span.Lo)
-		if err != nil {
-			t.Fatal(err)
+		if _, err := bucketInputs(m.ctx, m.task, p, span.Lo); !errors.Is(err, task.ErrRequeued) {
+			t.Fatalf("%d ranges: the range's first merge: %v, want it sent again after the range's others", ranges, err)
 		}
 		e, b := m.reads.reset()
 		first = append(first, cost{e, b})
@@ -305,10 +306,16 @@ func TestMergeReadsItsRange(t *testing.T) {
 			t.Errorf("%d ranges: the range's first merge read %d entities, want its %d combine markers and the ply record", ranges, e, groups)
 		}
 		queued, err := m.task.Run.Work.ApproximateLength(m.ctx)
-		if err != nil || queued != bucketsARange-1 {
-			t.Errorf("%d ranges: %d merges enqueued (%v), want the range's other %d", ranges, queued, err, bucketsARange-1)
+		if err != nil || queued != bucketsARange {
+			t.Errorf("%d ranges: %d merges enqueued (%v), want the range's other %d and the first again", ranges, queued, err, bucketsARange-1)
 		}
-		m.reads.reset()
+		in, err := bucketInputs(m.ctx, m.task, p, span.Lo) // the message it sent
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e, _ := m.reads.reset(); e != 0 {
+			t.Errorf("%d ranges: the range's first merge, sent again, read %d entities, want none", ranges, e)
+		}
 		again, err := bucketInputs(m.ctx, m.task, p, span.Lo+1)
 		if err != nil {
 			t.Fatal(err)
@@ -323,8 +330,8 @@ func TestMergeReadsItsRange(t *testing.T) {
 				t.Errorf("%d ranges: bucket %d has %d inputs, want one of each group's combined run", ranges, span.Lo+k, len(list))
 			}
 		}
-		if queued, err := m.task.Run.Work.ApproximateLength(m.ctx); err != nil || queued != bucketsARange-1 {
-			t.Errorf("%d ranges: %d merges enqueued (%v) after the next, want still %d", ranges, queued, err, bucketsARange-1)
+		if queued, err := m.task.Run.Work.ApproximateLength(m.ctx); err != nil || queued != bucketsARange {
+			t.Errorf("%d ranges: %d merges enqueued (%v) after the next, want still %d", ranges, queued, err, bucketsARange)
 		}
 	}
 	if first[0] != first[1] || other[0] != other[1] {

@@ -135,6 +135,21 @@ const partFan = 64
 // enqueues, of parts parts: parts k*partFan+1 to k*partFan+partFan, as
 // far as there are. Every part but 0 is the child of exactly one, so the
 // step reaches them all from part 0, in O(log parts) steps.
+//
+// A range of bucket merges other than the first, once its first bucket
+// has written the range's inputs blob and enqueued the range's other
+// buckets, sends that bucket again after them (task.ErrRequeued) instead
+// of merging it then: so the queue holds the merges range by range, and
+// a few workers finish one range (and delete the combined runs it was
+// the last to read, dedup/release.go) before they start the next. Had
+// the first bucket merged at once, every range would be started before
+// any was finished, each holding its combined runs beside its first
+// bucket's final blobs: at 8x8 ply 14, about 3 GB of disk more at the
+// peak. A fleet still opens every range within O(log ranges) steps of a
+// few storage calls. Combine groups need no such turn: a group's runs
+// come from consecutive final blobs, whose children fall in a band of
+// the ranges, so a later group's first range is nearly always empty and
+// its first task writes nothing before the group's others run.
 func childParts(k, parts int) []int {
 	lo := k*partFan + 1
 	return seq(min(lo, parts), min(lo+partFan, parts))

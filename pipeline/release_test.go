@@ -22,6 +22,15 @@ type liveBlobs struct {
 	// least[ply] is the fewest expansion blobs live at a combine upload,
 	// and the fewest combine blobs live at a merge output upload.
 	leastExpansions, leastCombines map[int]int
+	// events are the uploads and deletes of expansion, combine and
+	// merge output blobs, in order.
+	events []blobEvent
+}
+
+// blobEvent is a blob written or deleted.
+type blobEvent struct {
+	deleted bool
+	name    runstore.BlobName
 }
 
 func (b *liveBlobs) Container(name string) storage.Container {
@@ -41,6 +50,7 @@ func (c liveContainer) wrote(name string) {
 	b := c.b
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	b.events = append(b.events, blobEvent{name: n})
 	count := func(kind runstore.BlobKind) int {
 		k := 0
 		for _, m := range b.live {
@@ -94,8 +104,46 @@ func (c liveContainer) Delete(ctx context.Context, name string) error {
 	err := c.Container.Delete(ctx, name)
 	c.b.mu.Lock()
 	delete(c.b.live, name)
+	if n, ok := runstore.ParseBlobName(name); ok && err == nil {
+		c.b.events = append(c.b.events, blobEvent{deleted: true, name: n})
+	}
 	c.b.mu.Unlock()
 	return err
+}
+
+// mostOpen replays the blob events of ply p and returns the most ranges
+// of its last combine level that were open at once: ranges that had
+// written a final blob while their combined runs were still there, each
+// holding its inputs beside its outputs.
+func mostOpen(events []blobEvent, p *runstore.Ply) int {
+	top := p.Levels[len(p.Levels)-1]
+	live := make([]int, top.Ranges)
+	started := make([]bool, top.Ranges)
+	most := 0
+	for _, e := range events {
+		n := e.name
+		if n.Ply != p.Ply {
+			continue
+		}
+		switch n.Kind {
+		case runstore.CombineBlob:
+			if level, j, _ := p.CombineAt(n.Index); level == len(p.Levels)-1 {
+				live[j%top.Ranges] += map[bool]int{false: 1, true: -1}[e.deleted]
+			}
+		case runstore.FinalRunBlob:
+			if !e.deleted {
+				started[runstore.PartOf(n.Index, p.Buckets, top.Ranges)] = true
+			}
+		}
+		open := 0
+		for r := range started {
+			if started[r] && live[r] > 0 {
+				open++
+			}
+		}
+		most = max(most, open)
+	}
+	return most
 }
 
 // TestDiskFollowsTheWork: on a ply with combine levels, a group's
@@ -104,7 +152,10 @@ func (c liveContainer) Delete(ctx context.Context, name string) error {
 // level once its buckets are merged, not when the ply is Final. One
 // worker loop takes the combines and merges in order, so the last
 // combine of a ply must find at most the last group's expansion runs,
-// and the last merges at most the last range's combined runs. The run
+// and the last merges at most the last range's combined runs; and since
+// a range's first bucket sends itself after the range's others
+// (childParts), a range is merged before the next one starts, so no two
+// hold their combined runs beside their final blobs at once. The run
 // must still count exactly.
 func TestDiskFollowsTheWork(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -140,6 +191,10 @@ func TestDiskFollowsTheWork(t *testing.T) {
 		}
 		if got := be.leastCombines[i]; got > top.Groups {
 			t.Errorf("ply %d: combine levels %v; the last merge still found %d combined runs", i, levels, got)
+		}
+		p := &runstore.Ply{Ply: i, Tasks: tasks, Buckets: buckets, Levels: levels}
+		if open := mostOpen(be.events, p); open > 1 {
+			t.Errorf("ply %d: combine levels %v; %d ranges of bucket merges were open at once, want 1", i, levels, open)
 		}
 	}
 	if checked < 2 || deep < 1 {

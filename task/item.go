@@ -2,6 +2,7 @@ package task
 
 import (
 	"context"
+	"errors"
 
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/runstore"
@@ -19,7 +20,8 @@ type Item[M any] struct {
 	Ready func(ctx context.Context) error
 	// Work does the item: it writes what the marker names, each blob
 	// that only the marker makes reachable covered by a compensation
-	// message in cover (nil when there is none), and returns the marker.
+	// message in cover (nil when there is none), and returns the marker;
+	// or it returns ErrRequeued, having sent the item's message again.
 	Work func(ctx context.Context) (marker M, cover Cover, err error)
 	// Won, when set, runs once this attempt's marker won.
 	Won func()
@@ -27,6 +29,15 @@ type Item[M any] struct {
 	// is idempotent, since every redelivery of a done item repeats it.
 	FollowUp func(ctx context.Context) error
 }
+
+// ErrRequeued is what Work returns when, instead of doing its item now,
+// it has enqueued the item's message again: the first bucket of a range
+// of bucket merges, once it has enqueued the range's other buckets,
+// sends itself after them, so that the queue runs a range's merges
+// together and the range's inputs can be deleted before the next range
+// starts (dedup's childParts). The delivery is then done and the item
+// is not: Do neither commits nor follows up.
+var ErrRequeued = errors.New("task: the item's message was enqueued again, after the tasks it opened")
 
 // Cover is the compensation messages of the blobs a marker names
 // (compensation.Set).
@@ -62,6 +73,9 @@ type Cover interface {
 //     loser's blobs are left to their compensation messages, and the
 //     winner deletes its messages;
 //  6. the follow-up runs, won or lost.
+//
+// A Work that returns ErrRequeued has sent the item's message again and
+// ends the delivery there.
 func Do[M any](ctx context.Context, it Item[M]) error {
 	past, err := it.Stage.Check(it.Index)
 	switch {
@@ -87,7 +101,10 @@ func Do[M any](ctx context.Context, it Item[M]) error {
 		return it.FollowUp(ctx)
 	}
 	marker, cover, err := it.Work(ctx)
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrRequeued):
+		return nil
+	case err != nil:
 		return err
 	}
 	if cover != nil {

@@ -26,13 +26,15 @@ import (
 //	setup state=S tasks=N buckets=N groups=N ranges=N finals=N
 //	                        records ply 1 with those figures, in state S
 //	state to=S finals=N     moves ply 1 forward to state S
-//	deliver item=I attempt=A [fail=work|deadline|surface|follow-up] [then=B]
+//	deliver item=I attempt=A [fail=work|deadline|surface|follow-up|requeue] [then=B]
 //	                        one delivery of item I, as attempt A: its
 //	                        trace; fail crashes it after that step, or
 //	                        with surface has the compensation message of
 //	                        A's blob surface and be handled before A's
-//	                        commit; then=B runs attempt B whole between
-//	                        A's work and A's commit
+//	                        commit, or with requeue has the work send
+//	                        the message again (task.ErrRequeued) before
+//	                        it writes anything; then=B runs attempt B
+//	                        whole between A's work and A's commit
 //	markers                 the stage's markers
 //	all-done given=I        Stage.AllDone, given item I
 //	complete                Stage.Complete
@@ -301,6 +303,10 @@ func (h *harness[M]) deliver(ctx context.Context, i int, a, fail, then string, t
 		Work: func(ctx context.Context) (M, task.Cover, error) {
 			var zero M
 			worked = true
+			if fail == "requeue" {
+				logf("sent its message again")
+				return zero, nil, task.ErrRequeued
+			}
 			blobs := h.writes(i, a)
 			covers := blobs
 			if h.cover != nil {
