@@ -127,8 +127,13 @@ func mostOpen(events []blobEvent, p *runstore.Ply) int {
 		}
 		switch n.Kind {
 		case runstore.CombineBlob:
-			if level, j, _ := p.CombineAt(n.Index); level == len(p.Levels)-1 {
-				live[j%top.Ranges] += map[bool]int{false: 1, true: -1}[e.deleted]
+			level, j, _ := p.CombineAt(n.Index)
+			switch {
+			case level != len(p.Levels)-1:
+			case e.deleted:
+				live[j%top.Ranges]--
+			default:
+				live[j%top.Ranges]++
 			}
 		case runstore.FinalRunBlob:
 			if !e.deleted {
