@@ -46,9 +46,9 @@ type Ply struct {
 	MaxTaskTransactions int64   `json:"max_task_transactions,omitempty"`
 	MaxTaskEntities     int64   `json:"max_task_entities,omitempty"`
 	MaxTaskSeconds      float64 `json:"max_task_seconds,omitempty"`
-	// MaxByKind splits the MaxTask transactions and entities by the kind
-	// of message handled.
-	MaxByKind map[string]storage.KindMax `json:"max_by_kind,omitempty"`
+	// ByKind splits the handlings by the kind of message handled: their
+	// number, transactions and entities read, and the most one cost.
+	ByKind map[string]storage.KindStat `json:"by_kind,omitempty"`
 }
 
 // Report is the summary of one enumeration.
@@ -177,7 +177,7 @@ func (r *Report) SetHandlings(plies []storage.PlyStat) {
 		row.FinalBlobs = row.Blobs
 		row.Tasks, row.EntityReads = p.Tasks, p.EntityReads
 		row.MaxTaskTransactions, row.MaxTaskEntities, row.MaxTaskSeconds = p.MaxTaskTransactions, p.MaxTaskEntities, p.MaxTaskSeconds
-		row.MaxByKind = p.MaxByKind
+		row.ByKind = p.ByKind
 	}
 }
 

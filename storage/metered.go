@@ -79,8 +79,9 @@ type plyCounters struct {
 	kinds                     sync.Map     // a handling's kind -> *kindCounters
 }
 
-// kindCounters are the maxima of one kind of handling of one ply.
-type kindCounters struct{ maxTx, maxEnt atomic.Int64 }
+// kindCounters are the counts of one kind of handling of one ply
+// (KindStat).
+type kindCounters struct{ handlings, tx, ent, maxTx, maxEnt atomic.Int64 }
 
 // Metered wraps a Backend and counts its calls as Azure bills them: one
 // transaction per request, every page of a query or listing and every
@@ -218,12 +219,18 @@ func (m *Metered) countHandling(h *Handling, transactions, entities int64) {
 	storeMax(&pc.maxTx, tx)
 	storeMax(&pc.maxEnt, ent)
 	storeMax(&pc.maxTaskDur, int64(time.Since(h.start)))
-	kc, ok := pc.kinds.Load(h.kind)
+	v, ok := pc.kinds.Load(h.kind)
 	if !ok {
-		kc, _ = pc.kinds.LoadOrStore(h.kind, new(kindCounters))
+		v, _ = pc.kinds.LoadOrStore(h.kind, new(kindCounters))
 	}
-	storeMax(&kc.(*kindCounters).maxTx, tx)
-	storeMax(&kc.(*kindCounters).maxEnt, ent)
+	kc := v.(*kindCounters)
+	if first {
+		kc.handlings.Add(1)
+	}
+	kc.tx.Add(transactions)
+	kc.ent.Add(entities)
+	storeMax(&kc.maxTx, tx)
+	storeMax(&kc.maxEnt, ent)
 }
 
 func (m *Metered) plyCounters(ply int) *plyCounters {
@@ -277,10 +284,11 @@ func (m *Metered) Stats() Stats {
 			MaxTaskSeconds: time.Duration(pc.maxTaskDur.Load()).Seconds()}
 		pc.kinds.Range(func(k, v any) bool {
 			kc := v.(*kindCounters)
-			if ps.MaxByKind == nil {
-				ps.MaxByKind = map[string]KindMax{}
+			if ps.ByKind == nil {
+				ps.ByKind = map[string]KindStat{}
 			}
-			ps.MaxByKind[k.(string)] = KindMax{Transactions: kc.maxTx.Load(), Entities: kc.maxEnt.Load()}
+			ps.ByKind[k.(string)] = KindStat{Handlings: kc.handlings.Load(), Transactions: kc.tx.Load(), EntityReads: kc.ent.Load(),
+				MaxTransactions: kc.maxTx.Load(), MaxEntities: kc.maxEnt.Load()}
 			return true
 		})
 		for o := range numOperations {
@@ -386,12 +394,13 @@ func combinePlies(a, b []PlyStat, sign int64) []PlyStat {
 				q.MaxTaskTransactions = max(q.MaxTaskTransactions, p.MaxTaskTransactions)
 				q.MaxTaskEntities = max(q.MaxTaskEntities, p.MaxTaskEntities)
 				q.MaxTaskSeconds = max(q.MaxTaskSeconds, p.MaxTaskSeconds)
-				for k, m := range p.MaxByKind {
-					if q.MaxByKind == nil {
-						q.MaxByKind = map[string]KindMax{}
-					}
-					old := q.MaxByKind[k]
-					q.MaxByKind[k] = KindMax{Transactions: max(old.Transactions, m.Transactions), Entities: max(old.Entities, m.Entities)}
+			}
+			for k, m := range p.ByKind {
+				if q.ByKind == nil {
+					q.ByKind = map[string]KindStat{}
+				}
+				if q.ByKind[k] = q.ByKind[k].add(m, f); q.ByKind[k].Handlings == 0 && q.ByKind[k].Transactions == 0 {
+					delete(q.ByKind, k) // none in the difference
 				}
 			}
 		}

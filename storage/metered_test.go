@@ -316,12 +316,15 @@ func TestMeteredDequeuePly(t *testing.T) {
 func TestStatsAdd(t *testing.T) {
 	a := Stats{
 		Ops:          []OpStat{{Service: ServiceTable, Operation: "get", Category: "dedup", Count: 3}, {Service: ServiceQueue, Operation: "dequeue", Count: 2}},
-		Plies:        []PlyStat{{Ply: 1, Ops: map[string]int64{"table.get": 3}}},
+		Plies: []PlyStat{{Ply: 1, Ops: map[string]int64{"table.get": 3},
+			ByKind: map[string]KindStat{"merge": {Handlings: 2, Transactions: 3, EntityReads: 5, MaxTransactions: 2, MaxEntities: 4}}}},
 		BytesWritten: 10, BytesRead: 20,
 	}
 	b := Stats{
 		Ops:          []OpStat{{Service: ServiceTable, Operation: "get", Category: "dedup", Count: 4}, {Service: ServiceBlob, Operation: "get", Count: 1}},
-		Plies:        []PlyStat{{Ply: 2, Ops: map[string]int64{"table.get": 4}}, {Ply: 1, Ops: map[string]int64{"blob.get": 1}}},
+		Plies: []PlyStat{{Ply: 2, Ops: map[string]int64{"table.get": 4}}, {Ply: 1, Ops: map[string]int64{"blob.get": 1},
+			ByKind: map[string]KindStat{"merge": {Handlings: 1, Transactions: 1, EntityReads: 7, MaxTransactions: 1, MaxEntities: 7},
+				"scan": {Handlings: 1, Transactions: 1, MaxTransactions: 1}}}},
 		BytesWritten: 1, BytesRead: 2,
 	}
 	sum := a.Add(b)
@@ -330,7 +333,12 @@ func TestStatsAdd(t *testing.T) {
 		{Service: ServiceQueue, Operation: "dequeue", Count: 2},
 		{Service: ServiceTable, Operation: "get", Category: "dedup", Count: 7},
 	}
-	wantPlies := []PlyStat{{Ply: 1, Ops: map[string]int64{"table.get": 3, "blob.get": 1}}, {Ply: 2, Ops: map[string]int64{"table.get": 4}}}
+	// Kinds' totals add up and their maxima are the larger; subtracted
+	// again, the totals go back and a kind left with nothing goes.
+	wantPlies := []PlyStat{{Ply: 1, Ops: map[string]int64{"table.get": 3, "blob.get": 1},
+		ByKind: map[string]KindStat{"merge": {Handlings: 3, Transactions: 4, EntityReads: 12, MaxTransactions: 2, MaxEntities: 7},
+			"scan": {Handlings: 1, Transactions: 1, MaxTransactions: 1}}},
+		{Ply: 2, Ops: map[string]int64{"table.get": 4}}}
 	if !reflect.DeepEqual(sum.Ops, wantOps) || !reflect.DeepEqual(sum.Plies, wantPlies) || sum.BytesWritten != 11 || sum.BytesRead != 22 {
 		t.Errorf("a+b = %+v, want ops %+v and plies %+v", sum, wantOps, wantPlies)
 	}
@@ -338,6 +346,9 @@ func TestStatsAdd(t *testing.T) {
 		t.Errorf("unattributed %d, want the 2 dequeues", sum.Unattributed())
 	}
 	back := sum.Sub(b)
+	// A difference keeps the maxima of its first operand, and leaves out
+	// the kinds it has none of.
+	a.Plies[0].ByKind["merge"] = KindStat{Handlings: 2, Transactions: 3, EntityReads: 5, MaxTransactions: 2, MaxEntities: 7}
 	if !reflect.DeepEqual(back.Plies, a.Plies) || back.Total() != a.Total() || back.BytesRead != a.BytesRead {
 		t.Errorf("a+b-b = %+v, want %+v", back, a)
 	}
@@ -386,7 +397,9 @@ func TestMeteredHandlings(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := PlyStat{Ply: 5, EntityReads: 4, Tasks: 2, MaxTaskTransactions: 6, MaxTaskEntities: 3,
-		MaxByKind: map[string]KindMax{"merge": {Transactions: 6, Entities: 3}, "scan": {Transactions: 1}}}
+		ByKind: map[string]KindStat{
+			"merge": {Handlings: 1, Transactions: 6, EntityReads: 3, MaxTransactions: 6, MaxEntities: 3},
+			"scan":  {Handlings: 1, Transactions: 1, MaxTransactions: 1}}}
 	for _, tc := range []struct {
 		name string
 		m    *Metered

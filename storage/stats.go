@@ -36,15 +36,34 @@ type PlyStat struct {
 	MaxTaskTransactions int64   `json:"max_task_transactions,omitempty"`
 	MaxTaskEntities     int64   `json:"max_task_entities,omitempty"`
 	MaxTaskSeconds      float64 `json:"max_task_seconds,omitempty"`
-	// MaxByKind splits the MaxTask transactions and entities by the kind
-	// of message handled, to say which kind of handling grows.
-	MaxByKind map[string]KindMax `json:"max_by_kind,omitempty"`
+	// ByKind splits the handlings by the kind of message handled: what
+	// they cost in all and the most one of them cost, to say which kind
+	// of handling grows with the items and where the ply's reads went.
+	ByKind map[string]KindStat `json:"by_kind,omitempty"`
 }
 
-// KindMax is the most that one handling of one kind of message cost.
-type KindMax struct {
-	Transactions int64 `json:"transactions"`
-	Entities     int64 `json:"entities"`
+// KindStat is what the handlings of one kind of message of one ply cost:
+// how many there were, their transactions and the table entities they
+// read in all, and the most one of them made and read.
+type KindStat struct {
+	Handlings       int64 `json:"handlings"`
+	Transactions    int64 `json:"transactions"`
+	EntityReads     int64 `json:"entity_reads"`
+	MaxTransactions int64 `json:"max_transactions"`
+	MaxEntities     int64 `json:"max_entities"`
+}
+
+// add returns k with sign times o's totals added, and, when sign is 1,
+// the larger of the two maxima.
+func (k KindStat) add(o KindStat, sign int64) KindStat {
+	k.Handlings += sign * o.Handlings
+	k.Transactions += sign * o.Transactions
+	k.EntityReads += sign * o.EntityReads
+	if sign == 1 {
+		k.MaxTransactions = max(k.MaxTransactions, o.MaxTransactions)
+		k.MaxEntities = max(k.MaxEntities, o.MaxEntities)
+	}
+	return k
 }
 
 // Total is the number of the ply's transactions.
