@@ -315,13 +315,13 @@ func TestMeteredDequeuePly(t *testing.T) {
 // TestStatsAdd adds two processes' statistics, and subtracts one again.
 func TestStatsAdd(t *testing.T) {
 	a := Stats{
-		Ops:          []OpStat{{Service: ServiceTable, Operation: "get", Category: "dedup", Count: 3}, {Service: ServiceQueue, Operation: "dequeue", Count: 2}},
+		Ops: []OpStat{{Service: ServiceTable, Operation: "get", Category: "dedup", Count: 3}, {Service: ServiceQueue, Operation: "dequeue", Count: 2}},
 		Plies: []PlyStat{{Ply: 1, Ops: map[string]int64{"table.get": 3},
 			ByKind: map[string]KindStat{"merge": {Handlings: 2, Transactions: 3, EntityReads: 5, MaxTransactions: 2, MaxEntities: 4}}}},
 		BytesWritten: 10, BytesRead: 20,
 	}
 	b := Stats{
-		Ops:          []OpStat{{Service: ServiceTable, Operation: "get", Category: "dedup", Count: 4}, {Service: ServiceBlob, Operation: "get", Count: 1}},
+		Ops: []OpStat{{Service: ServiceTable, Operation: "get", Category: "dedup", Count: 4}, {Service: ServiceBlob, Operation: "get", Count: 1}},
 		Plies: []PlyStat{{Ply: 2, Ops: map[string]int64{"table.get": 4}}, {Ply: 1, Ops: map[string]int64{"blob.get": 1},
 			ByKind: map[string]KindStat{"merge": {Handlings: 1, Transactions: 1, EntityReads: 7, MaxTransactions: 1, MaxEntities: 7},
 				"scan": {Handlings: 1, Transactions: 1, MaxTransactions: 1}}}},
