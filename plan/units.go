@@ -28,10 +28,14 @@ type Units struct {
 	Tasks     float64 `json:"tasks"`
 	Out       float64 `json:"expansions_out"`
 	// Buckets are the bucket merges; Levels the combine levels (none
-	// without) and Combines their tasks.
+	// without) and Combines their tasks; Requeues the merge messages sent
+	// again, one for each of the last level's ranges past the first,
+	// whose first bucket sends itself after the range's others (dedup's
+	// childParts says why).
 	Buckets  float64                 `json:"buckets"`
 	Levels   []runstore.CombineLevel `json:"levels,omitempty"`
 	Combines float64                 `json:"combines,omitempty"`
+	Requeues float64                 `json:"requeues,omitempty"`
 	// Segments are the blob segments every merge step reads.
 	Segments float64 `json:"segments"`
 	// FanIn is the most runs one merge step reads.
@@ -140,7 +144,7 @@ func (u Units) value(driver string) float64 {
 		// reads.
 		return u.Segments + 3*(u.Buckets+u.Combines)
 	case drvMessages:
-		return u.Out + u.Finals + u.Buckets + u.Combines
+		return u.Out + u.Finals + u.Buckets + u.Combines + u.Requeues
 	case drvParts:
 		// The sweep lists each expansion task's, combine task's and
 		// bucket's prefix (pipeline's sweep), and the three prefixes of
@@ -206,7 +210,17 @@ func (m *Model) unitsAt(s runstore.Sizes, ply, target int, positions, edges []in
 	}
 	u.Segments += runs * m.segments.per(u.Buckets)
 	u.FanIn = max(u.FanIn, runs)
+	u.Requeues = requeues(u.Levels)
 	return u
+}
+
+// requeues is how many merge messages a ply with combine levels sends
+// again: one for each range of its last level past the first.
+func requeues(levels []runstore.CombineLevel) float64 {
+	if len(levels) == 0 {
+		return 0
+	}
+	return float64(levels[len(levels)-1].Ranges - 1)
 }
 
 // bucketsAt is a ply's buckets: one at ply 0, else its edges over a
@@ -254,6 +268,9 @@ func measuredUnits(m Measurement, ply int) Units {
 	u.Tasks = 1
 	if ply > 0 {
 		u.Tasks = measuredUnits(m, ply-1).Finals
+	}
+	if u.Combines > 0 {
+		u.Requeues = requeues(sizes.Levels(int(u.Tasks), int(u.Buckets)))
 	}
 	return u
 }
