@@ -26,7 +26,8 @@ import (
 )
 
 // pricedRun is a run whose reports carry the cost of the transactions
-// its worker loops made, as the command line's reports do.
+// its worker loops made, and what handling each ply's messages cost, as
+// the command line's reports do.
 type pricedRun struct {
 	*pipeline.Run
 	stats storage.Stats
@@ -39,6 +40,7 @@ func (r pricedRun) Report(ctx context.Context) (*report.Report, error) {
 	}
 	rep.SetTransactions(r.stats.ByCategory())
 	rep.SetCost(report.EstimateCost(r.stats, 0, report.DefaultPrices))
+	rep.SetHandlings(r.stats.Plies)
 	return rep, nil
 }
 

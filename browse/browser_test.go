@@ -3,6 +3,7 @@ package browse
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/bits"
 	"slices"
 	"strconv"
@@ -98,6 +99,21 @@ func TestBrowser(t *testing.T) {
 		if want := tableRow(p); !slices.Equal(rows[i], want) || p.Transactions == 0 {
 			t.Errorf("table row %d: %q, want %q with transactions", i, rows[i], want)
 		}
+	}
+	// The handlings by kind: a row for each kind of each ply, in ply
+	// order and kinds by name, with the report's figures.
+	var kindRows, wantKinds [][]string
+	c.eval(`[...document.querySelectorAll("#kind-table tbody tr")].map(tr => [...tr.cells].map(td => td.textContent))`, &kindRows)
+	for _, p := range rep.Plies {
+		kinds := slices.Sorted(maps.Keys(p.ByKind))
+		for _, k := range kinds {
+			s := p.ByKind[k]
+			wantKinds = append(wantKinds, []string{strconv.Itoa(p.Ply), k, commas(s.Handlings), commas(s.Transactions), commas(s.EntityReads),
+				commas(s.MaxTransactions), commas(s.MaxEntities)})
+		}
+	}
+	if len(wantKinds) == 0 || !slices.EqualFunc(kindRows, wantKinds, slices.Equal) {
+		t.Errorf("handlings by kind: %q, want %q (not empty)", kindRows, wantKinds)
 	}
 	// Below the plies: the transactions made for no ply, then the totals.
 	var foot [][]string

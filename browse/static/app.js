@@ -140,7 +140,24 @@ function renderReport(r) {
     ], usd),
   );
   renderCost(r);
+  renderKinds(r);
   $("#plies").dataset.loaded = r.plies.length;
+}
+
+// The handlings of each ply by kind of message (by_kind), in ply order,
+// kinds by name.
+const kindCols = ["handlings", "transactions", "entity_reads", "max_transactions", "max_entities"];
+
+function renderKinds(r) {
+  const rows = [];
+  for (const p of r.plies) {
+    for (const [kind, k] of Object.entries(p.by_kind || {}).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      const tr = el("tr", { "data-ply": p.ply }, el("td", { text: p.ply }), el("td", { class: "text", text: kind }));
+      for (const c of kindCols) tr.append(el("td", { class: c, text: fmt(k[c] || 0) }));
+      rows.push(tr);
+    }
+  }
+  $("#kind-table tbody").replaceChildren(...rows);
 }
 
 function renderCost(r) {
