@@ -105,13 +105,23 @@ func grow(base, n, limit int) int {
 // (d+1)-th root of tasks: level k has about tasks^(1-k/(d+1)) groups,
 // and the bucket merges read about tasks^(1/(d+1)) runs. d is the
 // fewest levels that keep that within MergeFanIn (one level up to
-// MergeFanIn^2 tasks, where groups are about the square root of the
-// tasks), and at most MaxCombineLevels. A level's ranges make each of
-// its tasks about as much work as a bucket merge (each range holds about
-// groups buckets), but are at least MinRanges. Many groups and ranges
-// keep the disk a ply holds bounded: a group's inputs are deleted once
-// its combines are done, and the last level's runs of a range once its
-// buckets are merged (see Spent).
+// MergeFanIn^2 tasks), and at most MaxCombineLevels. One level has
+// groupsPerRoot times the square root of the tasks, at most MergeFanIn.
+// A level's ranges make each of its tasks about as much work as a
+// bucket merge (each range holds about groups buckets), but are at
+// least MinRanges.
+//
+// Many groups and ranges keep the disk a ply holds bounded: a group's
+// inputs are deleted once its combines are done, and the last level's
+// runs of a range once its buckets are merged (see Spent). So while the
+// combines run a ply holds about 1/groups of its expansion runs twice,
+// and while the merges run about 1/ranges of its final blobs beside the
+// combined runs they come from. The combines start from more data (the
+// expansion runs, before the duplicates within each group go), and two
+// workers straddle two groups, so on one machine, where a ply has one
+// level, the combines reach the peak: hence twice the root, and ranges
+// at least 8 (at 8x8 ply 14, 84 groups and 8 ranges, which also read
+// fewer segments in all than 42 and 16; docs/performance.md).
 func (s Sizes) Levels(tasks, buckets int) []CombineLevel {
 	if s.MergeFanIn <= 0 || tasks <= s.MergeFanIn || buckets < 1 {
 		return nil
@@ -125,7 +135,11 @@ func (s Sizes) Levels(tasks, buckets int) []CombineLevel {
 	runs := tasks
 	for k := range levels {
 		share := 1 - float64(k+1)/float64(depth+1)
-		groups := max((runs+s.MergeFanIn-1)/s.MergeFanIn, int(math.Ceil(math.Pow(float64(tasks), share)-1e-9)))
+		root := math.Pow(float64(tasks), share)
+		if depth == 1 {
+			root = min(groupsPerRoot*root, float64(s.MergeFanIn))
+		}
+		groups := max((runs+s.MergeFanIn-1)/s.MergeFanIn, int(math.Ceil(root-1e-9)))
 		groups = max(2, min(groups, runs-1))
 		ranges := max(min(buckets, MinRanges), int(math.Ceil(float64(buckets)/float64(groups))))
 		levels[k] = CombineLevel{Groups: groups, Ranges: min(ranges, buckets)}
@@ -137,8 +151,13 @@ func (s Sizes) Levels(tasks, buckets int) []CombineLevel {
 // MinRanges is the fewest ranges a combine level cuts its buckets into
 // (or every bucket, when there are fewer): a range's combined runs are
 // deleted only once all its buckets are merged, so while the ply's final
-// blobs are written it also holds up to 1/ranges of its data twice.
-const MinRanges = 16
+// blobs are written it also holds up to 1/ranges of them beside the
+// combined runs they come from.
+const MinRanges = 8
+
+// groupsPerRoot is how many groups a combine level has for each root of
+// the tasks (see Levels).
+const groupsPerRoot = 2
 
 // Span is the items [Lo, Hi) of one part of n items cut into parts
 // nearly equal parts: the first n mod parts parts hold one more.

@@ -28,7 +28,8 @@ func TestSizesGrow(t *testing.T) {
 
 // TestLevels: the combine levels of a ply, exactly for a few sizes (the
 // default sizes at 8x8 ply 14, the sim rehearsal's ply 10 with 16
-// positions a blob, a ply of 1.8 million tasks), and within the
+// positions a blob, a ply of 1.8 million tasks; one level has twice the
+// root of the tasks in groups, at most the fan-in), and within the
 // invariants for many: groups of at most the fan-in, the last level's
 // groups within it too, ranges within the buckets.
 func TestLevels(t *testing.T) {
@@ -38,13 +39,13 @@ func TestLevels(t *testing.T) {
 	}{
 		{0, 1000, 50, nil},
 		{8, 8, 50, nil},
-		{8, 9, 50, []CombineLevel{{3, 17}}},
+		{8, 9, 50, []CombineLevel{{6, 9}}},
 		{8, 64, 3, []CombineLevel{{8, 3}}},
-		{1024, 1050, 54, []CombineLevel{{33, 16}}},
-		{1024, 1763, 79, []CombineLevel{{42, 16}}},                    // 8x8 ply 14 with the default sizes
-		{64, 27347, 3461, []CombineLevel{{908, 16}, {31, 112}}},       // the rehearsal's ply 10
-		{64, 3418, 436, []CombineLevel{{59, 16}}},                     // the same with 128 positions a blob
-		{1024, 1800000, 8192, []CombineLevel{{14798, 16}, {122, 68}}}, // more than 1024^2
+		{1024, 1050, 54, []CombineLevel{{65, 8}}},
+		{1024, 1763, 79, []CombineLevel{{84, 8}}},                    // 8x8 ply 14 with the default sizes
+		{64, 27347, 3461, []CombineLevel{{908, 8}, {31, 112}}},       // the rehearsal's ply 10
+		{64, 3418, 436, []CombineLevel{{64, 8}}},                     // the same with 128 positions a blob
+		{1024, 1800000, 8192, []CombineLevel{{14798, 8}, {122, 68}}}, // more than 1024^2
 	} {
 		got := Sizes{MergeFanIn: c.fanIn}.Levels(c.tasks, c.buckets)
 		if !reflect.DeepEqual(got, c.want) {
