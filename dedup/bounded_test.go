@@ -279,6 +279,30 @@ func TestCombineReadsItsGroup(t *testing.T) {
 	}
 }
 
+// TestCombineGroupsInTurn: the first combine task of a group past the
+// first, once it has written its group's inputs, enqueues the group's
+// other tasks and then itself again (task.ErrRequeued), so that the
+// groups run in turn; delivered again, it combines.
+func TestCombineGroupsInTurn(t *testing.T) {
+	const tasks, groups, ranges, buckets = 12, 3, 3, 9
+	m := newMergingPly(t, tasks, buckets, groups, ranges)
+	m.expansions()
+	p := m.ply
+	first := p.CombineIndex(0, ranges) // group 1, range 0
+	if _, _, err := combineTask(m.ctx, m.task, p, first); !errors.Is(err, task.ErrRequeued) {
+		t.Fatalf("group 1's first combine: %v, want it sent again after the group's others", err)
+	}
+	if queued, err := m.task.Run.Work.ApproximateLength(m.ctx); err != nil || queued != ranges {
+		t.Errorf("%d combines enqueued (%v), want the group's other %d and the first again", queued, err, ranges-1)
+	}
+	if _, _, err := combineTask(m.ctx, m.task, p, first); errors.Is(err, task.ErrRequeued) {
+		t.Errorf("group 1's first combine, delivered again, was sent again: %v", err)
+	}
+	if _, _, err := combineTask(m.ctx, m.task, p, 0); errors.Is(err, task.ErrRequeued) {
+		t.Errorf("group 0's first combine was sent again: %v", err)
+	}
+}
+
 // TestMergeReadsItsRange: in a ply with a combine level, a range's first
 // bucket merge reads the range's combine markers, one a group, writes
 // the range's inputs and enqueues the range's other buckets, then itself

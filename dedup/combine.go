@@ -29,7 +29,10 @@ import (
 // scan enqueues the first task of group 0; the first task of group g
 // enqueues its group's other tasks and the first tasks of groups
 // g*partFan+1 to g*partFan+partFan (childParts), so that no handling
-// enqueues more than a group's tasks and partFan more. A first level's
+// enqueues more than a group's tasks and partFan more; on the first
+// level, past group 0, it then sends itself again after them, so that
+// the groups run in turn.
+// A first level's
 // inputs are its list of its group's inputs blob (combineInputs), which
 // its first task writes from the group's expansion markers: each
 // group's markers are read once, by one task; a task above reads the
@@ -88,8 +91,19 @@ func combineTask(ctx context.Context, t *task.Task, p *runstore.Ply, i int) (run
 		for _, h := range childParts(g, l.Groups) {
 			next = append(next, p.CombineIndex(level, h*l.Ranges))
 		}
+		// A first-level group other than the first sends its first task
+		// after the others (childParts says why): once, as the delivery
+		// that wrote the group's inputs blob. A level above has no such
+		// blob to tell its first delivery, and its runs are a fleet's.
+		requeue := level == 0 && g > 0
+		if requeue {
+			next = append(next, i)
+		}
 		if err := enqueueAll(ctx, t, message.KindCombine, p.Ply, next); err != nil {
 			return runstore.Combine{}, nil, err
+		}
+		if requeue {
+			return runstore.Combine{}, nil, task.ErrRequeued
 		}
 	}
 	splitters, err := ReadSplitters(ctx, run, p.Ply)

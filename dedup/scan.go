@@ -136,20 +136,19 @@ const partFan = 64
 // far as there are. Every part but 0 is the child of exactly one, so the
 // step reaches them all from part 0, in O(log parts) steps.
 //
-// A range of bucket merges other than the first, once its first bucket
-// has written the range's inputs blob and enqueued the range's other
-// buckets, sends that bucket again after them (task.ErrRequeued) instead
-// of merging it then: so the queue holds the merges range by range, and
-// a few workers finish one range (and delete the combined runs it was
-// the last to read, dedup/release.go) before they start the next. Had
-// the first bucket merged at once, every range would be started before
-// any was finished, each holding its combined runs beside its first
-// bucket's final blobs: at 8x8 ply 14, about 3 GB of disk more at the
-// peak. A fleet still opens every range within O(log ranges) steps of a
-// few storage calls. Combine groups need no such turn: a group's runs
-// come from consecutive final blobs, whose children fall in a band of
-// the ranges, so a later group's first range is nearly always empty and
-// its first task writes nothing before the group's others run.
+// A part other than the first (a range of bucket merges, a group of
+// combine tasks), once its first task has written the part's inputs
+// blob and enqueued the part's other tasks, sends that task again after
+// them (task.ErrRequeued) instead of doing it then: so the queue holds
+// the tasks part by part, and a few workers finish one part (and delete
+// what it was the last to read, dedup/release.go) before they start the
+// next. Had the first task worked at once, every part would be started
+// before any was finished, each holding its inputs beside its first
+// task's output: at 8x8 ply 14, about 3 GB of disk more at the peak of
+// the merges (16 ranges), and 4 GB more at the start of the combine (84
+// groups of 8 ranges, whose first ranges are seldom empty). A fleet
+// still opens every part within O(log parts) steps of a few storage
+// calls.
 func childParts(k, parts int) []int {
 	lo := k*partFan + 1
 	return seq(min(lo, parts), min(lo+partFan, parts))

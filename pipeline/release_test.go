@@ -151,6 +151,44 @@ func mostOpen(events []blobEvent, p *runstore.Ply) int {
 	return most
 }
 
+// mostGroupsOpen replays the blob events of ply p and returns the most
+// groups of its first combine level that were open at once: groups that
+// had written a combined run while some of their expansion runs were
+// still there.
+func mostGroupsOpen(events []blobEvent, p *runstore.Ply) int {
+	first := p.Levels[0]
+	live := make([]int, first.Groups)
+	started := make([]bool, first.Groups)
+	most := 0
+	for _, e := range events {
+		n := e.name
+		if n.Ply != p.Ply {
+			continue
+		}
+		switch n.Kind {
+		case runstore.ExpansionBlob:
+			g := runstore.PartOf(n.Index, p.Tasks, first.Groups)
+			if e.deleted {
+				live[g]--
+			} else {
+				live[g]++
+			}
+		case runstore.CombineBlob:
+			if level, j, _ := p.CombineAt(n.Index); level == 0 && !e.deleted {
+				started[j/first.Ranges] = true
+			}
+		}
+		open := 0
+		for g := range started {
+			if started[g] && live[g] > 0 {
+				open++
+			}
+		}
+		most = max(most, open)
+	}
+	return most
+}
+
 // TestDiskFollowsTheWork: on a ply with combine levels, a group's
 // expansion runs are deleted once its combines are done, a level's runs
 // once the tasks above that read them are, and a range's runs of the last
@@ -160,8 +198,10 @@ func mostOpen(events []blobEvent, p *runstore.Ply) int {
 // and the last merges at most the last range's combined runs; and since
 // a range's first bucket sends itself after the range's others
 // (childParts), a range is merged before the next one starts, so no two
-// hold their combined runs beside their final blobs at once. The run
-// must still count exactly.
+// hold their combined runs beside their final blobs at once; nor, since
+// a group's first combine task does the same, do two groups hold their
+// expansion runs beside their combined runs. The run must still count
+// exactly.
 func TestDiskFollowsTheWork(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -200,6 +240,9 @@ func TestDiskFollowsTheWork(t *testing.T) {
 		p := &runstore.Ply{Ply: i, Tasks: tasks, Buckets: buckets, Levels: levels}
 		if open := mostOpen(be.events, p); open > 1 {
 			t.Errorf("ply %d: combine levels %v; %d ranges of bucket merges were open at once, want 1", i, levels, open)
+		}
+		if open := mostGroupsOpen(be.events, p); open > 1 {
+			t.Errorf("ply %d: combine levels %v; %d groups of combine tasks were open at once, want 1", i, levels, open)
 		}
 	}
 	if checked < 2 || deep < 1 {

@@ -237,13 +237,13 @@ func TestPlanCoversEveryPly(t *testing.T) {
 		t.Errorf("target ply 14: %d enumeration transactions, want 0", n)
 	}
 	// Ply 14 is the only one with a combine level (1,761 expansion
-	// tasks past the fan-in of 1,024), of 8 ranges (its 73 buckets are
-	// fewer than runstore.MinRanges times its 84 groups): a merge
+	// tasks past the fan-in of 1,024), of 12 ranges (its 73 buckets are
+	// fewer than runstore.MinRanges times its 63 groups): a merge
 	// message is sent again for each range past the first.
 	for _, y := range p.Plies {
 		want := 0.0
 		if y.Ply == 14 {
-			want = 7
+			want = 11
 		}
 		if y.Units.Requeues != want {
 			t.Errorf("ply %d: %g merge messages sent again, want %g (levels %+v)", y.Ply, y.Units.Requeues, want, y.Units.Levels)

@@ -113,15 +113,19 @@ func grow(base, n, limit int) int {
 //
 // Many groups and ranges keep the disk a ply holds bounded: a group's
 // inputs are deleted once its combines are done, and the last level's
-// runs of a range once its buckets are merged (see Spent). So while the
-// combines run a ply holds about 1/groups of its expansion runs twice,
-// and while the merges run about 1/ranges of its final blobs beside the
-// combined runs they come from. The combines start from more data (the
-// expansion runs, before the duplicates within each group go), and two
-// workers straddle two groups, so on one machine, where a ply has one
-// level, the combines reach the peak: hence twice the root, and ranges
-// at least 8 (at 8x8 ply 14, 84 groups and 8 ranges, which also read
-// fewer segments in all than 42 and 16; docs/performance.md).
+// runs of a range once its buckets are merged (see Spent). While the
+// combines run, a ply holds its expansion runs and what they have been
+// combined into, and one group's runs (1/groups of them) twice; while
+// the merges run, its combined runs and what has been merged of them,
+// and one range's final blobs (1/ranges of them) beside the combined
+// runs they come from. On one machine, where a ply has one level, both
+// count: at 8x8 ply 14 the root (42 groups, 16 ranges) peaked in the
+// combines, at 49.1 GB; twice the root over 8 ranges (84 and 8) in the
+// merges, at 49.6 GB, their combined runs larger by a GB (fewer
+// duplicates go within smaller groups); one and a half times the root
+// over at least 12 ranges sits between (docs/performance.md), and its
+// combines and merges read fewer segments in all (at ply 14, 63 x 12
+// read 14,830 by the plan, 42 x 16 17,285).
 func (s Sizes) Levels(tasks, buckets int) []CombineLevel {
 	if s.MergeFanIn <= 0 || tasks <= s.MergeFanIn || buckets < 1 {
 		return nil
@@ -152,12 +156,12 @@ func (s Sizes) Levels(tasks, buckets int) []CombineLevel {
 // (or every bucket, when there are fewer): a range's combined runs are
 // deleted only once all its buckets are merged, so while the ply's final
 // blobs are written it also holds up to 1/ranges of them beside the
-// combined runs they come from.
-const MinRanges = 8
+// combined runs they come from (see Levels).
+const MinRanges = 12
 
-// groupsPerRoot is how many groups a combine level has for each root of
-// the tasks (see Levels).
-const groupsPerRoot = 2
+// groupsPerRoot is how many groups a ply of one combine level has for
+// each square root of its tasks (see Levels).
+const groupsPerRoot = 1.5
 
 // Span is the items [Lo, Hi) of one part of n items cut into parts
 // nearly equal parts: the first n mod parts parts hold one more.

@@ -28,8 +28,8 @@ func TestSizesGrow(t *testing.T) {
 
 // TestLevels: the combine levels of a ply, exactly for a few sizes (the
 // default sizes at 8x8 ply 14, the sim rehearsal's ply 10 with 16
-// positions a blob, a ply of 1.8 million tasks; one level has twice the
-// root of the tasks in groups, at most the fan-in), and within the
+// positions a blob, a ply of 1.8 million tasks; one level has one and a
+// half times the root of the tasks in groups, at most the fan-in), and within the
 // invariants for many: groups of at most the fan-in, the last level's
 // groups within it too, ranges within the buckets.
 func TestLevels(t *testing.T) {
@@ -39,13 +39,13 @@ func TestLevels(t *testing.T) {
 	}{
 		{0, 1000, 50, nil},
 		{8, 8, 50, nil},
-		{8, 9, 50, []CombineLevel{{6, 9}}},
+		{8, 9, 50, []CombineLevel{{5, 12}}},
 		{8, 64, 3, []CombineLevel{{8, 3}}},
-		{1024, 1050, 54, []CombineLevel{{65, 8}}},
-		{1024, 1763, 79, []CombineLevel{{84, 8}}},                    // 8x8 ply 14 with the default sizes
-		{64, 27347, 3461, []CombineLevel{{908, 8}, {31, 112}}},       // the rehearsal's ply 10
-		{64, 3418, 436, []CombineLevel{{64, 8}}},                     // the same with 128 positions a blob
-		{1024, 1800000, 8192, []CombineLevel{{14798, 8}, {122, 68}}}, // more than 1024^2
+		{1024, 1050, 54, []CombineLevel{{49, 12}}},
+		{1024, 1763, 79, []CombineLevel{{63, 12}}},                    // 8x8 ply 14 with the default sizes
+		{64, 27347, 3461, []CombineLevel{{908, 12}, {31, 112}}},       // the rehearsal's ply 10
+		{64, 3418, 436, []CombineLevel{{64, 12}}},                     // the same with 128 positions a blob
+		{1024, 1800000, 8192, []CombineLevel{{14798, 12}, {122, 68}}}, // more than 1024^2
 	} {
 		got := Sizes{MergeFanIn: c.fanIn}.Levels(c.tasks, c.buckets)
 		if !reflect.DeepEqual(got, c.want) {
