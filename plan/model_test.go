@@ -237,16 +237,17 @@ func TestPlanCoversEveryPly(t *testing.T) {
 		t.Errorf("target ply 14: %d enumeration transactions, want 0", n)
 	}
 	// Ply 14 is the only one with a combine level (1,761 expansion
-	// tasks past the fan-in of 1,024), of 12 ranges (its 73 buckets are
-	// fewer than runstore.MinRanges times its 63 groups): a merge
-	// message is sent again for each range past the first.
+	// tasks past the fan-in of 1,024), of 63 groups and 12 ranges (its
+	// 73 buckets are fewer than runstore.MinRanges times its groups): a
+	// merge message is sent again for each range past the first, and a
+	// combine message for each group past the first.
 	for _, y := range p.Plies {
 		want := 0.0
 		if y.Ply == 14 {
-			want = 11
+			want = 11 + 62
 		}
 		if y.Units.Requeues != want {
-			t.Errorf("ply %d: %g merge messages sent again, want %g (levels %+v)", y.Ply, y.Units.Requeues, want, y.Units.Levels)
+			t.Errorf("ply %d: %g messages sent again, want %g (levels %+v)", y.Ply, y.Units.Requeues, want, y.Units.Levels)
 		}
 	}
 }

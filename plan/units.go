@@ -28,10 +28,11 @@ type Units struct {
 	Tasks     float64 `json:"tasks"`
 	Out       float64 `json:"expansions_out"`
 	// Buckets are the bucket merges; Levels the combine levels (none
-	// without) and Combines their tasks; Requeues the merge messages sent
-	// again, one for each of the last level's ranges past the first,
-	// whose first bucket sends itself after the range's others (dedup's
-	// childParts says why).
+	// without) and Combines their tasks; Requeues the messages sent
+	// again: one for each of the last level's ranges past the first,
+	// whose first bucket sends itself after the range's others, and one
+	// for each of the first level's groups past the first, likewise
+	// (dedup's childParts says why).
 	Buckets  float64                 `json:"buckets"`
 	Levels   []runstore.CombineLevel `json:"levels,omitempty"`
 	Combines float64                 `json:"combines,omitempty"`
@@ -214,13 +215,14 @@ func (m *Model) unitsAt(s runstore.Sizes, ply, target int, positions, edges []in
 	return u
 }
 
-// requeues is how many merge messages a ply with combine levels sends
-// again: one for each range of its last level past the first.
+// requeues is how many messages a ply with combine levels sends again:
+// one for each range of its last level past the first, and one for each
+// group of its first level past the first.
 func requeues(levels []runstore.CombineLevel) float64 {
 	if len(levels) == 0 {
 		return 0
 	}
-	return float64(levels[len(levels)-1].Ranges - 1)
+	return float64(levels[len(levels)-1].Ranges - 1 + levels[0].Groups - 1)
 }
 
 // bucketsAt is a ply's buckets: one at ply 0, else its edges over a
