@@ -31,12 +31,11 @@ import (
 // g*partFan+1 to g*partFan+partFan (childParts), so that no handling
 // enqueues more than a group's tasks and partFan more; on the first
 // level, past group 0, it then sends itself again after them, so that
-// the groups run in turn.
-// A first level's
-// inputs are its list of its group's inputs blob (combineInputs), which
-// its first task writes from the group's expansion markers: each
-// group's markers are read once, by one task; a task above reads the
-// markers of the runs it reads itself (upperInputs), a point read each.
+// the groups run in turn. A first level's inputs are its list of its
+// group's inputs blob (combineInputs), which its first task writes from
+// the group's expansion markers: each group's markers are read once, by
+// one task; a task above reads the markers of the runs it reads itself
+// (upperInputs), a point read each.
 //
 // The run is streamed to storage as it is merged: its size is about one
 // bucket's edges times the range's buckets, and no more than a few

@@ -123,9 +123,10 @@ func grow(base, n, limit int) int {
 // combines, at 49.1 GB; twice the root over 8 ranges (84 and 8) in the
 // merges, at 49.6 GB, their combined runs larger by a GB (fewer
 // duplicates go within smaller groups); one and a half times the root
-// over at least 12 ranges sits between (docs/performance.md), and its
-// combines and merges read fewer segments in all (at ply 14, 63 x 12
-// read 14,830 by the plan, 42 x 16 17,285).
+// over at least 12 ranges (63 and 12) peaked at 48.8 GB, in the merges
+// (docs/performance.md), and its combines and merges read fewer
+// segments in all (at ply 14, 14,830 by the plan, where 42 x 16 read
+// 17,285).
 func (s Sizes) Levels(tasks, buckets int) []CombineLevel {
 	if s.MergeFanIn <= 0 || tasks <= s.MergeFanIn || buckets < 1 {
 		return nil
