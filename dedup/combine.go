@@ -86,23 +86,16 @@ func combineTask(ctx context.Context, t *task.Task, p *runstore.Ply, i int) (run
 		return runstore.Combine{}, nil, err
 	}
 	if start {
-		next := seq(i+1, i+l.Ranges)
+		var firsts []int
 		for _, h := range childParts(g, l.Groups) {
-			next = append(next, p.CombineIndex(level, h*l.Ranges))
+			firsts = append(firsts, p.CombineIndex(level, h*l.Ranges))
 		}
-		// A first-level group other than the first sends its first task
-		// after the others (childParts says why): once, as the delivery
-		// that wrote the group's inputs blob. A level above has no such
-		// blob to tell its first delivery, and its runs are a fleet's.
-		requeue := level == 0 && g > 0
-		if requeue {
-			next = append(next, i)
-		}
-		if err := enqueueAll(ctx, t, message.KindCombine, p.Ply, next); err != nil {
+		// A first-level group other than the first takes its turn: once,
+		// as the delivery that wrote the group's inputs blob. A level
+		// above has no such blob to tell its first delivery, and its runs
+		// are a fleet's.
+		if err := startPart(ctx, t, message.KindCombine, p.Ply, seq(i+1, i+l.Ranges), firsts, i, level == 0 && g > 0); err != nil {
 			return runstore.Combine{}, nil, err
-		}
-		if requeue {
-			return runstore.Combine{}, nil, task.ErrRequeued
 		}
 	}
 	splitters, err := ReadSplitters(ctx, run, p.Ply)

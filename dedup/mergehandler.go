@@ -108,18 +108,12 @@ func bucketInputs(ctx context.Context, t *task.Task, p *runstore.Ply, bucket int
 		// (childParts). A crash before they are enqueued leaves them to
 		// the scan of a stalled run. A range other than the first sends
 		// its first bucket after the others (childParts says why).
-		next := seq(span.Lo+1, span.Hi)
+		var firsts []int
 		for _, h := range childParts(r, top.Ranges) {
-			next = append(next, runstore.SpanOf(h, p.Buckets, top.Ranges).Lo)
+			firsts = append(firsts, runstore.SpanOf(h, p.Buckets, top.Ranges).Lo)
 		}
-		if r > 0 {
-			next = append(next, bucket)
-		}
-		if err := enqueueAll(ctx, t, message.KindMerge, p.Ply, next); err != nil {
+		if err := startPart(ctx, t, message.KindMerge, p.Ply, seq(span.Lo+1, span.Hi), firsts, bucket, r > 0); err != nil {
 			return nil, err
-		}
-		if r > 0 {
-			return nil, task.ErrRequeued
 		}
 	}
 	return lists[bucket-span.Lo], nil

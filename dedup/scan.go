@@ -163,6 +163,25 @@ func seq(lo, hi int) []int {
 	return out
 }
 
+// startPart enqueues, for the first task of a part, the part's other
+// tasks (others) and the first tasks of its child parts (children); a
+// part that takes its turn (childParts says why) then enqueues its first
+// task, first, again after them and returns task.ErrRequeued, so that
+// the delivery ends there.
+func startPart(ctx context.Context, t *task.Task, kind message.Kind, ply int, others, children []int, first int, turn bool) error {
+	next := append(others, children...)
+	if turn {
+		next = append(next, first)
+	}
+	if err := enqueueAll(ctx, t, kind, ply, next); err != nil {
+		return err
+	}
+	if turn {
+		return task.ErrRequeued
+	}
+	return nil
+}
+
 // enqueueAll enqueues a message of kind for each item of ply.
 func enqueueAll(ctx context.Context, t *task.Task, kind message.Kind, ply int, items []int) error {
 	for _, i := range items {
