@@ -55,7 +55,7 @@ func BenchmarkExpandBlob(b *testing.B) {
 				if fresh {
 					buf = new(buffer)
 				}
-				_, _, st, err := buf.run(bd, positions, 3, splitters)
+				_, _, st, err := buf.run(bd, positions, 3, false, splitters)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -73,7 +73,7 @@ func BenchmarkExpandBlob(b *testing.B) {
 func BenchmarkExpandStages(b *testing.B) {
 	positions, splitters := ply9()
 	bd := board.MustNew(8)
-	l, ok := edgeLayout(positions)
+	l, ok := edgeLayout(positions, false)
 	if !ok {
 		b.Fatal("ply 9's children do not fit in 16-byte edges")
 	}
@@ -111,7 +111,7 @@ func BenchmarkExpandStages(b *testing.B) {
 		var buf bytes.Buffer
 		cpu = testkit.CPUTime()
 		for b.Loop() {
-			if _, _, err := pack(&buf, edgeRun{l, sorted, 3}, splitters); err != nil {
+			if _, _, _, err := pack(&buf, edgeRun{l, sorted, 3}, splitters); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -126,9 +126,9 @@ func BenchmarkExpandStages(b *testing.B) {
 func BenchmarkSortEdges(b *testing.B) {
 	positions, _ := ply9()
 	bd := board.MustNew(8)
-	l, _ := edgeLayout(positions)
+	l, _ := edgeLayout(positions, false)
 	unsorted, _, _ := l.generate(bd, positions, nil)
-	entries, _ := Positions(bd, positions, 3, nil)
+	entries, _ := Positions(bd, positions, 3, false, nil)
 	scratch := make([]edge, len(unsorted))
 	run := func(b *testing.B, sort func()) {
 		cpu := testkit.CPUTime()

@@ -29,23 +29,43 @@ type edge struct {
 
 // layout is how a task's edges share lo: the parent's index takes the
 // low indexBits bits.
-type layout struct{ indexBits uint }
+//
+// With terminalOnly, for a child ply that keeps backtracking rows for
+// its terminal positions only (runstore.Ply.TerminalSources, the
+// target ply of a run that does not solve), those bits hold the
+// parent's index plus one for a terminal child and 0, no parent, for
+// any other: the merges drop the parents of a child that is not
+// terminal, so the run need not carry them. A child's edges from its
+// several parents in the task are then one edge, written once (pack),
+// and the combines and merges drop such edges from other tasks as the
+// exact duplicates they are. That is a third of the edges of 8x8 ply
+// 14 and about half the bits of each (docs/performance.md).
+type layout struct {
+	indexBits    uint
+	terminalOnly bool
+}
 
 // edgeLayout returns the layout for the children of positions, and
 // false when they do not fit in lo: a side bit, a white bit for every
 // disc of a child and the bits of the largest parent index are more
 // than 64. That takes 8x8 children of some 40 discs and more from final
 // blobs of a million positions, which no run reaches; those are sorted
-// as entries (buffer.run).
-func edgeLayout(positions []board.Position) (layout, bool) {
+// as entries (buffer.run). With terminalOnly the largest index field is
+// the number of positions (layout).
+func edgeLayout(positions []board.Position, terminalOnly bool) (layout, bool) {
+	l := layout{terminalOnly: terminalOnly}
 	if len(positions) == 0 {
-		return layout{}, true
+		return l, true
 	}
 	discs := 0
 	for _, p := range positions {
 		discs = max(discs, bits.OnesCount64(p.Occ)+1)
 	}
-	l := layout{indexBits: uint(bits.Len(uint(len(positions) - 1)))}
+	largest := len(positions) - 1
+	if terminalOnly {
+		largest++
+	}
+	l.indexBits = uint(bits.Len(uint(largest)))
 	return l, 1+uint(discs)+l.indexBits <= 64
 }
 
@@ -57,9 +77,32 @@ func (l layout) generate(b *board.Board, positions []board.Position, dst []edge)
 	es, st := children(b, positions, dst, func(i int, k board.Position) edge {
 		side := uint64(k.Side)
 		whites += int(side)
-		return edge{hi: k.Occ, lo: side<<63 | packed.WhiteBits(k)<<l.indexBits | uint64(i)}
+		return edge{hi: k.Occ, lo: side<<63 | packed.WhiteBits(k)<<l.indexBits | l.parent(b, i, k)}
 	})
 	return es, st, whites
+}
+
+// parent is the index field of the edge from parent i to child k.
+func (l layout) parent(b *board.Board, i int, k board.Position) uint64 {
+	switch {
+	case !l.terminalOnly:
+		return uint64(i)
+	case b.Terminal(k):
+		return uint64(i) + 1
+	}
+	return 0
+}
+
+// ref is the parent that an edge of blob's task with index field index
+// names: packed.Ref{} for none (layout).
+func (l layout) ref(blob, index uint32) dedup.Ref {
+	switch {
+	case !l.terminalOnly:
+		return dedup.Ref{Blob: blob, Index: index}
+	case index > 0:
+		return dedup.Ref{Blob: blob, Index: index - 1}
+	}
+	return dedup.Ref{}
 }
 
 // edgeRun is a sortedRun of the 16-byte edges of a task of final blob
@@ -78,14 +121,19 @@ func (r edgeRun) pos(i int) board.Position {
 	return board.Position{Side: side, Occ: occ, White: packed.WhiteDiscs(occ, white)}
 }
 
-func (r edgeRun) add(w *packed.EdgeWriter, lo, hi int) error {
-	for _, e := range r.es[lo:hi] {
-		side, white, index := r.l.fields(e)
-		if err := w.AddBits(side, e.hi, white, dedup.Ref{Blob: r.blob, Index: index}); err != nil {
-			return err
+func (r edgeRun) add(w *packed.EdgeWriter, lo, hi int) (int, error) {
+	n := 0
+	for i, e := range r.es[lo:hi] {
+		if i > 0 && e == r.es[lo+i-1] {
+			continue // a terminalOnly layout's child of several parents
 		}
+		side, white, index := r.l.fields(e)
+		if err := w.AddBits(side, e.hi, white, r.l.ref(r.blob, index)); err != nil {
+			return n, err
+		}
+		n++
 	}
-	return nil
+	return n, nil
 }
 
 // fields returns the child's side to move and white bits, and the

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/packed"
 )
 
 // plyOf returns the distinct canonical positions of ply n of b.
@@ -52,7 +53,7 @@ func TestEdgesAsEntries(t *testing.T) {
 	for _, tt := range tests {
 		b := board.MustNew(tt.size)
 		positions := plyOf(b, tt.ply)
-		l, ok := edgeLayout(positions)
+		l, ok := edgeLayout(positions, false)
 		if !ok {
 			t.Fatalf("%dx%d ply %d: children do not fit in 16-byte edges", tt.size, tt.size, tt.ply)
 		}
@@ -72,7 +73,7 @@ func TestEdgesAsEntries(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantData, wantCuts, wantSt, err := new(buffer).runEntries(b, positions, 5, s)
+			wantData, wantCuts, wantSt, err := new(buffer).runEntries(b, positions, 5, false, s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,7 +109,7 @@ func TestEdgeLayout(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l, ok := edgeLayout(tt.positions)
+			l, ok := edgeLayout(tt.positions, false)
 			if ok != tt.ok || ok && l.indexBits != tt.indexBits {
 				t.Fatalf("edgeLayout = %+v, %v; want %d index bits, %v", l, ok, tt.indexBits, tt.ok)
 			}
@@ -125,18 +126,18 @@ func TestRunFallsBack(t *testing.T) {
 	var positions []board.Position
 	for len(positions) < 64 {
 		p := randomGame(b, rng, 60)
-		if _, ok := edgeLayout([]board.Position{p}); ok && b.Moves(p) != 0 {
+		if _, ok := edgeLayout([]board.Position{p}, false); ok && b.Moves(p) != 0 {
 			positions = append(positions, p)
 		}
 	}
-	if _, ok := edgeLayout(positions); ok {
+	if _, ok := edgeLayout(positions, false); ok {
 		t.Fatal("64 positions of 60 discs fit in 16-byte edges")
 	}
-	got, _, gotSt, err := new(buffer).run(b, positions, 1, nil)
+	got, _, gotSt, err := new(buffer).run(b, positions, 1, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _, wantSt, err := new(buffer).runEntries(b, positions, 1, nil)
+	want, _, wantSt, err := new(buffer).runEntries(b, positions, 1, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +178,7 @@ func TestSortEdges(t *testing.T) {
 	}
 	b := board.MustNew(8)
 	positions := plyOf(b, 6)
-	l, _ := edgeLayout(positions)
+	l, _ := edgeLayout(positions, false)
 	real, _, _ := l.generate(b, positions, nil)
 	tests := []struct {
 		name string
@@ -231,4 +232,83 @@ func compareEdges(a, b edge) int {
 		return c
 	}
 	return cmp.Compare(a.lo, b.lo)
+}
+
+// TestTerminalOnly: with terminalOnly, a task's run holds each distinct
+// child that is not terminal once, naming no parent (dedup.Ref{}), and
+// each terminal child once for each parent, named as without it; the
+// 16-byte edges and the entries give the same bytes and cuts, and
+// Entries counts the edges written.
+func TestTerminalOnly(t *testing.T) {
+	tests := []struct{ size, ply int }{{4, 5}, {4, 7}, {4, 9}, {6, 7}, {8, 4}}
+	var terminal, dropped int
+	for _, tt := range tests {
+		b := board.MustNew(tt.size)
+		positions := plyOf(b, tt.ply)
+		kids := plyOf(b, tt.ply+1)
+		slices.SortFunc(kids, board.Compare)
+		splitters := []board.Position{kids[len(kids)/3], kids[2*len(kids)/3]}
+		all, _, allSt, err := new(buffer).run(b, positions, 5, false, splitters)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []packed.Edge
+		for _, e := range decodeEdges(t, all) {
+			if b.Terminal(e.Pos) {
+				terminal++
+			} else {
+				e.Ref = packed.Ref{}
+			}
+			if n := len(want); n > 0 && want[n-1] == e {
+				dropped++
+				continue
+			}
+			want = append(want, e)
+		}
+		l, ok := edgeLayout(positions, true)
+		if !ok {
+			t.Fatalf("%dx%d ply %d: children do not fit in 16-byte edges", tt.size, tt.size, tt.ply)
+		}
+		data, cuts, st, err := new(buffer).runEdges(l, b, positions, 5, splitters)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := decodeEdges(t, data); !slices.Equal(got, want) {
+			t.Fatalf("%dx%d ply %d: %d edges, want %d", tt.size, tt.size, tt.ply, len(got), len(want))
+		}
+		wantSt := allSt
+		wantSt.Entries = int64(len(want))
+		if st != wantSt {
+			t.Errorf("%dx%d ply %d: %+v, want %+v", tt.size, tt.size, tt.ply, st, wantSt)
+		}
+		eData, eCuts, eSt, err := new(buffer).runEntries(b, positions, 5, true, splitters)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if eSt != st || !slices.Equal(eCuts, cuts) || !bytes.Equal(eData, data) {
+			t.Fatalf("%dx%d ply %d: entries give %+v, cuts %v, %d bytes; edges %+v, cuts %v, %d bytes",
+				tt.size, tt.size, tt.ply, eSt, eCuts, len(eData), st, cuts, len(data))
+		}
+	}
+	if terminal == 0 || dropped == 0 {
+		t.Fatalf("%d edges to terminal children, %d dropped: the cases test neither", terminal, dropped)
+	}
+}
+
+// decodeEdges returns the edges of a packed run.
+func decodeEdges(t *testing.T, data []byte) []packed.Edge {
+	t.Helper()
+	r := packed.NewEdgeReader(bytes.NewReader(data))
+	var es []packed.Edge
+	for {
+		e, ok := r.Next()
+		if !ok {
+			break
+		}
+		es = append(es, e)
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return es
 }

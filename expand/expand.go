@@ -106,7 +106,7 @@ func expand(ctx context.Context, t *task.Task, m message.Message, next *runstore
 		}
 		positions = buf.keys
 	}
-	data, cuts, st, err := buf.run(run.Board, positions, uint32(index), splitters)
+	data, cuts, st, err := buf.run(run.Board, positions, uint32(index), next.TerminalSources, splitters)
 	if err != nil {
 		return runstore.Expansion{}, nil, fmt.Errorf("packing the edges of task %d of ply %d: %w", index, child, err)
 	}
@@ -130,12 +130,13 @@ func expand(ctx context.Context, t *task.Task, m message.Message, next *runstore
 // run expands the positions of final blob blob into buf's edges, sorts
 // them and packs them cut at the splitters (pack). The bytes are buf's,
 // good until its next run. The edges are sorted as 16-byte edges where
-// they fit (edgeLayout), else as entries.
-func (buf *buffer) run(b *board.Board, positions []board.Position, blob uint32, splitters []board.Position) (data []byte, cuts []int64, st Stats, err error) {
-	if l, ok := edgeLayout(positions); ok {
+// they fit (edgeLayout), else as entries. With terminalOnly, only the
+// edges to terminal children name their parents (layout).
+func (buf *buffer) run(b *board.Board, positions []board.Position, blob uint32, terminalOnly bool, splitters []board.Position) (data []byte, cuts []int64, st Stats, err error) {
+	if l, ok := edgeLayout(positions, terminalOnly); ok {
 		return buf.runEdges(l, b, positions, blob, splitters)
 	}
-	return buf.runEntries(b, positions, blob, splitters)
+	return buf.runEntries(b, positions, blob, terminalOnly, splitters)
 }
 
 // runEdges is run with 16-byte edges of layout l.
@@ -148,16 +149,18 @@ func (buf *buffer) runEdges(l layout, b *board.Board, positions []board.Position
 	}
 	sortEdges(buf.edges, buf.scratch)
 	sorted := splitSides(buf.edges, buf.scratch, whites)
-	data, cuts, err := pack(&buf.packed, edgeRun{l, sorted, blob}, splitters)
+	data, cuts, n, err := pack(&buf.packed, edgeRun{l, sorted, blob}, splitters)
+	st.Entries = n
 	return data, cuts, st, err
 }
 
 // runEntries is run with 32-byte entries.
-func (buf *buffer) runEntries(b *board.Board, positions []board.Position, blob uint32, splitters []board.Position) ([]byte, []int64, Stats, error) {
+func (buf *buffer) runEntries(b *board.Board, positions []board.Position, blob uint32, terminalOnly bool, splitters []board.Position) ([]byte, []int64, Stats, error) {
 	var st Stats
-	buf.entries, st = Positions(b, positions, blob, buf.entries[:0])
+	buf.entries, st = Positions(b, positions, blob, terminalOnly, buf.entries[:0])
 	dedup.SortEntries(buf.entries)
-	data, cuts, err := pack(&buf.packed, entryRun(buf.entries), splitters)
+	data, cuts, n, err := pack(&buf.packed, entryRun(buf.entries), splitters)
+	st.Entries = n
 	return data, cuts, st, err
 }
 
@@ -165,21 +168,25 @@ func (buf *buffer) runEntries(b *board.Board, positions []board.Position, blob u
 type sortedRun interface {
 	len() int
 	pos(i int) board.Position // the child of edge i
-	// add writes edges lo to hi (not included) to w.
-	add(w *packed.EdgeWriter, lo, hi int) error
+	// add writes edges lo to hi (not included) to w, each once: an
+	// edge equal to the one before it is dropped. It returns how many
+	// it wrote.
+	add(w *packed.EdgeWriter, lo, hi int) (int, error)
 }
 
 // pack writes the edges of r as packed edge blocks, one segment per
-// bucket, into buf (emptied first), and returns its bytes and where each
-// bucket starts (the cuts; the last is the end).
-func pack(buf *bytes.Buffer, r sortedRun, splitters []board.Position) ([]byte, []int64, error) {
+// bucket, into buf (emptied first), and returns its bytes, where each
+// bucket starts (the cuts; the last is the end) and how many edges it
+// wrote.
+func pack(buf *bytes.Buffer, r sortedRun, splitters []board.Position) ([]byte, []int64, int64, error) {
 	n := r.len()
 	buf.Reset()
 	buf.Grow(n * packedEdgeBytes)
 	w, err := packed.NewEdgeWriter(buf, packed.Options{})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
+	var written int64
 	cuts := make([]int64, 1, len(splitters)+2)
 	i := 0
 	for b := 0; b <= len(splitters); b++ {
@@ -188,20 +195,22 @@ func pack(buf *bytes.Buffer, r sortedRun, splitters []board.Position) ([]byte, [
 			s := splitters[b]
 			end = i + sort.Search(n-i, func(j int) bool { return board.Compare(r.pos(i+j), s) >= 0 })
 		}
-		if err := r.add(w, i, end); err != nil {
-			return nil, nil, err
+		k, err := r.add(w, i, end)
+		if err != nil {
+			return nil, nil, 0, err
 		}
+		written += int64(k)
 		i = end
 		end64, err := w.EndSegment()
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, 0, err
 		}
 		cuts = append(cuts, end64)
 	}
 	if err := w.Close(); err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
-	return buf.Bytes(), cuts, nil
+	return buf.Bytes(), cuts, written, nil
 }
 
 // entryRun is a sortedRun of 32-byte entries.
@@ -209,13 +218,18 @@ type entryRun []dedup.Entry
 
 func (r entryRun) len() int                 { return len(r) }
 func (r entryRun) pos(i int) board.Position { return r[i].Pos }
-func (r entryRun) add(w *packed.EdgeWriter, lo, hi int) error {
-	for _, e := range r[lo:hi] {
-		if err := w.Add(e); err != nil {
-			return err
+func (r entryRun) add(w *packed.EdgeWriter, lo, hi int) (int, error) {
+	n := 0
+	for i, e := range r[lo:hi] {
+		if i > 0 && e == r[lo+i-1] {
+			continue // a terminalOnly child of several parents
 		}
+		if err := w.Add(e); err != nil {
+			return n, err
+		}
+		n++
 	}
-	return nil
+	return n, nil
 }
 
 // packedEdgeBytes is about what a packed edge takes, with room to spare
@@ -227,13 +241,22 @@ const packedEdgeBytes = 5
 type Stats struct {
 	Terminal int64 // positions where the game is over
 	Edges    int64 // moves
-	Entries  int64 // distinct children of each position: the run's entries
+	// Entries are the run's entries: the distinct children of each
+	// position, or with terminalOnly the task's distinct children, each
+	// terminal one once for each of its parents. Positions counts them
+	// before that dedup, run after it.
+	Entries int64
 }
 
 // Positions appends to dst the edges from each non-terminal position to
-// its distinct canonical children, naming the parent by (blob, index).
-func Positions(b *board.Board, positions []board.Position, blob uint32, dst []dedup.Entry) ([]dedup.Entry, Stats) {
+// its distinct canonical children, naming the parent by (blob, index);
+// with terminalOnly, the edges to a child that is not terminal name
+// none (dedup.Ref{}, layout).
+func Positions(b *board.Board, positions []board.Position, blob uint32, terminalOnly bool, dst []dedup.Entry) ([]dedup.Entry, Stats) {
 	return children(b, positions, dst, func(i int, k board.Position) dedup.Entry {
+		if terminalOnly && !b.Terminal(k) {
+			return dedup.Entry{Pos: k}
+		}
 		return dedup.Entry{Pos: k, Ref: dedup.Ref{Blob: blob, Index: uint32(i)}}
 	})
 }
