@@ -22,7 +22,7 @@ func CountedPlies() int { return len(positions8x8) }
 const growth8x8 = 6.8
 
 // Disk model of the embedded backend, in bytes per position of a run's
-// last ply, from the peak disk of the runs to plies 13 and 14
+// last ply, from the peak disk of the runs to plies 11 to 14
 // (docs/performance.md). At its peak a run holds the plies before the
 // last (final blobs and backtracking rows), the last ply's expansion
 // runs, and its final blobs as they are written, with their backtracking
@@ -34,13 +34,16 @@ const growth8x8 = 6.8
 // the runs of a level plus some of the next level's, or its final blobs
 // plus a range's combined runs. The figures are ply 14's: its final data took
 // 6.9 bytes a position when it kept every position's rows, and 2.3
-// without them.
+// without them; its expansion runs 6.6 bytes when every edge named its
+// parent, and 3.2 when only the edges to terminal children did (the
+// target ply of a run that does not solve, expand's layout).
 const (
-	diskEarlier   = 1.2
-	diskExpansion = 6.6 // as much again for the combined runs
-	diskFinalKeys = 2.3
-	diskFinalRows = 4.6
-	diskFixed     = 32 << 20
+	diskEarlier           = 1.2
+	diskExpansion         = 6.6 // as much again for the combined runs
+	diskExpansionTerminal = 3.2
+	diskFinalKeys         = 2.3
+	diskFinalRows         = 4.6
+	diskFixed             = 32 << 20
 )
 
 // EstimatePositions estimates the canonical positions of ply of a run
@@ -68,16 +71,16 @@ func EstimateDisk(cfg RunConfig) (bytes int64, ok bool) {
 	if !ok {
 		return 0, false
 	}
-	final := diskFinalKeys
+	final, expansion := diskFinalKeys, diskExpansionTerminal
 	if cfg.Solve {
-		final += diskFinalRows
+		final, expansion = final+diskFinalRows, diskExpansion
 	}
-	per := diskEarlier + diskExpansion + final
+	per := diskEarlier + expansion + final
 	if levels := estimateLevels(cfg, n); len(levels) > 0 {
 		// Each level holds the runs below it and its own groups' runs
 		// as they are written; the last level's groups are the fewest.
 		top := levels[len(levels)-1]
-		per = diskEarlier + max(diskExpansion*(1+1/float64(top.Groups)), final+diskExpansion/float64(top.Ranges))
+		per = diskEarlier + max(expansion*(1+1/float64(top.Groups)), final+expansion/float64(top.Ranges))
 	}
 	return diskFixed + int64(per*float64(n)), true
 }
