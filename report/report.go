@@ -207,14 +207,15 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(w, ", storage transactions: %d", r.StorageTransactions)
 	if r.TransactionsPerEdge > 0 {
-		fmt.Fprintf(w, " (%.4f per edge", r.TransactionsPerEdge)
+		// Three significant digits: a deep run's figures are 1e-5.
+		fmt.Fprintf(w, " (%.3g per edge", r.TransactionsPerEdge)
 		cats := make([]string, 0, len(r.TransactionsPerEdgeByCategory))
 		for c := range r.TransactionsPerEdgeByCategory {
 			cats = append(cats, c)
 		}
 		sort.Strings(cats)
 		for _, c := range cats {
-			fmt.Fprintf(w, "; %s %.4f", c, r.TransactionsPerEdgeByCategory[c])
+			fmt.Fprintf(w, "; %s %.3g", c, r.TransactionsPerEdgeByCategory[c])
 		}
 		fmt.Fprint(w, ")")
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -16,6 +17,7 @@ func TestSetTransactions(t *testing.T) {
 		backtrack float64
 	}{
 		{"split per edge", []int64{0, 4, 6}, map[string]int64{"backtrack": 2, "dedup": 3, "enumeration": 5}, 10, 1, 0.2},
+		{"a run of billions of edges keeps its digits", []int64{0, 4e9, 6e9}, map[string]int64{"backtrack": 98000, "dedup": 126000}, 224000, 2.24e-05, 9.8e-06},
 		{"no edges leaves per-edge figures empty", []int64{0}, map[string]int64{"control": 7}, 7, 0, 0},
 	}
 	for _, tc := range tests {
@@ -33,8 +35,8 @@ func TestSetTransactions(t *testing.T) {
 			if err := r.WriteTable(&out); err != nil {
 				t.Fatal(err)
 			}
-			if tc.perEdge > 0 && !strings.Contains(out.String(), "backtrack 0.2000") {
-				t.Errorf("table does not show the backtracking cost per edge:\n%s", out.String())
+			if want := fmt.Sprintf("(%.3g per edge; backtrack %.3g;", tc.perEdge, tc.backtrack); tc.perEdge > 0 && !strings.Contains(out.String(), want) {
+				t.Errorf("table does not show %q:\n%s", want, out.String())
 			}
 		})
 	}
