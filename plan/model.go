@@ -15,7 +15,8 @@
 // buckets fitted to every measured ply. Bytes moved and table entities
 // are straight lines in the edges the ply's messages handle, and CPU is
 // a constant per edge handled plus one per segment the merges read,
-// fitted to the newest run (and one with fixed sizes of the same day).
+// fitted to the newest run with growing sizes (and one with fixed sizes
+// of the same day).
 // Positions come
 // from pipeline.EstimatePositions; edges per position grow by a
 // measured factor per ply past the measured plies. The worker loops'
@@ -28,7 +29,6 @@ import (
 	"fmt"
 	"math"
 	"path"
-	"slices"
 	"sort"
 	"strings"
 
@@ -257,7 +257,11 @@ func (m *Model) fitUnits(large Measurement) error {
 			m.perUnit[k][cat] = map[string]float64{}
 			for op, n := range use.Ops {
 				if d := u.value(driverOfOp(cat, op)); d > 0 {
-					m.perUnit[k][cat][op] = max(0, float64(n)-baseOf(cat, op, u)) / d
+					driven := max(0, float64(n)-baseOf(cat, op, u))
+					if isNotice(cat, op) {
+						driven = unsaturated(u, driven)
+					}
+					m.perUnit[k][cat][op] = driven / d
 				}
 			}
 		}
@@ -299,10 +303,14 @@ func describe(m Measurement) string {
 // segments an edge, or a negative constant), the segments cost nothing
 // apart and run's CPU is all per edge.
 func (m *Model) fitCPU(run Measurement, other *Measurement) {
+	// handled counts a ply's combine levels as the plan does (Make):
+	// each a combineCPUShare of its edges more.
 	work := func(r Measurement) (handled, segments float64) {
 		for p := range r.Plies {
+			u := measuredUnits(r, p)
 			handled += float64(handledBy(r.edgesAt, r.Target, p))
-			segments += measuredUnits(r, p).Segments
+			handled += float64(len(r.sizes().Levels(int(u.Tasks), int(u.Buckets)))) * combineCPUShare * float64(r.edgesAt(p))
+			segments += u.Segments
 		}
 		return handled, segments
 	}
@@ -407,14 +415,19 @@ func Default() (*Model, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The CPU is the newest run's: the code's CPU per edge changes more
-	// often than its storage work does (issue 39 cut it without
-	// changing a transaction), and measuring storage takes the older
-	// fixed sizes' many transactions.
+	// The CPU is the newest run's with growing sizes, the default's: the
+	// code's CPU per edge changes more often than its storage work does
+	// (issue 39 cut it without changing a transaction), and measuring
+	// storage takes the older fixed sizes' many transactions.
 	// With the run with fixed sizes measured the same day (the same
 	// code), the two tell the CPU of a segment read from that of an
 	// edge (fitCPU).
-	newest := slices.MaxFunc(runs, func(a, b Measurement) int { return strings.Compare(a.Date, b.Date) })
+	newest := runs[0]
+	for _, r := range runs {
+		if r.GrowFrom > 0 && (newest.GrowFrom == 0 || r.Date > newest.Date) {
+			newest = r
+		}
+	}
 	if newest.Date != runs[large].Date {
 		var other *Measurement
 		if sameDay(newest.Date, runs[large].Date) {

@@ -103,21 +103,62 @@ func sourceBatches(u Units) float64 {
 
 // baseOf is the part of an operation's transactions that its driver does
 // not drive: of the backtracking table's transactions, the batches of a
-// final blob's rows (sourceBatches). The rest are notices: a resolved blob sends its known
-// results to its parents' blobs, one payload a parent blob, and results
-// are known (in a run short of the game's end) for the few positions
-// that a terminal position below decides or bounds. Their number
-// follows the positions (a share of them), not the final blobs: a run
-// with small blobs sends about as many as one with large blobs, many
-// times fewer a final blob (a run to ply 10 with 16-position blobs,
-// 43 at ply 9; one to ply 13 with 65,536, 7,658 at ply 12). The share
-// is the one measured; deeper plies have more terminal positions, which
-// the plan does not foresee.
+// final blob's rows (sourceBatches; at the target ply, whose rows are
+// its terminal positions' only, one batch). The rest are notices
+// (noticesOf).
 func baseOf(cat, op string, u Units) float64 {
-	if cat == task.CategoryBacktrack && op == "table.transact" {
-		return sourceBatches(u) * u.Finals
+	if !isNotice(cat, op) {
+		return 0
 	}
-	return 0
+	if u.Out == 0 {
+		return u.Finals
+	}
+	return sourceBatches(u) * u.Finals
+}
+
+// isNotice says whether an operation's transactions past its base are
+// notices.
+func isNotice(cat, op string) bool { return cat == task.CategoryBacktrack && op == "table.transact" }
+
+// A resolved final blob sends its known results to its parents' blobs,
+// one payload a parent blob, and results are known (in a run short of the
+// game's end) for the few positions that a terminal position below
+// decides or bounds. Their number follows the positions (a share of
+// them, the driver drvKnown), as long as a final blob's known positions
+// are few: a run with small blobs sends about as many as one with large
+// blobs, many times fewer a final blob (a run to ply 10 with 16-position
+// blobs, 43 at ply 9; one to ply 13 with 65,536, 7,658 at ply 12). But
+// the known positions come in clusters, whose parents lie in a few
+// parent blobs, so with large blobs a final blob's notices saturate:
+// noticesOf(x), for x the notices that the share alone gives, is
+// x*c/(x+c) with c = noticeBlobs a final blob. The pairs of measured runs
+// of one ply with fixed and growing sizes (plan/testdata, 2026-11-29:
+// plies 11 and 12 interior, 13 the target) give c/finals = 8.7, 10.9 and
+// 8.3. The share is the one measured; deeper plies have more terminal
+// positions, which the plan does not foresee.
+const noticeBlobs = 9
+
+// noticesOf is the notices that a ply of units u sends, given x, what
+// its share of the positions alone would send (see noticeBlobs).
+func noticesOf(u Units, x float64) float64 {
+	c := noticeBlobs * u.Finals
+	if x <= 0 || c <= 0 {
+		return 0
+	}
+	return x * c / (x + c)
+}
+
+// unsaturated is noticesOf's inverse: the notices that the share alone
+// would send, for a ply of units u that sent n. A ply that sent nine
+// tenths of the cap or more is taken at nine tenths, where the inverse
+// starts to run away.
+func unsaturated(u Units, n float64) float64 {
+	c := noticeBlobs * u.Finals
+	if n <= 0 || c <= 0 {
+		return 0
+	}
+	n = min(n, 0.9*c)
+	return n * c / (c - n)
 }
 
 // entityDriver is the driver of a category's table entities: that of its
@@ -282,7 +323,11 @@ func measuredUnits(m Measurement, ply int) Units {
 func (m *Model) opsAt(k kind, cat string, u Units) map[string]int64 {
 	out := map[string]int64{}
 	for op, per := range m.perUnit[k][cat] {
-		if n := round(baseOf(cat, op, u) + per*u.value(driverOfOp(cat, op))); n > 0 {
+		driven := per * u.value(driverOfOp(cat, op))
+		if isNotice(cat, op) {
+			driven = noticesOf(u, driven)
+		}
+		if n := round(baseOf(cat, op, u) + driven); n > 0 {
 			out[op] = n
 		}
 	}
