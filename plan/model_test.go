@@ -483,3 +483,32 @@ func TestItemsDriveEntitiesAndLatencyTheWall(t *testing.T) {
 		t.Errorf("ply 10 takes %g s at 100 ms a call, %g s at 10 ms", slow.Plies[10].Seconds, small.Plies[10].Seconds)
 	}
 }
+
+// TestNoticesSaturate: a ply's notices follow the share of its positions
+// while they are few a final blob, approach noticeBlobs a final blob as
+// the share grows, and unsaturated undoes noticesOf below its clamp.
+func TestNoticesSaturate(t *testing.T) {
+	u := Units{Finals: 1000}
+	c := float64(noticeBlobs) * u.Finals
+	for _, tt := range []struct {
+		x, min, max float64
+	}{
+		{0, 0, 0},
+		{10, 9.9, 10},           // few: about the share
+		{c, c / 2, c / 2},       // as many as the cap: half of it
+		{1000 * c, 0.99 * c, c}, // many: the cap
+	} {
+		n := noticesOf(u, tt.x)
+		if n < tt.min || n > tt.max {
+			t.Errorf("noticesOf(%v) = %v, want %v to %v", tt.x, n, tt.min, tt.max)
+		}
+		if tt.x > 0 && n < 0.9*c {
+			if back := unsaturated(u, n); math.Abs(back-tt.x) > 1e-6*tt.x {
+				t.Errorf("unsaturated(noticesOf(%v)) = %v", tt.x, back)
+			}
+		}
+	}
+	if n := noticesOf(Units{}, 5); n != 0 {
+		t.Errorf("a ply of no final blobs sends %v notices", n)
+	}
+}
