@@ -25,10 +25,12 @@
 package plan
 
 import (
+	"cmp"
 	"embed"
 	"fmt"
 	"math"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -303,13 +305,10 @@ func describe(m Measurement) string {
 // segments an edge, or a negative constant), the segments cost nothing
 // apart and run's CPU is all per edge.
 func (m *Model) fitCPU(run Measurement, other *Measurement) {
-	// handled counts a ply's combine levels as the plan does (Make):
-	// each a combineCPUShare of its edges more.
 	work := func(r Measurement) (handled, segments float64) {
 		for p := range r.Plies {
 			u := measuredUnits(r, p)
-			handled += float64(handledBy(r.edgesAt, r.Target, p))
-			handled += float64(len(r.sizes().Levels(int(u.Tasks), int(u.Buckets)))) * combineCPUShare * float64(r.edgesAt(p))
+			handled += float64(handledBy(r.edgesAt, r.Target, p)) + combinedEdges(u, r.edgesAt(p))
 			segments += u.Segments
 		}
 		return handled, segments
@@ -422,12 +421,11 @@ func Default() (*Model, error) {
 	// With the run with fixed sizes measured the same day (the same
 	// code), the two tell the CPU of a segment read from that of an
 	// edge (fitCPU).
-	newest := runs[0]
-	for _, r := range runs {
-		if r.GrowFrom > 0 && (newest.GrowFrom == 0 || r.Date > newest.Date) {
-			newest = r
-		}
-	}
+	// (The newest of all, if none grows.)
+	grows := func(m Measurement) int { return min(1, max(0, m.GrowFrom)) }
+	newest := slices.MaxFunc(runs, func(a, b Measurement) int {
+		return cmp.Or(cmp.Compare(grows(a), grows(b)), strings.Compare(a.Date, b.Date))
+	})
 	if newest.Date != runs[large].Date {
 		var other *Measurement
 		if sameDay(newest.Date, runs[large].Date) {

@@ -312,8 +312,7 @@ func (m *Model) estimatePly(y *Ply, cfg Config, positions, edges []int64) Usage 
 	c := report.EstimateCost(stats, y.StoredBytes, cfg.Prices)
 	y.CostUSD, y.StorageUSDPerMonth = c.TransactionsUSD, c.StorageUSDPerMonth
 	y.CPUSeconds = m.CPUPerEdge*float64(handledBy(edgesAt, cfg.Target, y.Ply)) + m.CPUPerSegment*y.Units.Segments
-	// Each combine level merges the ply's edges once more.
-	y.CPUSeconds += float64(len(y.Units.Levels)) * combineCPUShare * m.CPUPerEdge * float64(y.Edges)
+	y.CPUSeconds += m.CPUPerEdge * combinedEdges(y.Units, y.Edges)
 	y.ComputeUSD = y.CPUSeconds / 3600 * cfg.VCPUHour
 	y.TotalUSD = y.CostUSD + y.ComputeUSD
 	return u

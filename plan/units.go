@@ -313,7 +313,8 @@ func measuredUnits(m Measurement, ply int) Units {
 		u.Tasks = measuredUnits(m, ply-1).Finals
 	}
 	if u.Combines > 0 {
-		u.Requeues = requeues(sizes.Levels(int(u.Tasks), int(u.Buckets)))
+		u.Levels = sizes.Levels(int(u.Tasks), int(u.Buckets))
+		u.Requeues = requeues(u.Levels)
 	}
 	return u
 }
@@ -340,6 +341,14 @@ func (m *Model) opsAt(k kind, cat string, u Units) map[string]int64 {
 // expansion, merging and resolution (estimated from the profile of a
 // merge, not measured on a run).
 const combineCPUShare = 0.35
+
+// combinedEdges is what a ply of units u and edges edges adds to the
+// edges it handles for its combine levels: each merges the ply's edges
+// once more, at combineCPUShare of an edge's CPU. The plan (Make) and
+// the CPU's fit (fitCPU) both count it so.
+func combinedEdges(u Units, edges int64) float64 {
+	return float64(len(u.Levels)) * combineCPUShare * float64(edges)
+}
 
 // Memory of one worker loop, per task kind (see workerPeak).
 const (
