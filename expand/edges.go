@@ -85,12 +85,19 @@ func (l layout) generate(b *board.Board, positions []board.Position, dst []edge)
 // parent is the index field of the edge from parent i to child k.
 func (l layout) parent(b *board.Board, i int, k board.Position) uint64 {
 	switch {
-	case !l.terminalOnly:
-		return uint64(i)
-	case b.Terminal(k):
+	case !namesParent(b, l.terminalOnly, k):
+		return 0
+	case l.terminalOnly:
 		return uint64(i) + 1
 	}
-	return 0
+	return uint64(i)
+}
+
+// namesParent reports whether an edge to child k names its parent: with
+// terminalOnly, only if k is terminal. It is runstore.Ply.KeepsSources,
+// with the terminal test made only where it decides.
+func namesParent(b *board.Board, terminalOnly bool, k board.Position) bool {
+	return !terminalOnly || b.Terminal(k)
 }
 
 // ref is the parent that an edge of blob's task with index field index

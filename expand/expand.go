@@ -254,7 +254,7 @@ type Stats struct {
 // none (dedup.Ref{}, layout).
 func Positions(b *board.Board, positions []board.Position, blob uint32, terminalOnly bool, dst []dedup.Entry) ([]dedup.Entry, Stats) {
 	return children(b, positions, dst, func(i int, k board.Position) dedup.Entry {
-		if terminalOnly && !b.Terminal(k) {
+		if !namesParent(b, terminalOnly, k) {
 			return dedup.Entry{Pos: k}
 		}
 		return dedup.Entry{Pos: k, Ref: dedup.Ref{Blob: blob, Index: uint32(i)}}
