@@ -22,8 +22,8 @@ import (
 // and takes quantiles of their distinct children, aiming at buckets of
 // about bucketBlobs final blobs. positions is the ply's size. The
 // estimate counts a child once per parent, so it errs towards smaller
-// buckets. There are at most runstore.MaxBuckets buckets.
-func ChooseSplitters(b *board.Board, samples []board.Position, positions int64, blobPositions, bucketBlobs int) []board.Position {
+// buckets. There are at most most buckets (runstore.Sizes.MostBuckets).
+func ChooseSplitters(b *board.Board, samples []board.Position, positions int64, blobPositions, bucketBlobs, most int) []board.Position {
 	var kids []board.Position
 	buf := make([]board.Position, 0, 32)
 	distinct := 0
@@ -39,7 +39,7 @@ func ChooseSplitters(b *board.Board, samples []board.Position, positions int64, 
 	buckets := int(math.Ceil(estimate / (float64(bucketBlobs) * float64(blobPositions))))
 	slices.SortFunc(kids, board.Compare)
 	kids = slices.Compact(kids)
-	buckets = min(buckets, len(kids), runstore.MaxBuckets)
+	buckets = min(buckets, len(kids), most)
 	if buckets <= 1 {
 		return nil
 	}

@@ -86,7 +86,8 @@ func EstimateDisk(cfg RunConfig) (bytes int64, ok bool) {
 }
 
 // estimateLevels estimates the combine levels of the target ply of a run
-// whose target ply has n positions, from full final blobs and buckets.
+// whose target ply has n positions, from full final blobs and buckets
+// (as many as its tasks allow: runstore.Sizes.MostBuckets).
 func estimateLevels(cfg RunConfig, n int64) []runstore.CombineLevel {
 	if cfg.Target < 1 {
 		return nil
@@ -96,5 +97,6 @@ func estimateLevels(cfg RunConfig, n int64) []runstore.CombineLevel {
 	blob := int64(sizes.BlobPositionsAt(cfg.Target - 1))
 	tasks := (prev + blob - 1) / blob
 	bucket := int64(sizes.BlobPositionsAt(cfg.Target)) * int64(sizes.BucketBlobsAt(cfg.Target))
-	return sizes.Levels(int(tasks), int((n+bucket-1)/bucket))
+	buckets := min((n+bucket-1)/bucket, int64(sizes.MostBuckets(int(tasks))))
+	return sizes.Levels(int(tasks), int(buckets))
 }

@@ -268,13 +268,15 @@ func (r *Run) finish(ctx context.Context, p *runstore.Ply, owner runstore.Claim)
 	}
 	var next *runstore.Ply
 	if p.Ply < r.Config.Target && t.Positions > 0 {
-		splitters := dedup.ChooseSplitters(r.Board, samples, t.Positions, r.shared.FinalPositions(p.Ply+1), r.Config.Sizes.BucketBlobsAt(p.Ply+1))
+		sizes := r.Config.Sizes
+		splitters := dedup.ChooseSplitters(r.Board, samples, t.Positions, r.shared.FinalPositions(p.Ply+1),
+			sizes.BucketBlobsAt(p.Ply+1), sizes.MostBuckets(t.Finals))
 		if err := r.blobs.Put(ctx, runstore.SplittersBlobName(p.Ply+1), dedup.EncodeSplitters(splitters)); err != nil {
 			return fmt.Errorf("writing the splitters of ply %d: %w", p.Ply+1, err)
 		}
 		next = &runstore.Ply{Ply: p.Ply + 1, Tasks: t.Finals, Buckets: len(splitters) + 1,
 			TerminalSources: r.shared.TerminalSourcesOnly(p.Ply + 1)}
-		next.Levels = r.Config.Sizes.Levels(next.Tasks, next.Buckets)
+		next.Levels = sizes.Levels(next.Tasks, next.Buckets)
 	}
 	err = r.store.Finish(ctx, p, owner, t, next)
 	if errors.Is(err, runstore.ErrConflict) && next != nil {

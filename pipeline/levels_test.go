@@ -13,14 +13,16 @@ import (
 // blobs and buckets that double from ply 3 (4x4) or 7 (8x8) on, and a
 // merge fan-in so low that most plies get a combine level. The counts
 // and results must match the reference tables, every ply past the fan-in
-// must have been combined, and final blobs must have grown.
+// must have been combined or merged in wide buckets, and final blobs
+// must have grown.
 func TestSizeRules(t *testing.T) {
+	wide := 0 // plies merged in wide buckets
 	for _, tc := range []struct {
 		name string
 		cfg  RunConfig
 		want func(t *testing.T, ply int, got [6]int64)
 	}{
-		{"4x4", RunConfig{Name: "levelsfour", Config: runstore.Config{Board: 4, Target: 12, Sizes: runstore.Sizes{BlobPositions: 8, BucketBlobs: 1, GrowFrom: 3, MergeFanIn: 2}}},
+		{"4x4", RunConfig{Name: "levelsfour", Config: runstore.Config{Board: 4, Target: 12, Sizes: runstore.Sizes{BlobPositions: 4, BucketBlobs: 1, GrowFrom: 3, MergeFanIn: 2}}},
 			func(t *testing.T, ply int, got [6]int64) {
 				if got != testkit.Ref4x4[ply] {
 					t.Errorf("ply %d: got %v, want %v", ply, got, testkit.Ref4x4[ply])
@@ -55,6 +57,11 @@ func TestSizeRules(t *testing.T) {
 					continue
 				}
 				tasks := int(rep.Plies[i-1].Blobs)
+				if most := sizes.MostBuckets(tasks); p.Merges > int64(most) {
+					t.Errorf("ply %d: %d buckets with %d expansion tasks, at most %d", i, p.Merges, tasks, most)
+				} else if most == runstore.MinRanges {
+					wide++
+				}
 				if len(sizes.Levels(tasks, max(1, int(p.Merges)))) > 0 {
 					combined++
 					if p.Combines == 0 {
@@ -72,5 +79,8 @@ func TestSizeRules(t *testing.T) {
 				t.Errorf("the last ply holds %d positions in %d blobs: final blobs did not grow past %d (to %d)", last.Positions, last.Blobs, tc.cfg.BlobPositions, grown)
 			}
 		})
+	}
+	if wide == 0 {
+		t.Error("no ply was merged in wide buckets: the test does not exercise them")
 	}
 }

@@ -236,15 +236,25 @@ func TestPlanCoversEveryPly(t *testing.T) {
 	if n := p.Plies[14].TransactionsByCategory["enumeration"]; n != 0 {
 		t.Errorf("target ply 14: %d enumeration transactions, want 0", n)
 	}
-	// Ply 14 is the only one with a combine level (1,761 expansion
-	// tasks past the fan-in of 1,024), of 63 groups and 12 ranges (its
-	// 73 buckets are fewer than runstore.MinRanges times its groups): a
-	// merge message is sent again for each range past the first, and a
-	// combine message for each group past the first.
-	for _, y := range p.Plies {
+	// No ply to 14 has a combine level: ply 14's 1,761 expansion tasks
+	// are past the fan-in of 1,024 but within twice it, so it is merged
+	// in runstore.MinRanges wide buckets, each reading every task's run.
+	// Ply 15 of a run to 15 (5,911 tasks) has one level, of 116 groups
+	// (1.5 times the root of its tasks) and 12 ranges (its 261 buckets are
+	// fewer than runstore.MinRanges times its groups): a merge message is
+	// sent again for each range past the first, and a combine message for
+	// each group past the first.
+	p15, err := m.Make(defaultConfig(15))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u := p.Plies[14].Units; len(u.Levels) != 0 || u.Buckets != 12 || u.FanIn != u.Tasks {
+		t.Errorf("ply 14: levels %+v, %g buckets, a merge reads %g runs of %g, want no level, 12 buckets, all runs", u.Levels, u.Buckets, u.FanIn, u.Tasks)
+	}
+	for _, y := range p15.Plies {
 		want := 0.0
-		if y.Ply == 14 {
-			want = 11 + 62
+		if y.Ply == 15 {
+			want = 11 + 115
 		}
 		if y.Units.Requeues != want {
 			t.Errorf("ply %d: %g messages sent again, want %g (levels %+v)", y.Ply, y.Units.Requeues, want, y.Units.Levels)

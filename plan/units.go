@@ -214,19 +214,12 @@ func (l segmentLaw) per(buckets float64) float64 {
 }
 
 // unitsAt works out a ply's units from its positions and edges under
-// sizes: final blobs fill up but for the last of each bucket; buckets
-// are the ply's edges over a bucket's capacity (the splitters count a
-// child once per parent), at most runstore.MaxBuckets.
+// sizes (shapeAt).
 func (m *Model) unitsAt(s runstore.Sizes, ply, target int, positions, edges []int64) Units {
 	u := Units{Ply: ply, Positions: float64(positions[ply]), BlobPositions: s.BlobPositionsAt(ply), BucketBlobs: s.BucketBlobsAt(ply)}
-	u.Buckets = m.bucketsAt(s, ply, edges)
-	u.Finals = finalsOf(positions[ply], u.BlobPositions, u.Buckets)
+	u.Tasks, u.Buckets, u.Finals = m.shapeAt(s, ply, positions, edges)
 	if ply < target {
 		u.Out = u.Finals
-	}
-	u.Tasks = 1
-	if ply > 0 {
-		u.Tasks = finalsOf(positions[ply-1], s.BlobPositionsAt(ply-1), m.bucketsAt(s, ply-1, edges))
 	}
 	u.Levels = s.Levels(int(u.Tasks), int(u.Buckets))
 	if len(u.Levels) == 0 {
@@ -266,8 +259,22 @@ func requeues(levels []runstore.CombineLevel) float64 {
 	return float64(levels[len(levels)-1].Ranges - 1 + levels[0].Groups - 1)
 }
 
-// bucketsAt is a ply's buckets: one at ply 0, else its edges over a
-// bucket's capacity, at most runstore.MaxBuckets.
+// shapeAt is a ply's expansion tasks (the final blobs of the ply
+// before), buckets and final blobs under sizes: buckets are the ply's
+// edges over a bucket's capacity (the splitters count a child once per
+// parent), at most what its tasks allow (runstore.Sizes.MostBuckets);
+// final blobs fill up but for the last of each bucket.
+func (m *Model) shapeAt(s runstore.Sizes, ply int, positions, edges []int64) (tasks, buckets, finals float64) {
+	tasks, buckets = 1, 1
+	if ply > 0 {
+		_, _, tasks = m.shapeAt(s, ply-1, positions, edges)
+		buckets = min(m.bucketsAt(s, ply, edges), float64(s.MostBuckets(int(tasks))))
+	}
+	return tasks, buckets, finalsOf(positions[ply], s.BlobPositionsAt(ply), buckets)
+}
+
+// bucketsAt is a ply's buckets by its edges alone: one at ply 0, else
+// its edges over a bucket's capacity, at most runstore.MaxBuckets.
 func (m *Model) bucketsAt(s runstore.Sizes, ply int, edges []int64) float64 {
 	if ply == 0 {
 		return 1

@@ -30,13 +30,23 @@ import "math"
 //     MergeFanIn^2 tasks one level would leave a merge more runs than
 //     the fan-in, so the ply gets more levels, each a combine of the
 //     runs of the one before.
+//   - Wide merges. A ply fed by more than MergeFanIn tasks but at most
+//     twice as many gets no level: its buckets are at most MinRanges
+//     (MostBuckets), each merging every task's run at once. Its merges
+//     read tasks x MinRanges segments, no more than a level's combines
+//     alone would (tasks x ranges, ranges >= MinRanges), and each edge
+//     is merged once instead of twice: at 8x8 ply 14 with the default
+//     sizes (1,759 tasks) the level's combines took a fifth of the run's
+//     CPU (docs/performance.md). The merges hold a block of up to twice
+//     the fan-in's runs, and there are fewer of them to share out.
 //
 // Invariants: BlobPositionsAt and BucketBlobsAt never fall as the ply
 // grows, and never below the base sizes; every level Levels returns has
 // groups >= 2 and min(buckets, MinRanges)
 // <= ranges <= buckets; with tasks <= MergeFanIn^(MaxCombineLevels+1),
 // no group holds more than MergeFanIn runs and the last level has at most
-// MergeFanIn groups.
+// MergeFanIn groups; a ply without levels has at most MergeFanIn tasks,
+// or at most wideFanIn x MergeFanIn and at most MostBuckets buckets.
 type Sizes struct {
 	// BlobPositions caps a final blob's positions before GrowFrom.
 	BlobPositions int
@@ -128,7 +138,7 @@ func grow(base, n, limit int) int {
 // segments in all (at ply 14, 14,830 by the plan, where 42 x 16 read
 // 17,285).
 func (s Sizes) Levels(tasks, buckets int) []CombineLevel {
-	if s.MergeFanIn <= 0 || tasks <= s.MergeFanIn || buckets < 1 {
+	if s.MergeFanIn <= 0 || tasks <= s.MergeFanIn || buckets < 1 || s.wide(tasks) && buckets <= MinRanges {
 		return nil
 	}
 	fanIn := float64(max(2, s.MergeFanIn))
@@ -152,6 +162,25 @@ func (s Sizes) Levels(tasks, buckets int) []CombineLevel {
 	}
 	return levels
 }
+
+// MostBuckets is the most buckets a ply fed by tasks expansion runs is
+// cut into: MinRanges when its runs are merged in wide buckets (see
+// Sizes), else MaxBuckets.
+func (s Sizes) MostBuckets(tasks int) int {
+	if s.wide(tasks) {
+		return MinRanges
+	}
+	return MaxBuckets
+}
+
+// wide reports whether a ply fed by tasks expansion runs merges them in
+// wide buckets, with no combine level (see Sizes).
+func (s Sizes) wide(tasks int) bool {
+	return s.MergeFanIn > 0 && tasks > s.MergeFanIn && tasks <= wideFanIn*s.MergeFanIn
+}
+
+// wideFanIn is how many times MergeFanIn runs a wide bucket merges.
+const wideFanIn = 2
 
 // MinRanges is the fewest ranges a combine level cuts its buckets into
 // (or every bucket, when there are fewer): a range's combined runs are

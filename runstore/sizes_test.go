@@ -27,11 +27,12 @@ func TestSizesGrow(t *testing.T) {
 }
 
 // TestLevels: the combine levels of a ply, exactly for a few sizes (the
-// default sizes at 8x8 ply 14, the sim rehearsal's ply 10 with 16
-// positions a blob, a ply of 1.8 million tasks; one level has one and a
-// half times the root of the tasks in groups, at most the fan-in), and within the
-// invariants for many: groups of at most the fan-in, the last level's
-// groups within it too, ranges within the buckets.
+// default sizes at 8x8 ply 14, merged wide; the sim rehearsal's ply 10
+// with 16 positions a blob, a ply of 1.8 million tasks; one level has
+// one and a half times the root of the tasks in groups, at most the
+// fan-in), and within the invariants for many: groups of at most the
+// fan-in, the last level's groups within it too, ranges within the
+// buckets, no level only for wide merges.
 func TestLevels(t *testing.T) {
 	for _, c := range []struct {
 		fanIn, tasks, buckets int
@@ -42,7 +43,9 @@ func TestLevels(t *testing.T) {
 		{8, 9, 50, []CombineLevel{{5, 12}}},
 		{8, 64, 3, []CombineLevel{{8, 3}}},
 		{1024, 1050, 54, []CombineLevel{{49, 12}}},
-		{1024, 1763, 79, []CombineLevel{{63, 12}}},                    // 8x8 ply 14 with the default sizes
+		{1024, 1763, 79, []CombineLevel{{63, 12}}},                    // more buckets than a wide merge has
+		{1024, 1763, 12, nil},                                         // 8x8 ply 14 with the default sizes: wide merges
+		{1024, 2049, 12, []CombineLevel{{68, 12}}},                    // past twice the fan-in
 		{64, 27347, 3461, []CombineLevel{{908, 12}, {31, 112}}},       // the rehearsal's ply 10
 		{64, 3418, 436, []CombineLevel{{64, 12}}},                     // the same with 128 positions a blob
 		{1024, 1800000, 8192, []CombineLevel{{14798, 12}, {122, 68}}}, // more than 1024^2
@@ -63,10 +66,35 @@ func TestLevels(t *testing.T) {
 					}
 					runs = l.Groups
 				}
-				if len(levels) == 0 || runs > fanIn && len(levels) < MaxCombineLevels {
+				if len(levels) == 0 {
+					if tasks > wideFanIn*fanIn || buckets > MinRanges {
+						t.Fatalf("fan-in %d, %d tasks, %d buckets: no level", fanIn, tasks, buckets)
+					}
+					continue
+				}
+				if runs > fanIn && len(levels) < MaxCombineLevels {
 					t.Fatalf("fan-in %d, %d tasks, %d buckets: the merges read %d runs (levels %v)", fanIn, tasks, buckets, runs, levels)
 				}
 			}
+		}
+	}
+}
+
+// TestMostBuckets: a ply is cut into at most MinRanges buckets exactly
+// when it is fed by more than the fan-in's tasks and at most twice
+// as many, and then needs no combine level.
+func TestMostBuckets(t *testing.T) {
+	for _, c := range []struct{ fanIn, tasks, want int }{
+		{0, 5000, MaxBuckets}, {1024, 1024, MaxBuckets}, {1024, 1025, MinRanges}, {1024, 1759, MinRanges},
+		{1024, 2048, MinRanges}, {1024, 2049, MaxBuckets}, {64, 100, MinRanges}, {64, 27347, MaxBuckets},
+	} {
+		s := Sizes{MergeFanIn: c.fanIn}
+		got := s.MostBuckets(c.tasks)
+		if got != c.want {
+			t.Errorf("fan-in %d, %d tasks: at most %d buckets, want %d", c.fanIn, c.tasks, got, c.want)
+		}
+		if got == MinRanges && s.Levels(c.tasks, got) != nil {
+			t.Errorf("fan-in %d, %d tasks in wide buckets: levels %v", c.fanIn, c.tasks, s.Levels(c.tasks, got))
 		}
 	}
 }
