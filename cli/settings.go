@@ -34,7 +34,7 @@ func (f *settingsFlags) register(fs *flag.FlagSet, prefix string) {
 	fs.IntVar(&f.growFrom, "grow-from", d.GrowFrom,
 		prefix+"from this ply on, final blobs and buckets double in size each ply (0: never), so that merge reads grow with the edges, not faster")
 	fs.IntVar(&f.fanIn, "merge-fan-in", d.MergeFanIn,
-		prefix+"the most expansion runs a bucket merge reads; a ply fed by more is first combined in groups of at most this many (0: no limit)")
+		prefix+"the most expansion runs a bucket merge reads (twice as many in a ply cut into at most 12 wide buckets); a ply fed by more is first combined in groups of at most this many (0: no limit)")
 	f.startFlags.register(fs)
 }
 

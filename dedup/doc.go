@@ -23,7 +23,9 @@
 // its bucket, so a ply's reads grow as tasks times buckets. Two size
 // rules (runstore.Sizes) keep them linear in the edges: final blobs and
 // buckets grow with the ply, and a ply fed by more runs than a merge's
-// fan-in gets combine levels. Their combine tasks (CombineHandler) each
+// fan-in gets combine levels, unless it is fed by at most twice as
+// many, which is cut into a few wide buckets instead
+// (runstore.Sizes.MostBuckets). Their combine tasks (CombineHandler) each
 // merge one group of consecutive runs (expansion runs, or the runs of
 // the level below) over one range of consecutive buckets into a run cut
 // like an expansion run; the bucket merges then read one segment of each

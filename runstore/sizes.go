@@ -55,7 +55,8 @@ type Sizes struct {
 	// GrowFrom is the first ply whose sizes double; 0 means never.
 	GrowFrom int
 	// MergeFanIn is the most expansion runs one merge reads before the
-	// ply gets a combine level; 0 means no limit.
+	// ply gets a combine level, or twice as many in wide buckets; 0
+	// means no limit.
 	MergeFanIn int
 }
 
