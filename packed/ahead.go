@@ -38,8 +38,8 @@ func AheadFor(size int64) int {
 // NewEdgeReaderAhead returns a reader of the edge blocks in r, as
 // NewEdgeReader, that reads and decodes up to ahead blocks beyond the one
 // its consumer is at on other goroutines (none if ahead is 0). It holds
-// at most ahead+1 blocks, raw and decoded: with the default 8192 edges
-// a block, about 290 KiB each. r is read from another goroutine; the
+// at most ahead+1 blocks, raw and decoded: with the default 2048 edges
+// a block, about 72 KiB each. r is read from another goroutine; the
 // caller must Close the reader before it is done with r.
 func NewEdgeReaderAhead(r io.Reader, ahead int) *EdgeReader {
 	if ahead < 1 {

@@ -62,7 +62,7 @@
 // slower: the extra work, or the edge state spilling the key loop's
 // registers, cost more than the mispredictions.
 //
-// Default blocks hold 8192 edges, 16384 keys, the sources of 8192
+// Default blocks hold 2048 edges, 16384 keys, the sources of 8192
 // positions, or 65536 results.
 //
 // # Sizes and speeds

@@ -23,8 +23,12 @@ func CompareEdges(a, b Edge) int {
 }
 
 // DefaultEdgeBlock is the default number of edges a block holds: about
-// 30 KiB of expansion run at ply 9 and 10.
-const DefaultEdgeBlock = 8192
+// 8 KiB of expansion run at ply 9 and 10, 64 KiB decoded. A merge holds
+// a decoded block of each of its runs, up to 2,048 of them in wide
+// buckets (runstore.Sizes): with 8,192 edges a block, two such merges
+// took 971 MiB at 8x8 ply 14, and the smaller blocks cost no more CPU
+// (docs/performance.md).
+const DefaultEdgeBlock = 2048
 
 // An edge block holds, after the position and ref parameters, each edge's
 // position (position.go; an edge whose position equals the previous one's

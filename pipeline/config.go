@@ -40,10 +40,10 @@ const (
 	DefaultGrowFrom = 11
 	// DefaultMergeFanIn is the most expansion runs a bucket merge reads
 	// before the ply gets a combine level (runstore.Sizes.Levels). Each
-	// reader holds up to two blocks of about 290 KiB.
+	// reader holds up to two blocks of about 72 KiB.
 	DefaultMergeFanIn = 1024
-	// MaxMergeFanIn bounds it: at 4096 runs, a merge's readers alone
-	// hold over a GiB.
+	// MaxMergeFanIn bounds it: at 4096 runs (8192 in wide buckets), a
+	// merge's readers alone hold 300 to 600 MB.
 	MaxMergeFanIn = 4096
 	// DefaultSolvePositions caps positions per final blob of the target
 	// ply of a run that solves. Each of those blobs is one resolve task

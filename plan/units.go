@@ -359,9 +359,9 @@ func combinedEdges(u Units, edges int64) float64 {
 
 // Memory of one worker loop, per task kind (see workerPeak).
 const (
-	entryBytes      = 32        // a child and its parent, sorted in memory by an expansion
-	readerBytes     = 290 << 10 // one block of 8,192 edges, raw and decoded
-	workerBaseBytes = 64 << 20  // the runtime, the storage client, buffers
+	entryBytes      = 32       // a child and its parent, sorted in memory by an expansion
+	readerBytes     = 72 << 10 // one block of 2,048 edges, raw and decoded
+	workerBaseBytes = 64 << 20 // the runtime, the storage client, buffers
 )
 
 // workerPeak is the most memory one worker loop holds for a task of a
