@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/internal/testkit"
 	"github.com/reversi-cloud/reversi/runstore"
 )
 
@@ -16,21 +17,7 @@ func TestChooseSplitters(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ply := []board.Position{b.Start()}
-	for range 5 {
-		seen := map[board.Position]bool{}
-		var next []board.Position
-		for _, p := range ply {
-			kids, _ := b.Children(p, nil)
-			for _, k := range kids {
-				if !seen[k] {
-					seen[k] = true
-					next = append(next, k)
-				}
-			}
-		}
-		ply = next
-	}
+	ply := testkit.Ply(b, 5)
 	if len(ply) != 322 {
 		t.Fatalf("ply 5 has %d positions, want 322", len(ply))
 	}

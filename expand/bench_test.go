@@ -17,7 +17,7 @@ import (
 // evenly from a sorted sample of their children.
 var ply9 = sync.OnceValues(func() ([]board.Position, []board.Position) {
 	b := board.MustNew(8)
-	frontier := plyOf(b, 9)
+	frontier := testkit.Ply(b, 9)
 	var kids []board.Position
 	var sample []board.Position
 	for i := 0; i < len(frontier); i += 97 {

@@ -10,29 +10,9 @@ import (
 	"testing"
 
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/internal/testkit"
 	"github.com/reversi-cloud/reversi/packed"
 )
-
-// plyOf returns the distinct canonical positions of ply n of b.
-func plyOf(b *board.Board, n int) []board.Position {
-	frontier := []board.Position{b.Start()}
-	var kids []board.Position
-	for range n {
-		seen := map[board.Position]bool{}
-		var next []board.Position
-		for _, p := range frontier {
-			kids, _ = b.Children(p, kids[:0])
-			for _, k := range kids {
-				if !seen[k] {
-					seen[k] = true
-					next = append(next, k)
-				}
-			}
-		}
-		frontier = next
-	}
-	return frontier
-}
 
 // TestEdgesAsEntries: a task's edges packed through 16-byte edges give
 // the same bytes, cuts and counts as through 32-byte entries sorted by
@@ -52,7 +32,7 @@ func TestEdgesAsEntries(t *testing.T) {
 	}
 	for _, tt := range tests {
 		b := board.MustNew(tt.size)
-		positions := plyOf(b, tt.ply)
+		positions := testkit.Ply(b, tt.ply)
 		l, ok := edgeLayout(positions, false)
 		if !ok {
 			t.Fatalf("%dx%d ply %d: children do not fit in 16-byte edges", tt.size, tt.size, tt.ply)
@@ -61,7 +41,7 @@ func TestEdgesAsEntries(t *testing.T) {
 		if got := whites > 0 && whites < len(es); got != tt.whites {
 			t.Fatalf("%dx%d ply %d: %d of %d children have white to move, want mixed sides %v", tt.size, tt.size, tt.ply, whites, len(es), tt.whites)
 		}
-		kids := plyOf(b, tt.ply+1)
+		kids := testkit.Ply(b, tt.ply+1)
 		slices.SortFunc(kids, board.Compare)
 		splitters := [][]board.Position{
 			nil,
@@ -177,7 +157,7 @@ func TestSortEdges(t *testing.T) {
 		return es
 	}
 	b := board.MustNew(8)
-	positions := plyOf(b, 6)
+	positions := testkit.Ply(b, 6)
 	l, _ := edgeLayout(positions, false)
 	real, _, _ := l.generate(b, positions, nil)
 	tests := []struct {
@@ -244,8 +224,8 @@ func TestTerminalOnly(t *testing.T) {
 	var terminal, dropped int
 	for _, tt := range tests {
 		b := board.MustNew(tt.size)
-		positions := plyOf(b, tt.ply)
-		kids := plyOf(b, tt.ply+1)
+		positions := testkit.Ply(b, tt.ply)
+		kids := testkit.Ply(b, tt.ply+1)
 		slices.SortFunc(kids, board.Compare)
 		splitters := []board.Position{kids[len(kids)/3], kids[2*len(kids)/3]}
 		all, _, allSt, err := new(buffer).run(b, positions, 5, false, splitters)

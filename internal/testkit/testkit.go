@@ -44,6 +44,28 @@ func (l *Buffer) String() string {
 	return l.b.String()
 }
 
+// Ply returns the distinct canonical positions of ply n of b, in the
+// order a breadth-first expansion from the start finds them.
+func Ply(b *board.Board, n int) []board.Position {
+	frontier := []board.Position{b.Start()}
+	var kids []board.Position
+	for range n {
+		seen := map[board.Position]bool{}
+		var next []board.Position
+		for _, p := range frontier {
+			kids, _ = b.Children(p, kids[:0])
+			for _, k := range kids {
+				if !seen[k] {
+					seen[k] = true
+					next = append(next, k)
+				}
+			}
+		}
+		frontier = next
+	}
+	return frontier
+}
+
 // PlayAll returns every position one move after those of ply, as played,
 // without canonicalization: the brute-force expansion that counts without
 // the symmetry reduction are checked against.
