@@ -240,13 +240,14 @@ func TestCrashRandomWorkers(t *testing.T) {
 
 	run := runName("k")
 	const size, target = 8, 8
-	// Ply 8 is fed by four expansion runs, over the fan-in of 2: its
-	// buckets are merged in two levels, so kills also land in combine
-	// tasks. This run takes about 100 tasks uninterrupted (more with kills, as
+	// Ply 8 is fed by eight expansion runs, more than twice the fan-in
+	// of 3 (up to twice it, a ply is merged in wide buckets without a
+	// level): its buckets are merged in two levels, so kills also land
+	// in combine tasks. This run takes about 110 tasks uninterrupted (more with kills, as
 	// killed tasks are done again); the kills land within its first 80.
 	const tasks = 80
-	if out, err := command(bin, "seed", "-run", run, "-board", fmt.Sprint(size), "-plies", fmt.Sprint(target), "-blob-positions", "3000", "-bucket-blobs", "1",
-		"-merge-fan-in", "2").CombinedOutput(); err != nil {
+	if out, err := command(bin, "seed", "-run", run, "-board", fmt.Sprint(size), "-plies", fmt.Sprint(target), "-blob-positions", "1500", "-bucket-blobs", "6",
+		"-merge-fan-in", "3").CombinedOutput(); err != nil {
 		t.Fatalf("seed: %v\n%s", err, out)
 	}
 	points := killPoints(rng, kills, 1, tasks)

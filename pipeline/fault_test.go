@@ -254,13 +254,14 @@ var allModes = []faulty.Mode{faulty.FailBefore, faulty.FailAfter, faulty.CrashBe
 // it (the worker dies; its messages reappear to a fresh worker). Every run
 // must end with exactly the reference's positions and results, both
 // queues empty and no blob but the final and result blobs. The second
-// run has a combine level at ply 5 (three expansion runs over a fan-in
-// of two: two groups, two ranges of buckets), so every call of its
+// run has a combine level at ply 5 (seven expansion runs, more than
+// twice the fan-in of three, which wide buckets would take without a
+// level: three groups, two ranges of buckets), so every call of its
 // combine tasks and of the scans between the two merge steps is struck.
 func TestFaultAtEveryCall(t *testing.T) {
 	for _, cfg := range []RunConfig{
 		{Name: "faults", Config: runstore.Config{Board: 6, Target: 5, Sizes: runstore.Sizes{BlobPositions: 40, BucketBlobs: 2}}},
-		{Name: "faultlevels", Config: runstore.Config{Board: 6, Target: 5, Sizes: runstore.Sizes{BlobPositions: 20, BucketBlobs: 8, MergeFanIn: 2}}},
+		{Name: "faultlevels", Config: runstore.Config{Board: 6, Target: 5, Sizes: runstore.Sizes{BlobPositions: 9, BucketBlobs: 20, MergeFanIn: 3}}},
 	} {
 		t.Run(cfg.Name, func(t *testing.T) { faultSweep(t, cfg, allModes, everyCall) })
 	}

@@ -239,7 +239,7 @@ func TestPlanCoversEveryPly(t *testing.T) {
 	// No ply to 14 has a combine level: ply 14's 1,761 expansion tasks
 	// are past the fan-in of 1,024 but within twice it, so it is merged
 	// in runstore.MinRanges wide buckets, each reading every task's run.
-	// Ply 15 of a run to 15 (5,911 tasks) has one level, of 116 groups
+	// Ply 15 of a run to 15 (5,880 tasks) has one level, of 116 groups
 	// (1.5 times the root of its tasks) and 12 ranges (its 261 buckets are
 	// fewer than runstore.MinRanges times its groups): a merge message is
 	// sent again for each range past the first, and a combine message for
