@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math/bits"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -274,6 +275,7 @@ func TestValid(t *testing.T) {
 }
 
 func TestChildren(t *testing.T) {
+	terminals := 0
 	for _, n := range sizes {
 		b := MustNew(n)
 		rng := rand.New(rand.NewSource(7))
@@ -297,8 +299,28 @@ func TestChildren(t *testing.T) {
 						t.Fatalf("%v: unexpected child %v", p, c)
 					}
 				}
+				// ChildrenTerminal: the same children, appended after
+				// what dst holds, each bit the terminal test of its own.
+				kids, tmoves, terminal := b.ChildrenTerminal(p, []Position{p})
+				if tmoves != moves || !slices.Equal(kids[1:], got) {
+					t.Fatalf("%v: ChildrenTerminal = %v, %d moves; Children %v, %d", p, kids[1:], tmoves, got, moves)
+				}
+				for i, c := range got {
+					if end := terminal>>i&1 == 1; end != b.Terminal(c) {
+						t.Fatalf("%v: ChildrenTerminal says child %d (%v) terminal %v; Terminal %v", p, i, c, end, !end)
+					}
+					if b.Terminal(c) {
+						terminals++
+					}
+				}
+				if terminal>>len(got) != 0 {
+					t.Fatalf("%v: ChildrenTerminal sets bits past its %d children: %#x", p, len(got), terminal)
+				}
 			})
 		}
+	}
+	if terminals == 0 {
+		t.Fatal("no random game reached a terminal child: the terminal bits went untested")
 	}
 }
 

@@ -90,7 +90,10 @@ func (b *Board) undo(p Position, mover Color, own uint64, sq int, dst []Position
 		if mover == White {
 			q.White = own &^ x &^ f
 		}
-		if b.Flips(q, sq) != f || b.apply(q, sq, f) != p {
+		if b.Flips(q, sq) != f {
+			continue
+		}
+		if c, _ := b.apply(q, sq, f); c != p {
 			continue
 		}
 		dst = appendDistinct(dst, base, b.Canonical(q))
