@@ -74,18 +74,19 @@ func edgeLayout(positions []board.Position, terminalOnly bool) (layout, bool) {
 // many of them have white to move.
 func (l layout) generate(b *board.Board, positions []board.Position, dst []edge) ([]edge, Stats, int) {
 	whites := 0
-	es, st := children(b, positions, dst, func(i int, k board.Position) edge {
+	es, st := children(b, positions, dst, func(i int, k board.Position, terminal bool) edge {
 		side := uint64(k.Side)
 		whites += int(side)
-		return edge{hi: k.Occ, lo: side<<63 | packed.WhiteBits(k)<<l.indexBits | l.parent(b, i, k)}
+		return edge{hi: k.Occ, lo: side<<63 | packed.WhiteBits(k)<<l.indexBits | l.parent(i, terminal)}
 	})
 	return es, st, whites
 }
 
-// parent is the index field of the edge from parent i to child k.
-func (l layout) parent(b *board.Board, i int, k board.Position) uint64 {
+// parent is the index field of the edge from parent i to a child,
+// terminal or not.
+func (l layout) parent(i int, terminal bool) uint64 {
 	switch {
-	case !namesParent(b, l.terminalOnly, k):
+	case !namesParent(l.terminalOnly, terminal):
 		return 0
 	case l.terminalOnly:
 		return uint64(i) + 1
@@ -93,11 +94,12 @@ func (l layout) parent(b *board.Board, i int, k board.Position) uint64 {
 	return uint64(i)
 }
 
-// namesParent reports whether an edge to child k names its parent: with
-// terminalOnly, only if k is terminal. It is runstore.Ply.KeepsSources,
-// with the terminal test made only where it decides.
-func namesParent(b *board.Board, terminalOnly bool, k board.Position) bool {
-	return !terminalOnly || b.Terminal(k)
+// namesParent reports whether an edge to a child, terminal or not,
+// names its parent: with terminalOnly, only if the child is terminal. It
+// is runstore.Ply.KeepsSources; board.ChildrenTerminal has told whether
+// the child is terminal, so no terminal test is made here.
+func namesParent(terminalOnly, terminal bool) bool {
+	return !terminalOnly || terminal
 }
 
 // ref is the parent that an edge of blob's task with index field index

@@ -253,20 +253,21 @@ type Stats struct {
 // with terminalOnly, the edges to a child that is not terminal name
 // none (dedup.Ref{}, layout).
 func Positions(b *board.Board, positions []board.Position, blob uint32, terminalOnly bool, dst []dedup.Entry) ([]dedup.Entry, Stats) {
-	return children(b, positions, dst, func(i int, k board.Position) dedup.Entry {
-		if !namesParent(b, terminalOnly, k) {
+	return children(b, positions, dst, func(i int, k board.Position, terminal bool) dedup.Entry {
+		if !namesParent(terminalOnly, terminal) {
 			return dedup.Entry{Pos: k}
 		}
 		return dedup.Entry{Pos: k, Ref: dedup.Ref{Blob: blob, Index: uint32(i)}}
 	})
 }
 
-// children appends to dst edge(i, k) for each distinct canonical child k
-// of each non-terminal position i. The positions' number of moves bounds
+// children appends to dst edge(i, k, terminal) for each distinct
+// canonical child k of each non-terminal position i, terminal telling
+// whether k is. The positions' number of moves bounds
 // the edges; if dst has not the room, it grows once, to an eighth more
 // than that, so that a buffer reused for the next task of the ply (of
 // about as many moves) rarely grows again.
-func children[E any](b *board.Board, positions []board.Position, dst []E, edge func(i int, k board.Position) E) ([]E, Stats) {
+func children[E any](b *board.Board, positions []board.Position, dst []E, edge func(i int, k board.Position, terminal bool) E) ([]E, Stats) {
 	var st Stats
 	moves := 0
 	for _, p := range positions {
@@ -279,14 +280,15 @@ func children[E any](b *board.Board, positions []board.Position, dst []E, edge f
 	kids := make([]board.Position, 0, 32)
 	for i, p := range positions {
 		var moves int
-		kids, moves = b.Children(p, kids[:0])
+		var terminal uint64
+		kids, moves, terminal = b.ChildrenTerminal(p, kids[:0])
 		if moves == 0 {
 			st.Terminal++
 			continue
 		}
 		st.Edges += int64(moves)
-		for _, k := range kids {
-			es = append(es, edge(i, k))
+		for j, k := range kids {
+			es = append(es, edge(i, k, terminal>>j&1 == 1))
 		}
 	}
 	st.Entries = int64(len(es) - len(dst))
