@@ -11,6 +11,7 @@ import (
 
 	"github.com/reversi-cloud/reversi/internal/testkit"
 	"github.com/reversi-cloud/reversi/storage"
+	"github.com/reversi-cloud/reversi/storage/embedded"
 )
 
 // recorder is a Middleware that keeps a copy of every call as it was when
@@ -238,5 +239,46 @@ func BenchmarkWrap(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestUploadCountsWhatIsSent: an upload's Sent is its length whether the
+// backend pulls it with Read or, writing a file, has it written whole
+// (the WriteTo of a bytes.Reader), and the blob reads back as sent.
+func TestUploadCountsWhatIsSent(t *testing.T) {
+	ctx := context.Background()
+	be, err := embedded.Open(embedded.Config{Dir: t.TempDir(), SpillToDisk: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { be.Close() })
+	rec := &recorder{}
+	c := storage.Wrap(be, rec.mw).Container("blobs")
+	if err := c.Create(ctx); err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, 3*embedded.DefaultMaxInlineBlob+12345)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	for _, tc := range []struct {
+		name string
+		r    io.Reader
+	}{
+		{"bytes", bytes.NewReader(data)},
+		{"plain", struct{ io.Reader }{bytes.NewReader(data)}},
+		{"small", strings.NewReader("12345")},
+	} {
+		if err := c.Upload(ctx, tc.name, tc.r); err != nil {
+			t.Fatal(err)
+		}
+		call := rec.calls[len(rec.calls)-1]
+		got, err := c.Get(ctx, tc.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := int64(len(got)); call.Sent != want || tc.name != "small" && !bytes.Equal(got, data) {
+			t.Errorf("%s: sent %d bytes, stored %d, equal to the data: %v", tc.name, call.Sent, want, bytes.Equal(got, data))
+		}
 	}
 }
