@@ -110,8 +110,16 @@ func (o *output) emit() error {
 	if err := o.kw.Add(o.cur); err != nil {
 		return fmt.Errorf("packing the keys of bucket %d: %w", o.bucket, err)
 	}
-	terminal := o.t.Run.Board.Terminal(o.cur)
+	terminal, known := o.rec.TerminalByRefs(o.refs)
+	if !known {
+		terminal = o.t.Run.Board.Terminal(o.cur)
+	}
 	if o.rec.KeepsSources(terminal) {
+		if known {
+			for i, r := range o.refs {
+				o.refs[i] = o.rec.ParentOf(r)
+			}
+		}
 		if err := o.sw.Add(o.refs); err != nil {
 			return fmt.Errorf("packing the sources of bucket %d: %w", o.bucket, err)
 		}

@@ -55,7 +55,7 @@ func BenchmarkExpandBlob(b *testing.B) {
 				if fresh {
 					buf = new(buffer)
 				}
-				_, _, st, err := buf.run(bd, positions, 3, false, splitters)
+				_, _, st, err := buf.run(bd, positions, 3, allParents, splitters)
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -73,7 +73,7 @@ func BenchmarkExpandBlob(b *testing.B) {
 func BenchmarkExpandStages(b *testing.B) {
 	positions, splitters := ply9()
 	bd := board.MustNew(8)
-	l, ok := edgeLayout(positions, false)
+	l, ok := edgeLayout(positions, allParents)
 	if !ok {
 		b.Fatal("ply 9's children do not fit in 16-byte edges")
 	}
@@ -126,9 +126,9 @@ func BenchmarkExpandStages(b *testing.B) {
 func BenchmarkSortEdges(b *testing.B) {
 	positions, _ := ply9()
 	bd := board.MustNew(8)
-	l, _ := edgeLayout(positions, false)
+	l, _ := edgeLayout(positions, allParents)
 	unsorted, _, _ := l.generate(bd, positions, nil)
-	entries, _ := Positions(bd, positions, 3, false, nil)
+	entries, _ := Positions(bd, positions, 3, allParents, nil)
 	scratch := make([]edge, len(unsorted))
 	run := func(b *testing.B, sort func()) {
 		cpu := testkit.CPUTime()

@@ -6,6 +6,7 @@ import (
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/dedup"
 	"github.com/reversi-cloud/reversi/packed"
+	"github.com/reversi-cloud/reversi/runstore"
 )
 
 // An edge is an edge of one expansion task in 16 bytes, half a
@@ -39,10 +40,15 @@ type edge struct {
 // several parents in the task are then one edge, written once (pack),
 // and the combines and merges drop such edges from other tasks as the
 // exact duplicates they are. That is a third of the edges of 8x8 ply
-// 14 and about half the bits of each (docs/performance.md).
+// 14 and about half the bits of each (docs/performance.md). The run
+// names a terminal child's parent as the ply's record says
+// (runstore.Ply.RunRef): by the index field as it is where the record's
+// refs tell terminal positions (marked), by the parent's index in a ply
+// begun before.
 type layout struct {
 	indexBits    uint
 	terminalOnly bool
+	marked       bool
 }
 
 // edgeLayout returns the layout for the children of positions, and
@@ -50,10 +56,10 @@ type layout struct {
 // disc of a child and the bits of the largest parent index are more
 // than 64. That takes 8x8 children of some 40 discs and more from final
 // blobs of a million positions, which no run reaches; those are sorted
-// as entries (buffer.run). With terminalOnly the largest index field is
-// the number of positions (layout).
-func edgeLayout(positions []board.Position, terminalOnly bool) (layout, bool) {
-	l := layout{terminalOnly: terminalOnly}
+// as entries (buffer.run). With TerminalSources the largest index field
+// is the number of positions (layout).
+func edgeLayout(positions []board.Position, next *runstore.Ply) (layout, bool) {
+	l := layout{terminalOnly: next.TerminalSources, marked: next.RefsTellTerminal()}
 	if len(positions) == 0 {
 		return l, true
 	}
@@ -62,7 +68,7 @@ func edgeLayout(positions []board.Position, terminalOnly bool) (layout, bool) {
 		discs = max(discs, bits.OnesCount64(p.Occ)+1)
 	}
 	largest := len(positions) - 1
-	if terminalOnly {
+	if l.terminalOnly {
 		largest++
 	}
 	l.indexBits = uint(bits.Len(uint(largest)))
@@ -102,16 +108,19 @@ func namesParent(terminalOnly, terminal bool) bool {
 	return !terminalOnly || terminal
 }
 
-// ref is the parent that an edge of blob's task with index field index
-// names: packed.Ref{} for none (layout).
+// ref is the ref with which the run's edge of blob's task with index
+// field index names its parent: packed.Ref{} for none (layout,
+// runstore.Ply.RunRef).
 func (l layout) ref(blob, index uint32) dedup.Ref {
 	switch {
 	case !l.terminalOnly:
 		return dedup.Ref{Blob: blob, Index: index}
-	case index > 0:
-		return dedup.Ref{Blob: blob, Index: index - 1}
+	case index == 0:
+		return dedup.Ref{}
+	case l.marked:
+		return dedup.Ref{Blob: blob, Index: index}
 	}
-	return dedup.Ref{}
+	return dedup.Ref{Blob: blob, Index: index - 1}
 }
 
 // edgeRun is a sortedRun of the 16-byte edges of a task of final blob

@@ -12,6 +12,7 @@ import (
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/internal/testkit"
 	"github.com/reversi-cloud/reversi/packed"
+	"github.com/reversi-cloud/reversi/runstore"
 )
 
 // TestEdgesAsEntries: a task's edges packed through 16-byte edges give
@@ -33,7 +34,7 @@ func TestEdgesAsEntries(t *testing.T) {
 	for _, tt := range tests {
 		b := board.MustNew(tt.size)
 		positions := testkit.Ply(b, tt.ply)
-		l, ok := edgeLayout(positions, false)
+		l, ok := edgeLayout(positions, allParents)
 		if !ok {
 			t.Fatalf("%dx%d ply %d: children do not fit in 16-byte edges", tt.size, tt.size, tt.ply)
 		}
@@ -53,7 +54,7 @@ func TestEdgesAsEntries(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			wantData, wantCuts, wantSt, err := new(buffer).runEntries(b, positions, 5, false, s)
+			wantData, wantCuts, wantSt, err := new(buffer).runEntries(b, positions, 5, allParents, s)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -89,7 +90,7 @@ func TestEdgeLayout(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			l, ok := edgeLayout(tt.positions, false)
+			l, ok := edgeLayout(tt.positions, allParents)
 			if ok != tt.ok || ok && l.indexBits != tt.indexBits {
 				t.Fatalf("edgeLayout = %+v, %v; want %d index bits, %v", l, ok, tt.indexBits, tt.ok)
 			}
@@ -106,18 +107,18 @@ func TestRunFallsBack(t *testing.T) {
 	var positions []board.Position
 	for len(positions) < 64 {
 		p := randomGame(b, rng, 60)
-		if _, ok := edgeLayout([]board.Position{p}, false); ok && b.Moves(p) != 0 {
+		if _, ok := edgeLayout([]board.Position{p}, allParents); ok && b.Moves(p) != 0 {
 			positions = append(positions, p)
 		}
 	}
-	if _, ok := edgeLayout(positions, false); ok {
+	if _, ok := edgeLayout(positions, allParents); ok {
 		t.Fatal("64 positions of 60 discs fit in 16-byte edges")
 	}
-	got, _, gotSt, err := new(buffer).run(b, positions, 1, false, nil)
+	got, _, gotSt, err := new(buffer).run(b, positions, 1, allParents, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _, wantSt, err := new(buffer).runEntries(b, positions, 1, false, nil)
+	want, _, wantSt, err := new(buffer).runEntries(b, positions, 1, allParents, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func TestSortEdges(t *testing.T) {
 	}
 	b := board.MustNew(8)
 	positions := testkit.Ply(b, 6)
-	l, _ := edgeLayout(positions, false)
+	l, _ := edgeLayout(positions, allParents)
 	real, _, _ := l.generate(b, positions, nil)
 	tests := []struct {
 		name string
@@ -214,60 +215,100 @@ func compareEdges(a, b edge) int {
 	return cmp.Compare(a.lo, b.lo)
 }
 
-// TestTerminalOnly: with terminalOnly, a task's run holds each distinct
-// child that is not terminal once, naming no parent (dedup.Ref{}), and
-// each terminal child once for each parent, named as without it; the
-// 16-byte edges and the entries give the same bytes and cuts, and
-// Entries counts the edges written.
+// Child ply records as expansions read them: a ply that keeps every
+// position's parents, and target plies that keep the terminal ones'
+// only, with refs that tell terminal positions and as begun before.
+var (
+	allParents   = &runstore.Ply{}
+	terminalOnly = &runstore.Ply{TerminalSources: true, RefsMarkTerminal: true}
+	testedBefore = &runstore.Ply{TerminalSources: true}
+)
+
+// TestTerminalOnly: for a ply with TerminalSources, a task's run holds
+// each distinct child that is not terminal once, naming no parent
+// (dedup.Ref{}), and each terminal child once for each parent, named as
+// the record says (runstore.Ply.RunRef: the index plus one, or as it is
+// in a ply begun before refs told terminal positions); the merges read
+// back which children are terminal (TerminalByRefs) and their parents
+// (ParentOf); the 16-byte edges and the entries give the same bytes and
+// cuts, and Entries counts the edges written.
 func TestTerminalOnly(t *testing.T) {
 	tests := []struct{ size, ply int }{{4, 5}, {4, 7}, {4, 9}, {6, 7}, {8, 4}}
 	var terminal, dropped int
-	for _, tt := range tests {
-		b := board.MustNew(tt.size)
-		positions := testkit.Ply(b, tt.ply)
-		kids := testkit.Ply(b, tt.ply+1)
-		slices.SortFunc(kids, board.Compare)
-		splitters := []board.Position{kids[len(kids)/3], kids[2*len(kids)/3]}
-		all, _, allSt, err := new(buffer).run(b, positions, 5, false, splitters)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var want []packed.Edge
-		for _, e := range decodeEdges(t, all) {
-			if b.Terminal(e.Pos) {
-				terminal++
-			} else {
-				e.Ref = packed.Ref{}
+	for _, rule := range []*runstore.Ply{terminalOnly, testedBefore} {
+		for _, tt := range tests {
+			b := board.MustNew(tt.size)
+			positions := testkit.Ply(b, tt.ply)
+			kids := testkit.Ply(b, tt.ply+1)
+			slices.SortFunc(kids, board.Compare)
+			splitters := []board.Position{kids[len(kids)/3], kids[2*len(kids)/3]}
+			all, _, allSt, err := new(buffer).run(b, positions, 5, allParents, splitters)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if n := len(want); n > 0 && want[n-1] == e {
-				dropped++
-				continue
+			var want []packed.Edge
+			parents := map[board.Position][]packed.Ref{}
+			for _, e := range decodeEdges(t, all) {
+				end := b.Terminal(e.Pos)
+				if end {
+					terminal++
+					parents[e.Pos] = append(parents[e.Pos], e.Ref)
+				}
+				e.Ref = rule.RunRef(e.Ref, end)
+				if n := len(want); n > 0 && want[n-1] == e {
+					dropped++
+					continue
+				}
+				want = append(want, e)
 			}
-			want = append(want, e)
-		}
-		l, ok := edgeLayout(positions, true)
-		if !ok {
-			t.Fatalf("%dx%d ply %d: children do not fit in 16-byte edges", tt.size, tt.size, tt.ply)
-		}
-		data, cuts, st, err := new(buffer).runEdges(l, b, positions, 5, splitters)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got := decodeEdges(t, data); !slices.Equal(got, want) {
-			t.Fatalf("%dx%d ply %d: %d edges, want %d", tt.size, tt.size, tt.ply, len(got), len(want))
-		}
-		wantSt := allSt
-		wantSt.Entries = int64(len(want))
-		if st != wantSt {
-			t.Errorf("%dx%d ply %d: %+v, want %+v", tt.size, tt.size, tt.ply, st, wantSt)
-		}
-		eData, eCuts, eSt, err := new(buffer).runEntries(b, positions, 5, true, splitters)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if eSt != st || !slices.Equal(eCuts, cuts) || !bytes.Equal(eData, data) {
-			t.Fatalf("%dx%d ply %d: entries give %+v, cuts %v, %d bytes; edges %+v, cuts %v, %d bytes",
-				tt.size, tt.size, tt.ply, eSt, eCuts, len(eData), st, cuts, len(data))
+			l, ok := edgeLayout(positions, rule)
+			if !ok {
+				t.Fatalf("%dx%d ply %d: children do not fit in 16-byte edges", tt.size, tt.size, tt.ply)
+			}
+			data, cuts, st, err := new(buffer).runEdges(l, b, positions, 5, splitters)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := decodeEdges(t, data)
+			if !slices.Equal(got, want) {
+				t.Fatalf("%dx%d ply %d: %d edges, want %d", tt.size, tt.size, tt.ply, len(got), len(want))
+			}
+			for i := 0; i < len(got); {
+				j := i + 1
+				for j < len(got) && got[j].Pos == got[i].Pos {
+					j++
+				}
+				refs := make([]packed.Ref, 0, j-i)
+				for _, e := range got[i:j] {
+					refs = append(refs, e.Ref)
+				}
+				end, known := rule.TerminalByRefs(refs)
+				if known != (rule == terminalOnly) || known && end != b.Terminal(got[i].Pos) {
+					t.Fatalf("%dx%d ply %d: %v with refs %v: TerminalByRefs says %v, %v", tt.size, tt.size, tt.ply, got[i].Pos, refs, end, known)
+				}
+				if b.Terminal(got[i].Pos) {
+					for k, r := range refs {
+						refs[k] = rule.ParentOf(r)
+					}
+					if !slices.Equal(refs, parents[got[i].Pos]) {
+						t.Fatalf("%dx%d ply %d: terminal %v has parents %v, want %v", tt.size, tt.size, tt.ply, got[i].Pos, refs, parents[got[i].Pos])
+					}
+				}
+				i = j
+			}
+			wantSt := allSt
+			wantSt.Entries = int64(len(want))
+			if st != wantSt {
+				t.Errorf("%dx%d ply %d: %+v, want %+v", tt.size, tt.size, tt.ply, st, wantSt)
+			}
+			eData, eCuts, eSt, err := new(buffer).runEntries(b, positions, 5, rule, splitters)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if eSt != st || !slices.Equal(eCuts, cuts) || !bytes.Equal(eData, data) {
+				t.Fatalf("%dx%d ply %d: entries give %+v, cuts %v, %d bytes; edges %+v, cuts %v, %d bytes",
+					tt.size, tt.size, tt.ply, eSt, eCuts, len(eData), st, cuts, len(data))
+			}
 		}
 	}
 	if terminal == 0 || dropped == 0 {

@@ -106,7 +106,7 @@ func expand(ctx context.Context, t *task.Task, m message.Message, next *runstore
 		}
 		positions = buf.keys
 	}
-	data, cuts, st, err := buf.run(run.Board, positions, uint32(index), next.TerminalSources, splitters)
+	data, cuts, st, err := buf.run(run.Board, positions, uint32(index), next, splitters)
 	if err != nil {
 		return runstore.Expansion{}, nil, fmt.Errorf("packing the edges of task %d of ply %d: %w", index, child, err)
 	}
@@ -127,16 +127,17 @@ func expand(ctx context.Context, t *task.Task, m message.Message, next *runstore
 	return done, comps, nil
 }
 
-// run expands the positions of final blob blob into buf's edges, sorts
-// them and packs them cut at the splitters (pack). The bytes are buf's,
-// good until its next run. The edges are sorted as 16-byte edges where
-// they fit (edgeLayout), else as entries. With terminalOnly, only the
-// edges to terminal children name their parents (layout).
-func (buf *buffer) run(b *board.Board, positions []board.Position, blob uint32, terminalOnly bool, splitters []board.Position) (data []byte, cuts []int64, st Stats, err error) {
-	if l, ok := edgeLayout(positions, terminalOnly); ok {
+// run expands the positions of final blob blob into buf's edges of
+// child ply next, sorts them and packs them cut at the splitters (pack).
+// The bytes are buf's, good until its next run. The edges are sorted as
+// 16-byte edges where they fit (edgeLayout), else as entries. Each names
+// its parent as next's record says (runstore.Ply.RunRef): with
+// TerminalSources, only the edges to terminal children do (layout).
+func (buf *buffer) run(b *board.Board, positions []board.Position, blob uint32, next *runstore.Ply, splitters []board.Position) (data []byte, cuts []int64, st Stats, err error) {
+	if l, ok := edgeLayout(positions, next); ok {
 		return buf.runEdges(l, b, positions, blob, splitters)
 	}
-	return buf.runEntries(b, positions, blob, terminalOnly, splitters)
+	return buf.runEntries(b, positions, blob, next, splitters)
 }
 
 // runEdges is run with 16-byte edges of layout l.
@@ -155,9 +156,9 @@ func (buf *buffer) runEdges(l layout, b *board.Board, positions []board.Position
 }
 
 // runEntries is run with 32-byte entries.
-func (buf *buffer) runEntries(b *board.Board, positions []board.Position, blob uint32, terminalOnly bool, splitters []board.Position) ([]byte, []int64, Stats, error) {
+func (buf *buffer) runEntries(b *board.Board, positions []board.Position, blob uint32, next *runstore.Ply, splitters []board.Position) ([]byte, []int64, Stats, error) {
 	var st Stats
-	buf.entries, st = Positions(b, positions, blob, terminalOnly, buf.entries[:0])
+	buf.entries, st = Positions(b, positions, blob, next, buf.entries[:0])
 	dedup.SortEntries(buf.entries)
 	data, cuts, n, err := pack(&buf.packed, entryRun(buf.entries), splitters)
 	st.Entries = n
@@ -242,22 +243,20 @@ type Stats struct {
 	Terminal int64 // positions where the game is over
 	Edges    int64 // moves
 	// Entries are the run's entries: the distinct children of each
-	// position, or with terminalOnly the task's distinct children, each
+	// position, or with TerminalSources the task's distinct children, each
 	// terminal one once for each of its parents. Positions counts them
 	// before that dedup, run after it.
 	Entries int64
 }
 
 // Positions appends to dst the edges from each non-terminal position to
-// its distinct canonical children, naming the parent by (blob, index);
-// with terminalOnly, the edges to a child that is not terminal name
-// none (dedup.Ref{}, layout).
-func Positions(b *board.Board, positions []board.Position, blob uint32, terminalOnly bool, dst []dedup.Entry) ([]dedup.Entry, Stats) {
+// its distinct canonical children of ply next, naming the parent, (blob,
+// index), as next's record says (runstore.Ply.RunRef): with
+// TerminalSources, the edges to a child that is not terminal name none
+// (dedup.Ref{}, layout).
+func Positions(b *board.Board, positions []board.Position, blob uint32, next *runstore.Ply, dst []dedup.Entry) ([]dedup.Entry, Stats) {
 	return children(b, positions, dst, func(i int, k board.Position, terminal bool) dedup.Entry {
-		if !namesParent(terminalOnly, terminal) {
-			return dedup.Entry{Pos: k}
-		}
-		return dedup.Entry{Pos: k, Ref: dedup.Ref{Blob: blob, Index: uint32(i)}}
+		return dedup.Entry{Pos: k, Ref: next.RunRef(dedup.Ref{Blob: blob, Index: uint32(i)}, terminal)}
 	})
 }
 

@@ -31,7 +31,7 @@ func TestPositions(t *testing.T) {
 		moves += bits.OnesCount64(b.Moves(p))
 	}
 	dst := []dedup.Entry{{Ref: dedup.Ref{Blob: 99}}}
-	entries, st := Positions(b, all, 7, false, dst)
+	entries, st := Positions(b, all, 7, allParents, dst)
 	if cap(entries) < 1+moves || entries[0].Ref.Blob != 99 {
 		t.Fatalf("capacity %d for %d moves after 1 entry; first entry %+v", cap(entries), moves, entries[0])
 	}
@@ -77,14 +77,14 @@ func TestBufferReuse(t *testing.T) {
 	slices.SortFunc(splitters, board.Compare)
 
 	used := new(buffer)
-	if _, _, _, err := used.run(b, large, 1, true, splitters); err != nil {
+	if _, _, _, err := used.run(b, large, 1, terminalOnly, splitters); err != nil {
 		t.Fatal(err)
 	}
-	gotData, gotCuts, gotSt, err := used.run(b, small, 2, false, splitters)
+	gotData, gotCuts, gotSt, err := used.run(b, small, 2, allParents, splitters)
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantData, wantCuts, wantSt, err := new(buffer).run(b, small, 2, false, splitters)
+	wantData, wantCuts, wantSt, err := new(buffer).run(b, small, 2, allParents, splitters)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -275,7 +275,7 @@ func (r *Run) finish(ctx context.Context, p *runstore.Ply, owner runstore.Claim)
 			return fmt.Errorf("writing the splitters of ply %d: %w", p.Ply+1, err)
 		}
 		next = &runstore.Ply{Ply: p.Ply + 1, Tasks: t.Finals, Buckets: len(splitters) + 1,
-			TerminalSources: r.shared.TerminalSourcesOnly(p.Ply + 1)}
+			TerminalSources: r.shared.TerminalSourcesOnly(p.Ply + 1), RefsMarkTerminal: true}
 		next.Levels = sizes.Levels(next.Tasks, next.Buckets)
 	}
 	err = r.store.Finish(ctx, p, owner, t, next)

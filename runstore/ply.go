@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/reversi-cloud/reversi/packed"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
@@ -53,6 +54,15 @@ type Ply struct {
 	// position has a result to send back, and their rows would be most of
 	// the run's disk. Fixed with the record.
 	TerminalSources bool
+	// RefsMarkTerminal says, of a ply with TerminalSources, that its
+	// expansion runs tell its terminal positions by their refs: an edge
+	// to a terminal position names its parent with the index plus one
+	// (ParentOf), and one to any other names none, Ref{}. The merges then
+	// know a position terminal by its refs, with no terminal test of each
+	// position; before it, Ref{} also named the first position of blob 0,
+	// so they tested them all. Fixed with the record; false in records
+	// written before it.
+	RefsMarkTerminal bool
 	Totals
 	Counts
 }
@@ -63,6 +73,46 @@ type Ply struct {
 // readers that count through them both go by it.
 func (p *Ply) KeepsSources(terminal bool) bool { return terminal || !p.TerminalSources }
 
+// RefsTellTerminal reports whether the ply's expansion runs tell its
+// terminal positions by their refs: RefsMarkTerminal, in a ply with
+// TerminalSources.
+func (p *Ply) RefsTellTerminal() bool { return p.TerminalSources && p.RefsMarkTerminal }
+
+// RunRef is the ref with which an edge of the ply's expansion runs names
+// parent ref, of a terminal position or not: ref itself, unless only
+// terminal positions keep sources (KeepsSources), when an edge to any
+// other names none, Ref{}, and an edge to a terminal position names its
+// parent's index plus one where RefsTellTerminal. ParentOf is its
+// inverse for a position that keeps sources.
+func (p *Ply) RunRef(ref packed.Ref, terminal bool) packed.Ref {
+	switch {
+	case !p.KeepsSources(terminal):
+		return packed.Ref{}
+	case p.RefsTellTerminal():
+		return packed.Ref{Blob: ref.Blob, Index: ref.Index + 1}
+	}
+	return ref
+}
+
+// ParentOf is the parent that ref, a ref of a position that keeps its
+// sources, names in the ply's expansion runs (RunRef).
+func (p *Ply) ParentOf(ref packed.Ref) packed.Ref {
+	if p.RefsTellTerminal() {
+		ref.Index--
+	}
+	return ref
+}
+
+// TerminalByRefs reports whether a position is terminal from its refs in
+// the ply's runs, all of them in order, where the ply's refs tell it
+// (known): a position is terminal unless its first ref is Ref{}.
+func (p *Ply) TerminalByRefs(refs []packed.Ref) (terminal, known bool) {
+	if !p.RefsTellTerminal() || len(refs) == 0 {
+		return false, false
+	}
+	return refs[0] != (packed.Ref{}), true
+}
+
 // plySchema is the ply record's version and its migrations (schema).
 // Version 1 is the first that records its version.
 var plySchema = schema{
@@ -70,6 +120,7 @@ var plySchema = schema{
 	1: plyWithAllSources,
 	2: plyWithoutLease,
 	3: plyWithOneLevel,
+	4: plyWithTestedTerminals,
 }
 
 // plyFromUnversioned brings a ply record of version 0 to version 1.
@@ -107,6 +158,14 @@ func plyWithOneLevel(props map[string]any) error {
 	return nil
 }
 
+// plyWithTestedTerminals brings a ply record of version 4 to version 5:
+// its expansion runs named parents as they are, and its merges tested
+// each position for the end of the game (RefsMarkTerminal false).
+func plyWithTestedTerminals(props map[string]any) error {
+	props["RefsMarkTerminal"] = false
+	return nil
+}
+
 // untilProp is Until as the record holds it: Unix nanoseconds, 0 for none.
 func untilProp(t time.Time) int64 {
 	if t.IsZero() {
@@ -122,7 +181,7 @@ func (p *Ply) entity() storage.Entity {
 	}
 	return storage.Entity{PartitionKey: pkPlies, RowKey: rkPly(p.Ply), Props: plySchema.stamp(map[string]any{
 		"State": p.State.String(), "Owner": p.Owner, "Until": untilProp(p.Until), "Tasks": int64(p.Tasks), "Buckets": int64(p.Buckets),
-		"Groups": int64(first.Groups), "Ranges": int64(first.Ranges), "Upper": encodeUpper(p.Levels), "TerminalSources": p.TerminalSources,
+		"Groups": int64(first.Groups), "Ranges": int64(first.Ranges), "Upper": encodeUpper(p.Levels), "TerminalSources": p.TerminalSources, "RefsMarkTerminal": p.RefsMarkTerminal,
 		"Finals": int64(p.Finals), "Positions": p.Positions, "Terminal": p.Terminal, "Edges": p.Edges,
 		"Merges": p.Merges, "BlobReads": p.BlobReads, "Merged": p.Merged, "Combines": p.Combines,
 		"Black": p.Black, "White": p.White, "Draws": p.Draws, "Unknown": p.Unknown,
@@ -141,7 +200,7 @@ func decodePly(e storage.Entity) (*Ply, error) {
 	}
 	d := decode(e, nil)
 	p := &Ply{Ply: n, ETag: e.ETag, Owner: d.str("Owner"), Tasks: d.count("Tasks"), Buckets: d.count("Buckets"),
-		TerminalSources: d.bool("TerminalSources")}
+		TerminalSources: d.bool("TerminalSources"), RefsMarkTerminal: d.bool("RefsMarkTerminal")}
 	levels, err := decodeLevels(d.count("Groups"), d.count("Ranges"), d.str("Upper"))
 	if err != nil && d.err == nil {
 		d.fail(err)

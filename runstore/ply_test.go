@@ -11,6 +11,7 @@ import (
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/packed"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
@@ -70,16 +71,20 @@ func TestMalformedRows(t *testing.T) {
 // combine levels existed (no Groups, Ranges or Combines either) reads as
 // a ply merged in one level, and one of version 1 or before as a ply
 // that kept every position's backtracking rows, and one of version 2 or
-// before as one whose owner holds no lease; a record of a version this release does not
+// before as one whose owner holds no lease, and one of version 4 or
+// before as one whose merges test each position for the end of the game
+// (RefsMarkTerminal false); a record of a version this release does not
 // know is refused in one line that says what to do, and a version no
 // release writes is malformed or refused.
 func TestPlyRecordVersions(t *testing.T) {
 	p := &Ply{Ply: 5, State: Merging, Owner: "o", Until: time.Unix(0, 1_700_000_000_000_000_000), Tasks: 9, Buckets: 4, Levels: []CombineLevel{{3, 2}, {2, 3}}, TerminalSources: true,
-		Totals: Totals{Finals: 3, Positions: 7, Combines: 4}, Counts: Counts{Draws: 1}}
+		RefsMarkTerminal: true, Totals: Totals{Finals: 3, Positions: 7, Combines: 4}, Counts: Counts{Draws: 1}}
 	if v, err := storage.PropInt64(p.entity(), "Version"); err != nil || v != int64(plySchema.version()) {
 		t.Errorf("the record's version is %d, %v; want %d", v, err, plySchema.version())
 	}
-	oneUp := *p // a record of version 3 or before holds one level at most
+	tested := *p // a record of version 4 or before: its merges tested terminal positions
+	tested.RefsMarkTerminal = false
+	oneUp := tested // a record of version 3 or before holds one level at most
 	oneUp.Levels = p.Levels[:1]
 	noLease := oneUp
 	noLease.Until = time.Time{}
@@ -94,11 +99,12 @@ func TestPlyRecordVersions(t *testing.T) {
 		want    *Ply
 	}{
 		{"this release's", 0, nil, p},
-		{"the last release without versions", 0, []string{"Version", "TerminalSources", "Until", "Upper"}, &allSources},
-		{"version 1", 1, []string{"TerminalSources", "Until", "Upper"}, &allSources},
-		{"version 2", 2, []string{"Until", "Upper"}, &noLease},
-		{"version 3", 3, []string{"Upper"}, &oneUp},
-		{"before combine levels", 0, []string{"Version", "Groups", "Ranges", "Combines", "TerminalSources", "Until", "Upper"}, &oneLevel},
+		{"the last release without versions", 0, []string{"Version", "TerminalSources", "Until", "Upper", "RefsMarkTerminal"}, &allSources},
+		{"version 1", 1, []string{"TerminalSources", "Until", "Upper", "RefsMarkTerminal"}, &allSources},
+		{"version 2", 2, []string{"Until", "Upper", "RefsMarkTerminal"}, &noLease},
+		{"version 3", 3, []string{"Upper", "RefsMarkTerminal"}, &oneUp},
+		{"version 4", 4, []string{"RefsMarkTerminal"}, &tested},
+		{"before combine levels", 0, []string{"Version", "Groups", "Ranges", "Combines", "TerminalSources", "Until", "Upper", "RefsMarkTerminal"}, &oneLevel},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := p.entity()
@@ -143,6 +149,55 @@ func TestPlyRecordVersions(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRunRefs: how a ply's expansion runs name a parent, and what the
+// merges read back from the refs: the parent itself, and whether a
+// position is terminal where the refs tell it. Parent (0, 0) is the
+// case that made Ref{} ambiguous before RefsMarkTerminal.
+func TestRunRefs(t *testing.T) {
+	parents := []packed.Ref{{}, {Blob: 0, Index: 7}, {Blob: 3, Index: 0}, {Blob: 3, Index: 9}}
+	for _, tc := range []struct {
+		name  string
+		ply   Ply
+		shift uint32 // added to a kept parent's index
+		tells bool
+	}{
+		{"every parent", Ply{}, 0, false},
+		{"every parent, marked", Ply{RefsMarkTerminal: true}, 0, false},
+		{"terminal parents, tested", Ply{TerminalSources: true}, 0, false},
+		{"terminal parents, marked", Ply{TerminalSources: true, RefsMarkTerminal: true}, 1, true},
+	} {
+		for _, terminal := range []bool{false, true} {
+			var refs []packed.Ref
+			for _, parent := range parents {
+				got := tc.ply.RunRef(parent, terminal)
+				want := parent
+				want.Index += tc.shift
+				if !tc.ply.KeepsSources(terminal) {
+					want = packed.Ref{}
+				}
+				if got != want {
+					t.Errorf("%s, terminal %v: RunRef(%v) = %v, want %v", tc.name, terminal, parent, got, want)
+				}
+				if tc.ply.KeepsSources(terminal) {
+					if back := tc.ply.ParentOf(got); back != parent {
+						t.Errorf("%s: ParentOf(%v) = %v, want %v", tc.name, got, back, parent)
+					}
+				}
+				refs = append(refs, got)
+			}
+			for _, rs := range [][]packed.Ref{refs[:1], refs[1:], refs} {
+				if !tc.ply.KeepsSources(terminal) {
+					rs = refs[:1] // the merges drop the equal Ref{}s
+				}
+				end, known := tc.ply.TerminalByRefs(rs)
+				if known != tc.tells || known && end != terminal {
+					t.Errorf("%s: TerminalByRefs(%v) = %v, %v; the position is terminal: %v", tc.name, rs, end, known, terminal)
+				}
+			}
+		}
 	}
 }
 

@@ -20,7 +20,8 @@ import (
 // takeover rewrites the whole record, copying what it does not change;
 // ply.go, lifecycle.go):
 //
-//	Ply, Tasks, Buckets, Levels, TerminalSources   with the record (Finish, AddFirstPly)
+//	Ply, Tasks, Buckets, Levels, TerminalSources,
+//	RefsMarkTerminal                               with the record (Finish, AddFirstPly)
 //	Totals                                         once Final (Finish sets them with it)
 //	Counts                                         once Resolved (Resolve sets them with it)
 //	State                                          never: it only moves on (lifecycle)
@@ -88,6 +89,7 @@ func (c *plyCache) get(ply int, since State) (*Ply, bool) {
 func sameFixed(a, b *Ply) bool {
 	at := min(a.State, b.State)
 	return a.Tasks == b.Tasks && a.Buckets == b.Buckets && a.TerminalSources == b.TerminalSources &&
+		a.RefsMarkTerminal == b.RefsMarkTerminal &&
 		slices.Equal(a.Levels, b.Levels) &&
 		(at < Final || a.Totals == b.Totals) && (at < Resolved || a.Counts == b.Counts)
 }
