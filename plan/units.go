@@ -361,6 +361,7 @@ func combinedEdges(u Units, edges int64) float64 {
 const (
 	entryBytes      = 32       // a child and its parent, sorted in memory by an expansion
 	readerBytes     = 72 << 10 // one block of 2,048 edges, raw and decoded
+	streamBytes     = 16 << 10 // an input's stream buffer (dedup's inputBuffer)
 	workerBaseBytes = 64 << 20 // the runtime, the storage client, buffers
 )
 
@@ -368,7 +369,7 @@ const (
 // ply with units u: an expansion of the previous ply's final blob sorts
 // its children in memory and packs them (4 bytes an edge); a merge step
 // holds a block of each of its inputs (two with read-ahead, at most 256
-// inputs) and a final blob's keys and sources; a resolve task holds a
+// inputs) and its stream's buffer, and a final blob's keys and sources; a resolve task holds a
 // final blob's positions and results.
 func workerPeak(u Units, positions, edges []int64) int64 {
 	var expand float64
@@ -382,7 +383,7 @@ func workerPeak(u Units, positions, edges []int64) int64 {
 	if u.FanIn <= 256 {
 		blocks = 2
 	}
-	merge := u.FanIn*blocks*readerBytes + float64(u.BlobPositions)*8
+	merge := u.FanIn*(blocks*readerBytes+streamBytes) + float64(u.BlobPositions)*8
 	resolve := float64(u.BlobPositions) * 48
 	return int64(workerBaseBytes + max(expand, merge, resolve))
 }
