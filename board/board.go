@@ -169,6 +169,10 @@ type Board struct {
 	maskW uint64 // destinations of a step towards lower columns: no wrap into column h
 	shift uint   // 8 - size: realigns an 8x8 reflection onto the top-left corner
 	start Position
+	// squareImages are the images of each square under the eight
+	// symmetries (images), so that a child's occupancy images are its
+	// parent's with the played square's or-ed in (ChildrenTerminal).
+	squareImages [64][8]uint64
 }
 
 // ErrSize reports an unsupported board size.
@@ -191,6 +195,11 @@ func New(size int) (*Board, error) {
 	tl := uint64(1) << (h*8 + h)
 	tr, bl, br := tl<<1, tl<<8, tl<<9
 	b.start = Position{Occ: tl | tr | bl | br, White: tl | br, Side: Black}
+	for sq := range 64 {
+		if b.mask>>sq&1 == 1 {
+			b.squareImages[sq] = b.images(1 << sq)
+		}
+	}
 	return b, nil
 }
 
@@ -410,11 +419,22 @@ func (b *Board) ChildrenTerminal(p Position, dst []Position) (kids []Position, m
 	m := b.moves(own, opp, p.Occ)
 	moves = bits.OnesCount64(m)
 	base := len(dst)
+	if m == 0 {
+		return dst, 0, 0
+	}
+	// A symmetry permutes squares, so the image of a child's occupancy,
+	// the parent's and one square more, is the parent's image and the
+	// square's: eight ors, where images reflects the whole mask again.
+	parent := b.images(p.Occ)
 	for ; m != 0; m &= m - 1 {
 		sq := bits.TrailingZeros64(m)
 		c, end := b.apply(p, sq, b.flips(own, opp, sq))
+		occ, square := parent, &b.squareImages[sq]
+		for i := range occ {
+			occ[i] |= square[i]
+		}
 		n := len(dst)
-		if dst = appendDistinct(dst, base, b.Canonical(c)); end && len(dst) > n {
+		if dst = appendDistinct(dst, base, b.canonical(c, &occ)); end && len(dst) > n {
 			terminal |= 1 << uint(n-base)
 		}
 	}

@@ -102,6 +102,11 @@ func (b *Board) images(x uint64) [8]uint64 {
 // decides, so the white images are computed only when it does not.
 func (b *Board) Canonical(p Position) Position {
 	occ := b.images(p.Occ)
+	return b.canonical(p, &occ)
+}
+
+// canonical is Canonical given the images of p's occupancy.
+func (b *Board) canonical(p Position, occ *[8]uint64) Position {
 	best := occ[0]
 	for _, o := range occ[1:] {
 		best = min(best, o)
