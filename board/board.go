@@ -173,6 +173,10 @@ type Board struct {
 	// symmetries (images), so that a child's occupancy images are its
 	// parent's with the played square's or-ed in (ChildrenTerminal).
 	squareImages [64][8]uint64
+	// rays are the squares beyond each square in each direction, on
+	// the board: the four towards higher square numbers (east, south,
+	// south-east, south-west), then the four towards lower ones (flips).
+	rays [64][8]uint64
 }
 
 // ErrSize reports an unsupported board size.
@@ -198,6 +202,11 @@ func New(size int) (*Board, error) {
 	for sq := range 64 {
 		if b.mask>>sq&1 == 1 {
 			b.squareImages[sq] = b.images(1 << sq)
+			for d, step := range rayDirections {
+				for c, r := sq%8+step[0], sq/8+step[1]; b.onBoard(r*8+c) && c >= 0 && c < 8; c, r = c+step[0], r+step[1] {
+					b.rays[sq][d] |= 1 << (r*8 + c)
+				}
+			}
 		}
 	}
 	return b, nil
@@ -224,6 +233,38 @@ func (b *Board) Start() Position { return b.start }
 
 // Ply returns the number of discs placed since the start.
 func (b *Board) Ply(p Position) int { return p.Discs() - 4 }
+
+// rayDirections are the column and row steps of Board.rays' directions.
+var rayDirections = [8][2]int{{1, 0}, {0, 1}, {1, 1}, {-1, 1}, {-1, 0}, {0, -1}, {-1, -1}, {1, -1}}
+
+// flips returns the discs of opp that a disc of own on sq would flip.
+// In each direction, the nearest square of the ray (Board.rays) that is
+// not the opponent's ends the run of its discs, which flips if that
+// square is ours: a lowest or highest set bit, found without a branch,
+// where filling from sq along each line (as moves does for every disc)
+// took 5% longer a position (BenchmarkChildren).
+func (b *Board) flips(own, opp uint64, sq int) uint64 {
+	r := &b.rays[sq]
+	return flipsUp(r[0], own, opp) | flipsUp(r[1], own, opp) | flipsUp(r[2], own, opp) | flipsUp(r[3], own, opp) |
+		flipsDown(r[4], own, opp) | flipsDown(r[5], own, opp) | flipsDown(r[6], own, opp) | flipsDown(r[7], own, opp)
+}
+
+// flipsUp: towards higher squares the nearest square that is not the
+// opponent's is the lowest; the run before it flips if it is ours.
+func flipsUp(r, own, opp uint64) uint64 {
+	blk := r &^ opp
+	near := blk & -blk
+	mine := (near & own) >> (uint(bits.TrailingZeros64(near)) & 63)
+	return (near - 1) & r & -mine
+}
+
+// flipsDown: towards lower squares it is the highest; n is one past it.
+func flipsDown(r, own, opp uint64) uint64 {
+	blk := r &^ opp
+	n := uint(bits.Len64(blk))
+	mine := own >> ((n - 1) & 63) & 1 & uint64((n+63)>>6)
+	return r &^ (uint64(1)<<n - 1) & -mine
+}
 
 // fillUp returns gen plus every square reachable from it by repeated steps
 // of +s through pro: a Kogge-Stone occluded fill, three rounds for up to
@@ -270,41 +311,6 @@ func (b *Board) moves(own, opp, occ uint64) uint64 {
 // Moves returns the legal squares for the side to move.
 func (b *Board) Moves(p Position) uint64 {
 	return b.moves(p.Mover(), p.Opponent(), p.Occ)
-}
-
-// flips returns the discs of opp that a disc of own on sq would flip. Each
-// direction fills from sq through opp; the run counts only if the square
-// after it holds own (masked against wrapping like moves).
-func (b *Board) flips(own, opp uint64, sq int) uint64 {
-	x := uint64(1) << uint(sq)
-	ownE, ownW := own&b.maskE, own&b.maskW
-	oppE, oppW := opp&b.maskE, opp&b.maskW
-	var f, t uint64
-	if t = fillUp(x, oppE, 1); (t<<1)&ownE != 0 {
-		f |= t
-	}
-	if t = fillDown(x, oppW, 1); (t>>1)&ownW != 0 {
-		f |= t
-	}
-	if t = fillUp(x, opp, 8); (t<<8)&own != 0 {
-		f |= t
-	}
-	if t = fillDown(x, opp, 8); (t>>8)&own != 0 {
-		f |= t
-	}
-	if t = fillUp(x, oppE, 9); (t<<9)&ownE != 0 {
-		f |= t
-	}
-	if t = fillDown(x, oppW, 9); (t>>9)&ownW != 0 {
-		f |= t
-	}
-	if t = fillUp(x, oppW, 7); (t<<7)&ownW != 0 {
-		f |= t
-	}
-	if t = fillDown(x, oppE, 7); (t>>7)&ownE != 0 {
-		f |= t
-	}
-	return f &^ x
 }
 
 // Flips returns the discs the side to move flips by playing sq, or 0 if sq
