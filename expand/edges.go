@@ -31,24 +31,20 @@ type edge struct {
 // layout is how a task's edges share lo: the parent's index takes the
 // low indexBits bits.
 //
-// With terminalOnly, for a child ply that keeps backtracking rows for
-// its terminal positions only (runstore.Ply.TerminalSources, the
-// target ply of a run that does not solve), those bits hold the
-// parent's index plus one for a terminal child and 0, no parent, for
-// any other: the merges drop the parents of a child that is not
-// terminal, so the run need not carry them. A child's edges from its
-// several parents in the task are then one edge, written once (pack),
-// and the combines and merges drop such edges from other tasks as the
-// exact duplicates they are. That is a third of the edges of 8x8 ply
-// 14 and about half the bits of each (docs/performance.md). The run
-// names a terminal child's parent as the ply's record says
-// (runstore.Ply.RunRef): by the index field as it is where the record's
-// refs tell terminal positions (marked), by the parent's index in a ply
-// begun before.
+// For a child ply that keeps backtracking rows for its terminal
+// positions only (runstore.Ply.TerminalSources, the target ply of a run
+// that does not solve), those bits hold the parent's index plus one for
+// a terminal child and 0, no parent, for any other: the merges drop the
+// parents of a child that is not terminal, so the run need not carry
+// them. A child's edges from its several parents in the task are then
+// one edge, written once (pack), and the combines and merges drop such
+// edges from other tasks as the exact duplicates they are. That is a
+// third of the edges of 8x8 ply 14 and about half the bits of each
+// (docs/performance.md). The run names the parents as the ply's record
+// says (runstore.Ply.RunRef, ref).
 type layout struct {
-	indexBits    uint
-	terminalOnly bool
-	marked       bool
+	indexBits uint
+	next      *runstore.Ply // the child ply's record
 }
 
 // edgeLayout returns the layout for the children of positions, and
@@ -59,7 +55,7 @@ type layout struct {
 // as entries (buffer.run). With TerminalSources the largest index field
 // is the number of positions (layout).
 func edgeLayout(positions []board.Position, next *runstore.Ply) (layout, bool) {
-	l := layout{terminalOnly: next.TerminalSources, marked: next.RefsTellTerminal()}
+	l := layout{next: next}
 	if len(positions) == 0 {
 		return l, true
 	}
@@ -68,7 +64,7 @@ func edgeLayout(positions []board.Position, next *runstore.Ply) (layout, bool) {
 		discs = max(discs, bits.OnesCount64(p.Occ)+1)
 	}
 	largest := len(positions) - 1
-	if l.terminalOnly {
+	if next.TerminalSources {
 		largest++
 	}
 	l.indexBits = uint(bits.Len(uint(largest)))
@@ -89,38 +85,30 @@ func (l layout) generate(b *board.Board, positions []board.Position, dst []edge)
 }
 
 // parent is the index field of the edge from parent i to a child,
-// terminal or not.
+// terminal or not: none (0) where the child keeps no backtracking rows
+// (runstore.Ply.KeepsSources). board.ChildrenTerminal has told whether
+// the child is terminal, so no terminal test is made here.
 func (l layout) parent(i int, terminal bool) uint64 {
 	switch {
-	case !namesParent(l.terminalOnly, terminal):
+	case !l.next.KeepsSources(terminal):
 		return 0
-	case l.terminalOnly:
+	case l.next.TerminalSources:
 		return uint64(i) + 1
 	}
 	return uint64(i)
 }
 
-// namesParent reports whether an edge to a child, terminal or not,
-// names its parent: with terminalOnly, only if the child is terminal. It
-// is runstore.Ply.KeepsSources; board.ChildrenTerminal has told whether
-// the child is terminal, so no terminal test is made here.
-func namesParent(terminalOnly, terminal bool) bool {
-	return !terminalOnly || terminal
-}
-
 // ref is the ref with which the run's edge of blob's task with index
-// field index names its parent: packed.Ref{} for none (layout,
-// runstore.Ply.RunRef).
+// field index names its parent (runstore.Ply.RunRef): packed.Ref{} for
+// none.
 func (l layout) ref(blob, index uint32) dedup.Ref {
 	switch {
-	case !l.terminalOnly:
+	case !l.next.TerminalSources:
 		return dedup.Ref{Blob: blob, Index: index}
 	case index == 0:
 		return dedup.Ref{}
-	case l.marked:
-		return dedup.Ref{Blob: blob, Index: index}
 	}
-	return dedup.Ref{Blob: blob, Index: index - 1}
+	return l.next.RunRef(dedup.Ref{Blob: blob, Index: index - 1}, true)
 }
 
 // edgeRun is a sortedRun of the 16-byte edges of a task of final blob
@@ -143,7 +131,7 @@ func (r edgeRun) add(w *packed.EdgeWriter, lo, hi int) (int, error) {
 	n := 0
 	for i, e := range r.es[lo:hi] {
 		if i > 0 && e == r.es[lo+i-1] {
-			continue // a terminalOnly layout's child of several parents
+			continue // a child of several parents that names none of them
 		}
 		side, white, index := r.l.fields(e)
 		if err := w.AddBits(side, e.hi, white, r.l.ref(r.blob, index)); err != nil {

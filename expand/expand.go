@@ -223,7 +223,7 @@ func (r entryRun) add(w *packed.EdgeWriter, lo, hi int) (int, error) {
 	n := 0
 	for i, e := range r[lo:hi] {
 		if i > 0 && e == r[lo+i-1] {
-			continue // a terminalOnly child of several parents
+			continue // a child of several parents that names none of them
 		}
 		if err := w.Add(e); err != nil {
 			return n, err

@@ -57,7 +57,7 @@ type Ply struct {
 	// RefsMarkTerminal says, of a ply with TerminalSources, that its
 	// expansion runs tell its terminal positions by their refs: an edge
 	// to a terminal position names its parent with the index plus one
-	// (ParentOf), and one to any other names none, Ref{}. The merges then
+	// (RunRef), and one to any other names none, Ref{}. The merges then
 	// know a position terminal by its refs, with no terminal test of each
 	// position; before it, Ref{} also named the first position of blob 0,
 	// so they tested them all. Fixed with the record; false in records
