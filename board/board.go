@@ -173,9 +173,9 @@ type Board struct {
 	// symmetries (images), so that a child's occupancy images are its
 	// parent's with the played square's or-ed in (ChildrenTerminal).
 	squareImages [64][8]uint64
-	// rays are the squares beyond each square in each direction, on
-	// the board: the four towards higher square numbers (east, south,
-	// south-east, south-west), then the four towards lower ones (flips).
+	// rays are the squares beyond each square in each of the eight
+	// directions (parents.go), on the board: the first four go towards
+	// lower square numbers, the last four towards higher ones (flips).
 	rays [64][8]uint64
 }
 
@@ -200,12 +200,14 @@ func New(size int) (*Board, error) {
 	tr, bl, br := tl<<1, tl<<8, tl<<9
 	b.start = Position{Occ: tl | tr | bl | br, White: tl | br, Side: Black}
 	for sq := range 64 {
-		if b.mask>>sq&1 == 1 {
-			b.squareImages[sq] = b.images(1 << sq)
-			for d, step := range rayDirections {
-				for c, r := sq%8+step[0], sq/8+step[1]; b.onBoard(r*8+c) && c >= 0 && c < 8; c, r = c+step[0], r+step[1] {
-					b.rays[sq][d] |= 1 << (r*8 + c)
-				}
+		r0, c0 := sq/8, sq%8
+		if !b.inside(r0, c0) {
+			continue
+		}
+		b.squareImages[sq] = b.images(1 << sq)
+		for d, step := range directions {
+			for r, c := r0+step[0], c0+step[1]; b.inside(r, c); r, c = r+step[0], c+step[1] {
+				b.rays[sq][d] |= 1 << (r*8 + c)
 			}
 		}
 	}
@@ -234,9 +236,6 @@ func (b *Board) Start() Position { return b.start }
 // Ply returns the number of discs placed since the start.
 func (b *Board) Ply(p Position) int { return p.Discs() - 4 }
 
-// rayDirections are the column and row steps of Board.rays' directions.
-var rayDirections = [8][2]int{{1, 0}, {0, 1}, {1, 1}, {-1, 1}, {-1, 0}, {0, -1}, {-1, -1}, {1, -1}}
-
 // flips returns the discs of opp that a disc of own on sq would flip.
 // In each direction, the nearest square of the ray (Board.rays) that is
 // not the opponent's ends the run of its discs, which flips if that
@@ -245,8 +244,8 @@ var rayDirections = [8][2]int{{1, 0}, {0, 1}, {1, 1}, {-1, 1}, {-1, 0}, {0, -1},
 // took 5% longer a position (BenchmarkChildren).
 func (b *Board) flips(own, opp uint64, sq int) uint64 {
 	r := &b.rays[sq]
-	return flipsUp(r[0], own, opp) | flipsUp(r[1], own, opp) | flipsUp(r[2], own, opp) | flipsUp(r[3], own, opp) |
-		flipsDown(r[4], own, opp) | flipsDown(r[5], own, opp) | flipsDown(r[6], own, opp) | flipsDown(r[7], own, opp)
+	return flipsDown(r[0], own, opp) | flipsDown(r[1], own, opp) | flipsDown(r[2], own, opp) | flipsDown(r[3], own, opp) |
+		flipsUp(r[4], own, opp) | flipsUp(r[5], own, opp) | flipsUp(r[6], own, opp) | flipsUp(r[7], own, opp)
 }
 
 // flipsUp: towards higher squares the nearest square that is not the
