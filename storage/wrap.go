@@ -334,10 +334,10 @@ func (c *countingReader) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// WriteTo lets io.Copy hand the stream to w whole where the reader under
-// it can (a bytes.Reader, as the pipeline's uploads are), so that a
-// backend writing it to a file makes one system call, not one for every
-// 32 KiB of io.Copy's buffer.
+// WriteTo lets io.Copy (and an io.MultiReader's WriteTo) hand the stream
+// to w whole where the reader under it can (a bytes.Reader, as the
+// pipeline's uploads are), so that a backend writing it to a file makes
+// one system call, not one for every 32 KiB of io.Copy's buffer.
 func (c *countingReader) WriteTo(w io.Writer) (int64, error) {
 	var n int64
 	var err error

@@ -257,11 +257,11 @@ func (h *containerHandle) write(ctx context.Context, name string, onlyNew bool, 
 		}
 		data = buf.Bytes()
 		if int64(len(data)) > h.b.maxInline {
-			return h.writeFile(c, name, onlyNew, data, r)
+			return h.writeFile(c, name, onlyNew, io.MultiReader(bytes.NewReader(data), r))
 		}
 	}
 	if int64(len(data)) > h.b.maxInline {
-		return h.writeFile(c, name, onlyNew, data, nil)
+		return h.writeFile(c, name, onlyNew, bytes.NewReader(data))
 	}
 	return h.publish(c, name, onlyNew, blob{data: data, size: int64(len(data))})
 }
@@ -303,9 +303,9 @@ func (h *containerHandle) absent(c *container, name string) error {
 	return nil
 }
 
-// writeFile stores a new version of blob name, head followed by what
-// rest holds (if not nil), in a new file, durably, and publishes it.
-func (h *containerHandle) writeFile(c *container, name string, onlyNew bool, head []byte, rest io.Reader) error {
+// writeFile stores a new version of blob name in a new file, durably,
+// and publishes it.
+func (h *containerHandle) writeFile(c *container, name string, onlyNew bool, r io.Reader) error {
 	id := h.b.newID()
 	path := c.path(id)
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
@@ -315,16 +315,9 @@ func (h *containerHandle) writeFile(c *container, name string, onlyNew bool, hea
 		}
 		return fmt.Errorf("write blob %s/%s: %w", h.name, name, h.b.describe(err))
 	}
-	// head is written in one call, and so is the rest when it is a
-	// bytes.Reader (io.Copy uses its WriteTo), as the pipeline's
-	// uploads are: an io.MultiReader of the two went through a 32 KiB
-	// buffer, a copy and a system call for every 32 KiB.
-	n, err := f.Write(head)
-	size := int64(n)
-	if err == nil && rest != nil {
-		n, cerr := io.Copy(f, rest)
-		size, err = size+n, cerr
-	}
+	// io.Copy uses the reader's WriteTo where it has one, so a
+	// bytes.Reader is written in one call, without a buffer.
+	size, err := io.Copy(f, r)
 	if err == nil && h.b.fsync {
 		err = f.Sync()
 	}
