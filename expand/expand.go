@@ -262,10 +262,10 @@ func Positions(b *board.Board, positions []board.Position, blob uint32, next *ru
 
 // children appends to dst edge(i, k, terminal) for each distinct
 // canonical child k of each non-terminal position i, terminal telling
-// whether k is. The positions' number of moves bounds
-// the edges; if dst has not the room, it grows once, to an eighth more
-// than that, so that a buffer reused for the next task of the ply (of
-// about as many moves) rarely grows again.
+// whether k is. The positions' number of moves bounds the edges; if dst
+// has not the room, it grows once, to an eighth more than that, so that
+// a buffer reused for the next task of the ply (of about as many moves)
+// rarely grows again.
 func children[E any](b *board.Board, positions []board.Position, dst []E, edge func(i int, k board.Position, terminal bool) E) ([]E, Stats) {
 	var st Stats
 	moves := 0

@@ -369,8 +369,8 @@ const (
 // ply with units u: an expansion of the previous ply's final blob sorts
 // its children in memory and packs them (4 bytes an edge); a merge step
 // holds a block of each of its inputs (two with read-ahead, at most 256
-// inputs) and its stream's buffer, and a final blob's keys and sources; a resolve task holds a
-// final blob's positions and results.
+// inputs) and each input's stream buffer, and a final blob's keys and
+// sources; a resolve task holds a final blob's positions and results.
 func workerPeak(u Units, positions, edges []int64) int64 {
 	var expand float64
 	if u.Ply > 0 && positions[u.Ply-1] > 0 {
