@@ -11,8 +11,8 @@ import (
 )
 
 // TestPositions: every parent's distinct canonical children, each once,
-// named by the parent's index; the buffer grows once, to the moves,
-// keeping what dst held.
+// named by the parent's index; the buffer grows once, to at least the
+// moves (counted exactly for so few positions), keeping what dst held.
 func TestPositions(t *testing.T) {
 	b := board.MustNew(8)
 	// Plies 0 to 3 from the start, expanded by hand.
