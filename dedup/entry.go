@@ -64,6 +64,29 @@ func (k key) entry() Entry {
 	return Entry{Pos: board.Position{Occ: k.occ, White: k.white, Side: board.Color(k.side)}, Ref: Ref{Blob: uint32(k.ref >> 32), Index: uint32(k.ref)}}
 }
 
+// A prefix is the first 128 bits of a key's order: the side, the
+// occupancy and the white discs but the lowest square's. Two prefixes
+// that differ order their keys as the keys do; equal ones leave the
+// order to the whole keys (the same position from two runs, or two that
+// differ in that square alone). The merge's matches compare prefixes:
+// two words subtracted where a key is four, on the chain of matches
+// each replay climbs one after the other.
+type prefix struct{ hi, lo uint64 }
+
+// prefixOf is k's prefix. The side is 0 or 1 here: an exhausted run's
+// head has the prefix last (all ones), which ties with nothing but the
+// last possible position and then loses on the whole key.
+func prefixOf(k key) prefix {
+	return prefix{k.side<<63 | k.occ>>1, k.occ<<63 | k.white>>1}
+}
+
+// lessPrefix is lessBits for prefixes: 1 if a sorts before b, else 0.
+func lessPrefix(a, b prefix) uint64 {
+	_, borrow := bits.Sub64(a.lo, b.lo, 0)
+	_, borrow = bits.Sub64(a.hi, b.hi, borrow)
+	return borrow
+}
+
 // lessBits is less without data-dependent branches: 1 if a sorts before
 // b, else 0. The four words are subtracted as one 256-bit number and the
 // final borrow is a < b. Merge compares entries of different runs, whose

@@ -18,17 +18,37 @@ func randPos(rng *rand.Rand) board.Position {
 }
 
 // randEntries returns n random entries. With pool > 0 the positions come
-// from a pool of that many and the refs from a small range, so that
-// duplicate positions, and exact duplicate entries, are common.
+// from a pool of that many (randPool) and the refs from a small range,
+// so that duplicate positions, and exact duplicate entries, are common.
 func randEntries(rng *rand.Rand, n, pool int) []Entry {
+	return entriesFrom(rng, n, randPool(rng, pool))
+}
+
+// randPool returns n random positions, a quarter of them twins of the
+// one before: the same but for the colour of square 0, the one bit a
+// merge's prefix leaves out (prefixOf).
+func randPool(rng *rand.Rand, n int) []board.Position {
 	var ps []board.Position
-	for range pool {
-		ps = append(ps, randPos(rng))
+	for i := range n {
+		p := randPos(rng)
+		if i > 0 && rng.IntN(4) == 0 {
+			ps[i-1].Occ |= 1
+			p = ps[i-1]
+			p.White ^= 1
+		}
+		ps = append(ps, p)
 	}
+	return ps
+}
+
+// entriesFrom returns n random entries of the positions of pool, with
+// refs from a small range; of random positions and refs if pool is
+// empty.
+func entriesFrom(rng *rand.Rand, n int, pool []board.Position) []Entry {
 	es := make([]Entry, n)
 	for i := range es {
-		if pool > 0 {
-			es[i] = Entry{Pos: ps[rng.IntN(pool)], Ref: Ref{Blob: uint32(rng.IntN(3)), Index: uint32(rng.IntN(4))}}
+		if len(pool) > 0 {
+			es[i] = Entry{Pos: pool[rng.IntN(len(pool))], Ref: Ref{Blob: uint32(rng.IntN(3)), Index: uint32(rng.IntN(4))}}
 		} else {
 			es[i] = Entry{Pos: randPos(rng), Ref: Ref{Blob: rng.Uint32(), Index: rng.Uint32()}}
 		}

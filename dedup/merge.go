@@ -26,6 +26,7 @@ func Merge(runs []*packed.EdgeReader, emit func(Entry) error) (read int64, err e
 	m := merger{
 		runs: runs,
 		head: make([]key, k),
+		pre:  make([]prefix, k),
 		tree: make([]int, k),
 	}
 	for i := range runs {
@@ -63,6 +64,8 @@ type merger struct {
 	// ended. Decoded entries never have that side, so the tournament needs
 	// no flags.
 	head []key
+	// pre holds head's prefixes, which the replay compares.
+	pre []prefix
 	// tree[0] is the index of the winning run; tree[1:] are the losers of
 	// the internal nodes of a complete binary tree whose leaves, at node
 	// numbers k..2k-1, are the runs.
@@ -81,6 +84,7 @@ func (m *merger) advance(i int) error {
 	e, ok := m.runs[i].Next()
 	if !ok {
 		m.head[i] = key{side: exhausted}
+		m.pre[i] = prefix{^uint64(0), ^uint64(0)}
 		if err := m.runs[i].Err(); err != nil {
 			return fmt.Errorf("dedup: merge: run %d: %w", i, err)
 		}
@@ -93,7 +97,7 @@ func (m *merger) advance(i int) error {
 		return fmt.Errorf("%w: merge: run %d: record %d (%v %v) sorts before the one preceding it (%v %v)",
 			ErrOrder, i, m.runs[i].Count()-1, e.Pos, e.Ref, p.Pos, p.Ref)
 	}
-	m.head[i] = k
+	m.head[i], m.pre[i] = k, prefixOf(k)
 	return nil
 }
 
@@ -122,24 +126,29 @@ func (m *merger) build() {
 // from w's leaf to the root can change. The compare and swap are
 // branch-free: which run wins a match is a coin toss on real data, and the
 // mispredictions cost more than the arithmetic (71 against 46 ns per entry
-// for 16 random runs). The key climbing the path, c, is carried along,
-// not reloaded as head[w] at each level: that load's address waited on
-// the match below it, while the loser's head, whose run tree[n] names
-// before the replay starts, loads ahead (with the heads held as keys,
-// 44.8 against 38.2 ms merging ply 9's edges from 128 runs).
+// for 16 random runs). The prefix climbing the path, c, is carried along,
+// not reloaded as pre[w] at each level: that load's address waited on
+// the match below it, while the loser's prefix, whose run tree[n] names
+// before the replay starts, loads ahead. A match compares prefixes, two
+// words, not keys, four: the matches are a chain, each waiting for the
+// one below, and each word subtracted is a step of it. Equal prefixes
+// are rare (the same position from two runs), so the branch to compare
+// the whole keys is all but always predicted.
 func (m *merger) replay(w int) {
-	tree, head := m.tree, m.head
-	c := head[w]
+	tree, pre := m.tree, m.pre
+	c := pre[w]
 	for n := uint(w+len(tree)) / 2; n >= 1; n /= 2 {
 		t := tree[n]
-		o := head[t]
-		swap := -lessBits(o, c) // all ones if t beats w
+		o := pre[t]
+		lt := lessPrefix(o, c)
+		if o == c {
+			lt = lessBits(m.head[t], m.head[w])
+		}
+		swap := -lt // all ones if t beats w
 		x := (w ^ t) & int(swap)
 		tree[n], w = t^x, w^x
-		c.side ^= (o.side ^ c.side) & swap
-		c.occ ^= (o.occ ^ c.occ) & swap
-		c.white ^= (o.white ^ c.white) & swap
-		c.ref ^= (o.ref ^ c.ref) & swap
+		c.hi ^= (o.hi ^ c.hi) & swap
+		c.lo ^= (o.lo ^ c.lo) & swap
 	}
 	tree[0] = w
 }

@@ -23,7 +23,9 @@ func TestMergeRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	for iter := range 300 {
 		k := rng.IntN(21)
-		pool := 1 + rng.IntN(200)
+		// One pool for all the runs: the same positions, and the same
+		// entries, in several runs, as a merge meets them.
+		pool := randPool(rng, 1+rng.IntN(200))
 		var all []Entry
 		var runs []*packed.EdgeReader
 		for range k {
@@ -31,7 +33,7 @@ func TestMergeRandom(t *testing.T) {
 			if rng.IntN(5) == 0 {
 				n = 0
 			}
-			es := randEntries(rng, n, pool)
+			es := entriesFrom(rng, n, pool)
 			SortEntries(es) // not compacted: duplicates within a run stay
 			all = append(all, es...)
 			runs = append(runs, readerOf(es))
@@ -163,7 +165,9 @@ func FuzzReader(f *testing.F) {
 // tasks of consecutive parents make them. Random entries take about 38
 // bytes each packed, so decoding dominates their merge; real ones take a
 // few, share positions (the merge drops their repeats) and leave the
-// loser tree a larger share, as in a real bucket merge.
+// loser tree a larger share, as in a real bucket merge. 2,048 runs are
+// as many levels of the tree as the 1,759 expansion runs a bucket merge
+// of 8x8 ply 14 reads.
 func BenchmarkMerge(b *testing.B) {
 	random := func(k int) func() [][]Entry {
 		return func() [][]Entry {
@@ -175,20 +179,24 @@ func BenchmarkMerge(b *testing.B) {
 			return runs
 		}
 	}
+	real := func(k int) func() [][]Entry {
+		return func() [][]Entry {
+			es := realEntries()
+			runs := make([][]Entry, k)
+			for i := range runs {
+				runs[i] = slices.Clone(es[len(es)*i/k : len(es)*(i+1)/k])
+			}
+			return runs
+		}
+	}
 	inputs := []struct {
 		name string
 		runs func() [][]Entry // unsorted
 	}{
 		{"runs=16", random(16)},
 		{"runs=128", random(128)},
-		{"realPly9/runs=128", func() [][]Entry {
-			es := realEntries()
-			runs := make([][]Entry, 128)
-			for i := range runs {
-				runs[i] = slices.Clone(es[len(es)*i/128 : len(es)*(i+1)/128])
-			}
-			return runs
-		}},
+		{"realPly9/runs=128", real(128)},
+		{"realPly9/runs=2048", real(2048)},
 	}
 	for _, in := range inputs {
 		b.Run(in.name, func(b *testing.B) {
