@@ -76,10 +76,16 @@ func edgeLayout(positions []board.Position, next *runstore.Ply) (layout, bool) {
 // many of them have white to move.
 func (l layout) generate(b *board.Board, positions []board.Position, dst []edge) ([]edge, Stats, int) {
 	whites := 0
-	es, st := children(b, positions, dst, func(i int, k board.Position, terminal bool) edge {
-		side := uint64(k.Side)
-		whites += int(side)
-		return edge{hi: k.Occ, lo: side<<63 | packed.WhiteBits(k)<<l.indexBits | l.parent(i, terminal)}
+	es, st := children(b, positions, dst, func(i int, kids []board.Position, terminal uint64, es []edge) []edge {
+		packed.ExtractWhites(kids) // their white bits, in one call
+		w := 0
+		for j, k := range kids {
+			side := uint64(k.Side)
+			w += int(side)
+			es = append(es, edge{hi: k.Occ, lo: side<<63 | k.White<<l.indexBits | l.parent(i, terminal>>j&1 == 1)})
+		}
+		whites += w
+		return es
 	})
 	return es, st, whites
 }

@@ -255,18 +255,23 @@ type Stats struct {
 // TerminalSources, the edges to a child that is not terminal name none
 // (dedup.Ref{}, layout).
 func Positions(b *board.Board, positions []board.Position, blob uint32, next *runstore.Ply, dst []dedup.Entry) ([]dedup.Entry, Stats) {
-	return children(b, positions, dst, func(i int, k board.Position, terminal bool) dedup.Entry {
-		return dedup.Entry{Pos: k, Ref: next.RunRef(dedup.Ref{Blob: blob, Index: uint32(i)}, terminal)}
+	return children(b, positions, dst, func(i int, kids []board.Position, terminal uint64, es []dedup.Entry) []dedup.Entry {
+		for j, k := range kids {
+			es = append(es, dedup.Entry{Pos: k, Ref: next.RunRef(dedup.Ref{Blob: blob, Index: uint32(i)}, terminal>>j&1 == 1)})
+		}
+		return es
 	})
 }
 
-// children appends to dst edge(i, k, terminal) for each distinct
-// canonical child k of each non-terminal position i, terminal telling
-// whether k is. The positions' number of moves bounds the edges; if dst
+// children appends to dst, for each non-terminal position i, what
+// edges(i, kids, terminal, es) appends to es for its distinct canonical
+// children kids, bit j of terminal telling whether kids[j] is terminal:
+// one call a position, not a child, whose cost was a thirtieth of the
+// generation's. The positions' number of moves bounds the edges; if dst
 // has not the room for an eighth more than their estimate (movesAbout),
 // it grows to that, so that a buffer reused for the next task of the
 // ply (of about as many moves) rarely grows again.
-func children[E any](b *board.Board, positions []board.Position, dst []E, edge func(i int, k board.Position, terminal bool) E) ([]E, Stats) {
+func children[E any](b *board.Board, positions []board.Position, dst []E, edges func(i int, kids []board.Position, terminal uint64, es []E) []E) ([]E, Stats) {
 	var st Stats
 	moves := movesAbout(b, positions)
 	es := dst
@@ -283,9 +288,7 @@ func children[E any](b *board.Board, positions []board.Position, dst []E, edge f
 			continue
 		}
 		st.Edges += int64(moves)
-		for j, k := range kids {
-			es = append(es, edge(i, k, terminal>>j&1 == 1))
-		}
+		es = edges(i, kids, terminal, es)
 	}
 	st.Entries = int64(len(es) - len(dst))
 	return es, st

@@ -56,3 +56,10 @@ func pdepBMI2(x, mask uint64) uint64
 //
 //go:noescape
 func depositBMI2(p unsafe.Pointer, n int, stride uintptr)
+
+// extractBMI2 is depositBMI2's inverse: it replaces the second word of
+// each record by PEXT of itself over the first, turning the white discs
+// of positions into their white bits.
+//
+//go:noescape
+func extractBMI2(p unsafe.Pointer, n int, stride uintptr)

@@ -45,3 +45,20 @@ loop:
 	JNZ	loop
 done:
 	RET
+
+// func extractBMI2(p unsafe.Pointer, n int, stride uintptr)
+TEXT ·extractBMI2(SB), NOSPLIT, $0-24
+	MOVQ	p+0(FP), SI
+	MOVQ	n+8(FP), CX
+	MOVQ	stride+16(FP), DX
+	TESTQ	CX, CX
+	JLE	done
+loop:
+	MOVQ	8(SI), BX
+	PEXTQ	(SI), BX, BX
+	MOVQ	BX, 8(SI)
+	ADDQ	DX, SI
+	DECQ	CX
+	JNZ	loop
+done:
+	RET

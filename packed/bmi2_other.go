@@ -12,3 +12,5 @@ func pextBMI2(x, mask uint64) uint64 { panic("packed: no BMI2") }
 func pdepBMI2(x, mask uint64) uint64 { panic("packed: no BMI2") }
 
 func depositBMI2(p unsafe.Pointer, n int, stride uintptr) { panic("packed: no BMI2") }
+
+func extractBMI2(p unsafe.Pointer, n int, stride uintptr) { panic("packed: no BMI2") }

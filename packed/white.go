@@ -125,6 +125,23 @@ func depositEdges(es []Edge) {
 	}
 }
 
+// ExtractWhites replaces the white discs of every position of ps by its
+// white bits (WhiteBits): one call for a batch, where WhiteBits is one
+// a position. The positions are not positions after that, only the
+// occupancies and white bits of their keys.
+func ExtractWhites(ps []board.Position) {
+	if len(ps) == 0 {
+		return
+	}
+	if useBMI2 {
+		extractBMI2(unsafe.Pointer(&ps[0]), len(ps), unsafe.Sizeof(ps[0]))
+		return
+	}
+	for i := range ps {
+		ps[i].White = pextBits(ps[i].White, ps[i].Occ)
+	}
+}
+
 // depositAll deposits the white bits of the n positions at p, stride
 // bytes apart.
 func depositAll(p unsafe.Pointer, n int, stride uintptr) {

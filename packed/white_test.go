@@ -104,3 +104,28 @@ func TestWhiteBits(t *testing.T) {
 		}
 	})
 }
+
+// TestExtractWhites: ExtractWhites turns each position's white discs
+// into WhiteBits, both ways, on positions of every disc count, and
+// leaves the rest of them as they were.
+func TestExtractWhites(t *testing.T) {
+	whiteWays(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(13, 14))
+		ps := make([]board.Position, 650)
+		for i := range ps {
+			occ := keepBits(rng.Uint64(), i%65, rng)
+			ps[i] = board.Position{Side: board.Color(i % 2), Occ: occ, White: rng.Uint64() & occ}
+		}
+		want := make([]board.Position, len(ps))
+		for i, p := range ps {
+			want[i] = board.Position{Side: p.Side, Occ: p.Occ, White: pextBits(p.White, p.Occ)}
+		}
+		ExtractWhites(ps)
+		for i := range ps {
+			if ps[i] != want[i] {
+				t.Fatalf("position %d: got %+v, want %+v", i, ps[i], want[i])
+			}
+		}
+		ExtractWhites(nil)
+	})
+}
