@@ -102,6 +102,32 @@ func NewSourceReader(r io.Reader) *SourceReader {
 	return sr
 }
 
+// Skip passes over the sources of the next n positions, and returns
+// false as Next does. The rest of a block that it passes over whole is
+// not decoded (blocks are independent), only read and its checksum
+// checked: a resolution wants the sources of a few known positions among
+// hundreds of thousands. buf is scratch space for the positions it
+// decodes, returned for reuse.
+func (r *SourceReader) Skip(n int64, buf []Ref) ([]Ref, bool) {
+	for n > 0 {
+		if !r.ready(r.params) {
+			return buf, false
+		}
+		if int64(r.left) <= n {
+			n -= int64(r.left)
+			r.n += int64(r.left)
+			r.left = 0
+			continue
+		}
+		var ok bool
+		if buf, ok = r.Next(buf); !ok {
+			return buf, false
+		}
+		n--
+	}
+	return buf, true
+}
+
 // Next returns the sources of the next position, appended to buf[:0].
 // It returns false at the end of the input or on the first error; Err
 // tells which.

@@ -79,3 +79,56 @@ func TestSourceWriterRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestSourcesSkip: reading the sources of some positions and skipping the
+// rest, whole blocks or within one, gives those positions' sources, and
+// a skip past the end fails as Next does.
+func TestSourcesSkip(t *testing.T) {
+	lists := sourcesOf(allEdges(t, 6)) // ply 7's sources
+	data := encodeSources(t, lists, Options{BlockEntries: 7})
+	n := len(lists)
+	tests := []struct {
+		name   string
+		wanted []int // the positions read, in order
+	}{
+		{"none", nil},
+		{"first", []int{0}},
+		{"last", []int{n - 1}},
+		{"a block's last and the next's first", []int{6, 7}},
+		{"within one block", []int{8, 10, 13}},
+		{"blocks apart", []int{3, 70, 71, 500, n - 2}},
+		{"every one", func() []int {
+			all := make([]int, n)
+			for i := range all {
+				all[i] = i
+			}
+			return all
+		}()},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := NewSourceReader(bytes.NewReader(data))
+			var buf []Ref
+			at := 0
+			for _, i := range tc.wanted {
+				var ok bool
+				if buf, ok = r.Skip(int64(i-at), buf); !ok {
+					t.Fatalf("skipping to %d: %v", i, r.Err())
+				}
+				if buf, ok = r.Next(buf); !ok {
+					t.Fatalf("reading %d: %v", i, r.Err())
+				}
+				if !slices.Equal(buf, lists[i]) {
+					t.Fatalf("position %d: got %v, want %v", i, buf, lists[i])
+				}
+				at = i + 1
+			}
+			if _, ok := r.Skip(int64(n-at), buf); !ok || r.Count() != int64(n) {
+				t.Fatalf("skipping to the end: %v, count %d of %d", r.Err(), r.Count(), n)
+			}
+			if _, ok := r.Skip(1, buf); ok || r.Err() != nil {
+				t.Fatalf("skipping past the end: ok %v, %v; want false and a clean end", ok, r.Err())
+			}
+		})
+	}
+}
