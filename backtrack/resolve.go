@@ -392,10 +392,14 @@ func sendNotices(ctx context.Context, store *runstore.Store, ply, j int, blob st
 		at = k + 1
 		return ok
 	}
+	unknown := Word(board.Unknown, Score{}) // most words: no decoding
 	for k := range n {
 		i := k
 		if !all {
 			i = rows[k]
+		}
+		if results[i] == unknown {
+			continue
 		}
 		res, score := FromWord(results[i], squares)
 		if res == board.Unknown && score == (Score{}) {
