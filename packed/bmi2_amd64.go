@@ -63,3 +63,10 @@ func depositBMI2(p unsafe.Pointer, n int, stride uintptr)
 //
 //go:noescape
 func extractBMI2(p unsafe.Pointer, n int, stride uintptr)
+
+// extractDeltasBMI2 walks n occupancies from occ by the deltas at dOcc,
+// and replaces the white discs at whites under each by PEXT of them over
+// it: a key block's white discs turned into its white bits.
+//
+//go:noescape
+func extractDeltasBMI2(occ uint64, dOcc, whites *uint64, n int)

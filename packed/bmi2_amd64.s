@@ -62,3 +62,23 @@ loop:
 	JNZ	loop
 done:
 	RET
+
+// func extractDeltasBMI2(occ uint64, dOcc, whites *uint64, n int)
+TEXT ·extractDeltasBMI2(SB), NOSPLIT, $0-32
+	MOVQ	occ+0(FP), AX
+	MOVQ	dOcc+8(FP), SI
+	MOVQ	whites+16(FP), DI
+	MOVQ	n+24(FP), CX
+	TESTQ	CX, CX
+	JLE	done
+loop:
+	ADDQ	(SI), AX
+	MOVQ	(DI), BX
+	PEXTQ	AX, BX, BX
+	MOVQ	BX, (DI)
+	ADDQ	$8, SI
+	ADDQ	$8, DI
+	DECQ	CX
+	JNZ	loop
+done:
+	RET

@@ -14,3 +14,5 @@ func pdepBMI2(x, mask uint64) uint64 { panic("packed: no BMI2") }
 func depositBMI2(p unsafe.Pointer, n int, stride uintptr) { panic("packed: no BMI2") }
 
 func extractBMI2(p unsafe.Pointer, n int, stride uintptr) { panic("packed: no BMI2") }
+
+func extractDeltasBMI2(occ uint64, dOcc, whites *uint64, n int) { panic("packed: no BMI2") }

@@ -27,6 +27,7 @@ type KeyWriter struct {
 	index   []indexEntry
 	count   int64
 	last    board.Position
+	first   board.Position // the current block's first position
 	started bool
 	scratch *scratch // until Close
 }
@@ -53,7 +54,10 @@ func (w *KeyWriter) Add(p board.Position) error {
 		}
 	}
 	w.last, w.started = p, true
-	w.pos.add(p)
+	if w.pos.n == 0 {
+		w.first = p
+	}
+	w.pos.addDiscs(p)
 	return nil
 }
 
@@ -62,7 +66,8 @@ func (w *KeyWriter) flush() error {
 	if n == 0 {
 		return w.blocks.err
 	}
-	w.index = append(w.index, indexEntry{first: w.pos.first(), off: w.blocks.off, number: w.count})
+	w.index = append(w.index, indexEntry{first: w.first, off: w.blocks.off, number: w.count})
+	w.pos.extractWhites()
 	w.bits.reset()
 	w.pos.params(&w.bits)
 	w.pos.putKeys(&w.bits)

@@ -24,7 +24,7 @@ func putBlocks(es []Edge, fast bool) (edges, keys []byte) {
 		var ref refEncoder
 		var refs []Ref
 		for _, e := range block {
-			ref.observe(e.Ref, pos.add(e.Pos))
+			ref.observe(e.Ref, pos.addBits(e.Pos.Side, e.Pos.Occ, WhiteBits(e.Pos)))
 			refs = append(refs, e.Ref)
 		}
 		var w bitWriter
@@ -43,9 +43,10 @@ func putBlocks(es []Edge, fast bool) (edges, keys []byte) {
 		pos.reset()
 		for i, e := range block {
 			if i == 0 || e.Pos != block[i-1].Pos {
-				pos.add(e.Pos)
+				pos.addDiscs(e.Pos)
 			}
 		}
+		pos.extractWhites()
 		w.reset()
 		pos.params(&w)
 		if fast {
