@@ -265,8 +265,9 @@ func Positions(b *board.Board, positions []board.Position, blob uint32, next *ru
 
 // children appends to dst, for each non-terminal position i, what
 // edges(i, kids, terminal, es) appends to es for its distinct canonical
-// children kids, bit j of terminal telling whether kids[j] is terminal:
-// one call a position, not a child, whose cost was a thirtieth of the
+// children kids, bit j of terminal telling whether kids[j] is terminal
+// (kids is scratch space, which edges may overwrite): one call a
+// position, not a child, whose cost was a thirtieth of the
 // generation's. The positions' number of moves bounds the edges; if dst
 // has not the room for an eighth more than their estimate (movesAbout),
 // it grows to that, so that a buffer reused for the next task of the
