@@ -27,7 +27,6 @@ type KeyWriter struct {
 	index   []indexEntry
 	count   int64
 	last    board.Position
-	first   board.Position // the current block's first position
 	started bool
 	scratch *scratch // until Close
 }
@@ -54,9 +53,6 @@ func (w *KeyWriter) Add(p board.Position) error {
 		}
 	}
 	w.last, w.started = p, true
-	if w.pos.n == 0 {
-		w.first = p
-	}
 	w.pos.addDiscs(p)
 	return nil
 }
@@ -66,7 +62,10 @@ func (w *KeyWriter) flush() error {
 	if n == 0 {
 		return w.blocks.err
 	}
-	w.index = append(w.index, indexEntry{first: w.first, off: w.blocks.off, number: w.count})
+	// The block's first position, its white discs as addDiscs took them,
+	// before extractWhites turns them into bits.
+	first := board.Position{Side: w.pos.side, Occ: w.pos.occ0, White: w.pos.white0}
+	w.index = append(w.index, indexEntry{first: first, off: w.blocks.off, number: w.count})
 	w.pos.extractWhites()
 	w.bits.reset()
 	w.pos.params(&w.bits)
