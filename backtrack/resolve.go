@@ -413,7 +413,7 @@ func sendNotices(ctx context.Context, store *runstore.Store, ply, j int, blob st
 		}
 	}
 	// The payload must cover all n positions, whichever were read.
-	if n > at && !read(n-1) {
+	if _, ok := sr.Skip(int64(n-at), refs); !ok {
 		return rowsEnd(sr, blob, n)
 	}
 	parents := make([]uint32, 0, len(byParent))
