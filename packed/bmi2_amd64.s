@@ -2,6 +2,25 @@
 
 #include "textflag.h"
 
+// STRIDED is the body of depositBMI2 and extractBMI2, which differ in
+// the instruction INSTR alone: for each of n records, stride bytes apart
+// from p on, the second word becomes INSTR of itself over the first.
+#define STRIDED(INSTR) \
+	MOVQ	p+0(FP), SI \
+	MOVQ	n+8(FP), CX \
+	MOVQ	stride+16(FP), DX \
+	TESTQ	CX, CX \
+	JLE	done \
+loop: \
+	MOVQ	8(SI), BX \
+	INSTR	(SI), BX, BX \
+	MOVQ	BX, 8(SI) \
+	ADDQ	DX, SI \
+	DECQ	CX \
+	JNZ	loop \
+done: \
+	RET
+
 // func cpuid(leaf, subleaf uint32) (a, b, c, d uint32)
 TEXT ·cpuid(SB), NOSPLIT, $0-24
 	MOVL	leaf+0(FP), AX
@@ -31,37 +50,11 @@ TEXT ·pdepBMI2(SB), NOSPLIT, $0-24
 
 // func depositBMI2(p unsafe.Pointer, n int, stride uintptr)
 TEXT ·depositBMI2(SB), NOSPLIT, $0-24
-	MOVQ	p+0(FP), SI
-	MOVQ	n+8(FP), CX
-	MOVQ	stride+16(FP), DX
-	TESTQ	CX, CX
-	JLE	done
-loop:
-	MOVQ	8(SI), BX
-	PDEPQ	(SI), BX, BX
-	MOVQ	BX, 8(SI)
-	ADDQ	DX, SI
-	DECQ	CX
-	JNZ	loop
-done:
-	RET
+	STRIDED(PDEPQ)
 
 // func extractBMI2(p unsafe.Pointer, n int, stride uintptr)
 TEXT ·extractBMI2(SB), NOSPLIT, $0-24
-	MOVQ	p+0(FP), SI
-	MOVQ	n+8(FP), CX
-	MOVQ	stride+16(FP), DX
-	TESTQ	CX, CX
-	JLE	done
-loop:
-	MOVQ	8(SI), BX
-	PEXTQ	(SI), BX, BX
-	MOVQ	BX, 8(SI)
-	ADDQ	DX, SI
-	DECQ	CX
-	JNZ	loop
-done:
-	RET
+	STRIDED(PEXTQ)
 
 // func extractDeltasBMI2(occ uint64, dOcc, whites *uint64, n int)
 TEXT ·extractDeltasBMI2(SB), NOSPLIT, $0-32
