@@ -368,10 +368,10 @@ func TestConfigValidate(t *testing.T) {
 // TestCPUPerEdgeNearTheRuns holds the default model's CPU per edge of a
 // whole run (its CPU seconds over the edges of every ply) within 20% of
 // each measured run to ply 11 or more in testdata but the one it is
-// fitted to, each planned with its own sizes: the run to 12 of the same
-// code and sitting (measured-12-grown.json, 2026-11-28, 58.0 CPU s),
-// and the older code's runs, measured on another VM, to 11, 12 and 13.
-// The smaller runs' CPU is mostly fixed costs.
+// fitted to, each planned with its own sizes (all of one binary and
+// sitting: runs to 11, 12 and 12 with growing sizes, and to 14 with
+// growing sizes, a ply further than the fit). The smaller runs' CPU is
+// mostly fixed costs.
 func TestCPUPerEdgeNearTheRuns(t *testing.T) {
 	checked := 0
 	for _, c := range unfitted(t, "CPU: ") {
