@@ -3,6 +3,7 @@ package runstore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/reversi-cloud/reversi/storage"
@@ -37,8 +38,9 @@ func splitPayload(payload []byte) []map[string]any {
 	return rows
 }
 
-// joinPayload concatenates one row's payload properties.
-func joinPayload(e storage.Entity, dst []byte) ([]byte, error) {
+// appendRowParts appends one row's payload properties, in order, to
+// parts; a payload is its rows' parts concatenated.
+func appendRowParts(parts [][]byte, e storage.Entity) ([][]byte, error) {
 	for p := 0; p < payloadProps; p++ {
 		name := payloadPropName(p)
 		if _, ok := e.Props[name]; !ok {
@@ -48,9 +50,9 @@ func joinPayload(e storage.Entity, dst []byte) ([]byte, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: %w", ErrMalformed, err)
 		}
-		dst = append(dst, b...)
+		parts = append(parts, b)
 	}
-	return dst, nil
+	return parts, nil
 }
 
 // PayloadBatches is the transactions that storing a payload of n bytes
@@ -98,6 +100,17 @@ func (s *Store) readPayloads(ctx context.Context, pk string) ([][]byte, error) {
 	return out, err
 }
 
+// payloadGroup is the payload that a row keyed rowKey is part of: its
+// key's prefix before the first '-'. A key without a hyphen numbers a
+// row of the partition's one payload, "".
+func payloadGroup(rowKey string) string {
+	g, _, ok := strings.Cut(rowKey, "-")
+	if !ok {
+		return ""
+	}
+	return g
+}
+
 // readPayloadGroups is readPayloads, with each payload's key prefix.
 func (s *Store) readPayloadGroups(ctx context.Context, pk string) ([]string, [][]byte, error) {
 	es, err := queryAll(ctx, s.back, pk, "", "")
@@ -106,20 +119,21 @@ func (s *Store) readPayloadGroups(ctx context.Context, pk string) ([]string, [][
 	}
 	var groups []string
 	var out [][]byte
-	for _, e := range es {
-		// A key without a hyphen numbers a row of the partition's one
-		// payload: every such row joins the same payload.
-		g, _, _ := strings.Cut(e.RowKey, "-")
-		if !strings.Contains(e.RowKey, "-") {
-			g = ""
-		}
-		if len(groups) == 0 || g != groups[len(groups)-1] {
-			groups = append(groups, g)
-			out = append(out, nil)
-		}
-		if out[len(out)-1], err = joinPayload(e, out[len(out)-1]); err != nil {
+	var parts [][]byte // of the payload being read
+	for i, e := range es {
+		if parts, err = appendRowParts(parts, e); err != nil {
 			return nil, nil, err
 		}
+		g := payloadGroup(e.RowKey)
+		if i+1 < len(es) && payloadGroup(es[i+1].RowKey) == g {
+			continue
+		}
+		// The payload's last row: joined once whole, since a final
+		// blob's rows come to megabytes, which growing by appends
+		// copied and cleared again and again.
+		groups = append(groups, g)
+		out = append(out, slices.Concat(parts...))
+		parts = parts[:0]
 	}
 	return groups, out, nil
 }
