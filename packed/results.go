@@ -33,6 +33,13 @@ type ResultWriter struct {
 	bits   bitWriter
 	opts   Options
 	words  []uint16
+	runs   []wordRun // of the block being written
+}
+
+// wordRun is a run of equal result words.
+type wordRun struct {
+	word   uint16
+	length int
 }
 
 // NewResultWriter returns a writer of result blocks to w.
@@ -72,11 +79,10 @@ func (w *ResultWriter) writeBlock(words []uint16) error {
 		return w.blocks.err
 	}
 	var h lenHist
-	runs := 0
-	forRuns(words, func(_ uint16, length int) {
-		h.add(uint64(length - 1))
-		runs++
-	})
+	w.runs = appendRuns(w.runs[:0], words)
+	for _, r := range w.runs {
+		h.add(uint64(r.length - 1))
+	}
 	k := h.best()
 	var runBits uint
 	for l, c := range h {
@@ -86,10 +92,10 @@ func (w *ResultWriter) writeBlock(words []uint16) error {
 	if runBits+6 < 16*uint(n) {
 		w.bits.write(resultsRuns, 1)
 		w.bits.write(uint64(k), 6)
-		forRuns(words, func(v uint16, length int) {
-			w.bits.write(uint64(v), 16)
-			w.bits.gamma(uint64(length-1), k)
-		})
+		for _, r := range w.runs {
+			w.bits.write(uint64(r.word), 16)
+			w.bits.gamma(uint64(r.length-1), k)
+		}
 	} else {
 		w.bits.write(resultsPlain, 1)
 		for _, v := range words {
@@ -99,16 +105,25 @@ func (w *ResultWriter) writeBlock(words []uint16) error {
 	return w.blocks.write(n, w.bits.bytes())
 }
 
-// forRuns calls fn for each run of equal words.
-func forRuns(words []uint16, fn func(v uint16, length int)) {
+// appendRuns appends the runs of equal words of words to runs. Most of
+// a deep ply's words are one long run of unknowns, so the scan compares
+// four words a step.
+func appendRuns(runs []wordRun, words []uint16) []wordRun {
 	for i := 0; i < len(words); {
+		v := words[i]
 		j := i + 1
-		for j < len(words) && words[j] == words[i] {
+		for ; j+4 <= len(words); j += 4 {
+			if q := words[j : j+4 : j+4]; q[0] != v || q[1] != v || q[2] != v || q[3] != v {
+				break
+			}
+		}
+		for j < len(words) && words[j] == v {
 			j++
 		}
-		fn(words[i], j-i)
+		runs = append(runs, wordRun{v, j - i})
 		i = j
 	}
+	return runs
 }
 
 // ResultReader reads result blocks until the end of its input.
