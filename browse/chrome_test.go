@@ -44,10 +44,36 @@ func chromiumPath(t *testing.T) string {
 }
 
 // startChrome starts a headless browser with one blank page, stopped
-// when the test ends.
+// when the test ends. A browser that dies before it answers its first
+// command (a crash at launch, which this VM's Chromium has now and then,
+// with nothing of ours loaded yet) is started again, up to three times
+// in all; one that dies later fails the test.
 func startChrome(t *testing.T) *chrome {
 	t.Helper()
 	path := chromiumPath(t)
+	const launches = 3
+	for i := 1; ; i++ {
+		c, stderr := launchChrome(t, path)
+		var target struct{ TargetID string }
+		err := c.send("", "Target.createTarget", map[string]any{"url": "about:blank"}, &target)
+		if err != nil && i < launches {
+			t.Logf("chromium died at launch %d of %d (%v); its standard error:\n%s", i, launches, err, stderr.String())
+			continue // its cleanup stops it
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var attached struct{ SessionID string }
+		c.call("", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &attached)
+		c.session = attached.SessionID
+		return c
+	}
+}
+
+// launchChrome starts the browser at path, to be stopped when the test
+// ends, and returns it with what it writes to standard error.
+func launchChrome(t *testing.T, path string) (*chrome, *strings.Builder) {
+	t.Helper()
 	toBrowser, in, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
@@ -60,14 +86,13 @@ func startChrome(t *testing.T) *chrome {
 		"--remote-debugging-pipe", "--user-data-dir="+t.TempDir(), "--no-first-run", "--no-default-browser-check",
 		"--disable-extensions", "--disable-background-networking", "--disable-sync", "--window-size=1200,900", "about:blank")
 	cmd.ExtraFiles = []*os.File{toBrowser, fromBrowser} // descriptors 3 and 4
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
+	stderr := &strings.Builder{}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	toBrowser.Close()
 	fromBrowser.Close()
-	c := &chrome{t: t, cmd: cmd, in: in, out: bufio.NewReader(out)}
 	t.Cleanup(func() {
 		in.Close() // the browser exits when its pipe closes
 		done := make(chan struct{})
@@ -83,18 +108,20 @@ func startChrome(t *testing.T) *chrome {
 			t.Logf("chromium's standard error:\n%s", stderr.String())
 		}
 	})
-	var target struct{ TargetID string }
-	c.call("", "Target.createTarget", map[string]any{"url": "about:blank"}, &target)
-	var attached struct{ SessionID string }
-	c.call("", "Target.attachToTarget", map[string]any{"targetId": target.TargetID, "flatten": true}, &attached)
-	c.session = attached.SessionID
-	return c
+	return &chrome{t: t, cmd: cmd, in: in, out: bufio.NewReader(out)}, stderr
 }
 
 // call sends one command (to the page when session is set) and decodes
-// its result into result.
+// its result into result, failing the test on any error.
 func (c *chrome) call(session, method string, params any, result any) {
 	c.t.Helper()
+	if err := c.send(session, method, params, result); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+// send is call, returning the error.
+func (c *chrome) send(session, method string, params any, result any) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.next++
@@ -104,15 +131,15 @@ func (c *chrome) call(session, method string, params any, result any) {
 	}
 	b, err := json.Marshal(msg)
 	if err != nil {
-		c.t.Fatal(err)
+		return err
 	}
 	if _, err := c.in.Write(append(b, 0)); err != nil {
-		c.t.Fatalf("%s: writing to chromium: %v", method, err)
+		return fmt.Errorf("%s: writing to chromium: %w", method, err)
 	}
 	for {
 		raw, err := c.out.ReadBytes(0)
 		if err != nil {
-			c.t.Fatalf("%s: reading from chromium: %v", method, err)
+			return fmt.Errorf("%s: reading from chromium: %w", method, err)
 		}
 		var ans struct {
 			ID     int
@@ -120,20 +147,20 @@ func (c *chrome) call(session, method string, params any, result any) {
 			Error  *struct{ Message string }
 		}
 		if err := json.Unmarshal(raw[:len(raw)-1], &ans); err != nil {
-			c.t.Fatalf("%s: %v in %q", method, err, raw)
+			return fmt.Errorf("%s: %w in %q", method, err, raw)
 		}
 		if ans.ID != c.next {
 			continue // an event
 		}
 		if ans.Error != nil {
-			c.t.Fatalf("%s: %s", method, ans.Error.Message)
+			return fmt.Errorf("%s: %s", method, ans.Error.Message)
 		}
 		if result != nil {
 			if err := json.Unmarshal(ans.Result, result); err != nil {
-				c.t.Fatalf("%s: %v in %s", method, err, ans.Result)
+				return fmt.Errorf("%s: %w in %s", method, err, ans.Result)
 			}
 		}
-		return
+		return nil
 	}
 }
 
