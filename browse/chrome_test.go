@@ -44,10 +44,10 @@ func chromiumPath(t *testing.T) string {
 }
 
 // startChrome starts a headless browser with one blank page, stopped
-// when the test ends. A browser that dies before it answers its first
-// command (a crash at launch, which this VM's Chromium has now and then,
-// with nothing of ours loaded yet) is started again, up to three times
-// in all; one that dies later fails the test.
+// when the test ends. A browser whose first command fails is started
+// again, up to three times in all: the failure seen is a crash at
+// launch, which this VM's Chromium has now and then, with nothing of
+// ours loaded yet. A failure of any later command fails the test.
 func startChrome(t *testing.T) *chrome {
 	t.Helper()
 	path := chromiumPath(t)
