@@ -330,10 +330,12 @@ func (r *Run) auditFinals(ctx context.Context, a *Audit, p *runstore.Ply, recs r
 		if p.Ply == 0 || !ok {
 			continue
 		}
+		var has bool
 		if p.TerminalSources {
 			// The rows are of the few terminal positions: read them with
-			// the blob's terminal list, and check the list.
-			_, list, err := r.store.SourcesAndTerminals(ctx, f.Blob)
+			// the blob's terminal list, and check the list. A blob merged
+			// before the lists has rows and no list.
+			rows, list, err := r.store.SourcesAndTerminals(ctx, f.Blob)
 			if err != nil {
 				return err
 			}
@@ -341,10 +343,12 @@ func (r *Run) auditFinals(ctx context.Context, a *Audit, p *runstore.Ply, recs r
 				a.checkTerminalList(r, p.Ply, f, list)
 				continue
 			}
-		}
-		has, err := r.store.HasSources(ctx, f.Blob)
-		if err != nil {
-			return err
+			has = rows != nil
+		} else {
+			var err error
+			if has, err = r.store.HasSources(ctx, f.Blob); err != nil {
+				return err
+			}
 		}
 		if !has {
 			a.errorf("ply %d: final blob %d (%s) has no backtracking rows", p.Ply, f.Index, f.Blob)

@@ -3,6 +3,7 @@ package pipeline
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -104,6 +105,21 @@ func TestTargetPlyKeepsTerminalSourcesOnly(t *testing.T) {
 			if rows != want {
 				t.Errorf("%s ply %d: %d positions with backtracking rows, want %d", name, ply, rows, want)
 			}
+		}
+		// The audit reads the target ply's rows with their lists, without
+		// them (as a release before the lists left them), or whole (a run
+		// that solves): it finds them, and finds them missing once deleted.
+		expectClean(t, ctx, r, name)
+		finals, err := r.store.Finals(ctx, 9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.store.DeleteSources(ctx, finals[0].Blob); err != nil {
+			t.Fatal(err)
+		}
+		lines, _ := auditLines(t, ctx, r)
+		if want := fmt.Sprintf("error: ply 9: final blob 0 (%s) has no backtracking rows", finals[0].Blob); !slices.Contains(lines, want) {
+			t.Errorf("%s: with the rows of final blob 0 deleted, the audit found %q; want %q among them", name, lines, want)
 		}
 	}
 }

@@ -164,7 +164,9 @@ func (s *Store) Sources(ctx context.Context, blob string) ([]byte, error) {
 // SourcesAndTerminals reads the backtracking sources of one final blob,
 // and its terminal list: nil when its merge wrote none (a ply that keeps
 // every position's sources, or a merge of a release before the lists).
-// One query reads both.
+// Either is nil only when its rows are absent, empty when they are
+// written but empty, so the caller can tell a blob without rows. One
+// query reads both.
 func (s *Store) SourcesAndTerminals(ctx context.Context, blob string) (payload, terminals []byte, err error) {
 	groups, ps, err := s.readPayloadGroups(ctx, pkSources(blob))
 	if err != nil {
@@ -173,7 +175,9 @@ func (s *Store) SourcesAndTerminals(ctx context.Context, blob string) (payload, 
 	for i, g := range groups {
 		switch g {
 		case "":
-			payload = ps[i]
+			if payload = ps[i]; payload == nil {
+				payload = []byte{} // written, though empty
+			}
 		case terminalsGroup:
 			if terminals = ps[i]; terminals == nil {
 				terminals = []byte{} // written, though empty
