@@ -522,3 +522,23 @@ func TestNoticesSaturate(t *testing.T) {
 		t.Errorf("a ply of no final blobs sends %v notices", n)
 	}
 }
+
+// TestTargetNoticesFollowTerminalPositions checks the driver of the
+// target ply's notices: its terminal positions, as counted through ply 14
+// and, past it, ply 14's share of the positions; a ply before the target
+// is driven by all its positions.
+func TestTargetNoticesFollowTerminalPositions(t *testing.T) {
+	if got := terminalAt(13, 912004167); got != 26938 {
+		t.Errorf("terminal positions of ply 13: %v, want the counted 26,938", got)
+	}
+	p14, p15 := terminalAt(14, 6158976460), terminalAt(15, 2*6158976460)
+	if p14 != 46489 || math.Abs(p15-2*46489) > 1e-6 {
+		t.Errorf("terminal positions of ply 14 and of a ply 15 twice its size: %v and %v, want 46,489 and twice that", p14, p15)
+	}
+	target := Units{Positions: 1e9, Terminal: 30000}
+	interior := target
+	interior.Out = 10
+	if target.value(drvKnown) != 30000 || interior.value(drvKnown) != 1e9 {
+		t.Errorf("known positions: %v at a target ply, %v before it; want its terminal positions, then all of them", target.value(drvKnown), interior.value(drvKnown))
+	}
+}

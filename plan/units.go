@@ -24,9 +24,11 @@ type Units struct {
 	// Out the expansion tasks it feeds (its own final blobs, below the
 	// target).
 	Positions float64 `json:"positions"`
-	Finals    float64 `json:"finals"`
-	Tasks     float64 `json:"tasks"`
-	Out       float64 `json:"expansions_out"`
+	// Terminal are the ply's terminal positions (terminalAt).
+	Terminal float64 `json:"terminal"`
+	Finals   float64 `json:"finals"`
+	Tasks    float64 `json:"tasks"`
+	Out      float64 `json:"expansions_out"`
 	// Buckets are the bucket merges; Levels the combine levels (none
 	// without) and Combines their tasks; Requeues the messages sent
 	// again: one for each of the last level's ranges past the first,
@@ -46,7 +48,7 @@ type Units struct {
 // The drivers of a ply's transactions.
 const (
 	drvFinals   = "finals"   // a ply's final blobs: merge outputs, results, resolutions
-	drvKnown    = "known"    // a ply's positions, a share of which notify their parents (see baseOf)
+	drvKnown    = "known"    // a ply's positions (at the target, its terminal ones), a share of which notify their parents (see baseOf)
 	drvParents  = "parents"  // the previous ply's final blobs (notices sent to them)
 	drvOut      = "out"      // expansion tasks the ply feeds
 	drvTasks    = "tasks"    // expansion runs swept when the ply is final
@@ -123,9 +125,10 @@ func isNotice(cat, op string) bool { return cat == task.CategoryBacktrack && op 
 // A resolved final blob sends its known results to its parents' blobs,
 // one payload a parent blob, and results are known (in a run short of the
 // game's end) for the few positions that a terminal position below
-// decides or bounds. Their number follows the positions (a share of
-// them, the driver drvKnown), as long as a final blob's known positions
-// are few: a run with small blobs sends about as many as one with large
+// decides or bounds: at the target ply, its terminal positions
+// (terminalAt), and at a ply before it a share of its positions. Their
+// number follows that driver (drvKnown), as long as a final blob's known
+// positions are few: a run with small blobs sends about as many as one with large
 // blobs, many times fewer a final blob (a run to ply 10 with 16-position
 // blobs, 43 at ply 9; one to ply 13 with 65,536, 7,658 at ply 12). But
 // the known positions come in clusters, whose parents lie in a few
@@ -135,8 +138,8 @@ func isNotice(cat, op string) bool { return cat == task.CategoryBacktrack && op 
 // of one ply with fixed and growing sizes (a1a67f7's, 2026-11-29: plies
 // 11 and 12 interior, 13 the target) gave c/finals = 8.7, 10.9 and 8.3;
 // those in testdata now, of 33bf9d7, make the same transactions within
-// 1%. The share is the one measured; deeper plies have more terminal
-// positions, which the plan does not foresee.
+// 1%. An interior ply's share is the one measured; a deeper target
+// has more positions decided below it, which the plan does not foresee.
 const noticeBlobs = 9
 
 // noticesOf is the notices that a ply of units u sends, given x, what
@@ -173,6 +176,9 @@ func (u Units) value(driver string) float64 {
 	case drvFinals:
 		return u.Finals + u.Combines
 	case drvKnown:
+		if u.Out == 0 { // the target ply: only its terminal positions are known
+			return u.Terminal
+		}
 		return u.Positions
 	case drvParents:
 		return u.Tasks
@@ -217,7 +223,7 @@ func (l segmentLaw) per(buckets float64) float64 {
 // unitsAt works out a ply's units from its positions and edges under
 // sizes (shapeAt).
 func (m *Model) unitsAt(s runstore.Sizes, ply, target int, positions, edges []int64) Units {
-	u := Units{Ply: ply, Positions: float64(positions[ply]), BlobPositions: s.BlobPositionsAt(ply), BucketBlobs: s.BucketBlobsAt(ply)}
+	u := Units{Ply: ply, Positions: float64(positions[ply]), Terminal: terminalAt(ply, float64(positions[ply])), BlobPositions: s.BlobPositionsAt(ply), BucketBlobs: s.BucketBlobsAt(ply)}
 	u.Tasks, u.Buckets, u.Finals = m.shapeAt(s, ply, positions, edges)
 	if ply < target {
 		u.Out = u.Finals
@@ -306,7 +312,7 @@ func measuredUnits(m Measurement, ply int) Units {
 	p := m.Plies[ply]
 	ops := func(cat, op string) float64 { return float64(p.Categories[cat].Ops[op]) }
 	sizes := m.sizes()
-	u := Units{Ply: ply, Positions: float64(p.Positions), Finals: float64(p.Finals), Buckets: float64(p.Buckets), Combines: float64(p.Combines), Segments: float64(p.Segments),
+	u := Units{Ply: ply, Positions: float64(p.Positions), Terminal: terminalAt(ply, float64(p.Positions)), Finals: float64(p.Finals), Buckets: float64(p.Buckets), Combines: float64(p.Combines), Segments: float64(p.Segments),
 		BlobPositions: sizes.BlobPositionsAt(ply), BucketBlobs: sizes.BucketBlobsAt(ply)}
 	if u.Finals == 0 {
 		u.Finals = ops(task.CategoryBacktrack, "blob.put")
