@@ -362,9 +362,9 @@ func (h *containerHandle) publish(c *container, name string, onlyNew bool, bl bl
 	return h.release(c, old)
 }
 
-// release removes the file of a version replaced or deleted, once that
-// is durable. Readers that opened the file keep their data: an open file
-// outlives its unlinking.
+// release hands the file of a version replaced or deleted, once that is
+// durable, to the reaper. Readers that opened the file keep their data:
+// an open file outlives its unlinking.
 func (h *containerHandle) release(c *container, old []byte) error {
 	if old == nil {
 		return nil
@@ -373,9 +373,7 @@ func (h *containerHandle) release(c *container, old []byte) error {
 	if err != nil || bl.file == 0 {
 		return err
 	}
-	if err := os.Remove(c.path(bl.file)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
+	h.b.reaper.remove(c.path(bl.file))
 	return nil
 }
 

@@ -163,6 +163,7 @@ type Backend struct {
 	closed bool
 	failed atomic.Pointer[error] // first fatal store error; all calls fail after it
 	space  spaceGuard
+	reaper *reaper // unlinks the files of deleted and replaced blob versions
 
 	// Registries of live resources by name, loaded at Open: there are few
 	// of them, read on every call and written only by Create and Drop,
@@ -219,6 +220,7 @@ func Open(cfg Config) (*Backend, error) {
 		b.release()
 		return nil, b.describe(err)
 	}
+	b.reaper = newReaper()
 	return b, nil
 }
 
@@ -241,6 +243,7 @@ func (b *Backend) Close() error {
 		return nil
 	}
 	b.closed = true
+	b.reaper.stop() // before the store closes and a temporary root goes
 	err := b.db.Close()
 	b.release()
 	if err != nil && b.failed.Load() == nil {

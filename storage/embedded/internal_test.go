@@ -334,6 +334,7 @@ func testBlobAtomic(t *testing.T, b *Backend) {
 // blobFiles counts the files of a container, and whether blob name is in one.
 func blobFiles(t *testing.T, b *Backend, cname, name string) (files, inFile int) {
 	t.Helper()
+	b.reaper.sync() // the files of replaced and deleted versions are gone
 	v, _ := b.containers.Load(cname)
 	c := v.(*container)
 	entries, err := os.ReadDir(c.dir)
@@ -594,5 +595,39 @@ func BenchmarkOpenClose(b *testing.B) {
 			b.Fatal(err)
 		}
 		be.Close()
+	}
+}
+
+// TestClosedBackendLeavesNoUnlinkedFile deletes and replaces blobs in
+// files, then closes the backend at once: the reaper's queue is drained
+// by Close, so the directory holds the current versions' files only.
+func TestClosedBackendLeavesNoUnlinkedFile(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	b, err := Open(Config{Dir: dir, Persist: true, MaxInlineBlob: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := b.Container("reap")
+	if err := c.Create(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 300 {
+		if err := c.Put(ctx, fmt.Sprint("b", i%100), make([]byte, 100+i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 50 {
+		if err := c.Delete(ctx, fmt.Sprint("b", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	v, _ := b.containers.Load("reap")
+	cdir := v.(*container).dir
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if entries, err := os.ReadDir(cdir); err != nil || len(entries) != 50 {
+		t.Errorf("after 300 writes of 100 blobs, 50 of them deleted, and Close: %d files (%v), want 50", len(entries), err)
 	}
 }
