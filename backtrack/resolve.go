@@ -80,29 +80,40 @@ func resolveBlob(ctx context.Context, t *task.Task, p *runstore.Ply, index int, 
 		}
 		blob = final.Blob
 	}
-	// A ply that keeps backtracking rows for its terminal positions only
-	// (few: 1,321 of 137 million at 8x8 ply 12) is a target ply that the
-	// run does not solve; its merges list those positions beside the
-	// rows, unless they are of a release before the lists.
+	// The merges list a blob's terminal positions beside its backtracking
+	// rows, unless they are of a release before the lists. A ply that
+	// keeps rows for its terminal positions only (few: 1,321 of 137
+	// million at 8x8 ply 12) is a target ply that the run does not
+	// solve: its list is all it needs. Elsewhere the list spares testing
+	// every position for the end of the game.
 	onlyTerminal := ply > 0 && p.TerminalSources
-	var sources []byte // the backtracking rows
-	if onlyTerminal {
-		var list []byte
-		var err error
+	var sources, list []byte // the backtracking rows, and the terminal list
+	var err error
+	if ply > 0 {
 		if sources, list, err = store.SourcesAndTerminals(ctx, blob); err != nil {
 			return runstore.Resolution{}, err
 		}
-		if list != nil {
+		if onlyTerminal && list != nil {
 			return resolveListed(ctx, t, p, index, blob, sources, list)
 		}
 	}
-	var err error
 	buf := resolveBuffers.Get()
 	defer resolveBuffers.Put(buf)
 	if buf.keys, err = run.ReadKeysTo(ctx, blob, buf.keys[:0]); err != nil {
 		return runstore.Resolution{}, err
 	}
 	keys := buf.keys
+	var listed []int64 // the terminal positions' indexes, when list says
+	if list != nil {
+		l, err := packed.DecodeTerminalList(run.Board, list)
+		if err != nil {
+			return runstore.Resolution{}, fmt.Errorf("terminal list of ply %d blob %d: %w", ply, index, err)
+		}
+		if err := l.Matches(keys); err != nil {
+			return runstore.Resolution{}, fmt.Errorf("terminal list of ply %d blob %d: %w", ply, index, err)
+		}
+		listed = l.Indexes
+	}
 	squares := run.Board.Size() * run.Board.Size()
 	var tallies []Tally // the children's notices; the target ply has none
 	if ply < run.Target {
@@ -138,7 +149,15 @@ func resolveBlob(ctx context.Context, t *task.Task, p *runstore.Ply, index int, 
 	var counts [4]int64
 	unknown := Word(board.Unknown, Score{})
 	for i, pos := range keys {
-		terminal := (front == nil || onlyTerminal) && run.Board.Terminal(pos)
+		var terminal bool
+		switch {
+		case list != nil:
+			if terminal = len(listed) > 0 && listed[0] == int64(i); terminal {
+				listed = listed[1:]
+			}
+		case front == nil || onlyTerminal:
+			terminal = run.Board.Terminal(pos)
+		}
 		if terminal && onlyTerminal {
 			terminals = append(terminals, i)
 		}
@@ -162,11 +181,6 @@ func resolveBlob(ctx context.Context, t *task.Task, p *runstore.Ply, index int, 
 	if front != nil {
 		t.Log.Info("frontier solved as far as needed", "ply", ply, "blob", index, "mode", run.SolveMode,
 			"solved", front.counts[frontierSolved], "bounded", front.counts[frontierBounded], "skipped", front.counts[frontierSkipped])
-	}
-	if ply > 0 && !onlyTerminal { // onlyTerminal read them above
-		if sources, err = store.Sources(ctx, blob); err != nil {
-			return runstore.Resolution{}, err
-		}
 	}
 	return report(ctx, t, ply, index, blob, sources, results, counts, !onlyTerminal, terminals)
 }

@@ -55,9 +55,10 @@ type output struct {
 	count         int64
 	terminal      int64
 	first, last   board.Position
-	// the blob's terminal positions, at a ply that keeps backtracking
-	// rows for those alone (runstore.Ply.TerminalSources): its
-	// resolution then reads them here instead of the blob's keys
+	// the blob's terminal positions, listed beside its backtracking rows
+	// (runstore.Store.PutSources): its resolution reads them there
+	// instead of testing every position again, and at a ply that keeps
+	// rows for those alone (runstore.Ply.TerminalSources) reads no keys
 	terminals packed.TerminalList
 	list      []byte
 
@@ -131,9 +132,7 @@ func (o *output) emit() error {
 	}
 	if terminal {
 		o.terminal++
-		if o.rec.TerminalSources {
-			o.terminals.Add(o.count, o.cur)
-		}
+		o.terminals.Add(o.count, o.cur)
 	}
 	o.last = o.cur
 	o.count++
@@ -179,14 +178,10 @@ func (o *output) flush() error {
 	if err := o.t.Run.Blobs.Upload(o.ctx, name, bytes.NewReader(o.keys.Bytes())); err != nil {
 		return fmt.Errorf("writing merge output %s: %w", name, err)
 	}
-	var list []byte
-	if o.rec.TerminalSources {
-		o.terminals.Count = o.count
-		o.list = o.terminals.Append(o.list[:0])
-		list = o.list
-		o.terminals.Reset()
-	}
-	if err := o.t.Run.Store.PutSources(task.WithCategory(o.ctx, task.CategoryBacktrack), name, o.sources.Bytes(), list); err != nil {
+	o.terminals.Count = o.count
+	o.list = o.terminals.Append(o.list[:0])
+	o.terminals.Reset()
+	if err := o.t.Run.Store.PutSources(task.WithCategory(o.ctx, task.CategoryBacktrack), name, o.sources.Bytes(), o.list); err != nil {
 		return err
 	}
 	if err := o.comps.Check(); err != nil {

@@ -95,3 +95,31 @@ func FuzzTerminalList(f *testing.F) {
 		}
 	})
 }
+
+// TestTerminalListMatches checks a list against its blob's keys: it
+// matches them only with their count and each listed position at its
+// index.
+func TestTerminalListMatches(t *testing.T) {
+	b := board.MustNew(6)
+	p := b.Start()
+	q := board.Position{Side: board.White, Occ: p.Occ, White: p.White}
+	keys := []board.Position{p, q, p, q}
+	for _, tc := range []struct {
+		name string
+		list TerminalList
+		ok   bool
+	}{
+		{"none listed", TerminalList{Count: 4}, true},
+		{"two listed", TerminalList{Count: 4, Indexes: []int64{1, 2}, Positions: []board.Position{q, p}}, true},
+		{"last listed", TerminalList{Count: 4, Indexes: []int64{3}, Positions: []board.Position{q}}, true},
+		{"fewer positions", TerminalList{Count: 3}, false},
+		{"more positions", TerminalList{Count: 5}, false},
+		{"another position", TerminalList{Count: 4, Indexes: []int64{1, 2}, Positions: []board.Position{q, q}}, false},
+		{"one index off", TerminalList{Count: 4, Indexes: []int64{0}, Positions: []board.Position{q}}, false},
+	} {
+		err := tc.list.Matches(keys)
+		if tc.ok != (err == nil) || err != nil && !errors.Is(err, ErrCorrupt) {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+}

@@ -19,12 +19,13 @@ import (
 // TestTargetPlyKeepsTerminalSourcesOnly checks which positions keep
 // backtracking rows: every position below the target ply; at the target
 // ply, only the terminal ones, unless the run solves it, when all do.
-// There, the merges also list the terminal positions beside the rows
-// (packed.TerminalList), and the resolution reads those instead of the
-// blobs' keys: no resolution of the target ply reads a blob, where those
-// of the ply before read each of theirs. Without the lists, as a merge
-// of an earlier release leaves them, the resolution reads the keys and
-// comes to the same results.
+// At every ply the merges also list the terminal positions beside the
+// rows (packed.TerminalList), and the resolution of the target ply reads
+// those instead of the blobs' keys: none of its resolutions reads a
+// blob, where those of the ply before read each of theirs (and take the
+// terminal positions from the list, not testing each position). Without
+// the lists, as a merge of an earlier release leaves them, the
+// resolutions read the keys, test them, and come to the same results.
 func TestTargetPlyKeepsTerminalSourcesOnly(t *testing.T) {
 	for _, tc := range []struct {
 		name             string
@@ -67,7 +68,7 @@ func TestTargetPlyKeepsTerminalSourcesOnly(t *testing.T) {
 				t.Fatal(err)
 			}
 			terminalOnly := ply == 9 && !solve
-			listed := terminalOnly && !tc.dropLists
+			listed := !tc.dropLists // every ply's merges list its terminal positions
 			if p.TerminalSources != terminalOnly {
 				t.Errorf("%s ply %d: TerminalSources %v, want %v", name, ply, p.TerminalSources, terminalOnly)
 			}

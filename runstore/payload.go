@@ -162,8 +162,9 @@ func (s *Store) Sources(ctx context.Context, blob string) ([]byte, error) {
 }
 
 // SourcesAndTerminals reads the backtracking sources of one final blob,
-// and its terminal list: nil when its merge wrote none (a ply that keeps
-// every position's sources, or a merge of a release before the lists).
+// and its terminal list: nil when its merge wrote none (a merge of a
+// release before the lists, which wrote them at a target ply only, or
+// none).
 // Either is nil only when its rows are absent, empty when they are
 // written but empty, so the caller can tell a blob without rows. One
 // query reads both.
