@@ -2,6 +2,7 @@ package packed
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"runtime"
 	"testing"
@@ -187,6 +188,36 @@ func BenchmarkSourceDecode(b *testing.B) {
 		}
 		return sr.Err()
 	})
+}
+
+// BenchmarkSourceSkip reads the sources of one position in 12,500 of a
+// blob, as a resolution does for its few known results (sendNotices; at
+// 8x8 ply 13 of a run to 14, about one in 12,500), with blocks of
+// several sizes: a skip decodes the part of the block before the
+// position it wants.
+func BenchmarkSourceSkip(b *testing.B) {
+	lists := sourcesOf(allEdges(b, 8))[:blobPositions]
+	for _, block := range []int{8192, 4096, 2048, 1024} {
+		data := encodeSources(b, lists, Options{BlockEntries: block})
+		b.Run(fmt.Sprintf("block-%d", block), func(b *testing.B) {
+			var buf []Ref
+			for b.Loop() {
+				sr := NewSourceReader(bytes.NewReader(data))
+				at := int64(0)
+				for next := int64(6000); next < int64(len(lists)); next += 12500 {
+					var ok bool
+					if buf, ok = sr.Skip(next-at, buf); !ok {
+						b.Fatal(sr.Err())
+					}
+					if buf, ok = sr.Next(buf); !ok {
+						b.Fatal(sr.Err())
+					}
+					at = next + 1
+				}
+			}
+			b.ReportMetric(float64(len(data))/float64(len(lists)), "bytes/position")
+		})
+	}
 }
 
 // resultWords is a final blob's results at a ply where a few positions
