@@ -154,6 +154,9 @@ func resolveBlob(ctx context.Context, t *task.Task, p *runstore.Ply, index int, 
 		case list != nil:
 			if terminal = len(listed) > 0 && listed[0] == int64(i); terminal {
 				listed = listed[1:]
+				if !run.Board.Terminal(pos) { // a few a blob: as resolveListed does
+					return runstore.Resolution{}, fmt.Errorf("terminal list of ply %d blob %d: %w: position %d, %v, is not terminal", ply, index, packed.ErrCorrupt, i, pos)
+				}
 			}
 		case front == nil || onlyTerminal:
 			terminal = run.Board.Terminal(pos)
