@@ -106,11 +106,11 @@ func resolveBlob(ctx context.Context, t *task.Task, p *runstore.Ply, index int, 
 	var listed []int64 // the terminal positions' indexes, when list says
 	if list != nil {
 		l, err := packed.DecodeTerminalList(run.Board, list)
-		if err != nil {
-			return runstore.Resolution{}, fmt.Errorf("terminal list of ply %d blob %d: %w", ply, index, err)
+		if err == nil {
+			err = l.Matches(keys)
 		}
-		if err := l.Matches(keys); err != nil {
-			return runstore.Resolution{}, fmt.Errorf("terminal list of ply %d blob %d: %w", ply, index, err)
+		if err != nil {
+			return runstore.Resolution{}, fmt.Errorf("terminal positions of %s: %w", blob, err)
 		}
 		listed = l.Indexes
 	}
@@ -154,8 +154,8 @@ func resolveBlob(ctx context.Context, t *task.Task, p *runstore.Ply, index int, 
 		case list != nil:
 			if terminal = len(listed) > 0 && listed[0] == int64(i); terminal {
 				listed = listed[1:]
-				if !run.Board.Terminal(pos) { // a few a blob: as resolveListed does
-					return runstore.Resolution{}, fmt.Errorf("terminal list of ply %d blob %d: %w: position %d, %v, is not terminal", ply, index, packed.ErrCorrupt, i, pos)
+				if err := listedTerminal(run.Board, blob, int64(i), pos); err != nil {
+					return runstore.Resolution{}, err
 				}
 			}
 		case front == nil || onlyTerminal:
@@ -236,8 +236,8 @@ func resolveListed(ctx context.Context, t *task.Task, p *runstore.Ply, index int
 	counts[board.Unknown] = l.Count - int64(len(l.Indexes))
 	for j, i := range l.Indexes {
 		pos := l.Positions[j]
-		if !run.Board.Terminal(pos) {
-			return runstore.Resolution{}, fmt.Errorf("terminal positions of %s: %w: position %d, %v, is not terminal", blob, packed.ErrCorrupt, i, pos)
+		if err := listedTerminal(run.Board, blob, i, pos); err != nil {
+			return runstore.Resolution{}, err
 		}
 		res, score, err := d.decide(ctx, int(i), pos, true)
 		if err != nil {
@@ -248,6 +248,16 @@ func resolveListed(ctx context.Context, t *task.Task, p *runstore.Ply, index int
 		rows = append(rows, int(i))
 	}
 	return report(ctx, t, p.Ply, index, blob, sources, results, counts, false, rows)
+}
+
+// listedTerminal checks position i of blob, pos, which its terminal list
+// names: a few a blob, tested again because a listed position is decided
+// by its discs alone.
+func listedTerminal(b *board.Board, blob string, i int64, pos board.Position) error {
+	if b.Terminal(pos) {
+		return nil
+	}
+	return fmt.Errorf("terminal positions of %s: %w: position %d, %v, is not terminal", blob, packed.ErrCorrupt, i, pos)
 }
 
 // decider decides the positions of one final blob one by one, but for a
