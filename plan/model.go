@@ -360,11 +360,17 @@ func handledBy(edges func(int) int64, target, p int) int64 {
 	return n
 }
 
+// positions8x8 is pipeline.EstimatePositions for 8x8 from the usual
+// start, the only board the model covers.
+func positions8x8(ply int) (int64, bool) {
+	return pipeline.EstimatePositions(pipeline.RunConfig{Config: runstore.Config{Board: 8}}, ply)
+}
+
 // Positions is the model's positions of a ply: pipeline.EstimatePositions,
 // exact through the counted plies and extrapolated past them
 // (extrapolated is true).
 func (m *Model) Positions(ply int) (n int64, extrapolated bool, err error) {
-	n, ok := pipeline.EstimatePositions(pipeline.RunConfig{Config: runstore.Config{Board: 8}}, ply)
+	n, ok := positions8x8(ply)
 	if !ok {
 		return 0, false, fmt.Errorf("no estimate of the positions of ply %d", ply)
 	}

@@ -1,10 +1,5 @@
 package plan
 
-import (
-	"github.com/reversi-cloud/reversi/pipeline"
-	"github.com/reversi-cloud/reversi/runstore"
-)
-
 // terminal8x8 is the number of terminal positions (neither side can
 // move) among the canonical positions of each ply of 8x8 from the usual
 // start, as this project's runs counted them (docs/reference.md): none
@@ -25,6 +20,6 @@ func terminalAt(ply int, positions float64) float64 {
 		return float64(terminal8x8[ply])
 	}
 	last := len(terminal8x8) - 1
-	n, _ := pipeline.EstimatePositions(pipeline.RunConfig{Config: runstore.Config{Board: 8}}, last)
+	n, _ := positions8x8(last)
 	return positions * float64(terminal8x8[last]) / float64(n)
 }
