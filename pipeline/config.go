@@ -166,6 +166,9 @@ func (c RunConfig) WithDerived() RunConfig {
 	if c.Messages == 0 {
 		c.Messages = runstore.MessagesNamed
 	}
+	if c.Completion == "" {
+		c.Completion = runstore.TreeCompletion
+	}
 	if c.Solve && c.SolveMode == "" {
 		c.SolveMode = runstore.SolveAll
 	}
@@ -210,6 +213,9 @@ func (c RunConfig) Validate() error {
 	}
 	if c.QueueShards < 1 || c.QueueShards > MaxQueueShards {
 		return fmt.Errorf("queue shards %d: must be 1 to %d", c.QueueShards, MaxQueueShards)
+	}
+	if c.Completion != "" && !c.Completion.Known() {
+		return fmt.Errorf("completion %q: must be %q, %q or %q, or empty for the current tree", c.Completion, runstore.TreeCompletion, runstore.WideTreeCompletion, runstore.FlatCompletion)
 	}
 	if c.Messages != 0 && !c.Messages.Known() {
 		return fmt.Errorf("messages %d: must be %d or %d, or 0 for the current forms", c.Messages, runstore.MessagesUnnamed, runstore.MessagesNamed)

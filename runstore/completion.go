@@ -11,25 +11,35 @@ import (
 // to resolve) each leave a marker row when done, and the one that
 // finishes the stage must notice. Listing every marker after each item
 // would cost O(n) reads per item, O(n^2) per stage. Instead the markers
-// are the leaves of a tree of fan-out completionFan: node j of level L
-// (L >= 1) stands for the items [j*fan^L, (j+1)*fan^L), and its marker
-// is added once every child of it (nodes j*fan to j*fan+fan-1 of level
-// L-1, as far as the level goes; the items themselves at level 0) has
-// its marker. The one node of the top level is the root: its marker says
-// the stage is complete.
+// are the leaves of a tree of fan-out f (the run's Completion.Fan):
+// node j of level L (L >= 1) stands for the items [j*f^L, (j+1)*f^L),
+// and its marker is added once every child of it (nodes j*f to j*f+f-1
+// of level L-1, as far as the level goes; the items themselves at level
+// 0) has its marker. The one node of the top level is the root: its
+// marker says the stage is complete.
 //
 // An item, once its marker is committed, climbs: it reads its siblings'
-// markers (at most completionFan rows, in a few pages that stop at the
-// first sibling missing; see siblings), stops if one is missing, else adds its parent's marker
-// naming itself (By) and goes on from the parent, unless the parent's
-// marker names another item, which then does. So one completion check
-// reads at most completionFan rows and one more (the parent's marker,
-// when another added it first) a level, for ceil(log_fan n) levels: 4
-// levels for a million items, 6 for 10^10; and a few rows an item on
-// average, in whatever order the items finish. Siblings share a partition
-// (spread.pk groups indexes by j/completionFan), so each read is of one
-// partition, and a level's markers spread over the shards as the items
-// do.
+// markers (at most f rows, in a few pages that stop at the first
+// sibling missing; see siblings), stops if one is missing, else adds
+// its parent's marker naming itself (By) and goes on from the parent,
+// unless the parent's marker names another item, which then does. So
+// one completion check reads at most f rows and one more (the parent's
+// marker, when another added it first) a level, for ceil(log_f n)
+// levels: 7 levels of 8 for a million items, 12 for 10^10; and a few
+// rows an item on average, in whatever order the items finish.
+// Siblings share a partition (spread.pk groups indexes by spreadGroup,
+// a multiple of f), so each read is of one partition, and a level's
+// markers spread over the shards as the items do.
+//
+// Why 8 and not 64, which runs seeded before the settings row's version
+// 5 use: items handed out together finish together (a small stage's are
+// all handed to a fleet's loops at once), and an item that reads its
+// siblings after they all committed finds none missing and reads the
+// whole group. With groups of 64 those bursts read up to 64 rows an item
+// a level, a quarter to three times more from one run to the next, and
+// throttled the partitions that hold them; with 8 an item reads at most
+// 8 rows a level whatever the timing, for one node marker more to write
+// for about every 7 items (docs/performance.md).
 //
 // Linearizability makes this exact. Every marker is added once and never
 // removed, and a parent's only after all its children were read present,
@@ -45,23 +55,38 @@ import (
 // climbs as far as it had and on from there.
 //
 // Runs seeded before the tree (FlatCompletion) count in one level: the
-// item that fills its group of completionFan adds a group marker to the
-// base partition and counts every group marker there, O(fan + n/fan)
-// reads an item and every group marker in one partition. A release
-// never mixes the two on one run, since the run's settings say which.
-const completionFan = 64
+// item that fills its group of 64 adds a group marker to the base
+// partition and counts every group marker there, O(64 + n/64) reads an
+// item and every group marker in one partition. A release never mixes
+// the layouts on one run, since the run's settings say which.
 
 // Completion is how a run's stages count their done items.
 type Completion string
 
 const (
-	// TreeCompletion: the tree of node markers above, for every run
-	// seeded since version 2 of the settings row.
-	TreeCompletion Completion = ""
-	// FlatCompletion: one level of group markers, all in the base
-	// partition, for the runs seeded before.
+	// TreeCompletion: a tree of node markers of fan-out 8, for every
+	// run seeded since version 5 of the settings row.
+	TreeCompletion Completion = "tree8"
+	// WideTreeCompletion: a tree of fan-out 64, for the runs seeded
+	// with versions 2 to 4.
+	WideTreeCompletion Completion = "tree64"
+	// FlatCompletion: one level of group markers of 64 items, all in the
+	// base partition, for the runs seeded before.
 	FlatCompletion Completion = "flat"
 )
+
+// Known reports whether c is a completion this release counts.
+func (c Completion) Known() bool {
+	return c == TreeCompletion || c == WideTreeCompletion || c == FlatCompletion
+}
+
+// Fan is the fan-out of c's tree, or the size of its flat groups.
+func (c Completion) Fan() int {
+	if c == TreeCompletion {
+		return 8
+	}
+	return 64
+}
 
 // stageMarkers names a stage's marker rows: item i's marker is
 // item+index(i) in partition spread.pk(i) (keys.go). In a tree, node j of
@@ -71,6 +96,7 @@ type stageMarkers struct {
 	spread
 	item, group byte
 	flat        bool
+	fan         int    // the tree's fan-out (Completion.Fan): divides spreadGroup
 	tally       *tally // what the nodes sum up (tally.go); nil: nothing
 }
 
@@ -86,7 +112,7 @@ func (m stageMarkers) nodeKey(level, j int) string {
 	return string(m.group) + formatIndex(1, level) + formatIndex(indexWidth, j)
 }
 
-// The markers of the groups of completionFan items (the nodes of level
+// The markers of the groups of fan items (the nodes of level
 // 1 of a tree): group g's is groupPrefix()+index(g) in partition
 // groupPk(g), and groupPks are every partition that holds them.
 func (m stageMarkers) groupPrefix() string {
@@ -118,10 +144,10 @@ func (s *Store) items(ctx context.Context, m stageMarkers, span Span) ([]storage
 	return queryPartitions(ctx, s.state, m.pksIn(span), markerKey(m.item, span.Lo), markerKey(m.item, span.Hi))
 }
 
-// nodes is how many nodes of a tree over n items level has.
-func nodes(n, level int) int {
+// nodes is how many nodes of the tree over n items level has.
+func (m stageMarkers) nodes(n, level int) int {
 	for ; level > 0; level-- {
-		n = (n + completionFan - 1) / completionFan
+		n = (n + m.fan - 1) / m.fan
 	}
 	return n
 }
@@ -133,9 +159,9 @@ func (s *Store) itemDone(ctx context.Context, m stageMarkers, i, n int) (bool, e
 	if m.flat {
 		return s.flatItemDone(ctx, m, i, n)
 	}
-	for level, j := 1, i; ; level, j = level+1, j/completionFan {
-		parent := j / completionFan
-		lo, hi := parent*completionFan, min(nodes(n, level-1), (parent+1)*completionFan)
+	for level, j := 1, i; ; level, j = level+1, j/m.fan {
+		parent := j / m.fan
+		lo, hi := parent*m.fan, min(m.nodes(n, level-1), (parent+1)*m.fan)
 		es, err := s.siblings(ctx, m, level-1, lo, j, hi)
 		if err != nil || es == nil {
 			return false, err
@@ -143,7 +169,7 @@ func (s *Store) itemDone(ctx context.Context, m stageMarkers, i, n int) (bool, e
 		if mine, err := s.claim(ctx, m, level, parent, i, m.tally.node(es)); err != nil || !mine {
 			return false, err
 		}
-		if nodes(n, level) == 1 {
+		if m.nodes(n, level) == 1 {
 			return true, nil
 		}
 	}
@@ -251,25 +277,26 @@ func (s *Store) allDone(ctx context.Context, m stageMarkers, n int) (bool, error
 	if n == 0 {
 		return true, nil
 	}
-	return exists(ctx, s.state, m.pk(0), m.nodeKey(rootLevel(n), 0))
+	return exists(ctx, s.state, m.pk(0), m.nodeKey(m.rootLevel(n), 0))
 }
 
-// rootLevel is the level of the root of a tree over n items: the
+// rootLevel is the level of the root of the tree over n items: the
 // lowest above the items with one node.
-func rootLevel(n int) int {
+func (m stageMarkers) rootLevel(n int) int {
 	level := 1
-	for nodes(n, level) > 1 {
+	for m.nodes(n, level) > 1 {
 		level++
 	}
 	return level
 }
 
-func groups(n int) int { return nodes(n, 1) }
+// groups is how many groups of fan items n items make.
+func (m stageMarkers) groups(n int) int { return m.nodes(n, 1) }
 
 // flatItemDone is itemDone of the flat layout.
 func (s *Store) flatItemDone(ctx context.Context, m stageMarkers, i, n int) (bool, error) {
-	g := i / completionFan
-	lo, hi := g*completionFan, min(n, (g+1)*completionFan)
+	g := i / m.fan
+	lo, hi := g*m.fan, min(n, (g+1)*m.fan)
 	es, err := queryAll(ctx, s.state, m.pk(i), markerKey(m.item, lo), markerKey(m.item, hi))
 	if err != nil || len(es) < hi-lo {
 		return false, err
@@ -285,6 +312,6 @@ func (s *Store) flatAllDone(ctx context.Context, m stageMarkers, n int) (bool, e
 	if n == 0 {
 		return true, nil
 	}
-	es, err := queryAll(ctx, s.state, m.base, m.groupKey(0), m.groupKey(groups(n)))
-	return err == nil && len(es) >= groups(n), err
+	es, err := queryAll(ctx, s.state, m.base, m.groupKey(0), m.groupKey(m.groups(n)))
+	return err == nil && len(es) >= m.groups(n), err
 }

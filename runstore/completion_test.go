@@ -17,10 +17,11 @@ import (
 // complete: none may see the stage complete
 // before every item is, and, counted in a tree, exactly one item sees
 // it (its redelivery too, and no other's); counted flat, at least one.
-// With the markers in one partition and spread over three.
+// With the markers in one partition and spread over three, in trees of
+// both fan-outs and flat.
 func TestCompletionConcurrent(t *testing.T) {
 	ctx := context.Background()
-	for _, completion := range []Completion{TreeCompletion, FlatCompletion} {
+	for _, completion := range []Completion{TreeCompletion, WideTreeCompletion, FlatCompletion} {
 		for _, c := range []struct{ n, shards int }{{1, 1}, {64, 1}, {65, 1}, {200, 1}, {1, 3}, {65, 3}, {300, 3}, {4097, 3}} {
 			n := c.n
 			s, _ := openStore(t)
@@ -66,9 +67,9 @@ func TestCompletionConcurrent(t *testing.T) {
 			switch {
 			case first == 0:
 				t.Errorf("%s n=%d: no item saw the stage complete", completion, n)
-			case completion == TreeCompletion && (first != 1 || len(saw) != 1):
+			case completion != FlatCompletion && (first != 1 || len(saw) != 1):
 				t.Errorf("%s n=%d: %d items saw the stage complete, %d with redeliveries; want 1 (%v)", completion, n, first, len(saw), saw)
-			case completion == TreeCompletion && len(saw) == 1:
+			case completion != FlatCompletion && len(saw) == 1:
 				for _, k := range saw {
 					if k != 2 {
 						t.Errorf("%s n=%d: the completing item saw it %d times in two deliveries", completion, n, k)
@@ -108,36 +109,46 @@ func countReads(c *storage.Call, next func() error) error {
 
 // TestCompletionMillion counts a stage of a million items in a tree,
 // with its markers spread over three partitions, and bounds the entities
-// that one item's completion check reads: at most completionFan and one
+// that one item's completion check reads: at most a fan-out and one
 // more a level (the siblings, then the parent's marker when another
-// item added it), 4 levels here, where counting flat would read up to
-// 15,625 group markers from one partition per check.
+// item added it), 7 levels of 8 or 4 of 64 here, where counting flat
+// would read up to 15,625 group markers from one partition per check.
 //
 // To stay quick, every item's marker is written first in batches, and
-// then one item of each group of 64, picked at random and in random
-// order, runs its check, from 8 goroutines at once; for one group in
-// eight a second item runs its check too, racing the first for the
-// group's marker. Every check above level 0 thus runs as in a real
-// stage, with siblings missing, out of order and concurrently; checks
-// whose own group is unfinished (stopping at level 0, after one query)
-// are TestCompletionConcurrent's. Exactly one check must see the stage
+// then one item of each group, picked at random and in random order,
+// runs its check, from 8 goroutines at once; for one group in eight a
+// second item runs its check too, racing the first for the group's
+// marker. Every check above level 0 thus runs as in a real stage, with
+// siblings missing, out of order and concurrently; checks whose own
+// group is unfinished (stopping at level 0, after one query) are
+// TestCompletionConcurrent's. Exactly one check must see the stage
 // complete, and only the last level's.
 func TestCompletionMillion(t *testing.T) {
-	const n, shards, levels = 1_000_000, 3, 4
-	if nodes(n, levels) != 1 || nodes(n, levels-1) == 1 {
-		t.Fatalf("a million items are not %d levels", levels)
+	for _, tc := range []struct {
+		completion Completion
+		levels     int
+	}{{TreeCompletion, 7}, {WideTreeCompletion, 4}} {
+		t.Run(string(tc.completion), func(t *testing.T) { completeMillion(t, tc.completion, tc.levels) })
 	}
+}
+
+func completeMillion(t *testing.T, completion Completion, levels int) {
+	const n, shards = 1_000_000, 3
 	ctx := context.Background()
 	be := testkit.Embedded(t)
 	state := storage.Wrap(be, countReads).Table("runstate")
 	if err := state.Create(ctx); err != nil {
 		t.Fatal(err)
 	}
-	s := New(board.MustNew(4), []storage.Table{state}, []storage.Table{state}, shards, TreeCompletion)
+	s := New(board.MustNew(4), []storage.Table{state}, []storage.Table{state}, shards, completion)
 	m := s.resolutionMarkers(18)
+	fan := m.fan
+	if m.nodes(n, levels) != 1 || m.nodes(n, levels-1) == 1 {
+		t.Fatalf("a million items are not %d levels of %d", levels, fan)
+	}
 	for lo := 0; lo < n; lo += storage.MaxBatchOps {
-		// A batch of 100 from a multiple of 100 lies in one group of 64
-		// or two: one transaction a partition.
+		// A batch of 100 from a multiple of 100 lies in one group of
+		// spreadGroup or two: one transaction a partition.
 		ops := map[string][]storage.Op{}
 		for i := lo; i < lo+storage.MaxBatchOps; i++ {
 			ops[m.pk(i)] = append(ops[m.pk(i)], storage.Op{Kind: storage.OpUpsert, Entity: storage.Entity{PartitionKey: m.pk(i), RowKey: markerKey(m.item, i), Props: map[string]any{}}})
@@ -152,11 +163,11 @@ func TestCompletionMillion(t *testing.T) {
 		t.Fatalf("complete before any check: %v, %v", all, err)
 	}
 	var checks []int
-	for g := range nodes(n, 1) {
-		size := min(completionFan, n-g*completionFan)
-		checks = append(checks, g*completionFan+rand.IntN(size))
+	for g := range m.nodes(n, 1) {
+		size := min(fan, n-g*fan)
+		checks = append(checks, g*fan+rand.IntN(size))
 		if g%8 == 0 {
-			checks = append(checks, g*completionFan+rand.IntN(size))
+			checks = append(checks, g*fan+rand.IntN(size))
 		}
 	}
 	rand.Shuffle(len(checks), func(a, b int) { checks[a], checks[b] = checks[b], checks[a] })
@@ -193,18 +204,18 @@ func TestCompletionMillion(t *testing.T) {
 	wg.Wait()
 	// The check that completes the stage reads every child of each node
 	// on its path, and at most one more row a level.
-	bound, path := int64(levels*(completionFan+1)), int64(0)
-	for level, j := 1, completer; level <= levels; level, j = level+1, j/completionFan {
-		parent := j / completionFan
-		path += int64(min(nodes(n, level-1), (parent+1)*completionFan) - parent*completionFan)
+	bound, path := int64(levels*(fan+1)), int64(0)
+	for level, j := 1, completer; level <= levels; level, j = level+1, j/fan {
+		parent := j / fan
+		path += int64(min(m.nodes(n, level-1), (parent+1)*fan) - parent*fan)
 	}
 	t.Logf("%d checks of a million items: at most %d entities read by one (bound %d), %d by the one that completed the stage (its path %d)",
 		len(checks), maxReads, bound, completeReads, path)
 	if maxReads > bound {
 		t.Errorf("a check read %d entities, more than %d", maxReads, bound)
 	}
-	if complete != 1 || completeReads < path || completeReads > path+levels {
-		t.Errorf("%d checks saw the stage complete, the last after reading %d entities; want 1, after %d to %d", complete, completeReads, path, path+levels)
+	if complete != 1 || completeReads < path || completeReads > path+int64(levels) {
+		t.Errorf("%d checks saw the stage complete, the last after reading %d entities; want 1, after %d to %d", complete, completeReads, path, path+int64(levels))
 	}
 	if all, err := s.allDone(ctx, m, n); err != nil || !all {
 		t.Errorf("allDone = %v, %v", all, err)
@@ -213,45 +224,71 @@ func TestCompletionMillion(t *testing.T) {
 
 // TestCompletionInOrder finishes the items of a stage one after another,
 // in the order they were sent (as a stage's items mostly finish), in
-// reverse, and shuffled within windows of a few groups (as hundreds of
-// workers finish them): the checks read a few rows an item in all,
-// where reading every sibling would read half a group an item, or more.
-// No check reads more than its group and one more row a level, and
-// exactly one sees the stage complete.
+// reverse, and shuffled within windows of 256 (as hundreds of workers
+// finish them): the checks read a few rows an item in all, where
+// reading every sibling would read half a group an item, or more. Then
+// in a burst, every item committed before any checks (as a small
+// stage's items, all handed out at once, finish): each check then finds
+// no sibling missing and reads its whole group, 8 rows or 64. No check
+// reads more than its group and one more row a level, and exactly one
+// sees the stage complete.
 func TestCompletionInOrder(t *testing.T) {
-	ctx := context.Background()
 	const n = 64*64 + 17
-	levels := int64(rootLevel(n))
+	for _, tc := range []struct {
+		completion Completion
+		perItem    [4]float64 // the most rows read an item, in all: in order, in reverse, shuffled, in a burst
+	}{
+		{TreeCompletion, [4]float64{1.2, 4.0, 3.5, 10}},
+		{WideTreeCompletion, [4]float64{1.1, 4.5, 6.5, 66}},
+	} {
+		t.Run(string(tc.completion), func(t *testing.T) { completeInOrder(t, tc.completion, n, tc.perItem) })
+	}
+}
+
+func completeInOrder(t *testing.T, completion Completion, n int, perItem [4]float64) {
+	ctx := context.Background()
+	fan := completion.Fan()
 	shuffled := make([]int, n)
 	rng := rand.New(rand.NewPCG(1, 2))
-	for lo := 0; lo < n; lo += 4 * completionFan {
-		hi := min(n, lo+4*completionFan)
+	for lo := 0; lo < n; lo += 256 {
+		hi := min(n, lo+256)
 		for k, i := range rng.Perm(hi - lo) {
 			shuffled[lo+k] = lo + i
 		}
 	}
-	for _, tc := range []struct {
-		name    string
-		order   func(k int) int
-		perItem float64 // the most rows read an item, in all
+	for o, order := range []struct {
+		name  string
+		order func(k int) int
+		burst bool
 	}{
-		{"in order", func(k int) int { return k }, 1.1},
-		{"in reverse", func(k int) int { return n - 1 - k }, 4.5},
-		{"shuffled", func(k int) int { return shuffled[k] }, 6.5},
+		{"in order", func(k int) int { return k }, false},
+		{"in reverse", func(k int) int { return n - 1 - k }, false},
+		{"shuffled", func(k int) int { return shuffled[k] }, false},
+		{"in a burst", func(k int) int { return k }, true},
 	} {
 		be := testkit.Embedded(t)
 		state := storage.Wrap(be, countReads).Table("runstate")
 		if err := state.Create(ctx); err != nil {
 			t.Fatal(err)
 		}
-		s := New(board.MustNew(4), []storage.Table{state}, []storage.Table{state}, 3, TreeCompletion)
+		s := New(board.MustNew(4), []storage.Table{state}, []storage.Table{state}, 3, completion)
 		m := s.resolutionMarkers(1)
+		levels := int64(m.rootLevel(n))
 		var total atomic.Int64
 		complete := 0
+		if order.burst {
+			for i := range n {
+				if err := addMarker(ctx, s, m, i); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
 		for k := range n {
-			i := tc.order(k)
-			if err := addMarker(ctx, s, m, i); err != nil {
-				t.Fatal(err)
+			i := order.order(k)
+			if !order.burst {
+				if err := addMarker(ctx, s, m, i); err != nil {
+					t.Fatal(err)
+				}
 			}
 			var reads atomic.Int64
 			all, err := s.itemDone(context.WithValue(ctx, readsKey{}, &reads), m, i, n)
@@ -261,18 +298,18 @@ func TestCompletionInOrder(t *testing.T) {
 			if all {
 				complete++
 			}
-			if bound := levels * (completionFan + 1); reads.Load() > bound {
-				t.Errorf("%s: item %d's check read %d rows, more than %d", tc.name, i, reads.Load(), bound)
+			if bound := levels * int64(fan+1); reads.Load() > bound {
+				t.Errorf("%s: item %d's check read %d rows, more than %d", order.name, i, reads.Load(), bound)
 			}
 			total.Add(reads.Load())
 		}
-		perItem := float64(total.Load()) / n
-		t.Logf("%s: %d items, %d rows read, %.2f an item", tc.name, n, total.Load(), perItem)
+		got := float64(total.Load()) / float64(n)
+		t.Logf("%s: %d items, %d rows read, %.2f an item", order.name, n, total.Load(), got)
 		if complete != 1 {
-			t.Errorf("%s: %d checks saw the stage complete, want 1", tc.name, complete)
+			t.Errorf("%s: %d checks saw the stage complete, want 1", order.name, complete)
 		}
-		if perItem > tc.perItem {
-			t.Errorf("%s: the checks read %.2f rows an item, want at most %g", tc.name, perItem, tc.perItem)
+		if got > perItem[o] {
+			t.Errorf("%s: the checks read %.2f rows an item, want at most %g", order.name, got, perItem[o])
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package runstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -48,8 +49,9 @@ type Config struct {
 	// StateAccounts is how many of them hold the run's state rows (New).
 	StateAccounts int
 	// Completion is how the run's stages count their done items
-	// (completion.go): the tree for every run seeded now, flat for runs
-	// seeded before the settings row's version 2.
+	// (completion.go): a tree of fan-out 8 for every run seeded now, of
+	// 64 for runs seeded with versions 2 to 4 of the settings row, flat
+	// for runs seeded before.
 	Completion Completion
 	// Messages is the forms of work message the run's workers send
 	// (MessagesNamed for every run seeded now, MessagesUnnamed for runs
@@ -101,12 +103,25 @@ func (m SolveMode) Pruned() bool { return m == SolveRoot || m == SolveWLD }
 // (schema). Version 1 is the first that records its version; version 2
 // records how the run counts its stages' items (Completion); version 3
 // how many queues hold its compensation messages (CompensationShards);
-// version 4 the forms of work message its workers send (Messages).
+// version 4 the forms of work message its workers send (Messages);
+// version 5 names the completion tree's fan-out (Completion).
 var configSchema = schema{
 	0: configFromUnversioned,
 	1: configFromV1,
 	2: configFromV2,
 	3: configFromV3,
+	4: configFromV4,
+}
+
+// configFromV4 brings a settings row of version 4 to version 5: its
+// Completion "", the tree of the releases before, is a tree of fan-out
+// 64. A release before version 5 refuses the rows of runs seeded now,
+// whose trees it would read with the wrong fan-out.
+func configFromV4(props map[string]any) error {
+	if c, err := storage.PropString(storage.Entity{Props: props}, "Completion"); err == nil && c == "" {
+		props["Completion"] = string(WideTreeCompletion)
+	}
+	return nil
 }
 
 // configFromV3 brings a settings row of version 3 to version 4: a run
@@ -195,7 +210,7 @@ func (c Config) entity(created time.Time) (storage.Entity, error) {
 		"GrowFrom": int64(c.GrowFrom), "MergeFanIn": int64(c.MergeFanIn),
 		"Start": start, "Solve": c.Solve, "SolvePositions": int64(c.SolvePositions), "SolveMode": string(c.SolveMode),
 		"QueueShards": int64(c.QueueShards), "CompensationShards": int64(c.CompensationShards), "PartitionShards": int64(c.PartitionShards),
-		"Accounts": int64(c.Accounts), "StateAccounts": int64(c.StateAccounts), "Completion": string(c.Completion),
+		"Accounts": int64(c.Accounts), "StateAccounts": int64(c.StateAccounts), "Completion": string(cmp.Or(c.Completion, TreeCompletion)),
 		"Messages": int64(c.Messages), "Created": created.UnixNano(),
 	})}, nil
 }
@@ -214,8 +229,8 @@ func decodeConfig(e storage.Entity) (Config, error) {
 		QueueShards: d.count("QueueShards"), CompensationShards: d.count("CompensationShards"), PartitionShards: d.count("PartitionShards"),
 		Accounts: d.count("Accounts"), StateAccounts: d.count("StateAccounts"), Completion: Completion(d.str("Completion")),
 		Messages: Messages(d.count("Messages"))}
-	if c.Completion != TreeCompletion && c.Completion != FlatCompletion {
-		d.fail(fmt.Errorf("completion %q: neither %q nor %q", c.Completion, TreeCompletion, FlatCompletion))
+	if !c.Completion.Known() {
+		d.fail(fmt.Errorf("completion %q: not %q, %q or %q", c.Completion, TreeCompletion, WideTreeCompletion, FlatCompletion))
 	}
 	if !c.Messages.Known() {
 		d.fail(fmt.Errorf("messages %d: neither %d nor %d", c.Messages, MessagesUnnamed, MessagesNamed))

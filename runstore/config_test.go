@@ -3,6 +3,8 @@ package runstore
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 	"testing"
@@ -64,7 +66,7 @@ func TestConfigRoundTrip(t *testing.T) {
 	}
 	usual := Config{Board: 6, Target: 5, Sizes: Sizes{BlobPositions: 100, BucketBlobs: 4},
 		Start: board.MustNew(6).Start(), QueueShards: 1, CompensationShards: 1, PartitionShards: 1, Accounts: 1, StateAccounts: 1,
-		Messages: MessagesUnnamed}
+		Completion: TreeCompletion, Messages: MessagesUnnamed}
 	for _, c := range []Config{full, usual} {
 		e := row(t, c)
 		if got, err := storage.PropInt64(e, "Version"); err != nil || got != int64(configSchema.version()) {
@@ -78,14 +80,20 @@ func TestConfigRoundTrip(t *testing.T) {
 	if start := row(t, usual).Props["Start"]; start != "" {
 		t.Errorf("the usual start is recorded as %q, want \"\"", start)
 	}
+	usual.Completion = ""
+	if c := row(t, usual).Props["Completion"]; c != string(TreeCompletion) {
+		t.Errorf("no completion is recorded as %q, want %q", c, TreeCompletion)
+	}
 }
 
 // TestReadConfigOfOlderRuns reads settings rows as runs seeded by earlier
-// releases wrote them: versions 3, 2 and 1, and version 0, without a version, which
+// releases wrote them: versions 4 to 1, and version 0, without a version, which
 // is six generations, each lacking the properties that later ones added;
 // each reads with the values that keep such a run as it was seeded. Each
 // generation here lacks its own properties and every later one's, as it
-// was written. Every one of them counts its stages flat.
+// was written, and writes its values where a later one changed what they
+// mean. Versions 4 to 2 count their stages in a tree of 64, the others
+// flat.
 func TestReadConfigOfOlderRuns(t *testing.T) {
 	full := solving(t)
 	full.Completion = TreeCompletion
@@ -96,30 +104,39 @@ func TestReadConfigOfOlderRuns(t *testing.T) {
 		name    string
 		version int64 // of the row, while it has one
 		lacks   []string
+		writes  map[string]any
 		want    func(c *Config)
 	}{
-		{"version 3", 3, []string{"Messages"}, func(c *Config) { c.Messages = MessagesUnnamed }},
-		{"version 2", 2, []string{"CompensationShards"}, func(c *Config) { c.CompensationShards = 1 }},
-		{"version 1", 1, []string{"Completion"}, func(c *Config) { c.Completion = FlatCompletion }},
-		{"the last release without versions", 0, []string{"Version"}, func(c *Config) {}},
-		{"before growing sizes", 0, []string{"GrowFrom", "MergeFanIn"}, func(c *Config) { c.GrowFrom, c.MergeFanIn = 0, 0 }},
-		{"before spread state rows", 0, []string{"StateAccounts"}, func(c *Config) { c.StateAccounts = 1 }},
-		{"before sharding", 0, []string{"QueueShards", "PartitionShards", "Accounts"}, func(c *Config) {
+		{"version 4", 4, nil, map[string]any{"Completion": ""}, func(c *Config) { c.Completion = WideTreeCompletion }},
+		{"version 3", 3, []string{"Messages"}, nil, func(c *Config) { c.Messages = MessagesUnnamed }},
+		{"version 2", 2, []string{"CompensationShards"}, nil, func(c *Config) { c.CompensationShards = 1 }},
+		{"version 1", 1, []string{"Completion"}, nil, func(c *Config) { c.Completion = FlatCompletion }},
+		{"the last release without versions", 0, []string{"Version"}, nil, func(c *Config) {}},
+		{"before growing sizes", 0, []string{"GrowFrom", "MergeFanIn"}, nil, func(c *Config) { c.GrowFrom, c.MergeFanIn = 0, 0 }},
+		{"before spread state rows", 0, []string{"StateAccounts"}, nil, func(c *Config) { c.StateAccounts = 1 }},
+		{"before sharding", 0, []string{"QueueShards", "PartitionShards", "Accounts"}, nil, func(c *Config) {
 			c.QueueShards, c.PartitionShards, c.Accounts = 1, 1, 1
 		}},
-		{"before solve modes", 0, []string{"SolveMode"}, func(c *Config) { c.SolveMode = SolveAll }},
-		{"before solve positions", 0, []string{"SolvePositions"}, func(c *Config) { c.SolvePositions = c.BlobPositions }},
-		{"before -start and -solve", 0, []string{"Start", "Solve"}, func(c *Config) {
+		{"before solve modes", 0, []string{"SolveMode"}, nil, func(c *Config) { c.SolveMode = SolveAll }},
+		{"before solve positions", 0, []string{"SolvePositions"}, nil, func(c *Config) { c.SolvePositions = c.BlobPositions }},
+		{"before -start and -solve", 0, []string{"Start", "Solve"}, nil, func(c *Config) {
 			c.Start, c.Solve, c.SolvePositions, c.SolveMode = usualStart, false, 0, ""
 		}},
 	}
 	var lacks []string
+	writes := map[string]any{}
 	want := full
 	for _, g := range generations {
 		lacks = append(lacks, g.lacks...)
+		maps.Copy(writes, g.writes)
 		g.want(&want)
 		t.Run(g.name, func(t *testing.T) {
 			e := row(t, full, lacks...)
+			for name, v := range writes {
+				if _, ok := e.Props[name]; ok {
+					e.Props[name] = v
+				}
+			}
 			if _, ok := e.Props["Version"]; ok {
 				e.Props["Version"] = g.version
 			}
@@ -152,7 +169,7 @@ func TestReadConfigRefuses(t *testing.T) {
 		malformed bool
 		mention   string
 	}{
-		{"a later version", func(p map[string]any) { p["Version"] = int64(configSchema.version() + 1) }, false, "version 5"},
+		{"a later version", func(p map[string]any) { p["Version"] = int64(configSchema.version() + 1) }, false, fmt.Sprint("version ", configSchema.version()+1)},
 		{"no such messages", func(p map[string]any) { p["Messages"] = int64(3) }, true, "messages 3"},
 		{"no such completion", func(p map[string]any) { p["Completion"] = "round" }, true, "completion"},
 		{"version zero written down", func(p map[string]any) { p["Version"] = int64(0) }, false, "version 0"},

@@ -66,7 +66,7 @@ func (s *Store) Final(ctx context.Context, ply, index int) (FinalBlob, error) {
 
 // FinalsIn reads the rows of the final blobs of a ply in span, in index
 // order: one query for each partition that holds some (one for a span
-// of completionFan aligned as a back leaf's is).
+// of spreadGroup aligned as a back leaf's is).
 func (s *Store) FinalsIn(ctx context.Context, ply int, span Span) ([]FinalBlob, error) {
 	es, err := queryPartitions(ctx, s.state, s.finalRows(ply).pksIn(span), rkFinal(span.Lo), rkFinal(span.Hi))
 	if err != nil {
@@ -111,7 +111,7 @@ func (s *Store) decodeFinals(ply, first int, es []storage.Entity) ([]FinalBlob, 
 // merged blobs: final blob i is the i-th committed merge output in key
 // order, bucket after bucket. It finds the bucket where span starts by
 // going down the merge stage's completion tree, counting the outputs of
-// the nodes before it (tally.go): one query of at most completionFan
+// the nodes before it (tally.go): one query of at most a fan-out of
 // markers a level. A run without the tally counts the outputs of every
 // bucket marker instead. Then it reads the merged blobs of the buckets
 // from there on, a doubling run of buckets at a time, until it has span.
@@ -160,7 +160,7 @@ func (s *Store) FinalsFor(ctx context.Context, p *Ply, span Span) ([]FinalBlob, 
 
 // bucketOf finds the bucket that holds final blob i of p, and the index
 // of that bucket's first final blob; outs are the outputs of that bucket
-// and the next ones of its group of completionFan, as far as it read
+// and the next ones of its group in the tree, as far as it read
 // them (none from a flat count).
 func (s *Store) bucketOf(ctx context.Context, p *Ply, i int) (bucket, first int, outs []int, err error) {
 	m, n := s.bucketMarkers(p.Ply), p.Buckets
@@ -176,10 +176,10 @@ func (s *Store) bucketOf(ctx context.Context, p *Ply, i int) (bucket, first int,
 	// and first is the index of its first final blob. A node keeps its
 	// children's outputs (OutputsEach), so going down costs one point
 	// read a level; a node added before it kept them has its children
-	// read instead, at most completionFan of them.
-	level, j := rootLevel(n), 0
+	// read instead, at most a fan-out of them.
+	level, j := m.rootLevel(n), 0
 	for level > 0 {
-		lo, hi := j*completionFan, min(nodes(n, level-1), (j+1)*completionFan)
+		lo, hi := j*m.fan, min(m.nodes(n, level-1), (j+1)*m.fan)
 		counts, kept := m.tally.eachOf(e, hi-lo)
 		var es []storage.Entity
 		if !kept {

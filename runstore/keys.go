@@ -109,10 +109,10 @@ func parseIndex(s string, width int) (int, bool) {
 }
 
 // spread is a ply's rows of one kind that are numbered (expansion tasks,
-// buckets, final blobs) and spread over the run's partition shards by
-// completion group: item i's rows lie in shard (i/completionFan) mod
-// shards, so a group's markers, which its last item counts, share a
-// partition. One shard is the base partition itself, as runs seeded
+// buckets, final blobs) and spread over the run's partition shards in
+// groups of spreadGroup: item i's rows lie in shard (i/spreadGroup) mod
+// shards, so a completion group's markers, which its last item counts,
+// share a partition, and so do a dispatch leaf's final blob rows. One shard is the base partition itself, as runs seeded
 // before sharding have it; more are the base, a hyphen and two digits.
 type spread struct {
 	base   string
@@ -124,8 +124,13 @@ func (s spread) pk(i int) string {
 	if s.shards <= 1 {
 		return s.base
 	}
-	return fmt.Sprintf("%s-%02d", s.base, (i/completionFan)%s.shards)
+	return fmt.Sprintf("%s-%02d", s.base, (i/spreadGroup)%s.shards)
 }
+
+// spreadGroup is how many consecutive items' rows share a partition: a
+// multiple of every completion fan-out (Completion.Fan) and of
+// DispatchFan, and the same for every run, whose rows it places.
+const spreadGroup = 64
 
 // pks are every partition of the rows.
 func (s spread) pks() []string {
@@ -134,16 +139,16 @@ func (s spread) pks() []string {
 	}
 	out := make([]string, s.shards)
 	for g := range out {
-		out[g] = s.pk(g * completionFan)
+		out[g] = s.pk(g * spreadGroup)
 	}
 	return out
 }
 
 // pksIn are the partitions that hold the rows of the items in span:
-// one for a span within a group of completionFan items, so that reading
+// one for a span within a group of spreadGroup items, so that reading
 // a few items costs one query, not one a shard.
 func (s spread) pksIn(span Span) []string {
-	first, last := span.Lo/completionFan, (span.Hi-1)/completionFan
+	first, last := span.Lo/spreadGroup, (span.Hi-1)/spreadGroup
 	switch {
 	case span.Lo >= span.Hi:
 		return nil
@@ -152,7 +157,7 @@ func (s spread) pksIn(span Span) []string {
 	}
 	out := make([]string, 0, last-first+1)
 	for g := first; g <= last; g++ {
-		out = append(out, s.pk(g*completionFan))
+		out = append(out, s.pk(g*spreadGroup))
 	}
 	return out
 }
@@ -190,11 +195,14 @@ func (s *Store) resolutionMarkers(ply int) stageMarkers {
 }
 
 func (s *Store) stageMarkers(rows spread, item, group byte, t *tally) stageMarkers {
-	return stageMarkers{spread: rows, item: item, group: group, flat: s.completion == FlatCompletion, tally: t}
+	return stageMarkers{spread: rows, item: item, group: group, flat: s.completion == FlatCompletion, fan: s.completion.Fan(), tally: t}
 }
+
+// The leaves of a dispatch or back stage are counted in a tree whatever
+// the run's completion (they came after the flat count), of its fan-out.
 func (s *Store) dispatchMarkers(ply int) stageMarkers {
-	return stageMarkers{spread: s.runRows(ply), item: 'w', group: 'x'}
+	return stageMarkers{spread: s.runRows(ply), item: 'w', group: 'x', fan: s.completion.Fan()}
 }
 func (s *Store) backMarkers(ply int) stageMarkers {
-	return stageMarkers{spread: s.runRows(ply), item: 'y', group: 'z'}
+	return stageMarkers{spread: s.runRows(ply), item: 'y', group: 'z', fan: s.completion.Fan()}
 }

@@ -2,6 +2,7 @@ package runstore_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -14,18 +15,29 @@ import (
 	"github.com/reversi-cloud/reversi/storage"
 )
 
-// TestResumeRunSeededBefore resumes a run whose settings row is version 1,
-// as every run seeded before the completion tree has it: seeded, its
-// settings made those of the earlier release, then worked on until a
-// third of its messages are handled and stopped in the middle of its
-// tasks, then run to the end by a new set of workers. It must finish
-// exactly (docs/reference.md), read its settings as flat completion, and
-// count its stages flat to the end: group markers in the base partition,
-// where the earlier release's workers left them.
+// TestResumeRunSeededBefore resumes runs seeded by earlier releases:
+// a run whose settings row is version 1, as every run seeded before the
+// completion tree has it, and one of version 4, as every run seeded
+// before the tree's fan-out of 8. Each is seeded, its settings made those
+// of the earlier release, then worked on until a third of its messages
+// are handled and stopped in the middle of its tasks, then run to the end
+// by a new set of workers. It must finish exactly (docs/reference.md),
+// read its settings as the release that seeded it wrote them, and count
+// its stages so to the end: groups of 64, their markers in the base
+// partition (flat) or in the tree's first level, where the earlier
+// release's workers left them.
 func TestResumeRunSeededBefore(t *testing.T) {
+	for _, tc := range []struct {
+		version    int
+		completion runstore.Completion
+	}{{1, runstore.FlatCompletion}, {4, runstore.WideTreeCompletion}} {
+		t.Run(fmt.Sprint("version ", tc.version), func(t *testing.T) { resumeSeededBefore(t, tc.version, tc.completion) })
+	}
+}
+
+func resumeSeededBefore(t *testing.T, version int, completion runstore.Completion) {
 	ctx := context.Background()
 	var handled atomic.Int64
-	var groups atomic.Int64 // rows added to ply 7's resolutions' base partition
 	stop := make(chan struct{})
 	be := storage.Wrap(testkit.Embedded(t), func(c *storage.Call, next func() error) error {
 		err := next()
@@ -33,8 +45,6 @@ func TestResumeRunSeededBefore(t *testing.T) {
 		case err != nil:
 		case c.Op == storage.QueueDequeue && handled.Add(int64(len(c.Messages))) >= 300 && handled.Load()-int64(len(c.Messages)) < 300:
 			close(stop)
-		case c.Op == storage.TableAdd && c.Partition == runstore.GroupPartition(7):
-			groups.Add(1)
 		}
 		return err
 	})
@@ -47,7 +57,7 @@ func TestResumeRunSeededBefore(t *testing.T) {
 		t.Fatal(err)
 	}
 	state := be.Table(pipeline.StateTable(cfg.Name))
-	if err := runstore.AsVersion1(ctx, state); err != nil {
+	if err := runstore.AsVersion(ctx, state, version); err != nil {
 		t.Fatal(err)
 	}
 	wcfg := pipeline.WorkerConfig{Visibility: time.Second, PollMax: 50 * time.Millisecond}
@@ -55,8 +65,8 @@ func TestResumeRunSeededBefore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Config.Completion != runstore.FlatCompletion {
-		t.Fatalf("a version 1 settings row reads as completion %q, want %q", r.Config.Completion, runstore.FlatCompletion)
+	if r.Config.Completion != completion {
+		t.Fatalf("a version %d settings row reads as completion %q, want %q", version, r.Config.Completion, completion)
 	}
 	part, cancel := context.WithCancel(ctx)
 	go func() { <-stop; cancel() }()
@@ -85,15 +95,16 @@ func TestResumeRunSeededBefore(t *testing.T) {
 	if !rep.Complete || len(rep.Plies) != len(testkit.Ref4x4) {
 		t.Errorf("complete %v with %d plies, want %d", rep.Complete, len(rep.Plies), len(testkit.Ref4x4))
 	}
-	store := runstore.New(board.MustNew(4), []storage.Table{state}, []storage.Table{be.Table(pipeline.BackTables(cfg.Name, 1)[0])}, 3, runstore.FlatCompletion)
+	store := runstore.New(board.MustNew(4), []storage.Table{state}, []storage.Table{be.Table(pipeline.BackTables(cfg.Name, 1)[0])}, 3, completion)
 	p, err := store.Ply(ctx, 7)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := int64(p.Finals+63) / 64; want < 2 || groups.Load() != want {
-		t.Errorf("%d group markers of ply 7's resolutions in their base partition, want one for each of its %d groups of final blobs (counted flat)", groups.Load(), want)
+	groups, err := runstore.ResolutionGroups(ctx, state, 7, completion, 3)
+	if want := (p.Finals + 63) / 64; err != nil || want < 2 || groups != want {
+		t.Errorf("%d group markers of ply 7's resolutions (%v), want one for each of its %d groups of 64 final blobs (counted %s)", groups, err, want, completion)
 	}
-	if c, err := runstore.ReadConfig(ctx, state); err != nil || c.Completion != runstore.FlatCompletion {
-		t.Errorf("after the run, its settings read as completion %q (%v), want %q", c.Completion, err, runstore.FlatCompletion)
+	if c, err := runstore.ReadConfig(ctx, state); err != nil || c.Completion != completion {
+		t.Errorf("after the run, its settings read as completion %q (%v), want %q", c.Completion, err, completion)
 	}
 }

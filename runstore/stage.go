@@ -119,7 +119,7 @@ func (st Stage[M]) Complete(ctx context.Context) (bool, error) {
 // watching the run (a progress line every few seconds), from a read
 // bounded whatever the stage's size (see completion.go): in a tree, the
 // root's marker, then from the top down the children of the first node
-// not complete, at most completionFan rows a level (O(log n) in all);
+// not complete, at most a fan-out of rows a level (O(log n) in all);
 // flat, where the group markers stop, by bisection (O(log n) point
 // reads), a page of group markers past there and the first incomplete
 // group's items. It is exact when the stage is complete and when its
@@ -150,8 +150,8 @@ func (s *Store) treeProgress(ctx context.Context, m stageMarkers, n int) (int, e
 		return 0, nil
 	}
 	level, width := 0, 1 // the top level, and the items a node of it stands for
-	for nodes(n, level) > 1 {
-		level, width = level+1, width*completionFan
+	for m.nodes(n, level) > 1 {
+		level, width = level+1, width*m.fan
 	}
 	if complete, err := exists(ctx, s.state, m.pk(0), m.nodeKey(level, 0)); err != nil || complete {
 		return n, err
@@ -160,8 +160,8 @@ func (s *Store) treeProgress(ctx context.Context, m stageMarkers, n int) (int, e
 	// go down to the first that is not.
 	done, j, first := 0, 0, 0
 	for level > 0 {
-		level, width = level-1, width/completionFan
-		lo, hi := j*completionFan, min(nodes(n, level), (j+1)*completionFan)
+		level, width = level-1, width/m.fan
+		lo, hi := j*m.fan, min(m.nodes(n, level), (j+1)*m.fan)
 		first = lo
 		es, err := queryAll(ctx, s.state, m.pk(lo), m.nodeKey(level, lo), m.nodeKey(level, hi))
 		if err != nil {
@@ -184,13 +184,15 @@ func (s *Store) treeProgress(ctx context.Context, m stageMarkers, n int) (int, e
 	// Items done out of order (work from a sharded queue) leave most
 	// nodes incomplete, which count nothing above: a stage of 27,000
 	// items read 0 until nearly done. Every item before first is done;
-	// a few groups spread over the rest give the share done there
+	// a few spans of items spread over the rest give the share done there
 	// (none when items are done in order, where the count above is
-	// exact). One group alone moved the count in steps of a 64th of the
-	// stage, and the progress line's time left jumped by minutes.
+	// exact). One group of 64 alone moved the count in steps of a 64th of
+	// the stage, and the progress line's time left jumped by minutes. A
+	// span is spreadGroup items, one query of one partition whatever the
+	// tree's fan-out.
 	sampled, size := 0, 0
-	for _, g := range sampleGroups(nodes(n, 1)) {
-		lo, hi := g*completionFan, min(n, (g+1)*completionFan)
+	for _, g := range sampleSpans((n + spreadGroup - 1) / spreadGroup) {
+		lo, hi := g*spreadGroup, min(n, (g+1)*spreadGroup)
 		if lo <= first {
 			continue
 		}
@@ -207,15 +209,15 @@ func (s *Store) treeProgress(ctx context.Context, m stageMarkers, n int) (int, e
 	return done, nil
 }
 
-// progressSamples is how many groups of items Progress samples.
+// progressSamples is how many spans of items Progress samples.
 const progressSamples = 4
 
-// sampleGroups spreads progressSamples groups of the groups evenly: the
-// middle of each of as many equal parts.
-func sampleGroups(groups int) []int {
+// sampleSpans picks progressSamples of n spans, evenly: the middle of
+// each of as many equal parts.
+func sampleSpans(n int) []int {
 	var out []int
 	for i := range progressSamples {
-		g := (2*i + 1) * groups / (2 * progressSamples)
+		g := (2*i + 1) * n / (2 * progressSamples)
 		if len(out) == 0 || out[len(out)-1] != g {
 			out = append(out, g)
 		}
@@ -229,8 +231,8 @@ const progressWindow = 1000
 
 // flatProgress is Progress on flat completion markers.
 func (s *Store) flatProgress(ctx context.Context, m stageMarkers, n int) (int, error) {
-	g := groups(n)
-	size := func(k int) int { return min(n, (k+1)*completionFan) - k*completionFan }
+	g := m.groups(n)
+	size := func(k int) int { return min(n, (k+1)*m.fan) - k*m.fan }
 	// Invariant: group lo is complete (or lo is -1), hi is not (or is g).
 	lo, hi := -1, g
 	for hi-lo > 1 {
@@ -248,7 +250,7 @@ func (s *Store) flatProgress(ctx context.Context, m stageMarkers, n int) (int, e
 	if hi == g {
 		return n, nil
 	}
-	done := hi * completionFan
+	done := hi * m.fan
 	past, err := s.state(m.base).Query(ctx, m.base, storage.QueryOptions{
 		From: markerKey(m.group, hi+1), To: markerKey(m.group, min(g, hi+1+progressWindow)), Limit: progressWindow})
 	if err != nil {
@@ -260,7 +262,7 @@ func (s *Store) flatProgress(ctx context.Context, m stageMarkers, n int) (int, e
 			done += size(k)
 		}
 	}
-	first := hi * completionFan
+	first := hi * m.fan
 	items, err := queryAll(ctx, s.state, m.pk(first), markerKey(m.item, first), markerKey(m.item, first+size(hi)))
 	if err != nil {
 		return 0, err

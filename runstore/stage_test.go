@@ -190,10 +190,20 @@ func TestStageCheck(t *testing.T) {
 // later group completes first, and when all are done.
 func TestProgressBounded(t *testing.T) {
 	ctx := context.Background()
+	// ahead is a group done ahead of the others, whose node is a child
+	// of one on the way down to the first not complete, so that it is
+	// counted exactly: in a tree of 8, a group under the same node of 64
+	// items as item 1000 (one further ahead is counted from the samples
+	// only); of 64, group 30, which no sample reads.
 	for _, c := range []struct {
-		n    int
-		flat Completion
-	}{{3000, TreeCompletion}, {12000, TreeCompletion}, {300000, TreeCompletion}, {3000, FlatCompletion}, {12000, FlatCompletion}} {
+		n     int
+		flat  Completion
+		ahead int
+	}{
+		{3000, TreeCompletion, 1016}, {12000, TreeCompletion, 1016}, {300000, TreeCompletion, 1016},
+		{3000, WideTreeCompletion, 1920}, {12000, WideTreeCompletion, 1920},
+		{3000, FlatCompletion, 1920}, {12000, FlatCompletion, 1920},
+	} {
 		n := c.n
 		var reads int
 		be := storage.Wrap(testkit.Embedded(t), func(c *storage.Call, next func() error) error {
@@ -224,18 +234,20 @@ func TestProgressBounded(t *testing.T) {
 			if err != nil || got != want {
 				t.Errorf("%d items: progress %d, %v; want %d", n, got, err, want)
 			}
-			// A tree: the root, then a level's children at most, and
-			// the sampled groups; flat: a bisection of the groups, a
-			// page past, the first incomplete group's items.
-			if limit := 1 + (4+progressSamples)*completionFan; reads > limit {
+			// A tree: the root, then a level's children at most (at
+			// most 4 levels of 64 or 7 of 8 here), and the sampled
+			// spans; flat: a bisection of the groups, a page past, the
+			// first incomplete group's items.
+			if limit := 1 + 4*64 + progressSamples*spreadGroup; reads > limit {
 				t.Errorf("%d items: progress read %d rows, more than %d", n, reads, limit)
 			}
 		}
 		check(0)
 		done(Span{0, 1000})
 		check(1000)
-		done(Span{30 * completionFan, 31 * completionFan}) // group 30 ahead of the others
-		check(1000 + completionFan)
+		fan := c.flat.Fan()
+		done(Span{c.ahead, c.ahead + fan})
+		check(1000 + fan)
 		done(Span{1000, 3000})
 		check(3000) // every item, when n is 3000
 	}
@@ -271,12 +283,12 @@ func TestProgressOutOfOrder(t *testing.T) {
 }
 
 // TestMarkersQueryTheirPartitions: reading the markers of a span asks
-// only the partitions that hold its items (a group of completionFan
+// only the partitions that hold its items (a group of spreadGroup
 // items is one), so that a few items cost one query on a run of many
 // shards; and every marker of the span is found, whatever the shards.
 func TestMarkersQueryTheirPartitions(t *testing.T) {
 	ctx := context.Background()
-	const n = 10 * completionFan
+	const n = 10 * spreadGroup
 	for _, c := range []struct {
 		shards int
 		span   Span
@@ -288,7 +300,7 @@ func TestMarkersQueryTheirPartitions(t *testing.T) {
 		{56, Span{60, 70}, 2},
 		{56, Span{0, n}, 10},
 		{3, Span{0, n}, 3},
-		{3, Span{0, 2 * completionFan}, 2},
+		{3, Span{0, 2 * spreadGroup}, 2},
 		{1, Span{100, 400}, 1},
 		{56, Span{5, 5}, 0},
 	} {

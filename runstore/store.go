@@ -43,8 +43,11 @@ type Store struct {
 // partition takes more than Azure's target of about 2,000 entities a
 // second; 1 keeps each kind in one partition. Its stages count their
 // done items as completion says (completion.go): as the run's settings
-// (Config.Completion) record.
+// (Config.Completion) record; "" is TreeCompletion.
 func New(b *board.Board, states, backs []storage.Table, shards int, completion Completion) *Store {
+	if completion == "" {
+		completion = TreeCompletion
+	}
 	return &Store{board: b, states: states, backs: backs, shards: max(1, shards), completion: completion}
 }
 

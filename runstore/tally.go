@@ -45,9 +45,13 @@ type tally struct {
 
 // maxSamples is how many sample keys a marker carries at most: one
 // binary property of at most storage.MaxPropertyBytes. The splitters
-// are chosen from the samples of the root's children, up to
-// completionFan times as many (MergedTotals).
+// are chosen from the samples of the markers of a level below the root,
+// up to maxRootSamples of them (MergedTotals).
 const maxSamples = storage.MaxPropertyBytes / board.KeyLen
+
+// maxRootSamples is how many sample keys the splitters are chosen from at
+// most: 64 markers' worth, about 2^18.
+const maxRootSamples = 64 * maxSamples
 
 // The tallies of the stages whose totals are read.
 var (
@@ -166,7 +170,7 @@ func (s *Store) root(ctx context.Context, m stageMarkers, n int) (e storage.Enti
 	if n == 0 {
 		return storage.Entity{Props: map[string]any{}}, true, nil
 	}
-	e, err = s.state(m.pk(0)).Get(ctx, m.pk(0), m.nodeKey(rootLevel(n), 0))
+	e, err = s.state(m.pk(0)).Get(ctx, m.pk(0), m.nodeKey(m.rootLevel(n), 0))
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
 		return e, false, nil
@@ -194,7 +198,7 @@ func (t *tally) carried(e storage.Entity) bool {
 // from which the next ply's splitters are chosen: from the roots of its
 // expansion, combine and merge stages, and the samples from the merge
 // root's children or a level below (rootSamples: at most samplingNodes
-// markers, at most completionFan*maxSamples samples, about 2^18). A ply that lacks a
+// markers, at most maxRootSamples samples). A ply that lacks a
 // root's tally (see tally) is counted from every marker and merged blob
 // instead, with every sample.
 func (s *Store) MergedTotals(ctx context.Context, p *Ply) (Totals, []byte, error) {
@@ -233,23 +237,23 @@ func (s *Store) MergedTotals(ctx context.Context, p *Ply) (Totals, []byte, error
 }
 
 // samplingNodes is the most markers rootSamples reads: two queries.
-const samplingNodes = 2 * completionFan
+const samplingNodes = 128
 
 // rootSamples reads the samples of the children of a complete stage's
 // root, weighed by their positions; or, when the level below them has at
 // most samplingNodes markers, theirs, and so on down. Each marker keeps
 // at most maxSamples keys, so the root's children alone would give a
-// stage of 74 items (two nodes) 7,710 samples where its items hold
-// 74 times as many.
+// stage of 74 items in a tree of 64 (two nodes) 7,710 samples where its
+// items hold 74 times as many.
 func (s *Store) rootSamples(ctx context.Context, m stageMarkers, n int) ([]byte, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	level := rootLevel(n) - 1
-	for level > 0 && nodes(n, level-1) <= samplingNodes {
+	level := m.rootLevel(n) - 1
+	for level > 0 && m.nodes(n, level-1) <= samplingNodes {
 		level--
 	}
-	count := nodes(n, level)
+	count := m.nodes(n, level)
 	es, err := queryPartitions(ctx, s.state, m.pksIn(Span{0, count}), m.nodeKey(level, 0), m.nodeKey(level, count))
 	if err != nil {
 		return nil, fmt.Errorf("reading the samples of %s: %w", m.base, err)
@@ -262,7 +266,7 @@ func (s *Store) rootSamples(ctx context.Context, m stageMarkers, n int) ([]byte,
 			return nil, err
 		}
 	}
-	return sampleKeys(parts, completionFan*maxSamples), nil
+	return sampleKeys(parts, maxRootSamples), nil
 }
 
 // sumOf is a root's sum name: zero in the root of a stage of no items.

@@ -62,11 +62,12 @@ func TestSampleKeys(t *testing.T) {
 // TestTalliedTotals merges a ply of 300 buckets (a tree of three
 // levels) with a random number of outputs each, in random order, each
 // merge climbing the completion tree, and reads the ply's totals and
-// every run of 64 final blobs: counted in a tree, flat, and in a tree
-// whose first bucket's marker was written before tallies (so no node
-// above it has a tally, and the readers count from every marker). Each
-// must give the same totals and the merged blobs in key order; the tree
-// keeps at most maxSamples samples, the others all.
+// every run of 64 final blobs: counted in trees of 8 and of 64, flat,
+// and in a tree whose first bucket's marker was written before tallies
+// (so no node above it has a tally, and the readers count from every
+// marker). Each must give the same totals and the merged blobs in key
+// order; a tree's samples come from the nodes of a level below its root,
+// each keeping at most maxSamples, the others' are all of them.
 func TestTalliedTotals(t *testing.T) {
 	ctx := context.Background()
 	b := board.MustNew(4)
@@ -89,6 +90,7 @@ func TestTalliedTotals(t *testing.T) {
 		old        bool // bucket 0's marker lacks the tally
 	}{
 		{"tree", TreeCompletion, 3, false},
+		{"tree of 64", WideTreeCompletion, 3, false},
 		{"flat", FlatCompletion, 1, false},
 		{"tree, from before tallies", TreeCompletion, 1, true},
 	} {
@@ -129,14 +131,31 @@ func TestTalliedTotals(t *testing.T) {
 		if totals != wantTotals {
 			t.Errorf("%s: totals %+v, want %+v", tc.name, totals, wantTotals)
 		}
-		// The root's five children keep at most maxSamples each, of
-		// 64 buckets' 32,000 samples.
+		// In a tree of 64 the root's five children keep at most
+		// maxSamples each, of 64 buckets' 32,000 samples; in a tree of
+		// 8 its five children have 38 below them, which the samples
+		// come from, each keeping at most maxSamples of its 8 buckets'
+		// (a node over more takes each child's share rounded down).
 		keys := len(samples) / board.KeyLen
-		switch tree := tc.completion == TreeCompletion && !tc.old; {
-		case tree && (keys > 5*maxSamples || keys < 4*maxSamples):
-			t.Errorf("%s: %d samples, want at most %d and most of them", tc.name, keys, 5*maxSamples)
-		case !tree && keys != 200*len(want):
-			t.Errorf("%s: %d samples, want every one of %d", tc.name, keys, 200*len(want))
+		below := 0
+		for g := 0; g < buckets; g += 8 {
+			n := 0
+			for _, o := range outputs[g:min(buckets, g+8)] {
+				n += 200 * o
+			}
+			below += min(n, maxSamples)
+		}
+		switch {
+		case tc.old || tc.completion == FlatCompletion:
+			if keys != 200*len(want) {
+				t.Errorf("%s: %d samples, want every one of %d", tc.name, keys, 200*len(want))
+			}
+		case tc.completion == WideTreeCompletion:
+			if keys > 5*maxSamples || keys < 4*maxSamples {
+				t.Errorf("%s: %d samples, want at most %d and most of them", tc.name, keys, 5*maxSamples)
+			}
+		case keys > below || keys < below-8*38:
+			t.Errorf("%s: %d samples, want the %d of the 38 nodes of level 1, less rounding", tc.name, keys, below)
 		}
 		p.Finals = totals.Finals
 		var got []string
