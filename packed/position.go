@@ -55,7 +55,10 @@ type posEncoder struct {
 	white  uint64      // and white bits, pext(White, Occ)
 	white0 uint64      // the first position's white bits
 	// From the second position on, dOcc is the occupancy's delta (0 for
-	// the same occupancy) and white the position's white bits.
+	// the same occupancy) and white the position's white bits: position
+	// i's at i-1, for the block's first n-1 entries. The slices keep
+	// their whole length from block to block, so that adding a position
+	// stores two words, not two appends' lengths too.
 	dOcc, whites []uint64
 	hOcc         lenHist
 	kOcc         uint
@@ -63,7 +66,7 @@ type posEncoder struct {
 
 // reset empties the encoder for the next block, keeping its buffers.
 func (e *posEncoder) reset() {
-	e.n, e.dOcc, e.whites = 0, e.dOcc[:0], e.whites[:0]
+	e.n = 0
 	e.hOcc = lenHist{}
 }
 
@@ -83,15 +86,15 @@ func (e *posEncoder) extractWhites() {
 		return
 	}
 	e.white0 = pext(e.white0, e.occ0)
-	if len(e.dOcc) == 0 {
+	if e.n == 1 {
 		return
 	}
 	if useBMI2 {
-		extractDeltasBMI2(e.occ0, &e.dOcc[0], &e.whites[0], len(e.dOcc))
+		extractDeltasBMI2(e.occ0, &e.dOcc[0], &e.whites[0], e.n-1)
 		return
 	}
 	occ := e.occ0
-	for i, d := range e.dOcc {
+	for i, d := range e.dOcc[:e.n-1] {
 		occ += d
 		e.whites[i] = pextBits(e.whites[i], occ)
 	}
@@ -108,11 +111,22 @@ func (e *posEncoder) addBits(side board.Color, occ, white uint64) bool {
 	if d != 0 {
 		e.hOcc.add(d - 1)
 	}
-	e.dOcc, e.whites = append(e.dOcc, d), append(e.whites, white)
+	if i := e.n - 1; i < len(e.dOcc) && i < len(e.whites) {
+		e.dOcc[i], e.whites[i] = d, white
+	} else {
+		e.grow(d, white)
+	}
 	repeat := d == 0 && white == e.white
 	e.occ, e.white = occ, white
 	e.n++
 	return repeat
+}
+
+// grow adds the delta and white bits of position n, past the buffers'
+// length, and lengthens them to their capacity.
+func (e *posEncoder) grow(d, white uint64) {
+	e.dOcc, e.whites = append(e.dOcc[:e.n-1], d), append(e.whites[:e.n-1], white)
+	e.dOcc, e.whites = e.dOcc[:cap(e.dOcc)], e.whites[:cap(e.whites)]
 }
 
 // repeats reports whether position i of the block is position i-1 again.

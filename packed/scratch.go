@@ -23,7 +23,7 @@ var scratchPool = sync.Pool{New: func() any { return new(scratch) }}
 // to a new writer's parts.
 func takeScratch(pos *posEncoder, bits *bitWriter, blocks *blockWriter) *scratch {
 	s := scratchPool.Get().(*scratch)
-	pos.dOcc, pos.whites = s.dOcc[:0], s.whites[:0]
+	pos.dOcc, pos.whites = s.dOcc[:cap(s.dOcc)], s.whites[:cap(s.whites)]
 	bits.buf, blocks.frame = s.bits[:0], s.frame[:0]
 	return s
 }
