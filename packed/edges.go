@@ -45,7 +45,7 @@ type EdgeWriter struct {
 	opts    Options
 	pos     posEncoder
 	ref     refEncoder
-	refs    []Ref // of the block
+	refs    []Ref // of the block, its first pos.n, kept at full length as pos's buffers are
 	last    edgeBits
 	started bool
 	scratch *scratch // until Close
@@ -84,7 +84,7 @@ func NewEdgeWriter(w io.Writer, o Options) (*EdgeWriter, error) {
 	}
 	ew := &EdgeWriter{blocks: blockWriter{w: w, kind: kindEdges}, opts: o}
 	ew.scratch = takeScratch(&ew.pos, &ew.bits, &ew.blocks)
-	ew.refs = ew.scratch.refs[:0]
+	ew.refs = ew.scratch.refs[:cap(ew.scratch.refs)]
 	return ew, nil
 }
 
@@ -110,7 +110,12 @@ func (w *EdgeWriter) AddBits(side board.Color, occ, white uint64, r Ref) error {
 	}
 	w.last, w.started = e, true
 	w.ref.observe(r, w.pos.addBits(side, occ, white))
-	w.refs = append(w.refs, r)
+	if i := w.pos.n - 1; i < len(w.refs) {
+		w.refs[i] = r
+	} else {
+		w.refs = append(w.refs[:i], r)
+		w.refs = w.refs[:cap(w.refs)]
+	}
 	return nil
 }
 
@@ -141,10 +146,9 @@ func (w *EdgeWriter) flush() error {
 	w.bits.reset()
 	w.pos.params(&w.bits)
 	w.ref.params(&w.bits)
-	putEdges(&w.bits, &w.pos, &w.ref, w.refs)
+	putEdges(&w.bits, &w.pos, &w.ref, w.refs[:n])
 	w.pos.reset()
 	w.ref.reset()
-	w.refs = w.refs[:0]
 	return w.blocks.write(n, w.bits.bytes())
 }
 
