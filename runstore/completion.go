@@ -179,7 +179,7 @@ func (s *Store) itemDone(ctx context.Context, m stageMarkers, i, n int) (bool, e
 // node j's exists, and returns them in key order, or nil if one is
 // missing. It reads from two places in turn, the nodes after j and
 // those from lo on, a page at a time, each page twice the one before
-// from firstSiblingPage, and stops at the first node missing: an item
+// from m's first page, and stops at the first node missing: an item
 // that finishes after its neighbours but before the group is done
 // (items finish mostly in order, sometimes in reverse, often shuffled)
 // finds one missing within a page or two, and only the one that
@@ -187,8 +187,8 @@ func (s *Store) itemDone(ctx context.Context, m stageMarkers, i, n int) (bool, e
 // sibling at once reads half a group an item when items finish in
 // order, and more otherwise.
 func (s *Store) siblings(ctx context.Context, m stageMarkers, level, lo, j, hi int) ([]storage.Entity, error) {
-	after := siblingRun{next: j + 1, to: hi, limit: firstSiblingPage}
-	before := siblingRun{next: lo, to: j + 1, limit: firstSiblingPage}
+	after := siblingRun{next: j + 1, to: hi, limit: m.firstPage()}
+	before := siblingRun{next: lo, to: j + 1, limit: m.firstPage()}
 	for after.next < after.to || before.next < before.to {
 		for _, r := range []*siblingRun{&after, &before} {
 			if r.next >= r.to {
@@ -202,8 +202,20 @@ func (s *Store) siblings(ctx context.Context, m stageMarkers, level, lo, j, hi i
 	return append(before.rows, after.rows...), nil
 }
 
-// firstSiblingPage is the rows a siblingRun asks for first.
+// firstSiblingPage is the rows a siblingRun asks for first in a tree of
+// 64.
 const firstSiblingPage = 2
+
+// firstPage is the rows a siblingRun of m asks for first: in a tree of
+// 64, firstSiblingPage, then twice as many a page; in a tree of 8, the
+// whole run, at most 7 rows, since a page more is a query, billed, to
+// save a few rows, which are not (a query's rows cost nothing more).
+func (m stageMarkers) firstPage() int {
+	if m.fan <= 8 {
+		return m.fan
+	}
+	return firstSiblingPage
+}
 
 // siblingRun reads the markers of nodes next to to-1 of a level in
 // order, a page at a time.

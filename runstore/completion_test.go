@@ -92,10 +92,18 @@ func addMarker(ctx context.Context, s *Store, m stageMarkers, i int) error {
 // reads.
 type readsKey struct{}
 
+// callsKey carries the counter of the table calls (transactions) one
+// completion check makes.
+type callsKey struct{}
+
 // countReads counts, for the calls whose context carries a counter, the
-// table entities they return: a query's page, a Get's one.
+// table entities they return: a query's page, a Get's one; and the calls
+// themselves.
 func countReads(c *storage.Call, next func() error) error {
 	err := next()
+	if calls, _ := c.Ctx.Value(callsKey{}).(*atomic.Int64); calls != nil {
+		calls.Add(1)
+	}
 	n, _ := c.Ctx.Value(readsKey{}).(*atomic.Int64)
 	switch {
 	case n == nil || err != nil:
@@ -236,16 +244,20 @@ func TestCompletionInOrder(t *testing.T) {
 	const n = 64*64 + 17
 	for _, tc := range []struct {
 		completion Completion
-		perItem    [4]float64 // the most rows read an item, in all: in order, in reverse, shuffled, in a burst
+		// The most rows read and table calls made an item, in all: in
+		// order, in reverse, shuffled, in a burst. A tree of 8 reads a
+		// run of siblings in one page, so it makes fewer calls than one
+		// of 64 but in order.
+		rows, calls [4]float64
 	}{
-		{TreeCompletion, [4]float64{1.2, 4.0, 3.5, 10}},
-		{WideTreeCompletion, [4]float64{1.1, 4.5, 6.5, 66}},
+		{TreeCompletion, [4]float64{1.2, 5.5, 4.0, 10}, [4]float64{1.4, 2.4, 1.7, 4.2}},
+		{WideTreeCompletion, [4]float64{1.1, 4.5, 6.5, 66}, [4]float64{1.2, 2.3, 2.1, 11}},
 	} {
-		t.Run(string(tc.completion), func(t *testing.T) { completeInOrder(t, tc.completion, n, tc.perItem) })
+		t.Run(string(tc.completion), func(t *testing.T) { completeInOrder(t, tc.completion, n, tc.rows, tc.calls) })
 	}
 }
 
-func completeInOrder(t *testing.T, completion Completion, n int, perItem [4]float64) {
+func completeInOrder(t *testing.T, completion Completion, n int, perItem, callsPerItem [4]float64) {
 	ctx := context.Background()
 	fan := completion.Fan()
 	shuffled := make([]int, n)
@@ -274,7 +286,7 @@ func completeInOrder(t *testing.T, completion Completion, n int, perItem [4]floa
 		s := New(board.MustNew(4), []storage.Table{state}, []storage.Table{state}, 3, completion)
 		m := s.resolutionMarkers(1)
 		levels := int64(m.rootLevel(n))
-		var total atomic.Int64
+		var total, calls atomic.Int64
 		complete := 0
 		if order.burst {
 			for i := range n {
@@ -291,7 +303,7 @@ func completeInOrder(t *testing.T, completion Completion, n int, perItem [4]floa
 				}
 			}
 			var reads atomic.Int64
-			all, err := s.itemDone(context.WithValue(ctx, readsKey{}, &reads), m, i, n)
+			all, err := s.itemDone(context.WithValue(context.WithValue(ctx, readsKey{}, &reads), callsKey{}, &calls), m, i, n)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -303,8 +315,11 @@ func completeInOrder(t *testing.T, completion Completion, n int, perItem [4]floa
 			}
 			total.Add(reads.Load())
 		}
-		got := float64(total.Load()) / float64(n)
-		t.Logf("%s: %d items, %d rows read, %.2f an item", order.name, n, total.Load(), got)
+		got, gotCalls := float64(total.Load())/float64(n), float64(calls.Load())/float64(n)
+		t.Logf("%s: %d items, %d rows read, %.2f an item, in %.2f table calls an item", order.name, n, total.Load(), got, gotCalls)
+		if gotCalls > callsPerItem[o] {
+			t.Errorf("%s: the checks made %.2f table calls an item, want at most %g", order.name, gotCalls, callsPerItem[o])
+		}
 		if complete != 1 {
 			t.Errorf("%s: %d checks saw the stage complete, want 1", order.name, complete)
 		}
