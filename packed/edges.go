@@ -113,8 +113,7 @@ func (w *EdgeWriter) AddBits(side board.Color, occ, white uint64, r Ref) error {
 	if i := w.pos.n - 1; i < len(w.refs) {
 		w.refs[i] = r
 	} else {
-		w.refs = append(w.refs[:i], r)
-		w.refs = w.refs[:cap(w.refs)]
+		w.refs = setPast(w.refs, i, r)
 	}
 	return nil
 }

@@ -114,19 +114,12 @@ func (e *posEncoder) addBits(side board.Color, occ, white uint64) bool {
 	if i := e.n - 1; i < len(e.dOcc) && i < len(e.whites) {
 		e.dOcc[i], e.whites[i] = d, white
 	} else {
-		e.grow(d, white)
+		e.dOcc, e.whites = setPast(e.dOcc, i, d), setPast(e.whites, i, white)
 	}
 	repeat := d == 0 && white == e.white
 	e.occ, e.white = occ, white
 	e.n++
 	return repeat
-}
-
-// grow adds the delta and white bits of position n, past the buffers'
-// length, and lengthens them to their capacity.
-func (e *posEncoder) grow(d, white uint64) {
-	e.dOcc, e.whites = append(e.dOcc[:e.n-1], d), append(e.whites[:e.n-1], white)
-	e.dOcc, e.whites = e.dOcc[:cap(e.dOcc)], e.whites[:cap(e.whites)]
 }
 
 // repeats reports whether position i of the block is position i-1 again.

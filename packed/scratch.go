@@ -28,6 +28,15 @@ func takeScratch(pos *posEncoder, bits *bitWriter, blocks *blockWriter) *scratch
 	return s
 }
 
+// setPast is s with v at index i, where i is past s's length: the
+// scratch buffers that writers keep at their whole length (their count
+// kept apart), so that storing an entry is one store, not an append's
+// length too, take this way only the entries that outgrow them.
+func setPast[T any](s []T, i int, v T) []T {
+	s = append(s[:i], v)
+	return s[:cap(s)]
+}
+
 // give takes back the buffers, as they have grown, from the parts of a
 // closed writer, and puts s back in the pool.
 func (s *scratch) give(pos *posEncoder, bits *bitWriter, blocks *blockWriter) {
