@@ -1,6 +1,7 @@
 package runstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 
@@ -74,6 +75,10 @@ const (
 	// base partition, for the runs seeded before.
 	FlatCompletion Completion = "flat"
 )
+
+// orCurrent is c, or TreeCompletion when c is "": a run that names no
+// completion is one seeded now.
+func (c Completion) orCurrent() Completion { return cmp.Or(c, TreeCompletion) }
 
 // Known reports whether c is a completion this release counts.
 func (c Completion) Known() bool {

@@ -1,7 +1,6 @@
 package runstore
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -210,7 +209,7 @@ func (c Config) entity(created time.Time) (storage.Entity, error) {
 		"GrowFrom": int64(c.GrowFrom), "MergeFanIn": int64(c.MergeFanIn),
 		"Start": start, "Solve": c.Solve, "SolvePositions": int64(c.SolvePositions), "SolveMode": string(c.SolveMode),
 		"QueueShards": int64(c.QueueShards), "CompensationShards": int64(c.CompensationShards), "PartitionShards": int64(c.PartitionShards),
-		"Accounts": int64(c.Accounts), "StateAccounts": int64(c.StateAccounts), "Completion": string(cmp.Or(c.Completion, TreeCompletion)),
+		"Accounts": int64(c.Accounts), "StateAccounts": int64(c.StateAccounts), "Completion": string(c.Completion.orCurrent()),
 		"Messages": int64(c.Messages), "Created": created.UnixNano(),
 	})}, nil
 }

@@ -45,10 +45,7 @@ type Store struct {
 // done items as completion says (completion.go): as the run's settings
 // (Config.Completion) record; "" is TreeCompletion.
 func New(b *board.Board, states, backs []storage.Table, shards int, completion Completion) *Store {
-	if completion == "" {
-		completion = TreeCompletion
-	}
-	return &Store{board: b, states: states, backs: backs, shards: max(1, shards), completion: completion}
+	return &Store{board: b, states: states, backs: backs, shards: max(1, shards), completion: completion.orCurrent()}
 }
 
 // Tables are the tables the store keeps its rows in, for creating them.
