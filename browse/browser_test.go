@@ -263,7 +263,9 @@ func TestBrowserFromAStart(t *testing.T) {
 	c := startChrome(t)
 	r, o := runFrom4x4(t, "b1a1")
 	c.navigate(serve(t, newServer(t, Config{Source: r, Origin: o}), "127.0.0.1:0"))
-	c.waitFor(viewerShows(o.Start.Text()))
+	// The viewer and the report load apart: wait for both, as TestBrowser
+	// does, before reading the summary the report fills in.
+	c.waitFor(`document.querySelector("#plies").dataset.loaded !== undefined && ` + viewerShows(o.Start.Text()))
 	var shown struct {
 		Ply     string
 		Moves   []string
