@@ -65,14 +65,18 @@ type Step struct {
 	At          time.Time // when it was read
 }
 
-// SetStep records a status reading.
+// SetStep records a status reading. Within a step the count done never
+// goes back: a stage's progress is an estimate where its items are done
+// out of order (runstore.Stage.Progress), and a line that counts back
+// reads as work lost.
 func (p *Progress) SetStep(s Step) {
-	prev, _ := p.step.Load().(*Step)
-	p.step.Store(&s)
 	first, _ := p.first.Load().(*Step)
-	if first == nil || first.Ply != s.Ply || first.Name != s.Name || prev != nil && s.Done < prev.Done {
+	if first == nil || first.Ply != s.Ply || first.Name != s.Name {
 		p.first.Store(&s)
+	} else if prev, _ := p.step.Load().(*Step); s.Done < prev.Done {
+		s.Done = prev.Done
 	}
+	p.step.Store(&s)
 }
 
 // Step returns the latest status reading; ok is false before the first.
