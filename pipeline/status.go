@@ -9,10 +9,9 @@ import (
 	"github.com/reversi-cloud/reversi/task"
 )
 
-// Status reads where the run stands (see task.Step): the highest ply
-// that is not yet Final is expanding, combining or merging; once every
-// ply is, the highest ply still Dispatched is resolving. ok is false
-// when the run is complete or between steps. It reads the ply records
+// Status reads where the run stands (see task.Step; stepPlies says
+// which ply each step is on). ok is false when the run is complete or
+// between steps. It reads the ply records
 // and one or two stages' progress (runstore.Stage.Progress): a few
 // transactions, O(log n) in the stage's items, which pollers pay every
 // few seconds.
@@ -21,19 +20,7 @@ func (r *Run) Status(ctx context.Context) (s task.Step, ok bool, err error) {
 	if err != nil {
 		return s, false, err
 	}
-	var open, resolving *runstore.Ply
-	for _, p := range plies {
-		switch {
-		case !p.State.AtLeast(runstore.Final):
-			if open == nil || p.Ply > open.Ply {
-				open = p
-			}
-		case p.State == runstore.Dispatched:
-			if resolving == nil || p.Ply > resolving.Ply {
-				resolving = p
-			}
-		}
-	}
+	open, resolving := stepPlies(plies)
 	s.At = time.Now()
 	step := func(p *runstore.Ply, name string, st progressOf) (task.Step, bool, error) {
 		done, err := st.Progress(ctx)
@@ -62,6 +49,33 @@ func (r *Run) Status(ctx context.Context) (s task.Step, ok bool, err error) {
 		return step(resolving, "resolving", r.store.ResolutionStage(resolving))
 	}
 	return s, false, nil
+}
+
+// stepPlies finds the ply whose step is under way: open, the highest
+// ply not yet Final, is expanding, combining or merging; once every ply
+// is Final or past, resolving is the highest not yet Resolved. That one
+// may still be Final: the target ply's resolutions start as the leaves
+// of its dispatch enqueue them, and it becomes Dispatched after the
+// last, so that for the minute a dispatch of 10^5 final blobs takes, the
+// resolutions under way are its own, not the ply's before (which shows
+// none done).
+func stepPlies(plies []*runstore.Ply) (open, resolving *runstore.Ply) {
+	for _, p := range plies {
+		switch {
+		case !p.State.AtLeast(runstore.Final):
+			if open == nil || p.Ply > open.Ply {
+				open = p
+			}
+		case !p.State.AtLeast(runstore.Resolved):
+			if resolving == nil || p.Ply > resolving.Ply {
+				resolving = p
+			}
+		}
+	}
+	if open != nil {
+		resolving = nil
+	}
+	return open, resolving
 }
 
 // progressOf is what Status reads of a stage, whatever its marker type.
