@@ -20,6 +20,8 @@ func runCmd(t *testing.T, cmd func(Env) int, args ...string) (int, string, strin
 }
 
 func TestBadFlagsGiveOneLineAndExit2(t *testing.T) {
+	dir := t.TempDir()
+	missing := filepath.Join(dir, "missing")
 	for _, tc := range []struct {
 		name string
 		cmd  func(Env) int
@@ -97,6 +99,11 @@ func TestBadFlagsGiveOneLineAndExit2(t *testing.T) {
 		{"worker embedded without -data", Worker, []string{"-run", "abc", "-storage", "embedded"}, "needs -data DIR"},
 		{"inspect -data azure", Inspect, []string{"-run", "abc", "-data", "d", "-storage", "azure"}, "leave out -storage azure"},
 		{"inspect embedded without -data", Inspect, []string{"-run", "abc", "-storage", "embedded"}, "needs -data DIR"},
+		// Files written at the end of a run are checked before it starts.
+		{"json in a missing directory", Enumerate, []string{"-board", "4", "-plies", "2", "-json", filepath.Join(missing, "r.json")}, "-json " + filepath.Join(missing, "r.json") + ": cannot write in " + missing},
+		{"json a directory", Enumerate, []string{"-board", "4", "-plies", "2", "-json", dir}, "is a directory"},
+		{"plan json in a missing directory", Enumerate, []string{"-plan", "-json", filepath.Join(missing, "p.json")}, "cannot write in"},
+		{"memprofile in a missing directory", Enumerate, []string{"-board", "4", "-plies", "2", "-memprofile", filepath.Join(missing, "m.prof")}, "-memprofile"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := runCmd(t, tc.cmd, tc.args...)

@@ -114,6 +114,9 @@ func enumerate(env Env) (err error) {
 	if err != nil {
 		return err
 	}
+	if err := writableFile("json", f.jsonOut); err != nil {
+		return err
+	}
 	// -plan runs nothing, so the flags that only a run reads are not
 	// checked for it.
 	if f.plan.on {

@@ -25,6 +25,9 @@ func (p *profileFlags) register(fs *flag.FlagSet) {
 // profiles are returned by that function, not hidden: a profile asked
 // for and missing would be read as a run that never ran.
 func (p *profileFlags) start() (stop func() error, err error) {
+	if err := writableFile("memprofile", p.mem); err != nil {
+		return nil, err // written at the end: checked before the work
+	}
 	var cpu *os.File
 	if p.cpu != "" {
 		if cpu, err = os.Create(p.cpu); err != nil {
