@@ -108,6 +108,20 @@ func (l *workerLog) read(r io.Reader) {
 	}
 }
 
+// resolvedPlyZero reports whether a "task done" line says the resolution
+// of ply 0 was handled: the message that completes the run, whose
+// handler marks it complete before it ends and its message is deleted.
+func (l *workerLog) resolvedPlyZero() bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, line := range l.lines {
+		if line["msg"] == "task done" && line["kind"] == "resolve" && line["ply"] == 0.0 {
+			return true
+		}
+	}
+	return false
+}
+
 // taskDone counts "task done" lines by kind.
 func (l *workerLog) taskDone() map[string]float64 {
 	l.mu.Lock()
@@ -230,7 +244,10 @@ func TestWorkerMetricsAndLogs(t *testing.T) {
 	}
 
 	// The last task's log line and count follow the run's completion;
-	// wait until the metrics agree with the log, then take the last scrape.
+	// wait until the log has it (its message is deleted then) and the
+	// metrics agree with the log, then take the last scrape. Metrics and
+	// log agreed before it too, and a SIGTERM then stopped the last
+	// handling and gave its message back, left in the complete run.
 	var last scrape
 	for {
 		if last, err = getMetrics(url); err != nil {
@@ -245,7 +262,7 @@ func TestWorkerMetricsAndLogs(t *testing.T) {
 				agree = false
 			}
 		}
-		if agree && last.sum(handled, map[string]string{"outcome": "ok"}) == total {
+		if agree && last.sum(handled, map[string]string{"outcome": "ok"}) == total && wlog.resolvedPlyZero() {
 			break
 		}
 		if time.Now().After(deadline) {
