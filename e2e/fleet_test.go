@@ -20,8 +20,10 @@ import (
 // run's end clean, and no handling may grow with its ply: a handling
 // that read a ply's final-blob rows or its expansion markers whole
 // (27,324 and 4,218 rows at ply 9) would be far past the bounds, which
-// are about twice the largest handling seen (231 transactions and 184
-// entities, at ply 8). Nothing here depends on the machine's speed.
+// are about twice the largest handling seen (231 transactions and 186
+// entities, at ply 8), and more for transactions, which count the
+// ServerBusy answers of a faster machine's busier partitions. Nothing
+// here depends on the machine's speed.
 func TestFleetRehearsal(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a fleet of 512 workers over some 60,000 handlings: about a minute of both cores")
@@ -44,7 +46,7 @@ func TestFleetRehearsal(t *testing.T) {
 		t.Errorf("audit of the run's end: %+v; want no problems", rep.Audit)
 	}
 	const (
-		maxTransactions = 500 // one handling's storage transactions, retries included
+		maxTransactions = 600 // one handling's storage transactions, retries included (ServerBusy answers too)
 		maxEntities     = 400 // one handling's table entities read
 		maxPerFinal     = 32  // a ply's table entities read per final blob, where it has 500 or more
 	)
