@@ -11,7 +11,7 @@ import (
 // account's scalability targets answer ServerBusy past their rates):
 // 8x8 to ply 9 in final blobs of 16 positions, which gives a small ply
 // the shape of a deep one (at ply 9: 4,218 expansion tasks, two combine
-// levels, 506 bucket merges, 27,324 final blobs; some 60,000 handlings
+// levels, 506 bucket merges, 27,324 final blobs; some 43,000 handlings
 // in all). The control plane is exercised at a scale no other test
 // reaches: completion trees several levels deep, dispatch fanned out
 // over leaves, hundreds of concurrent commits on shared partitions.
@@ -26,7 +26,7 @@ import (
 // here depends on the machine's speed.
 func TestFleetRehearsal(t *testing.T) {
 	if testing.Short() {
-		t.Skip("a fleet of 512 workers over some 60,000 handlings: about a minute of both cores")
+		t.Skip("a fleet of 512 workers over some 43,000 handlings: about a minute of both cores")
 	}
 	bin := binaries(t)
 	path := filepath.Join(t.TempDir(), "fleet.json")
