@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
+	"github.com/reversi-cloud/reversi/task"
 )
 
 // TestStopFinishesTheHandling stops a worker while it handles a message
@@ -87,6 +89,75 @@ func TestStopFinishesTheHandling(t *testing.T) {
 	mu.Unlock()
 
 	// Two more workers finish the run.
+	var wg sync.WaitGroup
+	for range 2 {
+		w, err := NewWorker(r, wcfg, testLogger(t), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		wg.Go(func() { w.Run(ctx) })
+	}
+	wg.Wait()
+	rep, err := r.Report(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkReport4x4(t, rep, cfg.Target)
+}
+
+// TestCancelAfterTheHandlerDeletes cancels a worker's context (SIGTERM
+// without -finish-within) the moment a handler has returned without
+// error, before the worker deletes the message: the work is done, so the
+// message must still be deleted, not left to reappear and be done again.
+// Other workers then finish the run, which must be exact.
+func TestCancelAfterTheHandlerDeletes(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cfg := RunConfig{Name: "canceldel", Config: runstore.Config{Board: 4, Target: 6, Sizes: runstore.Sizes{BlobPositions: 4, BucketBlobs: 4}}}
+	var (
+		mu      sync.Mutex
+		deleted = map[string]bool{} // work messages deleted
+	)
+	be := storage.Wrap(openEmbedded(t), func(c *storage.Call, next func() error) error {
+		err := next()
+		if err == nil && c.Op == storage.QueueDelete && c.Resource == WorkQueue(cfg.Name) {
+			mu.Lock()
+			deleted[c.Receipt.ID] = true
+			mu.Unlock()
+		}
+		return err
+	})
+	r, err := Seed(ctx, be, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wcfg := WorkerConfig{Visibility: 5 * time.Second, ExitWhenDone: true, PollMax: 20 * time.Millisecond}
+	w, err := NewWorker(r, wcfg, testLogger(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The first handling that succeeds stops the worker as it returns.
+	runCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	var handled string
+	w.handler = chain(task.HandlerFunc(func(ctx context.Context, t *task.Task, m message.Message) error {
+		err := route(ctx, t, m)
+		if err == nil && handled == "" {
+			handled = t.Msg.ID
+			stop()
+		}
+		return err
+	}), recoverPanics, billByKind, checkPly)
+	w.Run(runCtx)
+	if handled == "" {
+		t.Fatal("no handling succeeded")
+	}
+	mu.Lock()
+	if !deleted[handled] {
+		t.Errorf("message %s, handled before the worker was stopped, was not deleted", handled)
+	}
+	mu.Unlock()
+
 	var wg sync.WaitGroup
 	for range 2 {
 		w, err := NewWorker(r, wcfg, testLogger(t), nil)

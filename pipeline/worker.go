@@ -206,9 +206,7 @@ func (w *Worker) settle(ctx context.Context, log *slog.Logger, q storage.Queue, 
 	switch {
 	case err == nil:
 		w.progress.Tasks.Add(1)
-		if err := q.Delete(ctx, msg.ID, receipt); err != nil && ctx.Err() == nil {
-			log.Warn("deleting a handled message failed; a redelivery will find the work done", "err", err)
-		}
+		w.deleteDone(ctx, log, q, msg.ID, receipt)
 		log.Debug("task done")
 		return OutcomeOK
 	case errors.Is(err, message.ErrBadMessage), errors.Is(err, storage.ErrInvalid), errors.Is(err, errPanic):
@@ -224,6 +222,20 @@ func (w *Worker) settle(ctx context.Context, log *slog.Logger, q storage.Queue, 
 	default:
 		log.Warn("task failed; the message will be retried", "err", err)
 		return OutcomeFailed
+	}
+}
+
+// deleteDone deletes a message whose handling succeeded. The worker may
+// have been told to stop (ctx cancelled) after the handler returned: the
+// work is done all the same, so the delete goes ahead rather than leave
+// the message to reappear and be done again. It is given one visibility
+// timeout, past which the receipt is stale and the delete would fail
+// anyway (and a stopping worker's grace period may end it sooner).
+func (w *Worker) deleteDone(ctx context.Context, log *slog.Logger, q storage.Queue, id, receipt string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.Visibility)
+	defer cancel()
+	if err := q.Delete(ctx, id, receipt); err != nil {
+		log.Warn("deleting a handled message failed; a redelivery will find the work done", "err", err)
 	}
 }
 
