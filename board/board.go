@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"sync"
 )
 
 // KeyLen is the length in bytes of a binary position key (see
@@ -183,11 +184,29 @@ type Board struct {
 var ErrSize = errors.New("board: size must be 4, 6 or 8")
 
 // New returns the board of the given size: 4, 6 or 8. Odd sizes have no
-// centre 2x2, and sizes above 8 do not fit a 64-bit mask.
+// centre 2x2, and sizes above 8 do not fit a 64-bit mask. Boards are
+// immutable, so every call for a size returns the same one, built once:
+// a run's configuration asks for its board at every check and decode.
 func New(size int) (*Board, error) {
-	if size != 4 && size != 6 && size != 8 {
-		return nil, fmt.Errorf("%w, got %d", ErrSize, size)
+	switch size {
+	case 4:
+		return board4(), nil
+	case 6:
+		return board6(), nil
+	case 8:
+		return board8(), nil
 	}
+	return nil, fmt.Errorf("%w, got %d", ErrSize, size)
+}
+
+var (
+	board4 = sync.OnceValue(func() *Board { return build(4) })
+	board6 = sync.OnceValue(func() *Board { return build(6) })
+	board8 = sync.OnceValue(func() *Board { return build(8) })
+)
+
+// build computes the board of a valid size.
+func build(size int) *Board {
 	b := &Board{size: size, shift: uint(8 - size)}
 	row := uint64(1)<<size - 1
 	for r := 0; r < size; r++ {
@@ -211,7 +230,7 @@ func New(size int) (*Board, error) {
 			}
 		}
 	}
-	return b, nil
+	return b
 }
 
 // MustNew is New for sizes known to be valid; it panics otherwise.

@@ -59,11 +59,19 @@ const (
 // bucket goes. Kept across calls, they need not be cleared whole each
 // time: a small range uses a few buckets only (digitBits), and clearing
 // and scanning 256 of them for a range of 40 edges cost more than
-// sorting it. hist and bucketOf serve the wide digits of large ranges
-// (scatterWide).
+// sorting it. wide serves the wide digits of large ranges (scatterWide),
+// and is allocated by the first: at 320 KiB, allocating and clearing it
+// for every sort cost more than sorting the few hundred edges of a small
+// blob's expansion.
 type edgeSorter struct {
-	counts   [][256]int
-	next     [256]int
+	counts [][256]int
+	next   [256]int
+	wide   *wideTables
+}
+
+// wideTables are scatterWide's histogram of a range's digit values and
+// the bucket each value goes to.
+type wideTables struct {
 	hist     [1 << wideBits]uint32
 	bucketOf [1 << wideBits]uint8
 }
@@ -180,7 +188,10 @@ func (s *edgeSorter) scatterWide(src, dst []edge, depth int) ([]int, bool) {
 		return nil, false
 	}
 	const mask = 1<<wideBits - 1
-	hist := &s.hist
+	if s.wide == nil {
+		s.wide = new(wideTables)
+	}
+	hist := &s.wide.hist
 	clear(hist[:])
 	if word == 0 {
 		for _, e := range src {
@@ -200,13 +211,13 @@ func (s *edgeSorter) scatterWide(src, dst []edge, depth int) ([]int, bool) {
 			b++
 			fill = 0
 		}
-		s.bucketOf[v] = uint8(b)
+		s.wide.bucketOf[v] = uint8(b)
 		fill += int(c)
 		counts[b] += int(c)
 	}
 	counts = counts[:b+1]
 	s.place(counts)
-	next, bucketOf := &s.next, &s.bucketOf
+	next, bucketOf := &s.next, &s.wide.bucketOf
 	if word == 0 {
 		for _, e := range src {
 			b := bucketOf[e.hi>>shift&mask]
