@@ -484,13 +484,35 @@ const workerGCPercent = 25
 // collections.
 const workerMemoryLimit = 768 << 20
 
-// tuneGC applies workerGCPercent and workerMemoryLimit where the
-// environment sets no GOGC or GOMEMLIMIT.
-func tuneGC(env Env) {
+// gcSettings are the collector's target (GOGC) and soft memory limit
+// (GOMEMLIMIT) for a process.
+type gcSettings struct {
+	percent int
+	limit   int64
+}
+
+// workerGC is for processes that run worker loops.
+var workerGC = gcSettings{workerGCPercent, workerMemoryLimit}
+
+// simGC is for a process that rehearses a fleet on a simulated account
+// (-storage sim) whose store may use storeBytes. Its hundreds of loops
+// handle small tasks: its heap is many small objects with pointers and
+// hundreds of goroutine stacks, which every collection scans, and at
+// workerGCPercent the collector took a third of a rehearsal's CPU
+// (docs/performance.md). Go's default of 100 collects a quarter as
+// often. The limit leaves the loops workerMemoryLimit beside what the
+// account's store may hold, which stands for Azure's machines, not for
+// the workers'.
+func simGC(storeBytes int64) gcSettings {
+	return gcSettings{100, workerMemoryLimit + storeBytes}
+}
+
+// tuneGC applies g where the environment sets no GOGC or GOMEMLIMIT.
+func tuneGC(env Env, g gcSettings) {
 	if env.Getenv("GOGC") == "" {
-		debug.SetGCPercent(workerGCPercent)
+		debug.SetGCPercent(g.percent)
 	}
 	if env.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(workerMemoryLimit)
+		debug.SetMemoryLimit(g.limit)
 	}
 }

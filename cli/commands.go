@@ -183,7 +183,7 @@ func (f *workerFlags) workerConfig(fs *flag.FlagSet) (pipeline.WorkerConfig, err
 }
 
 func worker(env Env) (err error) {
-	tuneGC(env)
+	tuneGC(env, workerGC)
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	var f workerFlags
 	f.register(fs)

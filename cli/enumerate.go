@@ -103,7 +103,7 @@ func (f *enumerateFlags) register(fs *flag.FlagSet) {
 }
 
 func enumerate(env Env) (err error) {
-	tuneGC(env)
+	tuneGC(env, workerGC)
 	fs := flag.NewFlagSet("enumerate", flag.ContinueOnError)
 	var f enumerateFlags
 	f.register(fs)
@@ -124,6 +124,9 @@ func enumerate(env Env) (err error) {
 	}
 	if err := f.checkRun(fs, &cfg); err != nil {
 		return err
+	}
+	if f.storage.kind == "sim" {
+		tuneGC(env, simGC(f.storage.sim.WithDefaults().MemoryBytes))
 	}
 	log, err := f.log.logger(env.Stderr)
 	if err != nil {
