@@ -46,7 +46,7 @@ func (w *Worker) nudgeIfStalled(ctx context.Context) {
 	}
 	sleep(ctx, w.cfg.PollMax)
 	plies, ok := w.stalled(ctx)
-	if !ok || !sameRecords(first, plies) {
+	if !ok || !sameRecords(byPly(first), byPly(plies)) {
 		return
 	}
 	for _, p := range plies {
@@ -78,16 +78,25 @@ func (w *Worker) stalled(ctx context.Context) ([]*runstore.Ply, bool) {
 	return plies, true
 }
 
-// sameRecords reports whether two reads of the ply records found the
-// same plies, none of them rewritten in between.
-func sameRecords(a, b []*runstore.Ply) bool {
+// sameRecords reports whether two reads of the ply records (by ply)
+// found the same plies, none of them rewritten in between.
+func sameRecords(a, b map[int]*runstore.Ply) bool {
 	if len(a) != len(b) {
 		return false
 	}
-	for i := range a {
-		if a[i].Ply != b[i].Ply || a[i].ETag != b[i].ETag {
+	for n, p := range a {
+		if q, ok := b[n]; !ok || q.ETag != p.ETag {
 			return false
 		}
 	}
 	return true
+}
+
+// byPly indexes ply records by ply.
+func byPly(plies []*runstore.Ply) map[int]*runstore.Ply {
+	m := make(map[int]*runstore.Ply, len(plies))
+	for _, p := range plies {
+		m[p.Ply] = p
+	}
+	return m
 }
