@@ -53,15 +53,7 @@ func TestStopFinishesTheHandling(t *testing.T) {
 		}
 		return err
 	})
-	r, err := Seed(ctx, be, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wcfg := WorkerConfig{Visibility: 5 * time.Second, ExitWhenDone: true, PollMax: 20 * time.Millisecond}
-	w, err := NewWorker(r, wcfg, testLogger(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, wcfg, w := seedStopWorker(t, ctx, be, cfg)
 	done := make(chan struct{})
 	go func() { w.Run(ctx); close(done) }()
 	select {
@@ -88,21 +80,7 @@ func TestStopFinishesTheHandling(t *testing.T) {
 	}
 	mu.Unlock()
 
-	// Two more workers finish the run.
-	var wg sync.WaitGroup
-	for range 2 {
-		w, err := NewWorker(r, wcfg, testLogger(t), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		wg.Go(func() { w.Run(ctx) })
-	}
-	wg.Wait()
-	rep, err := r.Report(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkReport4x4(t, rep, cfg.Target)
+	finish4x4(t, ctx, r, wcfg, cfg.Target)
 }
 
 // TestCancelAfterTheHandlerDeletes cancels a worker's context (SIGTERM
@@ -127,15 +105,7 @@ func TestCancelAfterTheHandlerDeletes(t *testing.T) {
 		}
 		return err
 	})
-	r, err := Seed(ctx, be, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	wcfg := WorkerConfig{Visibility: 5 * time.Second, ExitWhenDone: true, PollMax: 20 * time.Millisecond}
-	w, err := NewWorker(r, wcfg, testLogger(t), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r, wcfg, w := seedStopWorker(t, ctx, be, cfg)
 	// The first handling that succeeds stops the worker as it returns.
 	runCtx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -157,7 +127,13 @@ func TestCancelAfterTheHandlerDeletes(t *testing.T) {
 		t.Errorf("message %s, handled before the worker was stopped, was not deleted", handled)
 	}
 	mu.Unlock()
+	finish4x4(t, ctx, r, wcfg, cfg.Target)
+}
 
+// finish4x4 has two more workers finish a 4x4 run to ply target, and
+// checks it against the reference.
+func finish4x4(t *testing.T, ctx context.Context, r *Run, wcfg WorkerConfig, target int) {
+	t.Helper()
 	var wg sync.WaitGroup
 	for range 2 {
 		w, err := NewWorker(r, wcfg, testLogger(t), nil)
@@ -171,5 +147,21 @@ func TestCancelAfterTheHandlerDeletes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkReport4x4(t, rep, cfg.Target)
+	checkReport4x4(t, rep, target)
+}
+
+// seedStopWorker seeds cfg on be and makes the worker the stop tests
+// stop, with the configuration they finish the run with.
+func seedStopWorker(t *testing.T, ctx context.Context, be storage.Backend, cfg RunConfig) (*Run, WorkerConfig, *Worker) {
+	t.Helper()
+	r, err := Seed(ctx, be, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wcfg := WorkerConfig{Visibility: 5 * time.Second, ExitWhenDone: true, PollMax: 20 * time.Millisecond}
+	w, err := NewWorker(r, wcfg, testLogger(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, wcfg, w
 }
