@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -130,4 +131,48 @@ func TestTornCountDoesNotNudge(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkReport4x4(t, rep, cfg.Target)
+}
+
+// TestAuditOfAMovingRun audits a seeded run whose work queue is empty
+// while ply 1 starts merging during the audit, as a count that missed a
+// moving message would show a live run: the audit must not call it
+// stalled. Audited again, with nothing moving, it must.
+func TestAuditOfAMovingRun(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	inner := openEmbedded(t)
+	cfg := RunConfig{Name: "auditmoving", Config: runstore.Config{Board: 4, Target: 12}}
+	seeded, err := Seed(ctx, inner, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain(t, ctx, seeded.work)
+	var once sync.Once
+	be := storage.Wrap(inner, func(c *storage.Call, next func() error) error {
+		err := next()
+		if c.Op == storage.QueueApproximateLength && strings.HasPrefix(c.Resource, WorkQueue(cfg.Name)) {
+			once.Do(func() {
+				p, perr := seeded.store.Ply(ctx, 1)
+				if perr == nil {
+					now := time.Now()
+					perr = seeded.store.StartMerging(ctx, p, runstore.Claim{Owner: "test", Now: now, Until: now.Add(time.Minute)})
+				}
+				if perr != nil {
+					t.Errorf("moving ply 1: %v", perr)
+				}
+			})
+		}
+		return err
+	})
+	r, err := OpenRun(ctx, be, cfg.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const stalled = "error: the run is not complete but its work queue is empty: nothing is left to make progress"
+	if got, _ := auditLines(t, ctx, r); slices.Contains(got, stalled) {
+		t.Errorf("a run whose ply moved during the audit was found stalled: %q", got)
+	}
+	if got, _ := auditLines(t, ctx, r); !slices.Contains(got, stalled) {
+		t.Errorf("a still run with an empty queue: findings %q, want %q among them", got, stalled)
+	}
 }
