@@ -188,22 +188,16 @@ var ErrSize = errors.New("board: size must be 4, 6 or 8")
 // immutable, so every call for a size returns the same one, built once:
 // a run's configuration asks for its board at every check and decode.
 func New(size int) (*Board, error) {
-	switch size {
-	case 4:
-		return board4(), nil
-	case 6:
-		return board6(), nil
-	case 8:
-		return board8(), nil
+	if b, ok := boards()[size]; ok {
+		return b, nil
 	}
 	return nil, fmt.Errorf("%w, got %d", ErrSize, size)
 }
 
-var (
-	board4 = sync.OnceValue(func() *Board { return build(4) })
-	board6 = sync.OnceValue(func() *Board { return build(6) })
-	board8 = sync.OnceValue(func() *Board { return build(8) })
-)
+// boards holds the one board of each size, built on first use.
+var boards = sync.OnceValue(func() map[int]*Board {
+	return map[int]*Board{4: build(4), 6: build(6), 8: build(8)}
+})
 
 // build computes the board of a valid size.
 func build(size int) *Board {
