@@ -27,11 +27,13 @@ import (
 //
 // Each level starts from the scan once the level below is complete. The
 // scan enqueues the first task of group 0; the first task of group g
-// enqueues its group's other tasks and the first tasks of groups
-// g*partFan+1 to g*partFan+partFan (childParts), so that no handling
-// enqueues more than a group's tasks and partFan more; on the first
-// level, past group 0, it then sends itself again after them, so that
-// the groups run in turn. A first level's inputs are its list of its
+// enqueues the first tasks of groups g*partFan+1 to g*partFan+partFan
+// and its group's other tasks, and each of those tasks its children in
+// the group's tree (treeChildren: all of them from the first in a group
+// of at most partFan+1 ranges), so that no handling enqueues more than
+// 2*partFan tasks however many ranges a group has; on the first level,
+// past group 0, the first task then sends itself again after them, so
+// that the groups run in turn. A first level's inputs are its list of its
 // group's inputs blob (combineInputs), which its first task writes from
 // the group's expansion markers: each group's markers are read once, by
 // one task; a task above reads the markers of the runs it reads itself
@@ -85,16 +87,26 @@ func combineTask(ctx context.Context, t *task.Task, p *runstore.Ply, i int) (run
 	if err != nil {
 		return runstore.Combine{}, nil, err
 	}
-	if start {
+	// The group's tasks this one starts, of its tree: a task past the
+	// first starts them on every delivery that works (a redelivery
+	// before the commit enqueues them again, which is harmless), since
+	// nothing tells its first delivery.
+	group := offset(i-r, treeChildren(r, l.Ranges))
+	switch {
+	case start:
 		var firsts []int
-		for _, h := range childParts(g, l.Groups) {
+		for _, h := range treeChildren(g, l.Groups) {
 			firsts = append(firsts, p.CombineIndex(level, h*l.Ranges))
 		}
 		// A first-level group other than the first takes its turn: once,
 		// as the delivery that wrote the group's inputs blob. A level
 		// above has no such blob to tell its first delivery, and its runs
 		// are a fleet's.
-		if err := startPart(ctx, t, message.KindCombine, p.Ply, seq(i+1, i+l.Ranges), firsts, i, level == 0 && g > 0); err != nil {
+		if err := startPart(ctx, t, message.KindCombine, p.Ply, group, firsts, i, level == 0 && g > 0); err != nil {
+			return runstore.Combine{}, nil, err
+		}
+	case r > 0:
+		if err := enqueueAll(ctx, t, message.KindCombine, p.Ply, group); err != nil {
 			return runstore.Combine{}, nil, err
 		}
 	}

@@ -105,11 +105,11 @@ func bucketInputs(ctx context.Context, t *task.Task, p *runstore.Ply, bucket int
 	if wrote && bucket == span.Lo {
 		// The range's first bucket starts the others, and the first
 		// buckets of the ranges below it in the tree of ranges
-		// (childParts). A crash before they are enqueued leaves them to
+		// (treeChildren). A crash before they are enqueued leaves them to
 		// the scan of a stalled run. A range other than the first sends
-		// its first bucket after the others (childParts says why).
+		// its first bucket after the others (treeChildren says why).
 		var firsts []int
-		for _, h := range childParts(r, top.Ranges) {
+		for _, h := range treeChildren(r, top.Ranges) {
 			firsts = append(firsts, runstore.SpanOf(h, p.Buckets, top.Ranges).Lo)
 		}
 		if err := startPart(ctx, t, message.KindMerge, p.Ply, seq(span.Lo+1, span.Hi), firsts, bucket, r > 0); err != nil {

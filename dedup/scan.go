@@ -89,7 +89,7 @@ func scan(ctx context.Context, t *task.Task, m message.Message) error {
 // are, the bucket merges. Each step starts with the first task of its
 // first part (group of a level, range of buckets), which enqueues its
 // part's other tasks and the first tasks of the parts below it in a tree
-// of parts (childParts): so that no handling enqueues a task a part.
+// of parts (treeChildren): so that no handling enqueues a task a part.
 // A scan that finds a step under way (a nudge of a stalled run) enqueues
 // every task of it not done.
 func scanLevels(ctx context.Context, t *task.Task, p *runstore.Ply, open []int) error {
@@ -127,14 +127,23 @@ func scanLevels(ctx context.Context, t *task.Task, p *runstore.Ply, open []int) 
 	return enqueueAll(ctx, t, message.KindMerge, p.Ply, []int{0})
 }
 
-// partFan is how many parts' first tasks a part's first task enqueues:
-// the fan-out of the tree of parts through which a step starts.
+// partFan is how many tasks one task enqueues through a tree as a step
+// starts (treeChildren): parts' first tasks, or a large part's own tasks.
 const partFan = 64
 
-// childParts lists the parts whose first tasks part k's first task
-// enqueues, of parts parts: parts k*partFan+1 to k*partFan+partFan, as
-// far as there are. Every part but 0 is the child of exactly one, so the
-// step reaches them all from part 0, in O(log parts) steps.
+// treeChildren lists the children of node k in a tree of n nodes, 0 its
+// root: nodes k*partFan+1 to k*partFan+partFan, as far as there are.
+// Every node but 0 is the child of exactly one, so a step that starts
+// at node 0 reaches them all in O(log n) handlings, none of which
+// enqueues more than partFan of them. Steps start through two such
+// trees: the parts of a step (the ranges of bucket merges, the groups of
+// a combine level), each part's first task enqueuing its children's
+// first tasks; and, in a combine group of more than partFan+1 ranges,
+// the group's tasks, each enqueuing its children (combineTask). A
+// level's ranges grow with its buckets over its groups, without bound
+// as the items grow under fixed sizes; a range's buckets are about its
+// groups, at most the merge fan-in, so a range's first bucket enqueues
+// its range's others itself.
 //
 // A part other than the first (a range of bucket merges, a group of
 // combine tasks), once its first task has written the part's inputs
@@ -148,10 +157,19 @@ const partFan = 64
 // the merges (16 ranges), and 4 GB more at the start of the combine (84
 // groups of 8 ranges, whose first ranges are seldom empty). A fleet
 // still opens every part within O(log parts) steps of a few storage
-// calls.
-func childParts(k, parts int) []int {
+// calls. (A group of more than partFan+1 ranges is queued in turn only
+// as far as its first task's children.)
+func treeChildren(k, n int) []int {
 	lo := k*partFan + 1
-	return seq(min(lo, parts), min(lo+partFan, parts))
+	return seq(min(lo, n), min(lo+partFan, n))
+}
+
+// offset adds base to each of items.
+func offset(base int, items []int) []int {
+	for k := range items {
+		items[k] += base
+	}
+	return items
 }
 
 // seq lists the items [lo, hi).
@@ -165,7 +183,7 @@ func seq(lo, hi int) []int {
 
 // startPart enqueues, for the first task of a part, the part's other
 // tasks (others) and the first tasks of its child parts (children); a
-// part that takes its turn (childParts says why) then enqueues its first
+// part that takes its turn (treeChildren says why) then enqueues its first
 // task, first, again after them and returns task.ErrRequeued, so that
 // the delivery ends there.
 func startPart(ctx context.Context, t *task.Task, kind message.Kind, ply int, others, children []int, first int, turn bool) error {

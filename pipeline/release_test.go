@@ -185,7 +185,7 @@ func mostGroupsOpen(events []blobEvent, p *runstore.Ply) int {
 // combine of a ply must find at most the last group's expansion runs,
 // and the last merges at most the last range's combined runs; and since
 // a range's first bucket sends itself after the range's others
-// (childParts), a range is merged before the next one starts, so no two
+// (treeChildren), a range is merged before the next one starts, so no two
 // hold their combined runs beside their final blobs at once; nor, since
 // a group's first combine task does the same, do two groups hold their
 // expansion runs beside their combined runs. The run must still count

@@ -34,7 +34,7 @@ type Units struct {
 	// again: one for each of the last level's ranges past the first,
 	// whose first bucket sends itself after the range's others, and one
 	// for each of the first level's groups past the first, likewise
-	// (dedup's childParts says why).
+	// (dedup's treeChildren says why).
 	Buckets  float64                 `json:"buckets"`
 	Levels   []runstore.CombineLevel `json:"levels,omitempty"`
 	Combines float64                 `json:"combines,omitempty"`

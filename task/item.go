@@ -35,7 +35,7 @@ type Item[M any] struct {
 // of bucket merges, once it has enqueued the range's other buckets,
 // sends itself after them, so that the queue runs a range's merges
 // together and the range's inputs can be deleted before the next range
-// starts (dedup's childParts). The delivery is then done and the item
+// starts (dedup's treeChildren). The delivery is then done and the item
 // is not: Do neither commits nor follows up.
 var ErrRequeued = errors.New("task: the item's message was enqueued again, after the tasks it opened")
 
