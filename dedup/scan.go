@@ -141,9 +141,10 @@ const partFan = 64
 // first tasks; and, in a combine group of more than partFan+1 ranges,
 // the group's tasks, each enqueuing its children (combineTask). A
 // level's ranges grow with its buckets over its groups, without bound
-// as the items grow under fixed sizes; a range's buckets are about its
-// groups, at most the merge fan-in, so a range's first bucket enqueues
-// its range's others itself.
+// as the items grow under fixed sizes; a range holds no more buckets
+// than its level has groups (runstore.Sizes.Levels), and the last level
+// at most the merge fan-in, so a range's first bucket enqueues its
+// range's others itself: up to the fan-in, however many the items.
 //
 // A part other than the first (a range of bucket merges, a group of
 // combine tasks), once its first task has written the part's inputs
