@@ -40,7 +40,7 @@ func checkDisk(sf storageFlags, cfg pipeline.RunConfig) error {
 	}
 	n, _ := pipeline.EstimatePositions(cfg, cfg.Target)
 	return fmt.Errorf("8x8 to ply %d needs about %s of disk (an estimate, from %s positions at ply %d), but %s has %s free; free some space or give -data a directory on a larger disk",
-		cfg.Target, gigabytes(est), millions(n), cfg.Target, dir, gigabytes(have))
+		cfg.Target, bytesText(est), positionsText(n), cfg.Target, dir, bytesText(have))
 }
 
 // existing is dir or its nearest ancestor that exists, for statfs.
@@ -57,5 +57,10 @@ func existing(dir string) string {
 	}
 }
 
-func gigabytes(b int64) string { return fmt.Sprintf("%.1f GB", float64(b)/1e9) }
-func millions(n int64) string  { return fmt.Sprintf("%.0f million", float64(n)/1e6) }
+// positionsText is n positions, in millions from a million.
+func positionsText(n int64) string {
+	if n < 1e6 {
+		return fmt.Sprint(n)
+	}
+	return fmt.Sprintf("%.0f million", float64(n)/1e6)
+}

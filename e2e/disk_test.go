@@ -147,7 +147,7 @@ func TestEnumerateRefusesTooLittleDisk(t *testing.T) {
 	if code != 1 || len(lines) != 1 {
 		t.Fatalf("exit %d with %d lines on stderr, want 1 and one line:\n%s", code, len(lines), strings.Join(lines, "\n"))
 	}
-	for _, want := range []string{"8x8 to ply 13 needs about", "GB of disk", data + " has 0.1 GB free"} {
+	for _, want := range []string{"8x8 to ply 13 needs about", "GB of disk", data + " has 67.1 MB free"} {
 		if !strings.Contains(lines[0], want) {
 			t.Errorf("the line lacks %q:\n%s", want, lines[0])
 		}
