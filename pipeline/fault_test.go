@@ -275,13 +275,16 @@ func everyCall(n int64) []int64 {
 	return ks
 }
 
-// TestFaultSample strikes a seeded random sample of the calls of two
-// runs the exhaustive sweep would make too slow: 4x4 to the end of the
-// game (terminal positions, wins, losses and draws to propagate), 6x6
-// to ply 5 with blobs so small that merges run in several rounds, and
-// the same with a fan-in of 2, so that its later plies have several
-// combine levels (ply 5: two, over eight expansion runs), each started through its tree of first
-// tasks and releasing the runs below it.
+// TestFaultSample strikes a seeded random sample of the calls of runs
+// the exhaustive sweep would make too slow: 4x4 to the end of the game
+// (terminal positions, wins, losses and draws to propagate); 6x6 to ply
+// 5 with blobs so small that merges run in several rounds; the same
+// with a fan-in of 2, so that its later plies have several combine
+// levels (ply 5: two, over eight expansion runs), each started through
+// its tree of first tasks and releasing the runs below it; and 8x8 to
+// ply 5 with final blobs of two positions, a bucket each, and a fan-in
+// of 2, whose last combine level has groups of about 90 ranges, each
+// group's tasks started through a tree of tasks (dedup's treeChildren).
 // FAULT_SEED sets the seed; FAULT_SAMPLE the calls per mode ("all" strikes
 // every call: about 3,000 runs for 4x4, a few minutes).
 func TestFaultSample(t *testing.T) {
@@ -301,6 +304,7 @@ func TestFaultSample(t *testing.T) {
 		{Name: "faultfour", Config: runstore.Config{Board: 4, Target: 12}},
 		{Name: "faultsix", Config: runstore.Config{Board: 6, Target: 5, Sizes: runstore.Sizes{BlobPositions: 25, BucketBlobs: 2}}},
 		{Name: "faultdeep", Config: runstore.Config{Board: 6, Target: 5, Sizes: runstore.Sizes{BlobPositions: 8, BucketBlobs: 4, MergeFanIn: 2}}},
+		{Name: "faultgroups", Config: runstore.Config{Board: 8, Target: 5, Sizes: runstore.Sizes{BlobPositions: 2, BucketBlobs: 1, MergeFanIn: 2}}},
 	} {
 		t.Run(cfg.Name, func(t *testing.T) { faultSweep(t, cfg, allModes, sample) })
 	}
