@@ -31,7 +31,7 @@ import (
 // and its group's other tasks, and each of those tasks its children in
 // the group's tree (treeChildren: all of them from the first in a group
 // of at most partFan+1 ranges), so that no handling enqueues more than
-// 2*partFan tasks however many ranges a group has; on the first level,
+// 2*partFan other tasks however many ranges a group has; on the first level,
 // past group 0, the first task then sends itself again after them, so
 // that the groups run in turn. A first level's inputs are its list of its
 // group's inputs blob (combineInputs), which its first task writes from
