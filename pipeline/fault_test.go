@@ -263,7 +263,10 @@ func TestFaultAtEveryCall(t *testing.T) {
 		{Name: "faults", Config: runstore.Config{Board: 6, Target: 5, Sizes: runstore.Sizes{BlobPositions: 40, BucketBlobs: 2}}},
 		{Name: "faultlevels", Config: runstore.Config{Board: 6, Target: 5, Sizes: runstore.Sizes{BlobPositions: 9, BucketBlobs: 20, MergeFanIn: 3}}},
 	} {
-		t.Run(cfg.Name, func(t *testing.T) { faultSweep(t, cfg, allModes, everyCall) })
+		t.Run(cfg.Name, func(t *testing.T) {
+			t.Parallel() // each run has a store of its own; one worker a run
+			faultSweep(t, cfg, allModes, everyCall)
+		})
 	}
 }
 
