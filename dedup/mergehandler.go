@@ -70,11 +70,13 @@ func mergeBucket(ctx context.Context, t *task.Task, p *runstore.Ply, bucket int)
 // the scan wrote, or in a ply with a combine level its range's. The
 // first of the range's buckets to find that one missing writes it from
 // the range's combine markers, one of each group; when that is the
-// range's first bucket, which the scan enqueued, it then enqueues the
-// range's other buckets, which read it. Its content depends on the
-// combine markers alone, which are all there and no longer change once
-// the bucket merges start: of merges that write it together, the first
-// write stands and the others read the same lists.
+// range's first bucket, which the scan enqueued, it then starts the
+// range's other buckets, which read it, through the range's tree of
+// buckets (treeChildren): it enqueues up to partFan of them, and each of
+// those, as it reads its list, its own children in the tree. Its content
+// depends on the combine markers alone, which are all there and no
+// longer change once the bucket merges start: of merges that write it
+// together, the first write stands and the others read the same lists.
 func bucketInputs(ctx context.Context, t *task.Task, p *runstore.Ply, bucket int) ([]Input, error) {
 	if !p.Combining() {
 		return ReadInputs(ctx, t.Run, runstore.InputsBlobName(p.Ply), bucket, p.Buckets)
@@ -82,9 +84,18 @@ func bucketInputs(ctx context.Context, t *task.Task, p *runstore.Ply, bucket int
 	top := p.Top()
 	r := runstore.PartOf(bucket, p.Buckets, top.Ranges)
 	span := runstore.SpanOf(r, p.Buckets, top.Ranges)
+	k, n := bucket-span.Lo, span.Hi-span.Lo
+	// A bucket past the range's first starts its children in the range's
+	// tree on every delivery that works (a redelivery before the commit
+	// enqueues them again, which is harmless), since nothing tells its
+	// first delivery.
+	share := offset(span.Lo, treeChildren(k, n))
 	name := runstore.RangeInputsBlobName(p.Ply, r)
-	inputs, err := ReadInputs(ctx, t.Run, name, bucket-span.Lo, span.Hi-span.Lo)
-	if !errors.Is(err, storage.ErrNotFound) {
+	inputs, err := ReadInputs(ctx, t.Run, name, k, n)
+	switch {
+	case err == nil && k > 0:
+		return inputs, enqueueAll(ctx, t, message.KindMerge, p.Ply, share)
+	case !errors.Is(err, storage.ErrNotFound):
 		return inputs, err
 	}
 	combines, err := t.Run.Store.CombineStage(p, len(p.Levels)-1).MarkersAt(ctx, rangeTasks(p, r))
@@ -102,9 +113,10 @@ func bucketInputs(ctx context.Context, t *task.Task, p *runstore.Ply, bucket int
 	case swept:
 		return nil, fmt.Errorf("ply %d was made final while bucket %d read its inputs", p.Ply, bucket)
 	}
-	if wrote && bucket == span.Lo {
-		// The range's first bucket starts the others, and the first
-		// buckets of the ranges below it in the tree of ranges
+	switch {
+	case wrote && k == 0:
+		// The range's first bucket starts its share of the range, and
+		// the first buckets of the ranges below it in the tree of ranges
 		// (treeChildren). A crash before they are enqueued leaves them to
 		// the scan of a stalled run. A range other than the first sends
 		// its first bucket after the others (treeChildren says why).
@@ -112,11 +124,15 @@ func bucketInputs(ctx context.Context, t *task.Task, p *runstore.Ply, bucket int
 		for _, h := range treeChildren(r, top.Ranges) {
 			firsts = append(firsts, runstore.SpanOf(h, p.Buckets, top.Ranges).Lo)
 		}
-		if err := startPart(ctx, t, message.KindMerge, p.Ply, seq(span.Lo+1, span.Hi), firsts, bucket, r > 0); err != nil {
+		if err := startPart(ctx, t, message.KindMerge, p.Ply, share, firsts, bucket, r > 0); err != nil {
+			return nil, err
+		}
+	case k > 0:
+		if err := enqueueAll(ctx, t, message.KindMerge, p.Ply, share); err != nil {
 			return nil, err
 		}
 	}
-	return lists[bucket-span.Lo], nil
+	return lists[k], nil
 }
 
 // afterMerge deletes the combined runs that bucket was the last to need

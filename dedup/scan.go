@@ -135,16 +135,16 @@ const partFan = 64
 // root: nodes k*partFan+1 to k*partFan+partFan, as far as there are.
 // Every node but 0 is the child of exactly one, so a step that starts
 // at node 0 reaches them all in O(log n) handlings, none of which
-// enqueues more than partFan of them. Steps start through two such
-// trees: the parts of a step (the ranges of bucket merges, the groups of
-// a combine level), each part's first task enqueuing its children's
-// first tasks; and, in a combine group of more than partFan+1 ranges,
-// the group's tasks, each enqueuing its children (combineTask). A
-// level's ranges grow with its buckets over its groups, without bound
-// as the items grow under fixed sizes; a range holds no more buckets
-// than its level has groups (runstore.Sizes.Levels), and the last level
-// at most the merge fan-in, so a range's first bucket enqueues its
-// range's others itself: up to the fan-in, however many the items.
+// enqueues more than partFan of them. Steps start through two levels of
+// such trees: the parts of a step (the ranges of bucket merges, the
+// groups of a combine level), each part's first task enqueuing its
+// children's first tasks; and the tasks of a part, each enqueuing its
+// children in the part (combineTask, bucketInputs), so that a part of
+// up to partFan+1 tasks is started by its first alone. Parts grow with
+// the items: a combine group has a task for each of its level's ranges,
+// which grow with the buckets over the groups, without bound under
+// fixed sizes; a range of bucket merges has up to the merge fan-in's
+// buckets (1,024 by default; 279 at the plan's ply 17).
 //
 // A part other than the first (a range of bucket merges, a group of
 // combine tasks), once its first task has written the part's inputs
@@ -158,8 +158,8 @@ const partFan = 64
 // the merges (16 ranges), and 4 GB more at the start of the combine (84
 // groups of 8 ranges, whose first ranges are seldom empty). A fleet
 // still opens every part within O(log parts) steps of a few storage
-// calls. (A group of more than partFan+1 ranges is queued in turn only
-// as far as its first task's children.)
+// calls. (A part of more than partFan+1 tasks is queued in turn only as
+// far as its first task's children.)
 func treeChildren(k, n int) []int {
 	lo := k*partFan + 1
 	return seq(min(lo, n), min(lo+partFan, n))

@@ -1,6 +1,16 @@
 package dedup
 
-import "testing"
+import (
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/message"
+	"github.com/reversi-cloud/reversi/runstore"
+	"github.com/reversi-cloud/reversi/task"
+)
 
 // TestTreeChildren checks the tree through which a step starts: from
 // node 0, every node of n is reached exactly once, no node has more than
@@ -47,5 +57,94 @@ func TestTreeChildren(t *testing.T) {
 		if depth != want {
 			t.Errorf("n %d: depth %d, want %d", n, depth, want)
 		}
+	}
+}
+
+// TestLargePartsStartThroughATree: a combine group and a range of
+// bucket merges of more tasks than one handling starts (150, where the
+// first starts up to partFan+1 alone) start through their trees: the
+// part's first task enqueues up to partFan of its tasks (and itself
+// again, in a part past the first), each of those its own children in
+// the tree as it works, and together they enqueue every other task of
+// the part once.
+func TestLargePartsStartThroughATree(t *testing.T) {
+	const n = 150
+	origin := message.StandardOrigin(board.MustNew(8))
+	for _, tc := range []struct {
+		name  string
+		setUp func(t *testing.T) (*mergingPly, []int)
+		start func(m *mergingPly, i int) error
+	}{
+		{"combine", func(t *testing.T) (*mergingPly, []int) {
+			m := newMergingPly(t, 12, n, 3, n) // group 1 of 3, n ranges
+			m.expansions()
+			return m, seq(m.ply.CombineIndex(0, n), m.ply.CombineIndex(0, 2*n))
+		}, func(m *mergingPly, i int) error {
+			_, _, err := combineTask(m.ctx, m.task, m.ply, i)
+			return err
+		}},
+		{"merge", func(t *testing.T) (*mergingPly, []int) {
+			m := newMergingPly(t, 12, 2*n, 3, 2) // range 1 of 2, n buckets
+			m.combines()
+			span := runstore.SpanOf(1, m.ply.Buckets, 2)
+			return m, seq(span.Lo, span.Hi)
+		}, func(m *mergingPly, i int) error {
+			_, err := bucketInputs(m.ctx, m.task, m.ply, i)
+			return err
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, part := tc.setUp(t)
+			enqueued := map[int]int{}
+			// Each task of the part in turn; the messages each enqueued.
+			// What a task does after starting its share (its merge) is
+			// not this test's: its error is ignored.
+			for k, i := range part {
+				err := tc.start(m, i)
+				if k == 0 && !errors.Is(err, task.ErrRequeued) {
+					t.Fatalf("the part's first task: %v, want it sent again after its share", err)
+				}
+				var got []int
+				for {
+					msgs, err := m.task.Run.Work.Dequeue(m.ctx, 32, time.Minute)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(msgs) == 0 {
+						break
+					}
+					for _, msg := range msgs {
+						mm, err := message.ParseMessage(origin, msg.Text)
+						if err != nil {
+							t.Fatal(err)
+						}
+						got = append(got, mm.Index)
+						if err := m.task.Run.Work.Delete(m.ctx, msg.ID, msg.PopReceipt); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				if k == 0 {
+					if !slices.Contains(got, i) {
+						t.Errorf("the part's first task did not send itself again: %v", got)
+					}
+					got = slices.DeleteFunc(got, func(j int) bool { return j == i })
+				}
+				if len(got) > partFan {
+					t.Errorf("task %d of the part enqueued %d tasks, more than %d", k, len(got), partFan)
+				}
+				for _, j := range got {
+					enqueued[j]++
+				}
+			}
+			for _, i := range part[1:] {
+				if enqueued[i] != 1 {
+					t.Errorf("task %d was enqueued %d times, want once", i, enqueued[i])
+				}
+			}
+			if len(enqueued) != len(part)-1 {
+				t.Errorf("%d tasks enqueued, want the part's other %d", len(enqueued), len(part)-1)
+			}
+		})
 	}
 }
