@@ -87,10 +87,8 @@ func combineTask(ctx context.Context, t *task.Task, p *runstore.Ply, i int) (run
 	if err != nil {
 		return runstore.Combine{}, nil, err
 	}
-	// The group's tasks this one starts, of its tree: a task past the
-	// first starts them on every delivery that works (a redelivery
-	// before the commit enqueues them again, which is harmless), since
-	// nothing tells its first delivery.
+	// The group's tasks this one starts, of its tree (treeChildren says
+	// on which deliveries).
 	group := offset(i-r, treeChildren(r, l.Ranges))
 	switch {
 	case start:

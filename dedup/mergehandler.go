@@ -85,10 +85,8 @@ func bucketInputs(ctx context.Context, t *task.Task, p *runstore.Ply, bucket int
 	r := runstore.PartOf(bucket, p.Buckets, top.Ranges)
 	span := runstore.SpanOf(r, p.Buckets, top.Ranges)
 	k, n := bucket-span.Lo, span.Hi-span.Lo
-	// A bucket past the range's first starts its children in the range's
-	// tree on every delivery that works (a redelivery before the commit
-	// enqueues them again, which is harmless), since nothing tells its
-	// first delivery.
+	// The range's buckets this one starts, of its tree (treeChildren
+	// says on which deliveries).
 	share := offset(span.Lo, treeChildren(k, n))
 	name := runstore.RangeInputsBlobName(p.Ply, r)
 	inputs, err := ReadInputs(ctx, t.Run, name, k, n)

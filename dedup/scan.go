@@ -140,7 +140,11 @@ const partFan = 64
 // groups of a combine level), each part's first task enqueuing its
 // children's first tasks; and the tasks of a part, each enqueuing its
 // children in the part (combineTask, bucketInputs), so that a part of
-// up to partFan+1 tasks is started by its first alone. Parts grow with
+// up to partFan+1 tasks is started by its first alone. The first task
+// starts its share once, on the delivery that wrote the part's inputs
+// blob; a task past the first, on every delivery that works, since
+// nothing tells its first one (a redelivery before the commit enqueues
+// its share again, which is harmless). Parts grow with
 // the items: a combine group has a task for each of its level's ranges,
 // which grow with the buckets over the groups, without bound under
 // fixed sizes; a range of bucket merges has up to the merge fan-in's

@@ -227,10 +227,10 @@ func (r *Run) Audit(ctx context.Context) (*Audit, error) {
 	}
 
 	for _, ply := range sortedPlies(before.plies) {
-		p := before.plies[ply]
-		if q, ok := after.plies[ply]; !ok || q.ETag != p.ETag {
+		if !sameRecord(before.plies, after.plies, ply) {
 			continue // the ply moved on while we listed; its blobs are checked on the next audit
 		}
+		p := before.plies[ply]
 		// Blobs are spent (and deleted) without a change to the ply
 		// record, and only ever become spent: the state read after the
 		// listing says which may be gone.

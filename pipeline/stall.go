@@ -84,12 +84,19 @@ func sameRecords(a, b map[int]*runstore.Ply) bool {
 	if len(a) != len(b) {
 		return false
 	}
-	for n, p := range a {
-		if q, ok := b[n]; !ok || q.ETag != p.ETag {
+	for n := range a {
+		if !sameRecord(a, b, n) {
 			return false
 		}
 	}
 	return true
+}
+
+// sameRecord reports whether ply n's record, as read in a, is in b and
+// was not rewritten in between (its ETag is the same).
+func sameRecord(a, b map[int]*runstore.Ply, n int) bool {
+	q, ok := b[n]
+	return ok && q.ETag == a[n].ETag
 }
 
 // byPly indexes ply records by ply.
