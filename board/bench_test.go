@@ -2,24 +2,11 @@ package board
 
 import (
 	"math/bits"
-	"math/rand"
 	"testing"
 )
 
-// midgame returns non-terminal 8x8 positions between plies 20 and 40 from
-// seeded random games, the bulk of what an enumeration expands.
-func midgame(b *Board) []Position {
-	rng := rand.New(rand.NewSource(42))
-	var ps []Position
-	for len(ps) < 1024 {
-		randomGame(b, rng, func(p Position) {
-			if ply := b.Ply(p); ply >= 20 && ply <= 40 && !b.Terminal(p) && len(ps) < 1024 {
-				ps = append(ps, p)
-			}
-		})
-	}
-	return ps
-}
+// midgame is the positions the benchmarks time: Board.Midgame's 1,024.
+func midgame(b *Board) []Position { return b.Midgame(1024) }
 
 var sinkU uint64
 var sinkP Position

@@ -14,22 +14,7 @@ var sizes = []int{4, 6, 8}
 // randomGame plays uniformly random legal moves from the start until the
 // game ends, calling visit on every position before its move.
 func randomGame(b *Board, rng *rand.Rand, visit func(p Position)) Position {
-	p := b.Start()
-	for {
-		visit(p)
-		m := b.Moves(p)
-		if m == 0 {
-			return p
-		}
-		k := rng.Intn(bits.OnesCount64(m))
-		for ; k > 0; k-- {
-			m &= m - 1
-		}
-		var err error
-		if p, err = b.Play(p, bits.TrailingZeros64(m)); err != nil {
-			panic(err)
-		}
-	}
+	return b.playRandom(rng, visit)
 }
 
 // randomPosition scatters discs over the board with no regard for
@@ -337,5 +322,24 @@ func TestChildrenAppendsWithoutAllocating(t *testing.T) {
 	}
 	if buf[0] != (Position{}) || len(buf) < 2 {
 		t.Errorf("Children must append after existing elements, got %v", buf)
+	}
+}
+
+// TestMidgame: the sample has the positions asked for, each a third to
+// two thirds of the way into a game and not over, and is the same on
+// every call, on every board size.
+func TestMidgame(t *testing.T) {
+	for _, n := range sizes {
+		b := MustNew(n)
+		ps := b.Midgame(100)
+		empty := n*n - 4
+		for _, p := range ps {
+			if ply := b.Ply(p); ply < empty/3 || ply > 2*empty/3 || b.Terminal(p) {
+				t.Fatalf("%dx%d: %v at ply %d (terminal %v) in the sample", n, n, p, ply, b.Terminal(p))
+			}
+		}
+		if len(ps) != 100 || !slices.Equal(ps, b.Midgame(100)) {
+			t.Errorf("%dx%d: %d positions, or another sample the second time", n, n, len(ps))
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -19,15 +20,19 @@ import (
 // planFlags are enumerate's -plan and -deadline: a capacity plan instead
 // of a run.
 type planFlags struct {
-	on       bool
-	deadline time.Duration
-	vcpuHour float64
+	on        bool
+	deadline  time.Duration
+	vcpuHour  float64
+	cpuScale  float64
+	calibrate bool
 }
 
 func (f *planFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.on, "plan", false, "run nothing: print a capacity plan for 8x8 through -plies, per ply: positions, edges, storage transactions by category, bytes stored and moved, CPU and wall time, the cost of the transactions and of the CPU at list prices (the -price flags) and the two together, and the storage accounts, work-queue shards and table partitions that keep it within Azure's scalability targets, naming the binding limit; -json writes it")
 	fs.DurationVar(&f.deadline, "deadline", 0, "with -plan: the wall time the run must take; the plan gives the workers (one CPU each) it needs, instead of planning for -workers")
 	fs.Float64Var(&f.vcpuHour, "price-vcpu-hour", plan.DefaultVCPUHour, "with -plan: USD per vCPU hour, the price of the plan's CPU seconds; the default is "+plan.VCPUHourSource+", over its 2 vCPUs")
+	fs.Float64Var(&f.cpuScale, "cpu-scale", 1, "with -plan: how many times the CPU time of the machine the plan's model was measured on the workers' machines take (-calibrate measures it for this machine)")
+	fs.BoolVar(&f.calibrate, "calibrate", false, "with -plan: plan for machines like this one: time its move generation (about a second) against the model's machine and scale the plan's CPU by the ratio, which the plan prints for -cpu-scale")
 }
 
 // runFlagsUnplanned are enumerate's flags that only a run uses.
@@ -39,8 +44,10 @@ func (f *planFlags) validate(fs *flag.FlagSet) error {
 		if given(fs, "deadline") {
 			return usagef("-deadline is for -plan; a run takes the time it takes")
 		}
-		if given(fs, "price-vcpu-hour") {
-			return usagef("-price-vcpu-hour prices the CPU of a plan; it is for -plan")
+		for _, name := range []string{"price-vcpu-hour", "cpu-scale", "calibrate"} {
+			if given(fs, name) {
+				return usagef("-%s is about the CPU of a plan; it is for -plan", name)
+			}
 		}
 		return nil
 	}
@@ -51,6 +58,12 @@ func (f *planFlags) validate(fs *flag.FlagSet) error {
 	}
 	if given(fs, "deadline") && given(fs, "workers") {
 		return usagef("-plan takes -workers (and gives the time) or -deadline (and gives the workers), not both")
+	}
+	if given(fs, "cpu-scale") && f.calibrate {
+		return usagef("-plan takes -cpu-scale (given) or -calibrate (measured here), not both")
+	}
+	if !(f.cpuScale > 0) || math.IsInf(f.cpuScale, 1) {
+		return usagef("-cpu-scale %v: must be more than zero (1 is the model's machine)", f.cpuScale)
 	}
 	return positive(fs, "deadline")
 }
@@ -67,11 +80,20 @@ func (f *planFlags) plan(env Env, cfg pipeline.RunConfig, workers int, jsonOut s
 	if workers < 1 || workers > 1<<20 {
 		return usagef("-workers %d: must be 1 or more", workers)
 	}
-	p, err := m.Make(plan.Config{Target: cfg.Target, Workers: workers, Deadline: f.deadline, Sizes: cfg.Sizes, Limits: plan.StandardV2, Prices: cf.p, VCPUHour: f.vcpuHour})
+	scale, measured := f.cpuScale, ""
+	if f.calibrate {
+		if m.GenerationPerEdge == 0 {
+			return fmt.Errorf("-calibrate: the plan's model has no generation time of its machine to compare with")
+		}
+		c := m.Calibrate()
+		scale = c.Scale()
+		measured = fmt.Sprintf(" (-calibrate: this machine generated a child in %.1f ns, the model's in %.1f)", 1e9*c.Here, 1e9*c.Model)
+	}
+	p, err := m.Make(plan.Config{Target: cfg.Target, Workers: workers, Deadline: f.deadline, Sizes: cfg.Sizes, Limits: plan.StandardV2, Prices: cf.p, VCPUHour: f.vcpuHour, CPUScale: scale})
 	if err != nil {
 		return err
 	}
-	if err := writePlan(env.Stdout, p); err != nil {
+	if err := writePlan(env.Stdout, p, measured); err != nil {
 		return err
 	}
 	if jsonOut == "" {
@@ -106,8 +128,9 @@ func planShards(fs *flag.FlagSet, cfg *pipeline.RunConfig, workers int) error {
 	return nil
 }
 
-// writePlan prints a plan as a table, then what it assumed.
-func writePlan(w io.Writer, p *plan.Plan) error {
+// writePlan prints a plan as a table, then what it assumed; calibrated
+// says how its CPU scale was measured, if it was.
+func writePlan(w io.Writer, p *plan.Plan, calibrated string) error {
 	how := fmt.Sprintf("%d workers (one CPU each)", p.Workers)
 	if p.DeadlineSeconds > 0 {
 		how = fmt.Sprintf("a deadline of %s: %s", time.Duration(p.DeadlineSeconds*float64(time.Second)), how)
@@ -161,7 +184,7 @@ func writePlan(w io.Writer, p *plan.Plan) error {
 	_, err := fmt.Fprintf(w, `* positions past ply %d (the last counted) grow by a constant factor: extrapolated, not known.
 tx: storage transactions of the ply's messages by category (a dequeue that finds a message is its ply's; one that finds none is polling's); stored: blob data kept after the run; moved: bytes written and read. On one machine's embedded backend the run peaks at about %s of disk.
 polling: the worker loops' dequeues that find no message, %.3g calls a loop a second over the plan's wall time (%d loops x %.0f s): %.2f polls per longest back-off (%s, a worker process's; enumerate's own loops back off longer) of %d calls each (the work queue's shards, at most %d, and the compensation queue), fitted to sim runs; included in the total's tx control, tx total and USD.
-CPU: %.3g s per edge handled and %.3g ms per segment the merges read, measured on the embedded backend (its storage's CPU included), %.0f ns for each of the run's edges; wall: the larger of CPU and the storage calls' latency (10 ms a call, one at a time a worker), over the workers. Edges per position grow %.3f a ply past the measured plies.
+CPU: %.3g s per edge handled and %.3g ms per segment the merges read, measured on the embedded backend (its storage's CPU included) and scaled by %.3g (-cpu-scale)%s, %.0f ns for each of the run's edges; wall: the larger of CPU and the storage calls' latency (10 ms a call, one at a time a worker), over the workers. Edges per position grow %.3f a ply past the measured plies.
 tx USD: the transactions at %s; CPU USD: the CPU seconds at $%.4g a vCPU hour (-price-vcpu-hour); USD: the two together, $%.2f for the run; keeping its blobs adds $%.4f a month.
 accounts, queues, partitions: units = ceil(rate / (target x %.0f%%)), the rate being the ply's over its wall time (at least 1 s), for a standard general-purpose v2 account's targets: %.0f requests/s, %.0f Gbps in, %.0f Gbps out per account; %.0f messages/s per queue; %.0f entities/s per table partition. part. shards: the same for the busiest partition alone, whose rows a run spreads over -partition-shards partitions. binding: the limit the ply needs the most units of; CPU when one of each suffices.
 combines: groups x ranges of a ply's combine level; segments read: by both merge steps; fan-in: the most runs one merge step reads; worker peak: the memory one worker loop holds for the ply's largest task.
@@ -169,7 +192,7 @@ run settings: -queue-shards %d -partition-shards %d (the most any ply needs; see
 model fitted to: %s
 `, pipeline.CountedPlies()-1, bytesText(p.EmbeddedDiskBytes),
 		p.Polling.CallsPerLoopSecond, p.Polling.Workers, p.Polling.Seconds, plan.PollsPerBackOff, time.Duration(p.Polling.PollMaxSeconds*float64(time.Second)), p.Polling.CallsPerPoll, shardedqueue.Probes,
-		p.CPUPerEdge, 1e3*p.CPUPerSegment, 1e9*p.Total.CPUSeconds/float64(max(1, p.Total.Edges)), p.EdgeGrowth,
+		p.CPUPerEdge, 1e3*p.CPUPerSegment, p.CPUScale, calibrated, 1e9*p.Total.CPUSeconds/float64(max(1, p.Total.Edges)), p.EdgeGrowth,
 		p.Prices.Source, p.VCPUHour, p.Total.TotalUSD, p.Total.StorageUSDPerMonth,
 		100*l.Headroom, l.AccountRequests, l.AccountIngress*8/1e9, l.AccountEgress*8/1e9, l.QueueMessages, l.PartitionEntities, queues, partitions, strings.Join(p.Fitted, "; "))
 	return err

@@ -113,6 +113,56 @@ func TestPlanPricesCompute(t *testing.T) {
 	}
 }
 
+// TestPlanScalesCPU: -cpu-scale multiplies every ply's CPU seconds and
+// their price, and the plan says so; -calibrate measures the scale here,
+// and the plan prints the two generation times it is the ratio of.
+func TestPlanScalesCPU(t *testing.T) {
+	planned := func(args ...string) (plan.Plan, string) {
+		t.Helper()
+		out := filepath.Join(t.TempDir(), "plan.json")
+		code, stdout, stderr := runCmd(t, Enumerate, append([]string{"-plan", "-plies", "12", "-json", out}, args...)...)
+		if code != ExitOK {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		data, err := os.ReadFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var p plan.Plan
+		if err := json.Unmarshal(data, &p); err != nil {
+			t.Fatal(err)
+		}
+		return p, stdout
+	}
+	base, _ := planned()
+	scaled, stdout := planned("-cpu-scale", "2.5")
+	if base.CPUScale != 1 || scaled.CPUScale != 2.5 || !strings.Contains(stdout, "scaled by 2.5 (-cpu-scale)") {
+		t.Errorf("CPU scales %g and %g, want 1 and 2.5; the plan says:\n%s", base.CPUScale, scaled.CPUScale, stdout)
+	}
+	for i, y := range append(scaled.Plies, scaled.Total) {
+		b := base.Total
+		if i < len(base.Plies) {
+			b = base.Plies[i]
+		}
+		if math.Abs(y.CPUSeconds-2.5*b.CPUSeconds) > 1e-9*y.CPUSeconds || math.Abs(y.ComputeUSD-2.5*b.ComputeUSD) > 1e-9*y.ComputeUSD || y.Transactions != b.Transactions {
+			t.Errorf("ply %d: %g CPU s ($%g, %d transactions) at 2.5 times the CPU, %g ($%g, %d) at 1", y.Ply, y.CPUSeconds, y.ComputeUSD, y.Transactions, b.CPUSeconds, b.ComputeUSD, b.Transactions)
+		}
+	}
+	calibrated, stdout := planned("-calibrate")
+	var here, model float64
+	i := strings.Index(stdout, "(-calibrate: ")
+	if i < 0 {
+		t.Fatalf("the calibrated plan does not say what it measured:\n%s", stdout)
+	}
+	if _, err := fmt.Sscanf(stdout[i:], "(-calibrate: this machine generated a child in %g ns, the model's in %g)", &here, &model); err != nil || here <= 0 || model != 38.5 {
+		t.Fatalf("%v; %g ns here, %g on the model's machine (want 38.5, measured there) in %q", err, here, model, stdout[i:i+100])
+	}
+	// The printed times are rounded to a tenth of a nanosecond.
+	if want := here / model; math.Abs(calibrated.CPUScale-want) > 0.06/model*max(1, want) {
+		t.Errorf("calibrated CPU scale %g, want about %g (%g ns against %g)", calibrated.CPUScale, want, here, model)
+	}
+}
+
 func TestPlanDeadlineGivesWorkers(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "plan.json")
 	// One worker takes about 700 s to ply 13 by the model (its CPU, or
@@ -159,7 +209,14 @@ func TestPlanBadFlags(t *testing.T) {
 		{[]string{"-plan", "-workers", "0"}, "-workers 0"},
 		{[]string{"-plan", "-price-vcpu-hour", "-0.5"}, "-price-vcpu-hour -0.5: a price must be zero or more"},
 		{[]string{"-plan", "-price-vcpu-hour", "NaN"}, "-price-vcpu-hour NaN: a price must be zero or more"},
-		{[]string{"-price-vcpu-hour", "0.05"}, "-price-vcpu-hour prices the CPU of a plan; it is for -plan"},
+		{[]string{"-price-vcpu-hour", "0.05"}, "-price-vcpu-hour is about the CPU of a plan; it is for -plan"},
+		{[]string{"-cpu-scale", "2"}, "-cpu-scale is about the CPU of a plan; it is for -plan"},
+		{[]string{"-calibrate", "-plies", "3"}, "-calibrate is about the CPU of a plan; it is for -plan"},
+		{[]string{"-plan", "-calibrate", "-cpu-scale", "2"}, "-cpu-scale (given) or -calibrate (measured here), not both"},
+		{[]string{"-plan", "-cpu-scale", "0"}, "-cpu-scale 0: must be more than zero"},
+		{[]string{"-plan", "-cpu-scale", "-1"}, "-cpu-scale -1: must be more than zero"},
+		{[]string{"-plan", "-cpu-scale", "NaN"}, "-cpu-scale NaN: must be more than zero"},
+		{[]string{"-plan", "-cpu-scale", "+Inf"}, "-cpu-scale +Inf: must be more than zero"},
 	} {
 		code, _, stderr := runCmd(t, Enumerate, tc.args...)
 		if code != ExitUsage || !strings.Contains(stderr, tc.want) || strings.Count(stderr, "\n") != 1 {

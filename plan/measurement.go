@@ -28,6 +28,11 @@ type Measurement struct {
 	// system time of the process, which also ran the embedded storage.
 	WallSeconds float64 `json:"wall_seconds"`
 	CPUSeconds  float64 `json:"cpu_seconds"`
+	// GenerationNs is the nanoseconds the machine took to generate a
+	// child (MeasureGeneration) the day of the run: the yardstick by
+	// which a plan scales the CPU to another machine (Calibration). 0
+	// where it was not measured.
+	GenerationNs float64 `json:"generation_ns_per_child,omitempty"`
 	// Plies has one entry per ply, in order.
 	Plies []MeasuredPly `json:"plies"`
 	// NoPly is the storage work done for no ply's message: polling an

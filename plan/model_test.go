@@ -353,6 +353,9 @@ func TestConfigValidate(t *testing.T) {
 		{"zero target", func(c *Config) { c.Limits.QueueMessages = 0 }, "every target"},
 		{"negative vCPU price", func(c *Config) { c.VCPUHour = -0.01 }, "price of a vCPU hour -0.01"},
 		{"vCPU price not a number", func(c *Config) { c.VCPUHour = math.NaN() }, "price of a vCPU hour NaN"},
+		{"negative CPU scale", func(c *Config) { c.CPUScale = -1 }, "CPU scale -1"},
+		{"CPU scale not a number", func(c *Config) { c.CPUScale = math.NaN() }, "CPU scale NaN"},
+		{"infinite CPU scale", func(c *Config) { c.CPUScale = math.Inf(1) }, "CPU scale +Inf"},
 	} {
 		cfg := defaultConfig(11)
 		tc.edit(&cfg)

@@ -71,6 +71,10 @@ type Config struct {
 	// VCPUHour is what one vCPU costs for an hour, in US dollars: the
 	// price of the plan's CPU seconds (DefaultVCPUHour is a list price).
 	VCPUHour float64
+	// CPUScale is how much more CPU time the work takes on the machines
+	// planned for than on the one the model was measured on (Model.Calibrate
+	// measures it for this machine); zero means 1, the model's machine.
+	CPUScale float64
 	// Latency is how long one storage call takes; zero means
 	// DefaultLatency. A worker loop makes one call at a time, so a ply
 	// takes at least its transactions times Latency over the workers.
@@ -116,6 +120,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("longest poll back-off %s: must be zero (the default) or more", c.PollMax)
 	case !(c.VCPUHour >= 0):
 		return fmt.Errorf("price of a vCPU hour %g: must be zero or more", c.VCPUHour)
+	case !(c.CPUScale >= 0) || math.IsInf(c.CPUScale, 1):
+		return fmt.Errorf("CPU scale %g: must be zero (the model's machine) or more, and finite", c.CPUScale)
 	}
 	l := c.Limits
 	if min(l.AccountRequests, l.AccountIngress, l.AccountEgress, l.QueueMessages, l.PartitionEntities) <= 0 || l.Headroom <= 0 || l.Headroom > 1 {
@@ -136,10 +142,12 @@ type Plan struct {
 	Workers         int     `json:"workers"`
 	DeadlineSeconds float64 `json:"deadline_seconds,omitempty"`
 	// CPUPerEdge (seconds per edge handled), CPUPerSegment (seconds per
-	// segment the merges read) and EdgeGrowth are the model's; Limits,
-	// Prices and VCPUHour what the plan was made with.
+	// segment the merges read) and EdgeGrowth are the model's, the first
+	// two times CPUScale; Limits, Prices and VCPUHour what the plan was
+	// made with.
 	CPUPerEdge    float64       `json:"cpu_seconds_per_edge"`
 	CPUPerSegment float64       `json:"cpu_seconds_per_segment"`
+	CPUScale      float64       `json:"cpu_scale"`
 	EdgeGrowth    float64       `json:"edges_per_position_growth"`
 	Limits        Limits        `json:"limits"`
 	Prices        report.Prices `json:"prices"`
@@ -225,7 +233,11 @@ func (m *Model) Make(cfg Config) (*Plan, error) {
 	if cfg.Sizes == (runstore.Sizes{}) {
 		cfg.Sizes = pipeline.DefaultRunConfig().Sizes
 	}
-	pl := &Plan{Board: 8, TargetPly: cfg.Target, Fitted: m.Fitted, Sizes: cfg.Sizes, CPUPerEdge: m.CPUPerEdge, CPUPerSegment: m.CPUPerSegment, EdgeGrowth: m.EdgeGrowth, Limits: cfg.Limits, Prices: cfg.Prices, VCPUHour: cfg.VCPUHour}
+	if cfg.CPUScale == 0 {
+		cfg.CPUScale = 1
+	}
+	pl := &Plan{Board: 8, TargetPly: cfg.Target, Fitted: m.Fitted, Sizes: cfg.Sizes, CPUPerEdge: m.CPUPerEdge * cfg.CPUScale, CPUPerSegment: m.CPUPerSegment * cfg.CPUScale,
+		CPUScale: cfg.CPUScale, EdgeGrowth: m.EdgeGrowth, Limits: cfg.Limits, Prices: cfg.Prices, VCPUHour: cfg.VCPUHour}
 	pl.EmbeddedDiskBytes, _ = pipeline.EstimateDisk(pipeline.RunConfig{Config: runstore.Config{Board: 8, Target: cfg.Target, Sizes: cfg.Sizes}})
 	edges := make([]int64, cfg.Target+2)
 	positions := make([]int64, cfg.Target+2)
@@ -313,6 +325,7 @@ func (m *Model) estimatePly(y *Ply, cfg Config, positions, edges []int64) Usage 
 	y.CostUSD, y.StorageUSDPerMonth = c.TransactionsUSD, c.StorageUSDPerMonth
 	y.CPUSeconds = m.CPUPerEdge*float64(handledBy(edgesAt, cfg.Target, y.Ply)) + m.CPUPerSegment*y.Units.Segments
 	y.CPUSeconds += m.CPUPerEdge * combinedEdges(y.Units, y.Edges)
+	y.CPUSeconds *= cfg.CPUScale
 	y.ComputeUSD = y.CPUSeconds / 3600 * cfg.VCPUHour
 	y.TotalUSD = y.CostUSD + y.ComputeUSD
 	return u

@@ -86,6 +86,9 @@ func run() error {
 		Board:   8, Target: *plies, Workers: *workers, BlobPositions: cfg.BlobPositions, BucketBlobs: cfg.BucketBlobs,
 		GrowFrom: cfg.GrowFrom, MergeFanIn: cfg.MergeFanIn,
 		WallSeconds: wall, CPUSeconds: cpu,
+		// The machine's yardstick, timed right after the run, for plans
+		// calibrated to other machines (plan.Calibration).
+		GenerationNs: 1e9 * plan.MeasureGeneration(5, 200*time.Millisecond),
 	}
 	split := mt.split(metered.Stats())
 	for _, p := range rep.Plies {
