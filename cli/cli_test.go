@@ -38,6 +38,8 @@ func TestBadFlagsGiveOneLineAndExit2(t *testing.T) {
 		{"run name", Enumerate, []string{"-run", "Bad_Name"}, "run name"},
 		{"argument", Enumerate, []string{"extra"}, "unexpected argument"},
 		{"seed needs run", Seed, nil, "-run is required"},
+		{"delete with settings", Seed, []string{"-run", "demo", "-delete", "-plies", "3"}, "-delete takes -run, -force and the storage flags; leave out -plies"},
+		{"force without delete", Seed, []string{"-run", "demo", "-force"}, "-force is for -delete"},
 		{"seed run name", Seed, []string{"-run", "x"}, "run name"},
 		{"worker needs run", Worker, nil, "-run is required"},
 		{"worker concurrency", Worker, []string{"-run", "abc", "-concurrency", "0"}, "-concurrency"},

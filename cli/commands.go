@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -25,7 +26,12 @@ from the squares; -plies counts from it); -solve makes the workers solve
 every position of the target ply exactly, so that the run ends with the
 start position's exact score.
 
-Usage: seed -run NAME [-board 4|6|8 | -start "SQUARES SIDE"] [-plies N] [-solve]`
+seed -delete deletes a run instead: its queues, blob container and tables,
+on every account. It refuses a run that is not complete unless -force is
+given too.
+
+Usage: seed -run NAME [-board 4|6|8 | -start "SQUARES SIDE"] [-plies N] [-solve]
+       seed -run NAME -delete [-force]`
 
 // Seed is cmd/seed.
 func Seed(env Env) int { return finish("seed", env, seed(env)) }
@@ -34,6 +40,8 @@ func seed(env Env) error {
 	fs := flag.NewFlagSet("seed", flag.ContinueOnError)
 	run := fs.String("run", "", "run name: 3-32 lowercase letters and digits, starting with a letter (required)")
 	fleet := fs.Int("fleet", 1, "the most worker loops that will work on the run at once (processes times -concurrency): the capacity plan (enumerate -plan) sizes the queue and partition shards for them when -queue-shards and -partition-shards are left out")
+	del := fs.Bool("delete", false, "delete the run instead of seeding it: its work, compensation and poison queues, its blob container and its tables, on every account; a run that is not complete only with -force")
+	force := fs.Bool("force", false, "with -delete: delete the run even if it is not complete (its workers then fail)")
 	var stf settingsFlags
 	stf.register(fs, "")
 	var sf storageFlags
@@ -43,6 +51,12 @@ func seed(env Env) error {
 	}
 	if err := requireRun(*run); err != nil {
 		return err
+	}
+	if *del {
+		return deleteRun(env, fs, &sf, *run, *force)
+	}
+	if *force {
+		return usagef("-force is for -delete")
 	}
 	cfg, err := stf.config(fs, *run)
 	if err != nil {
@@ -68,6 +82,48 @@ func seed(env Env) error {
 		return err
 	}
 	fmt.Fprintf(env.Stdout, "run %s seeded: board %dx%d, target ply %d; %s\n", cfg.Name, cfg.Board, cfg.Board, cfg.Target, workQueues(cfg))
+	return nil
+}
+
+// deleteRun is seed -delete: it drops the run's queues, container and
+// tables (pipeline.Run.Drop), once it is complete or with force. A
+// delete cut short can be made again: the run's configuration goes last.
+func deleteRun(env Env, fs *flag.FlagSet, sf *storageFlags, name string, force bool) error {
+	var other string
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "run", "delete", "force", "storage", "data":
+		default:
+			other = cmp.Or(other, f.Name)
+		}
+	})
+	if other != "" {
+		return usagef("-delete takes -run, -force and the storage flags; leave out -%s", other)
+	}
+	if err := sf.validate(true); err != nil {
+		return err
+	}
+	ctx := context.Background()
+	be, r, err := sf.openRun(ctx, env, name)
+	if err != nil {
+		return err
+	}
+	defer be.Close()
+	if !force {
+		done, err := r.Done(ctx)
+		if err != nil {
+			return err
+		}
+		if done == nil {
+			return fmt.Errorf("run %s is not complete; add -force to delete it anyway (workers still on it then fail)", name)
+		}
+	}
+	if err := r.Drop(ctx); err != nil {
+		return err
+	}
+	cfg := r.Config
+	fmt.Fprintf(env.Stdout, "run %s deleted: %s, %d compensation queues, the poison queue, blob container %s and %d tables\n",
+		name, workQueues(cfg), max(1, cfg.CompensationShards), pipeline.Container(name), len(pipeline.StateTables(name, cfg.StateAccounts))+len(pipeline.BackTables(name, cfg.Accounts)))
 	return nil
 }
 

@@ -87,19 +87,7 @@ func TestPlanWritesEveryPly(t *testing.T) {
 // seconds, each ply's and the total's, and its total cost adds the
 // transactions'; the storage prices keep their source.
 func TestPlanPricesCompute(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "plan.json")
-	code, stdout, stderr := runCmd(t, Enumerate, "-plan", "-plies", "12", "-price-vcpu-hour", "2.5", "-json", out)
-	if code != ExitOK {
-		t.Fatalf("exit %d: %s", code, stderr)
-	}
-	data, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var p plan.Plan
-	if err := json.Unmarshal(data, &p); err != nil {
-		t.Fatal(err)
-	}
+	p, stdout := planned(t, "-price-vcpu-hour", "2.5")
 	if p.VCPUHour != 2.5 || p.Prices.Source != report.PricesSource {
 		t.Errorf("the plan's vCPU hour costs $%g, want 2.5; its storage prices are %q, want the defaults'", p.VCPUHour, p.Prices.Source)
 	}
@@ -117,25 +105,8 @@ func TestPlanPricesCompute(t *testing.T) {
 // their price, and the plan says so; -calibrate measures the scale here,
 // and the plan prints the two generation times it is the ratio of.
 func TestPlanScalesCPU(t *testing.T) {
-	planned := func(args ...string) (plan.Plan, string) {
-		t.Helper()
-		out := filepath.Join(t.TempDir(), "plan.json")
-		code, stdout, stderr := runCmd(t, Enumerate, append([]string{"-plan", "-plies", "12", "-json", out}, args...)...)
-		if code != ExitOK {
-			t.Fatalf("%v: exit %d: %s", args, code, stderr)
-		}
-		data, err := os.ReadFile(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var p plan.Plan
-		if err := json.Unmarshal(data, &p); err != nil {
-			t.Fatal(err)
-		}
-		return p, stdout
-	}
-	base, _ := planned()
-	scaled, stdout := planned("-cpu-scale", "2.5")
+	base, _ := planned(t)
+	scaled, stdout := planned(t, "-cpu-scale", "2.5")
 	if base.CPUScale != 1 || scaled.CPUScale != 2.5 || !strings.Contains(stdout, "scaled by 2.5 (-cpu-scale)") {
 		t.Errorf("CPU scales %g and %g, want 1 and 2.5; the plan says:\n%s", base.CPUScale, scaled.CPUScale, stdout)
 	}
@@ -148,7 +119,7 @@ func TestPlanScalesCPU(t *testing.T) {
 			t.Errorf("ply %d: %g CPU s ($%g, %d transactions) at 2.5 times the CPU, %g ($%g, %d) at 1", y.Ply, y.CPUSeconds, y.ComputeUSD, y.Transactions, b.CPUSeconds, b.ComputeUSD, b.Transactions)
 		}
 	}
-	calibrated, stdout := planned("-calibrate")
+	calibrated, stdout := planned(t, "-calibrate")
 	var here, model float64
 	i := strings.Index(stdout, "(-calibrate: ")
 	if i < 0 {
@@ -161,6 +132,26 @@ func TestPlanScalesCPU(t *testing.T) {
 	if want := here / model; math.Abs(calibrated.CPUScale-want) > 0.06/model*max(1, want) {
 		t.Errorf("calibrated CPU scale %g, want about %g (%g ns against %g)", calibrated.CPUScale, want, here, model)
 	}
+}
+
+// planned runs enumerate -plan -plies 12 with args and returns the plan
+// it wrote with -json and what it printed.
+func planned(t *testing.T, args ...string) (plan.Plan, string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "plan.json")
+	code, stdout, stderr := runCmd(t, Enumerate, append([]string{"-plan", "-plies", "12", "-json", out}, args...)...)
+	if code != ExitOK {
+		t.Fatalf("%v: exit %d: %s", args, code, stderr)
+	}
+	data, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p plan.Plan
+	if err := json.Unmarshal(data, &p); err != nil {
+		t.Fatal(err)
+	}
+	return p, stdout
 }
 
 func TestPlanDeadlineGivesWorkers(t *testing.T) {

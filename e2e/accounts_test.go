@@ -141,4 +141,23 @@ func TestAzuriteTwoAccounts(t *testing.T) {
 	if total := bytes[0] + bytes[1]; 4*bytes[1] < total {
 		t.Errorf("the second account holds %d of the run's %d blob bytes: less than a quarter", bytes[1], total)
 	}
+
+	// seed -delete leaves nothing of the run on either account.
+	if out, err := command(bin, "seed", "-run", run, "-delete").CombinedOutput(); err != nil || !strings.HasPrefix(string(out), "run "+run+" deleted: ") {
+		t.Fatalf("seed -delete: %v\n%s", err, out)
+	}
+	for i, cs := range []string{first, second.cs} {
+		be, err := azure.Open(ctx, azure.Config{ConnectionString: cs})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer be.Close()
+		cfg := pipeline.RunConfig{Name: run, Config: runstore.Config{QueueShards: 2, CompensationShards: 2, Accounts: 2, StateAccounts: 2}}
+		if left, err := pipeline.Remains(ctx, be, cfg); err != nil || len(left) > 0 {
+			t.Errorf("account %d still has %v of run %s after seed -delete (%v)", i+1, left, run, err)
+		}
+	}
+	if out, err := command(bin, "inspect", "-run", run).CombinedOutput(); err == nil || !strings.Contains(string(out), "no run "+run) {
+		t.Errorf("inspect of the deleted run: %v\n%s", err, out)
+	}
 }

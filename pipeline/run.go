@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -112,10 +113,12 @@ func (r *Run) Queued(ctx context.Context) (int, error) {
 }
 
 // Drop deletes the run's queues, container and tables, as far as it can:
-// it returns the first error and goes on past it.
+// it returns the first error and goes on past it. The table that holds
+// the run's configuration goes last, so that a Drop cut short can be
+// made again on the run reopened (OpenRun reads that configuration).
 func (r *Run) Drop(ctx context.Context) error {
 	droppers := []interface{ Drop(context.Context) error }{r.work, r.compensation, r.poison, r.blobs}
-	for _, t := range r.store.Tables() {
+	for _, t := range slices.Backward(r.store.Tables()) {
 		droppers = append(droppers, t)
 	}
 	var first error
@@ -125,6 +128,38 @@ func (r *Run) Drop(ctx context.Context) error {
 		}
 	}
 	return first
+}
+
+// Remains lists what be still holds of the run of cfg, by kind and name:
+// its queues (every shard), blob container and tables. A run that Drop
+// is done with leaves nothing.
+func Remains(ctx context.Context, be storage.Backend, cfg RunConfig) ([]string, error) {
+	var left []string
+	found := func(kind, name string, err error) error {
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil
+		}
+		left = append(left, kind+" "+name)
+		return err
+	}
+	queues := append(WorkQueues(cfg.Name, cfg.QueueShards), CompensationQueues(cfg.Name, max(1, cfg.CompensationShards))...)
+	for _, q := range append(queues, PoisonQueue(cfg.Name)) {
+		_, err := be.Queue(q).ApproximateLength(ctx)
+		if err := found("queue", q, err); err != nil {
+			return nil, err
+		}
+	}
+	_, err := be.Container(Container(cfg.Name)).List(ctx, "")
+	if err := found("container", Container(cfg.Name), err); err != nil {
+		return nil, err
+	}
+	for _, tb := range append(StateTables(cfg.Name, cfg.StateAccounts), BackTables(cfg.Name, cfg.Accounts)...) {
+		_, err := be.Table(tb).Query(ctx, "p00", storage.QueryOptions{Limit: 1})
+		if err := found("table", tb, err); err != nil {
+			return nil, err
+		}
+	}
+	return left, nil
 }
 
 // Ply is the run's ply of a position: discs placed since its start.
