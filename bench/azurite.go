@@ -85,7 +85,7 @@ func runAzurite(ctx context.Context, cfg Config, ply int, row *Row) (*ChildResul
 	if !rep.Complete {
 		return nil, fmt.Errorf("the workers exited but run %s is not complete", name)
 	}
-	stats, err := run.RecordedStats(ctx)
+	stats, _, err := run.RecordedStats(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os/signal"
 	"sync"
-	"sync/atomic"
 	"syscall"
 
 	"github.com/reversi-cloud/reversi/board"
@@ -83,16 +82,13 @@ func (b *browser) serveUntil(ctx context.Context) error {
 
 // finish says that this process's worker loops stopped and recorded
 // their transactions in the run.
-func (b *browser) finish() {
-	b.src.unrecorded.Store(false)
-	b.srv.Finish()
-}
+func (b *browser) finish() { b.srv.Finish() }
 
 // runSource is the browser's view of a run: its reports carry the
-// transactions every process recorded and their cost, as inspect's do,
-// plus those of this process while its worker loops have not recorded
-// theirs yet. The run is opened on first use, as enumerate seeds it only
-// once its worker loops start.
+// transactions and CPU time every process recorded and their cost, as
+// inspect's do; this process's too while it runs, as its recorder
+// stores them every few seconds (recordStatsEvery). The run is opened on
+// first use, as enumerate seeds it only once its worker loops start.
 type runSource struct {
 	be   *storage.Metered
 	name string
@@ -100,8 +96,6 @@ type runSource struct {
 
 	mu  sync.Mutex
 	run *pipeline.Run
-
-	unrecorded atomic.Bool // be's transactions are not in the run's statistics
 }
 
 func (s *runSource) open(ctx context.Context) (*pipeline.Run, error) {
@@ -131,14 +125,11 @@ func (s *runSource) Report(ctx context.Context) (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	stats, err := r.RecordedStats(ctx)
+	stats, cpu, err := r.RecordedStats(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if s.unrecorded.Load() {
-		stats = pipeline.SumStats(stats, s.be.Stats())
-	}
-	if err := s.cf.apply(ctx, rep, s.be, s.name, stats); err != nil {
+	if err := s.cf.apply(ctx, rep, s.be, s.name, stats, cpu); err != nil {
 		return nil, err
 	}
 	return rep, nil

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/report"
@@ -14,9 +15,10 @@ import (
 
 // costFlags are the prices of the cost estimate.
 type costFlags struct {
-	p     report.Prices
-	names []string // the flags of the prices in p
-	set   []string // those given on the command line
+	p        report.Prices
+	vcpuHour float64  // the price of the CPU's seconds
+	names    []string // the flags of the prices in p
+	set      []string // those given on the command line
 }
 
 func (c *costFlags) register(fs *flag.FlagSet) {
@@ -38,6 +40,7 @@ func (c *costFlags) register(fs *flag.FlagSet) {
 		fs.Float64Var(f.v, f.name, *f.v, "cost report: USD per "+f.what+defaults)
 		c.names = append(c.names, f.name)
 	}
+	fs.Float64Var(&c.vcpuHour, "price-vcpu-hour", report.DefaultVCPUHour, "cost report and -plan: USD per vCPU hour, the price of the CPU seconds; the default is "+report.VCPUHourSource+", over its 2 vCPUs")
 }
 
 // validate checks every price flag given after parsing (enumerate's
@@ -63,8 +66,10 @@ func (c *costFlags) validate(fs *flag.FlagSet) error {
 
 // apply adds stats's transactions by category and by service and their
 // cost estimate to rep, counting the blob data the run's container holds
-// now, and what handling each ply's messages cost.
-func (c *costFlags) apply(ctx context.Context, rep *report.Report, be storage.Backend, run string, stats storage.Stats) error {
+// now, and what handling each ply's messages cost; and cpu, the CPU time
+// of the run's processes, at the vCPU hour's price, unless none was
+// recorded (runs of releases before it).
+func (c *costFlags) apply(ctx context.Context, rep *report.Report, be storage.Backend, run string, stats storage.Stats, cpu time.Duration) error {
 	rep.SetTransactions(byCategory(stats))
 	rep.SetHandlings(stats.Plies)
 	blobs, err := be.Container(pipeline.Container(run)).List(ctx, "")
@@ -75,6 +80,10 @@ func (c *costFlags) apply(ctx context.Context, rep *report.Report, be storage.Ba
 	for _, b := range blobs {
 		stored += b.Size
 	}
-	rep.SetCost(report.EstimateCost(stats, stored, c.p))
+	cost := report.EstimateCost(stats, stored, c.p)
+	if cpu > 0 {
+		cost.SetCompute(cpu, c.vcpuHour)
+	}
+	rep.SetCost(cost)
 	return nil
 }

@@ -9,20 +9,23 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reversi-cloud/reversi/internal/cputime"
 	"github.com/reversi-cloud/reversi/report"
 )
 
 // TestEnumerateCostReport checks the cost section of a real pipeline run:
 // it prices every counted transaction once, at the class prices given,
-// and both the table and the JSON carry it.
+// and its CPU time at the vCPU hour's, and both the table and the JSON
+// carry it.
 func TestEnumerateCostReport(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "rep.json")
-	code, out, stderr := runCmd(t, Enumerate, "-board", "4", "-plies", "7", "-quiet", "-workers", "2", "-blob-positions", "100", "-json", path, "-price-table", "1.5")
+	before := cputime.Process()
+	code, out, stderr := runCmd(t, Enumerate, "-board", "4", "-plies", "7", "-quiet", "-workers", "2", "-blob-positions", "100", "-json", path, "-price-table", "1.5", "-price-vcpu-hour", "2.5")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{"storage transactions by category and service:", "estimated cost (prices from -price-table; the rest: Azure list prices",
-		"as of " + report.PricesDate, "table     all", "1.50000", "transactions: $", "blob data stored: "} {
+		"as of " + report.PricesDate, "table     all", "1.50000", "transactions: $", "blob data stored: ", "CPU seconds (the processes' user and system time), $", "at $2.5 a vCPU hour; transactions and compute: $"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -54,6 +57,18 @@ func TestEnumerateCostReport(t *testing.T) {
 	}
 	if c.Prices.Table != 1.5 || c.Prices.BlobWrite != report.DefaultPrices.BlobWrite {
 		t.Errorf("prices %+v", c.Prices)
+	}
+	// The run's CPU is this test process's, which ran it: some, and no
+	// more than the process used meanwhile.
+	u := c.Compute
+	if u == nil {
+		t.Fatal("JSON report has no compute")
+	}
+	if used := (cputime.Process() - before).Seconds(); u.CPUSeconds <= 0 || u.CPUSeconds > cputime.Process().Seconds() || used <= 0 {
+		t.Errorf("the run's CPU: %g s; the process used %g s while it ran", u.CPUSeconds, used)
+	}
+	if want := u.CPUSeconds / 3600 * 2.5; u.VCPUHour != 2.5 || math.Abs(u.USD-want) > 1e-12 || math.Abs(c.TotalUSD-c.TransactionsUSD-u.USD) > 1e-12 {
+		t.Errorf("compute %+v: want $%g at $2.5 an hour; total $%g with $%g of transactions", u, want, c.TotalUSD, c.TransactionsUSD)
 	}
 }
 

@@ -22,7 +22,6 @@ import (
 type planFlags struct {
 	on        bool
 	deadline  time.Duration
-	vcpuHour  float64
 	cpuScale  float64
 	calibrate bool
 }
@@ -30,7 +29,6 @@ type planFlags struct {
 func (f *planFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.on, "plan", false, "run nothing: print a capacity plan for 8x8 through -plies, per ply: positions, edges, storage transactions by category, bytes stored and moved, CPU and wall time, the cost of the transactions and of the CPU at list prices (the -price flags) and the two together, and the storage accounts, work-queue shards and table partitions that keep it within Azure's scalability targets, naming the binding limit; -json writes it")
 	fs.DurationVar(&f.deadline, "deadline", 0, "with -plan: the wall time the run must take; the plan gives the workers (one CPU each) it needs, instead of planning for -workers")
-	fs.Float64Var(&f.vcpuHour, "price-vcpu-hour", plan.DefaultVCPUHour, "with -plan: USD per vCPU hour, the price of the plan's CPU seconds; the default is "+plan.VCPUHourSource+", over its 2 vCPUs")
 	fs.Float64Var(&f.cpuScale, "cpu-scale", 1, "with -plan: how many times the CPU time of the machine the plan's model was measured on the workers' machines take (-calibrate measures it for this machine)")
 	fs.BoolVar(&f.calibrate, "calibrate", false, "with -plan: plan for machines like this one: time its move generation (about a second) against the model's machine and scale the plan's CPU by the ratio, which the plan prints for -cpu-scale")
 }
@@ -44,7 +42,7 @@ func (f *planFlags) validate(fs *flag.FlagSet) error {
 		if given(fs, "deadline") {
 			return usagef("-deadline is for -plan; a run takes the time it takes")
 		}
-		for _, name := range []string{"price-vcpu-hour", "cpu-scale", "calibrate"} {
+		for _, name := range []string{"cpu-scale", "calibrate"} {
 			if given(fs, name) {
 				return usagef("-%s is about the CPU of a plan; it is for -plan", name)
 			}
@@ -89,7 +87,7 @@ func (f *planFlags) plan(env Env, cfg pipeline.RunConfig, workers int, jsonOut s
 		scale = c.Scale()
 		measured = fmt.Sprintf(" (-calibrate: this machine generated a child in %.1f ns, the model's in %.1f)", 1e9*c.Here, 1e9*c.Model)
 	}
-	p, err := m.Make(plan.Config{Target: cfg.Target, Workers: workers, Deadline: f.deadline, Sizes: cfg.Sizes, Limits: plan.StandardV2, Prices: cf.p, VCPUHour: f.vcpuHour, CPUScale: scale})
+	p, err := m.Make(plan.Config{Target: cfg.Target, Workers: workers, Deadline: f.deadline, Sizes: cfg.Sizes, Limits: plan.StandardV2, Prices: cf.p, VCPUHour: cf.vcpuHour, CPUScale: scale})
 	if err != nil {
 		return err
 	}

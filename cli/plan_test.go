@@ -200,7 +200,6 @@ func TestPlanBadFlags(t *testing.T) {
 		{[]string{"-plan", "-workers", "0"}, "-workers 0"},
 		{[]string{"-plan", "-price-vcpu-hour", "-0.5"}, "-price-vcpu-hour -0.5: a price must be zero or more"},
 		{[]string{"-plan", "-price-vcpu-hour", "NaN"}, "-price-vcpu-hour NaN: a price must be zero or more"},
-		{[]string{"-price-vcpu-hour", "0.05"}, "-price-vcpu-hour is about the CPU of a plan; it is for -plan"},
 		{[]string{"-cpu-scale", "2"}, "-cpu-scale is about the CPU of a plan; it is for -plan"},
 		{[]string{"-calibrate", "-plies", "3"}, "-calibrate is about the CPU of a plan; it is for -plan"},
 		{[]string{"-plan", "-calibrate", "-cpu-scale", "2"}, "-cpu-scale (given) or -calibrate (measured here), not both"},

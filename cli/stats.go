@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/reversi-cloud/reversi/internal/cputime"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/storage"
 )
@@ -47,13 +48,14 @@ func recordStatsEvery(be *storage.Metered, run, id string, period time.Duration,
 	}
 }
 
-// storeStats stores be's transactions in r under id, under a context of
+// storeStats stores be's transactions and the process's CPU time in r
+// under id, under a context of
 // its own (the caller's may be done already), and logs a failure: the
 // count is kept for inspect, and the work goes on without it.
 func storeStats(r *pipeline.Run, be *storage.Metered, id string, log *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := r.RecordStats(ctx, id, be.Stats()); err != nil {
+	if err := r.RecordStats(ctx, id, be.Stats(), cputime.Process()); err != nil {
 		log.Warn("recording statistics failed", "err", err)
 	}
 }

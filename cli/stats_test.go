@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reversi-cloud/reversi/internal/cputime"
 	"github.com/reversi-cloud/reversi/internal/testkit"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/runstore"
@@ -25,7 +26,7 @@ func TestRecordStatsEvery(t *testing.T) {
 	}
 	// A guard against a recorder that never writes; nothing is timed.
 	for guard := time.Now().Add(time.Minute); ; {
-		s, err := r.RecordedStats(ctx)
+		s, _, err := r.RecordedStats(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,14 +43,17 @@ func TestRecordStatsEvery(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	again()
 	// Once more by hand, so the row holds the count as of now.
-	if err := r.RecordStats(ctx, "p1", be.Stats()); err != nil {
+	if err := r.RecordStats(ctx, "p1", be.Stats(), cputime.Process()); err != nil {
 		t.Fatal(err)
 	}
-	recorded, err := r.RecordedStats(ctx)
+	recorded, cpu, err := r.RecordedStats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got, have := recorded.Total(), be.Stats().Total(); got == 0 || got > have {
 		t.Errorf("recorded %d transactions; the process has made %d", got, have)
+	}
+	if have := cputime.Process(); cpu <= 0 || cpu > have {
+		t.Errorf("recorded %s of CPU; the process has used %s", cpu, have)
 	}
 }

@@ -187,6 +187,10 @@ func TestAzurite4x4ToTheEnd(t *testing.T) {
 	if rep.TransactionsByCategory["backtrack"] == 0 || rep.TransactionsPerEdgeByCategory["backtrack"] <= 0 {
 		t.Errorf("no backtracking transactions reported per edge: %v", rep.TransactionsPerEdgeByCategory)
 	}
+	// inspect prices the CPU time the two worker processes recorded.
+	if c := rep.Cost; c == nil || c.Compute == nil || c.Compute.CPUSeconds <= 0 || c.Compute.VCPUHour != report.DefaultVCPUHour || c.TotalUSD <= c.TransactionsUSD {
+		t.Errorf("cost %+v: want the workers' CPU priced at $%g a vCPU hour", c, report.DefaultVCPUHour)
+	}
 	inspectPositions(t, rep.Run)
 }
 

@@ -209,10 +209,10 @@ func TestEachPlyIsBilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.RecordStats(ctx, "w1", s); err != nil {
+	if err := r.RecordStats(ctx, "w1", s, 0); err != nil {
 		t.Fatal(err)
 	}
-	recorded, err := r.RecordedStats(ctx)
+	recorded, _, err := r.RecordedStats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

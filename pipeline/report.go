@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/reversi-cloud/reversi/backtrack"
 	"github.com/reversi-cloud/reversi/board"
@@ -41,28 +42,26 @@ func (r *Run) Done(ctx context.Context) (*DoneInfo, error) {
 	return info, nil
 }
 
-// RecordStats stores one process's storage statistics under its worker id,
-// so reports can add up every process's transactions.
-func (r *Run) RecordStats(ctx context.Context, worker string, s storage.Stats) error {
-	return r.store.PutWorkerStats(task.WithCategory(ctx, task.CategoryControl), worker, s)
+// RecordStats stores one process's storage statistics and the CPU time
+// it has used under its worker id, so reports can add up every process's
+// transactions and CPU.
+func (r *Run) RecordStats(ctx context.Context, worker string, s storage.Stats, cpu time.Duration) error {
+	return r.store.PutWorkerStats(task.WithCategory(ctx, task.CategoryControl), worker, runstore.WorkerStats{Storage: s, CPU: cpu})
 }
 
-// RecordedStats adds up the statistics every process recorded.
-func (r *Run) RecordedStats(ctx context.Context) (storage.Stats, error) {
+// RecordedStats adds up the statistics and CPU time every process
+// recorded.
+func (r *Run) RecordedStats(ctx context.Context) (storage.Stats, time.Duration, error) {
 	all, err := r.store.WorkerStats(task.WithCategory(ctx, task.CategoryControl))
 	if err != nil {
-		return storage.Stats{}, err
+		return storage.Stats{}, 0, err
 	}
-	return SumStats(all...), nil
-}
-
-// SumStats adds statistics together.
-func SumStats(all ...storage.Stats) storage.Stats {
-	var out storage.Stats
-	for _, s := range all {
-		out = out.Add(s)
+	var stats storage.Stats
+	var cpu time.Duration
+	for _, w := range all {
+		stats, cpu = stats.Add(w.Storage), cpu+w.CPU
 	}
-	return out
+	return stats, cpu, nil
 }
 
 // Report reads the run's tables and summarises them, complete or not.

@@ -92,18 +92,12 @@ type Config struct {
 // default (-sim-latency).
 const DefaultLatency = 10 * time.Millisecond
 
-// DefaultVCPUHour is Azure's list price of a general-purpose vCPU for an
-// hour, in US dollars: a Standard_D2s_v5 (2 vCPUs, 8 GiB) running Linux
-// pay-as-you-go in East US costs $0.096 an hour, as of June 2026 (read
-// 2026-11-28 from https://c3x.dev/blog/azure-vm-types-compared, which
-// quotes East US's pay-as-you-go Linux prices; Azure's own table is
-// https://azure.microsoft.com/pricing/details/virtual-machines/linux/).
-// Prices change and differ by region, size and commitment: enumerate
-// takes the current one as -price-vcpu-hour.
-const DefaultVCPUHour = 0.096 / 2
+// DefaultVCPUHour is the price of the plan's CPU seconds when none is
+// given: report.DefaultVCPUHour, a list price (VCPUHourSource).
+const DefaultVCPUHour = report.DefaultVCPUHour
 
 // VCPUHourSource names DefaultVCPUHour.
-const VCPUHourSource = "Azure's list price of a Standard_D2s_v5 (2 vCPUs), Linux, pay-as-you-go, East US, June 2026: $0.096 an hour"
+const VCPUHourSource = report.VCPUHourSource
 
 // Validate checks a configuration.
 func (c Config) Validate() error {

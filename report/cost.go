@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/reversi-cloud/reversi/storage"
 )
@@ -146,6 +147,42 @@ type Cost struct {
 	// keeping it costs per month.
 	StoredBytes        int64   `json:"stored_bytes"`
 	StorageUSDPerMonth float64 `json:"storage_usd_per_month"`
+	// Compute is the CPU time of the processes that worked on the run,
+	// priced (SetCompute); nil if none was recorded. TotalUSD is the
+	// transactions and the compute together.
+	Compute  *Compute `json:"compute,omitempty"`
+	TotalUSD float64  `json:"total_usd"`
+}
+
+// DefaultVCPUHour is Azure's list price of a general-purpose vCPU for an
+// hour, in US dollars: a Standard_D2s_v5 (2 vCPUs, 8 GiB) running Linux
+// pay-as-you-go in East US costs $0.096 an hour, as of June 2026 (read
+// 2026-11-28 from https://c3x.dev/blog/azure-vm-types-compared, which
+// quotes East US's pay-as-you-go Linux prices; Azure's own table is
+// https://azure.microsoft.com/pricing/details/virtual-machines/linux/).
+// Prices change and differ by region, size and commitment: the commands
+// take the current one as -price-vcpu-hour.
+const DefaultVCPUHour = 0.096 / 2
+
+// VCPUHourSource names DefaultVCPUHour.
+const VCPUHourSource = "Azure's list price of a Standard_D2s_v5 (2 vCPUs), Linux, pay-as-you-go, East US, June 2026: $0.096 an hour"
+
+// Compute is the CPU time of a run's processes and its price. It prices
+// CPU seconds, not machines: a VM left idle costs more than its share.
+type Compute struct {
+	// CPUSeconds is the user and system time of every process that worked
+	// on the run, as each last recorded it (a process killed before it
+	// recorded its last minutes is counted to then).
+	CPUSeconds float64 `json:"cpu_seconds"`
+	VCPUHour   float64 `json:"vcpu_hour_usd"`
+	USD        float64 `json:"usd"`
+}
+
+// SetCompute prices cpu at vcpuHour dollars a vCPU hour, and sets the
+// total.
+func (c *Cost) SetCompute(cpu time.Duration, vcpuHour float64) {
+	c.Compute = &Compute{CPUSeconds: cpu.Seconds(), VCPUHour: vcpuHour, USD: cpu.Hours() * vcpuHour}
+	c.TotalUSD = c.TransactionsUSD + c.Compute.USD
 }
 
 // CostLine is the cost of one service's transactions of one class.
@@ -208,6 +245,7 @@ func EstimateCost(s storage.Stats, storedBytes int64, p Prices) *Cost {
 		return cmp.Or(cmp.Compare(a.Service, b.Service), cmp.Compare(a.Class, b.Class))
 	})
 	c.StorageUSDPerMonth = float64(storedBytes) / bytesPerGB * p.BlobGBMonth
+	c.TotalUSD = c.TransactionsUSD
 	return c
 }
 
@@ -268,6 +306,12 @@ func (c *Cost) WriteTable(w io.Writer) error {
 	if _, err := fmt.Fprintf(w, "transactions: $%.8f; blob data stored: %d bytes, $%.8f per month at $%g per GB-month\n",
 		c.TransactionsUSD, c.StoredBytes, c.StorageUSDPerMonth, c.Prices.BlobGBMonth); err != nil {
 		return err
+	}
+	if u := c.Compute; u != nil {
+		if _, err := fmt.Fprintf(w, "compute: %.1f CPU seconds (the processes' user and system time), $%.8f at $%g a vCPU hour; transactions and compute: $%.8f\n",
+			u.CPUSeconds, u.USD, u.VCPUHour, c.TotalUSD); err != nil {
+			return err
+		}
 	}
 	if len(c.Plies) == 0 {
 		return nil

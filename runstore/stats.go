@@ -5,14 +5,30 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/reversi-cloud/reversi/storage"
 )
 
-// PutWorkerStats stores one process's storage statistics under its id,
+// WorkerStats is what one process recorded of its work on a run: its
+// storage statistics, and the CPU time (user and system) it had used,
+// storage's included where the storage runs in the process (embedded).
+type WorkerStats struct {
+	Storage storage.Stats
+	CPU     time.Duration
+}
+
+// workerRow is the JSON of a WorkerStats row: the statistics' own fields,
+// then the CPU time, which rows of releases before it lack (0).
+type workerRow struct {
+	storage.Stats
+	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
+}
+
+// PutWorkerStats stores one process's statistics under its id,
 // replacing what it stored before.
-func (s *Store) PutWorkerStats(ctx context.Context, worker string, st storage.Stats) error {
-	b, err := json.Marshal(st)
+func (s *Store) PutWorkerStats(ctx context.Context, worker string, st WorkerStats) error {
+	b, err := json.Marshal(workerRow{st.Storage, st.CPU.Seconds()})
 	if err != nil {
 		return err
 	}
@@ -23,21 +39,26 @@ func (s *Store) PutWorkerStats(ctx context.Context, worker string, st storage.St
 }
 
 // WorkerStats reads every process's statistics.
-func (s *Store) WorkerStats(ctx context.Context) ([]storage.Stats, error) {
+func (s *Store) WorkerStats(ctx context.Context) ([]WorkerStats, error) {
 	es, err := queryAll(ctx, s.state, pkWorkers, "", "")
 	if err != nil {
 		return nil, err
 	}
-	out := make([]storage.Stats, len(es))
+	out := make([]WorkerStats, len(es))
 	for i, e := range es {
 		d := decode(e, nil)
 		b := d.bytes("Stats")
 		if err := d.done("worker statistics " + e.RowKey); err != nil {
 			return nil, err
 		}
-		if err := json.Unmarshal(b, &out[i]); err != nil {
+		var row workerRow
+		if err := json.Unmarshal(b, &row); err != nil {
 			return nil, fmt.Errorf("%w: worker %s statistics: %w", ErrMalformed, e.RowKey, err)
 		}
+		if !(row.CPUSeconds >= 0) {
+			return nil, fmt.Errorf("%w: worker %s statistics: %g CPU seconds", ErrMalformed, e.RowKey, row.CPUSeconds)
+		}
+		out[i] = WorkerStats{Storage: row.Stats, CPU: time.Duration(row.CPUSeconds * float64(time.Second))}
 	}
 	return out, nil
 }

@@ -1,21 +1,16 @@
 package testkit
 
 import (
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/reversi-cloud/reversi/internal/cputime"
 )
 
 // CPUTime returns the user and system CPU time of the process so far.
 // Benchmarks on a machine shared with other work divide by it rather
 // than by the wall time, which counts the other work's turns too.
-func CPUTime() time.Duration {
-	var u syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
-		return 0
-	}
-	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
-}
+func CPUTime() time.Duration { return cputime.Process() }
 
 // PerCPU reports, as metric unit, the CPU time since start (a CPUTime
 // taken before the loop) over n items per op, in nanoseconds.
