@@ -88,7 +88,7 @@ func run() error {
 		WallSeconds: wall, CPUSeconds: cpu,
 		// The machine's yardstick, timed right after the run, for plans
 		// calibrated to other machines (plan.Calibration).
-		GenerationNs: 1e9 * plan.MeasureGeneration(5, 200*time.Millisecond),
+		GenerationNs: 1e9 * plan.MeasureGeneration(plan.CalibrationTime),
 	}
 	split := mt.split(metered.Stats())
 	for _, p := range rep.Plies {
