@@ -72,7 +72,7 @@ func TestCalibration(t *testing.T) {
 	// A child takes tens of nanoseconds on the machines measured: more
 	// than a cycle, and far less than the 100 us of a machine a thousand
 	// times busier.
-	if g := MeasureGeneration(20*time.Millisecond); !(g > 1e-10 && g < 1e-4) {
+	if g := MeasureGeneration(20 * time.Millisecond); !(g > 1e-10 && g < 1e-4) {
 		t.Errorf("this machine generates a child in %g s", g)
 	}
 	if c := (Calibration{Here: 90e-9, Model: 38.5e-9}); math.Abs(c.Scale()-90/38.5) > 1e-12 {
