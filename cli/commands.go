@@ -121,9 +121,9 @@ func deleteRun(env Env, fs *flag.FlagSet, sf *storageFlags, name string, force b
 	if err := r.Drop(ctx); err != nil {
 		return err
 	}
-	cfg := r.Config
+	state, back := r.Config.TableNames()
 	fmt.Fprintf(env.Stdout, "run %s deleted: %s, %d compensation queues, the poison queue, blob container %s and %d tables\n",
-		name, workQueues(cfg), max(1, cfg.CompensationShards), pipeline.Container(name), len(pipeline.StateTables(name, cfg.StateAccounts))+len(pipeline.BackTables(name, cfg.Accounts)))
+		name, workQueues(r.Config), len(r.Config.CompensationQueueNames()), pipeline.Container(name), len(state)+len(back))
 	return nil
 }
 

@@ -43,8 +43,8 @@ func (c *costFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&c.vcpuHour, "price-vcpu-hour", report.DefaultVCPUHour, "cost report and -plan: USD per vCPU hour, the price of the CPU seconds; the default is "+report.VCPUHourSource+", over its 2 vCPUs")
 }
 
-// validate checks every price flag given after parsing (enumerate's
-// -price-vcpu-hour too) and notes which of p's were given.
+// validate checks every price flag given after parsing, -price-vcpu-hour
+// too, and notes which of p's were given.
 func (c *costFlags) validate(fs *flag.FlagSet) error {
 	var bad error
 	fs.Visit(func(f *flag.Flag) {

@@ -49,9 +49,9 @@ func recordStatsEvery(be *storage.Metered, run, id string, period time.Duration,
 }
 
 // storeStats stores be's transactions and the process's CPU time in r
-// under id, under a context of
-// its own (the caller's may be done already), and logs a failure: the
-// count is kept for inspect, and the work goes on without it.
+// under id, under a context of its own (the caller's may be done
+// already), and logs a failure: the count is kept for inspect, and the
+// work goes on without it.
 func storeStats(r *pipeline.Run, be *storage.Metered, id string, log *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

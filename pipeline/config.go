@@ -351,6 +351,20 @@ func CompensationQueues(run string, shards int) []string {
 	return shardNames(CompensationQueue(run), shards)
 }
 
+// CompensationQueueNames names the shards of the compensation queue of
+// the run of c: as many as CompensationShards, one where it is 0 (the
+// runs seeded before the compensation queue had shards of its own).
+func (c RunConfig) CompensationQueueNames() []string {
+	return CompensationQueues(c.Name, max(1, c.CompensationShards))
+}
+
+// TableNames names the tables of the run of c: its state tables, on the
+// first StateAccounts accounts, and its backtracking tables, on every
+// account.
+func (c RunConfig) TableNames() (state, back []string) {
+	return StateTables(c.Name, c.StateAccounts), BackTables(c.Name, c.Accounts)
+}
+
 // shardNames is name, then name-1 to name-(shards-1).
 func shardNames(name string, shards int) []string {
 	names := []string{name}

@@ -69,7 +69,7 @@ func newRun(be storage.Backend, cfg RunConfig) (*Run, error) {
 	}
 	// Compensation messages surface minutes after their cover, so a poll
 	// asks one shard: an idle loop's poll costs what it did on one queue.
-	compensation, err := sharded(CompensationQueue(cfg.Name), CompensationQueues(cfg.Name, max(1, cfg.CompensationShards)), 1)
+	compensation, err := sharded(CompensationQueue(cfg.Name), cfg.CompensationQueueNames(), 1)
 	if err != nil {
 		return nil, err
 	}
@@ -87,7 +87,8 @@ func newRun(be storage.Backend, cfg RunConfig) (*Run, error) {
 		}
 		return ts
 	}
-	r.store = runstore.New(b, tables(StateTables(cfg.Name, cfg.StateAccounts)), tables(BackTables(cfg.Name, cfg.Accounts)), cfg.PartitionShards, cfg.Completion)
+	state, back := cfg.TableNames()
+	r.store = runstore.New(b, tables(state), tables(back), cfg.PartitionShards, cfg.Completion)
 	r.shared = &task.Run{Name: cfg.Name, Origin: cfg.origin(b), Target: cfg.Target, Sizes: cfg.Sizes,
 		Solve: cfg.Solve, SolvePositions: cfg.SolvePositions, SolveMode: cfg.SolveMode, Messages: cfg.Messages, Store: r.store, Blobs: r.blobs, Work: r.work, Compensation: r.compensation}
 	return r, nil
@@ -142,7 +143,7 @@ func Remains(ctx context.Context, be storage.Backend, cfg RunConfig) ([]string, 
 		left = append(left, kind+" "+name)
 		return err
 	}
-	queues := append(WorkQueues(cfg.Name, cfg.QueueShards), CompensationQueues(cfg.Name, max(1, cfg.CompensationShards))...)
+	queues := append(WorkQueues(cfg.Name, cfg.QueueShards), cfg.CompensationQueueNames()...)
 	for _, q := range append(queues, PoisonQueue(cfg.Name)) {
 		_, err := be.Queue(q).ApproximateLength(ctx)
 		if err := found("queue", q, err); err != nil {
@@ -153,7 +154,8 @@ func Remains(ctx context.Context, be storage.Backend, cfg RunConfig) ([]string, 
 	if err := found("container", Container(cfg.Name), err); err != nil {
 		return nil, err
 	}
-	for _, tb := range append(StateTables(cfg.Name, cfg.StateAccounts), BackTables(cfg.Name, cfg.Accounts)...) {
+	state, back := cfg.TableNames()
+	for _, tb := range append(state, back...) {
 		_, err := be.Table(tb).Query(ctx, "p00", storage.QueryOptions{Limit: 1})
 		if err := found("table", tb, err); err != nil {
 			return nil, err

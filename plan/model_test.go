@@ -14,7 +14,7 @@ import (
 )
 
 func defaultConfig(targetPly int) Config {
-	return Config{Target: targetPly, Workers: 2, Limits: StandardV2, Prices: report.DefaultPrices, VCPUHour: DefaultVCPUHour}
+	return Config{Target: targetPly, Workers: 2, Limits: StandardV2, Prices: report.DefaultPrices, VCPUHour: report.DefaultVCPUHour}
 }
 
 // TestPredictsTheMeasuredRuns checks the default model, fitted to the
@@ -407,7 +407,7 @@ func TestComputeCost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, price := range []float64{0, DefaultVCPUHour, 1.5} {
+	for _, price := range []float64{0, report.DefaultVCPUHour, 1.5} {
 		cfg := defaultConfig(13)
 		cfg.VCPUHour = price
 		p, err := m.Make(cfg)

@@ -69,7 +69,8 @@ type Config struct {
 	Limits Limits
 	Prices report.Prices
 	// VCPUHour is what one vCPU costs for an hour, in US dollars: the
-	// price of the plan's CPU seconds (DefaultVCPUHour is a list price).
+	// price of the plan's CPU seconds (report.DefaultVCPUHour is a list
+	// price).
 	VCPUHour float64
 	// CPUScale is how much more CPU time the work takes on the machines
 	// planned for than on the one the model was measured on (Model.Calibrate
@@ -91,13 +92,6 @@ type Config struct {
 // of milliseconds, and `enumerate -storage sim` waits this long by
 // default (-sim-latency).
 const DefaultLatency = 10 * time.Millisecond
-
-// DefaultVCPUHour is the price of the plan's CPU seconds when none is
-// given: report.DefaultVCPUHour, a list price (VCPUHourSource).
-const DefaultVCPUHour = report.DefaultVCPUHour
-
-// VCPUHourSource names DefaultVCPUHour.
-const VCPUHourSource = report.VCPUHourSource
 
 // Validate checks a configuration.
 func (c Config) Validate() error {
