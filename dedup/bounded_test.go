@@ -11,6 +11,7 @@ import (
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/task"
@@ -65,8 +66,9 @@ func (b countingBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// mergingPly is a run whose ply 1 is Merging with the given shape, on
-// an embedded backend whose reads are counted.
+// mergingPly is a run whose ply 1 is Merging with the given shape (no
+// combine level when groups is 0), on an embedded backend whose reads
+// are counted.
 type mergingPly struct {
 	t     *testing.T
 	ctx   context.Context
@@ -91,7 +93,10 @@ func newMergingPly(t *testing.T, tasks, buckets, groups, ranges int) *mergingPly
 	if err != nil {
 		t.Fatal(err)
 	}
-	shape := &runstore.Ply{Ply: 1, Tasks: tasks, Buckets: buckets, Levels: []runstore.CombineLevel{{Groups: groups, Ranges: ranges}}}
+	shape := &runstore.Ply{Ply: 1, Tasks: tasks, Buckets: buckets}
+	if groups > 0 {
+		shape.Levels = []runstore.CombineLevel{{Groups: groups, Ranges: ranges}}
+	}
 	if err := store.Finish(ctx, p0, runstore.Claim{Owner: "seed"}, runstore.Totals{Finals: 1, Positions: 1}, shape); err != nil {
 		t.Fatal(err)
 	}
@@ -138,6 +143,59 @@ func (m *mergingPly) combines() {
 		m.put(c.Blob)
 		if _, err := st.Commit(m.ctx, c); err != nil {
 			m.t.Fatal(err)
+		}
+	}
+}
+
+// combinesDone commits a marker for each of the first level's tasks
+// items, each cutting a blob of its own evenly into its range's
+// buckets, and returns them as a set.
+func (m *mergingPly) combinesDone(items []int) map[int]bool {
+	p := m.ply
+	st := m.task.Run.Store.CombineStage(p, 0)
+	done := map[int]bool{}
+	for _, i := range items {
+		span := runstore.SpanOf(i%p.Levels[0].Ranges, p.Buckets, p.Levels[0].Ranges)
+		c := runstore.Combine{Index: i, Attempt: "a", Blob: runstore.CombineBlobName(1, i, "a"), Cuts: make(runstore.Cuts, span.Hi-span.Lo+1)}
+		if _, err := st.Commit(m.ctx, c); err != nil {
+			m.t.Fatal(err)
+		}
+		done[i] = true
+	}
+	return done
+}
+
+// mergesDone commits the markers of buckets and returns them as a set.
+func (m *mergingPly) mergesDone(buckets []int) map[int]bool {
+	done := map[int]bool{}
+	for _, b := range buckets {
+		m.merges(runstore.Span{Lo: b, Hi: b + 1})
+		done[b] = true
+	}
+	return done
+}
+
+// drain dequeues and deletes every message of the work queue.
+func (m *mergingPly) drain() []message.Message {
+	origin := message.StandardOrigin(board.MustNew(8))
+	var out []message.Message
+	for {
+		msgs, err := m.task.Run.Work.Dequeue(m.ctx, 32, time.Minute)
+		if err != nil {
+			m.t.Fatal(err)
+		}
+		if len(msgs) == 0 {
+			return out
+		}
+		for _, msg := range msgs {
+			mm, err := message.ParseMessage(origin, msg.Text)
+			if err != nil {
+				m.t.Fatal(err)
+			}
+			out = append(out, mm)
+			if err := m.task.Run.Work.Delete(m.ctx, msg.ID, msg.PopReceipt); err != nil {
+				m.t.Fatal(err)
+			}
 		}
 	}
 }

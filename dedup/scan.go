@@ -12,29 +12,43 @@ import (
 )
 
 // ScanHandler handles S messages. Once a ply is Merging it enqueues the
-// work of its merge step: in a ply with a combine level, first a combine
-// for every (group, range) not yet combined; then, once all are, a merge
-// for every bucket not yet merged. Once every bucket is merged it reports
-// the ply merged to the flow, which makes it Final. Scans run at the
-// start of a ply's merging, when its last combine is done, at its end
-// (the last merge enqueues one), and when a stalled run is nudged, which
-// re-enqueues the work that a lost or poisoned message left undone.
+// work of its merge step: in a ply with combine levels, the tasks of the
+// first level not complete; once all are, the bucket merges. Once every
+// bucket is merged it reports the ply merged to the flow, which makes it
+// Final. Scans run at the start of a ply's merging, when a level's last
+// combine is done, at its end (the last merge enqueues one), and when a
+// stalled run is nudged, which re-enqueues the work that a lost or
+// poisoned message left undone.
 //
-// The scan reads the expansion markers only in a ply without a combine
-// level, whose tasks are at most the merge fan-in, and writes the bucket
-// merges' inputs blob (see EncodeInputs) from them. In a ply with one it
-// reads no marker with cuts as a step starts: each group's first combine
-// task and each range's first bucket merge write their part's inputs
-// from their part's markers (scanLevels), so that no process reads every
-// expansion or combine marker with all its cuts.
+// A step of a ply with combine levels starts through trees
+// (treeChildren): the scan enqueues its first task alone, which starts
+// the others. A scan that finds a task of the step's first part done
+// (the step under way: a nudge) enqueues every task of the step not
+// done; it looks at the part's first scanSpan tasks, which are the whole
+// part in every ply of the default sizes' plan. The bucket merges of
+// a ply without levels start from the scan, which first writes their
+// inputs blob (see EncodeInputs) from the expansion markers: such a ply
+// has at most twice the merge fan-in's tasks.
+//
+// What one handling reads and enqueues is bounded, however many tasks a
+// step has: the scans form a tree of their own (S<ply> is node 0,
+// S<ply>-<node> the others, in runs of runstore.MessagesScanNodes), node
+// k covering tasks [k*scanSpan, (k+1)*scanSpan) of the step. A node reads
+// the markers of its span alone, enqueues the tasks of it not done and
+// the scans of its children (treeChildren), so a nudge of a step of n
+// tasks takes about n/scanSpan handlings, each of a few reads and at most
+// scanSpan+partFan messages, in O(log n) rounds. A node works on the step
+// it finds, not the one its parent found: a node that finds a step not
+// yet under way leaves it to its first task. In a run of the earlier
+// forms, whose workers may not read a node, node 0 covers the whole step.
 //
 // Crash points: an inputs blob is written before any task that reads it
 // is enqueued; its content depends only on the markers of the step
 // before, which no longer change once that step is done, so a redelivery
 // that finds it keeps it, and a late one that writes it after the ply's
-// sweep deletes it again. Enqueuing is idempotent in
-// effect (a task that finds its marker only repeats its follow-up), so a
-// redelivery simply enqueues again.
+// sweep deletes it again. Enqueuing is idempotent in effect (a task that
+// finds its marker only repeats its follow-up; a scan node enqueued
+// twice enqueues its span twice), so a redelivery simply enqueues again.
 var ScanHandler task.Handler = task.HandlerFunc(scan)
 
 func scan(ctx context.Context, t *task.Task, m message.Message) error {
@@ -51,29 +65,92 @@ func scan(ctx context.Context, t *task.Task, m message.Message) error {
 	}
 	// The last merge's scan, and any after it, read the root's marker
 	// alone.
-	mst := store.MergeStage(p)
-	if complete, err := mst.Complete(ctx); err != nil || complete {
+	if complete, err := store.MergeStage(p).Complete(ctx); err != nil || complete {
 		if err != nil {
 			return err
 		}
 		return t.Flow.Merged(ctx, t, p)
 	}
-	merges, err := mst.Markers(ctx)
+	st, err := stepOf(ctx, t.Run.Store, p)
 	if err != nil {
 		return err
 	}
-	open := mst.Undone(merges)
-	if len(open) == 0 {
-		return t.Flow.Merged(ctx, t, p) // a run of flat completion
+	return scanNode(ctx, t, p, st, m.Index)
+}
+
+// scanSpan is how many of a step's tasks one scan node covers.
+const scanSpan = partFan
+
+// A step is the work of a merging ply that a scan enqueues: the tasks of
+// a combine level, or the bucket merges.
+type step struct {
+	kind  message.Kind
+	items int
+	// first is how many tasks the step's first part has, whose task 0
+	// starts the step through trees; 0 when the scan starts every task.
+	first int
+	// index is the message index of the step's task j.
+	index func(j int) int
+	// undone lists the tasks of a span that are not done.
+	undone func(ctx context.Context, span runstore.Span) ([]int, error)
+}
+
+// stepOf is the step of ply p under way: its first combine level not
+// complete, or its bucket merges.
+func stepOf(ctx context.Context, store *runstore.Store, p *runstore.Ply) (step, error) {
+	for level := range p.Levels {
+		cst := store.CombineStage(p, level)
+		complete, err := cst.Complete(ctx)
+		switch {
+		case err != nil:
+			return step{}, err
+		case !complete:
+			return step{kind: message.KindCombine, items: cst.Items(), first: p.Levels[level].Ranges, undone: cst.UndoneIn,
+				index: func(j int) int { return p.CombineIndex(level, j) }}, nil
+		}
 	}
+	st := step{kind: message.KindMerge, items: p.Buckets, undone: store.MergeStage(p).UndoneIn,
+		index: func(j int) int { return j }}
 	if p.Combining() {
-		return scanLevels(ctx, t, p, open)
+		st.first = runstore.SpanOf(0, p.Buckets, p.Top().Ranges).Hi
 	}
-	// The inputs go first: merges read them. A later scan (the last one,
-	// or a nudge) finds them there. Without a combine level the tasks are
-	// at most the fan-in: the scan reads every expansion marker.
-	if len(open) == p.Buckets {
-		exps, err := store.ExpansionStage(p).Markers(ctx)
+	return st, nil
+}
+
+// scanNode enqueues the tasks of scan node's span of step st that are
+// not done, and the scans of its children; in a run of the earlier
+// forms, node 0 covers the whole step.
+func scanNode(ctx context.Context, t *task.Task, p *runstore.Ply, st step, node int) error {
+	if st.first > 0 {
+		look := min(st.first, scanSpan)
+		first, err := st.undone(ctx, runstore.Span{Lo: 0, Hi: look})
+		switch {
+		case err != nil:
+			return err
+		case len(first) == look && node == 0:
+			return enqueueAll(ctx, t, st.kind, p.Ply, []int{st.index(0)}) // it starts the step
+		case len(first) == look:
+			return nil // not under way: node 0's
+		}
+	}
+	span, children := runstore.Span{Lo: 0, Hi: st.items}, []int(nil)
+	if t.Run.Messages >= runstore.MessagesScanNodes {
+		nodes := (st.items + scanSpan - 1) / scanSpan
+		if node >= nodes {
+			return nil // a node of a step with more tasks
+		}
+		span = runstore.Span{Lo: node * scanSpan, Hi: min((node+1)*scanSpan, st.items)}
+		children = treeChildren(node, nodes)
+	}
+	undone, err := st.undone(ctx, span)
+	if err != nil {
+		return err
+	}
+	if st.first == 0 && node == 0 && len(undone) == span.Hi-span.Lo {
+		// The bucket merges of a ply without levels start here: their
+		// inputs go first. A nudge that finds this span's merges undone
+		// but others done finds the blob there.
+		exps, err := t.Run.Store.ExpansionStage(p).Markers(ctx)
 		if err != nil {
 			return err
 		}
@@ -81,50 +158,16 @@ func scan(ctx context.Context, t *task.Task, m message.Message) error {
 			return err
 		}
 	}
-	return enqueueAll(ctx, t, message.KindMerge, p.Ply, open)
-}
-
-// scanLevels enqueues the work of a ply with combine levels whose
-// buckets open are not merged: the first level not complete, or once all
-// are, the bucket merges. Each step starts with the first task of its
-// first part (group of a level, range of buckets), which enqueues its
-// part's other tasks and the first tasks of the parts below it in a tree
-// of parts (treeChildren): so that no handling enqueues a task a part.
-// A scan that finds a step under way (a nudge of a stalled run) enqueues
-// every task of it not done.
-func scanLevels(ctx context.Context, t *task.Task, p *runstore.Ply, open []int) error {
-	if len(open) < p.Buckets {
-		return enqueueAll(ctx, t, message.KindMerge, p.Ply, open)
+	if len(undone) == 0 && span.Hi-span.Lo == p.Buckets && st.kind == message.KindMerge {
+		return t.Flow.Merged(ctx, t, p) // flat completion: every merge done, the group markers not
 	}
-	for level, l := range p.Levels {
-		cst := t.Run.Store.CombineStage(p, level)
-		complete, err := cst.Complete(ctx)
-		if err != nil || complete {
-			if err != nil {
-				return err
-			}
-			continue
-		}
-		// The first part's tasks tell a level that starts (none done,
-		// one query) from one under way.
-		started, err := cst.MarkersIn(ctx, runstore.Span{Lo: 0, Hi: l.Ranges})
-		if err != nil {
-			return err
-		}
-		left := []int{0}
-		if len(started) > 0 {
-			combines, err := cst.Markers(ctx)
-			if err != nil {
-				return err
-			}
-			left = cst.Undone(combines)
-		}
-		for k, j := range left {
-			left[k] = p.CombineIndex(level, j)
-		}
-		return enqueueAll(ctx, t, message.KindCombine, p.Ply, left)
+	if err := enqueueAll(ctx, t, message.KindScan, p.Ply, children); err != nil {
+		return err
 	}
-	return enqueueAll(ctx, t, message.KindMerge, p.Ply, []int{0})
+	for k, j := range undone {
+		undone[k] = st.index(j)
+	}
+	return enqueueAll(ctx, t, st.kind, p.Ply, undone)
 }
 
 // partFan is how many tasks one task enqueues through a tree as a step

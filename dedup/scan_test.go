@@ -2,6 +2,7 @@ package dedup
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -147,4 +148,140 @@ func TestLargePartsStartThroughATree(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestScanNodes: a scan of a step under way (a nudge of a stalled run)
+// enqueues every task of it not done, once, and no task done, through a
+// tree of scan nodes in which no handling enqueues more than scanSpan
+// tasks and partFan scans, nor reads more markers than its span's and
+// the few it checks first, however many tasks the step has. A step not
+// under way is left to its first task; a run of the earlier forms gets
+// the whole step from node 0.
+func TestScanNodes(t *testing.T) {
+	const n = 450 // tasks of the step: 8 nodes, two levels of the tree
+	for _, tc := range []struct {
+		name string
+		// setUp makes the ply and returns the step's tasks' message
+		// indexes and which of them are done.
+		setUp   func(t *testing.T) (*mergingPly, []int, map[int]bool)
+		kind    message.Kind
+		forms   runstore.Messages
+		inputs  bool // the scan writes the ply's inputs blob
+		started bool // the step is under way: a task of its first part is done
+	}{
+		{name: "combine level", kind: message.KindCombine, forms: runstore.MessagesScanNodes, started: true, setUp: func(t *testing.T) (*mergingPly, []int, map[int]bool) {
+			m := newMergingPly(t, 12, n, 3, n/3)
+			return m, seq(0, n), m.combinesDone(everyThird(n))
+		}},
+		{name: "combine level not started", kind: message.KindCombine, forms: runstore.MessagesScanNodes, setUp: func(t *testing.T) (*mergingPly, []int, map[int]bool) {
+			m := newMergingPly(t, 12, n, 3, n/3)
+			return m, seq(0, n), m.combinesDone([]int{n/3 + 1, n - 1}) // none of the first group's
+		}},
+		{name: "combine level started, its task 0 lost", kind: message.KindCombine, forms: runstore.MessagesScanNodes, started: true, setUp: func(t *testing.T) (*mergingPly, []int, map[int]bool) {
+			m := newMergingPly(t, 12, n, 3, n/3)
+			return m, seq(0, n), m.combinesDone([]int{5, 7})
+		}},
+		{name: "bucket merges", kind: message.KindMerge, forms: runstore.MessagesScanNodes, started: true, setUp: func(t *testing.T) (*mergingPly, []int, map[int]bool) {
+			m := newMergingPly(t, 12, n, 3, 2)
+			m.combines()
+			// The level's completion markers, as its last task claims them.
+			st := m.task.Run.Store.CombineStage(m.ply, 0)
+			for i := range st.Items() {
+				if _, err := st.AllDone(m.ctx, i); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return m, seq(0, n), m.mergesDone(everyThird(n))
+		}},
+		{name: "bucket merges without levels", kind: message.KindMerge, forms: runstore.MessagesScanNodes, inputs: true, started: true, setUp: func(t *testing.T) (*mergingPly, []int, map[int]bool) {
+			m := newMergingPly(t, 12, n, 0, 0)
+			m.expansions()
+			return m, seq(0, n), map[int]bool{}
+		}},
+		{name: "bucket merges without levels, under way", kind: message.KindMerge, forms: runstore.MessagesScanNodes, started: true, setUp: func(t *testing.T) (*mergingPly, []int, map[int]bool) {
+			m := newMergingPly(t, 12, n, 0, 0)
+			m.expansions()
+			return m, seq(0, n), m.mergesDone(everyThird(n))
+		}},
+		{name: "earlier forms", kind: message.KindCombine, forms: runstore.MessagesNamed, started: true, setUp: func(t *testing.T) (*mergingPly, []int, map[int]bool) {
+			m := newMergingPly(t, 12, n, 3, n/3)
+			return m, seq(0, n), m.combinesDone(everyThird(n))
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m, items, done := tc.setUp(t)
+			m.task.Run.Messages = tc.forms
+			enqueued := map[int]int{}
+			scans := []message.Message{{Kind: message.KindScan, Ply: 1}}
+			handlings := 0
+			for len(scans) > 0 {
+				s := scans[0]
+				scans = scans[1:]
+				m.reads.reset()
+				if err := scan(m.ctx, m.task, s); err != nil {
+					t.Fatalf("scan node %d: %v", s.Index, err)
+				}
+				handlings++
+				entities, _ := m.reads.reset()
+				var tasks, nodes int
+				for _, msg := range m.drain() {
+					switch msg.Kind {
+					case message.KindScan:
+						nodes++
+						scans = append(scans, msg)
+					case tc.kind:
+						tasks++
+						enqueued[msg.Index]++
+					default:
+						t.Fatalf("scan node %d enqueued %s", s.Index, msg.Format())
+					}
+				}
+				if tc.forms < runstore.MessagesScanNodes {
+					if nodes > 0 {
+						t.Fatalf("a scan of a run of the earlier forms enqueued %d scans", nodes)
+					}
+					continue
+				}
+				// Its span's markers, and the ply, the merges' and levels'
+				// roots, the step's task 0, and the expansion markers (12)
+				// for the inputs.
+				if tasks > scanSpan || nodes > partFan || entities > scanSpan+20 {
+					t.Errorf("scan node %d enqueued %d tasks and %d scans, read %d entities", s.Index, tasks, nodes, entities)
+				}
+			}
+			if tc.forms >= runstore.MessagesScanNodes && tc.started && handlings != (n+scanSpan-1)/scanSpan {
+				t.Errorf("%d scans handled, want one a node of %d tasks", handlings, scanSpan)
+			}
+			want := map[int]int{}
+			for _, i := range items {
+				if !done[i] {
+					want[i] = 1
+				}
+			}
+			if !tc.started {
+				want = map[int]int{items[0]: 1} // its first task starts it
+			}
+			if !maps.Equal(enqueued, want) {
+				t.Errorf("enqueued %d tasks (%v...), want the %d not done once each", len(enqueued), firstKeys(enqueued, 8), len(want))
+			}
+			if got := m.exists(runstore.InputsBlobName(1)); got != tc.inputs {
+				t.Errorf("inputs blob written: %v, want %v", got, tc.inputs)
+			}
+		})
+	}
+}
+
+// everyThird lists 0 and every third of the n items.
+func everyThird(n int) []int {
+	var out []int
+	for i := 0; i < n; i += 3 {
+		out = append(out, i)
+	}
+	return out
+}
+
+// firstKeys lists up to k of the keys of m, in order.
+func firstKeys(m map[int]int, k int) []int {
+	keys := slices.Sorted(maps.Keys(m))
+	return keys[:min(k, len(keys))]
 }

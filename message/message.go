@@ -22,7 +22,7 @@ type Kind byte
 const (
 	KindInline       Kind = 'A' // A<ply>-<key>,<key>,...: a whole small ply, inline
 	KindChunk        Kind = 'C' // C<ply>-<index>-<blob>: expand one final blob of a ply
-	KindScan         Kind = 'S' // S<ply>: enqueue the merges of a ply's open buckets, or complete the ply
+	KindScan         Kind = 'S' // S<ply>[-<node>]: enqueue a ply's undone merge work (node 0, or one node of the scans' tree), or complete the ply
 	KindCombine      Kind = 'G' // G<ply>-<index>: combine one group's segments of one range of buckets
 	KindMerge        Kind = 'M' // M<ply>-<bucket>: merge one bucket of a ply into final blobs
 	KindResolve      Kind = 'R' // R<ply>-<index>[-<blob>]: decide the results of one final blob (named, or read from its row)
@@ -64,7 +64,7 @@ type Message struct {
 	Kind      Kind
 	Ply       int
 	Positions []board.Position // A
-	Index     int              // C, R: a final blob; M: a bucket; G: a combine task; D, B: the first leaf
+	Index     int              // C, R: a final blob; M: a bucket; G: a combine task; D, B: the first leaf; S: a node of the scans' tree
 	End       int              // D, B: the end of the leaves [Index, End) (runstore.Dispatch)
 	Blob      string           // C, X; R when it names its final blob
 }
@@ -123,6 +123,10 @@ func (m Message) Format() string {
 		}
 	case KindCombine, KindMerge:
 		fmt.Fprintf(&b, "-%d", m.Index)
+	case KindScan:
+		if m.Index > 0 {
+			fmt.Fprintf(&b, "-%d", m.Index)
+		}
 	case KindDispatch, KindBack:
 		fmt.Fprintf(&b, "-%d-%d", m.Index, m.End)
 	case KindCompensation:
@@ -174,9 +178,16 @@ func ParseMessage(o Origin, text string) (Message, error) {
 	rest := text[3:]
 	switch m.Kind {
 	case KindScan:
-		if rest != "" {
-			return Message{}, Badf("scan message %q has trailing text", Clip(text))
+		// Node 0, the scan every release sends, is S<ply>; a node past
+		// it (runstore.MessagesScanNodes) is S<ply>-<node>.
+		if rest == "" {
+			return m, nil
 		}
+		n, err := index(strings.TrimPrefix(rest, "-"))
+		if !strings.HasPrefix(rest, "-") || err != nil || n == 0 {
+			return Message{}, Badf("scan message %q: expected S<ply> or S<ply>-<node> with a node from 1", Clip(text))
+		}
+		m.Index = n
 		return m, nil
 	case KindInline, KindChunk, KindCombine, KindMerge, KindResolve, KindCompensation, KindDispatch, KindBack:
 	default:

@@ -20,7 +20,7 @@ func FuzzParseMessage(f *testing.F) {
 	for _, s := range []string{
 		"A00-" + key, "A00-" + key + "," + key, "C05-3-p05/f-abc-0001", "S07", "M07-3",
 		"M07-0", "R09-12", "R09-12-p09/f-00003-0001-ab", "X05-p05/e-000001", "", "garbage", "S0\xff", "M07-2,x", "X05-p06/x",
-		"D05-0-3", "B07-64-128", "D05-3-3", "B05-1", "D05--1-2",
+		"D05-0-3", "B07-64-128", "D05-3-3", "B05-1", "D05--1-2", "S07-3", "S07-0", "S07-", "S07-+3",
 	} {
 		f.Add(s)
 	}
@@ -108,6 +108,36 @@ func TestParseRangeMessages(t *testing.T) {
 		}
 		if m.Index != tc.from || m.End != tc.to || m.Format() != tc.text {
 			t.Errorf("%s: leaves [%d, %d), formats as %s; want [%d, %d)", tc.text, m.Index, m.End, m.Format(), tc.from, tc.to)
+		}
+	}
+}
+
+// TestParseScanMessages: S names node 0 of a ply's tree of scans by the
+// ply alone, as every release sends it, and a node past it by its
+// number; node 0 has that one text.
+func TestParseScanMessages(t *testing.T) {
+	o := StandardOrigin(board.MustNew(8))
+	for _, tc := range []struct {
+		text string
+		node int
+		ok   bool
+	}{
+		{"S07", 0, true},
+		{"S07-1", 1, true},
+		{"S18-2812", 2812, true},
+		{"S07-0", 0, false}, // node 0 is S07
+		{"S07-", 0, false},
+		{"S07x", 0, false},
+		{"S07--1", 0, false},
+		{"S07-1-2", 0, false},
+		{"S07-1073741825", 0, false}, // past 1<<30
+	} {
+		m, ok := parsed(t, o, tc.text, tc.ok)
+		if !ok {
+			continue
+		}
+		if m.Index != tc.node || m.Format() != tc.text {
+			t.Errorf("%s: node %d, formats as %s; want %d", tc.text, m.Index, m.Format(), tc.node)
 		}
 	}
 }

@@ -164,7 +164,7 @@ func (c RunConfig) WithDerived() RunConfig {
 		c.CompensationShards = c.QueueShards
 	}
 	if c.Messages == 0 {
-		c.Messages = runstore.MessagesNamed
+		c.Messages = runstore.MessagesScanNodes
 	}
 	if c.Completion == "" {
 		c.Completion = runstore.TreeCompletion
@@ -218,7 +218,7 @@ func (c RunConfig) Validate() error {
 		return fmt.Errorf("completion %q: must be %q, %q or %q, or empty for the current tree", c.Completion, runstore.TreeCompletion, runstore.WideTreeCompletion, runstore.FlatCompletion)
 	}
 	if c.Messages != 0 && !c.Messages.Known() {
-		return fmt.Errorf("messages %d: must be %d or %d, or 0 for the current forms", c.Messages, runstore.MessagesUnnamed, runstore.MessagesNamed)
+		return fmt.Errorf("messages %d: must be %d to %d, or 0 for the current forms", c.Messages, runstore.MessagesUnnamed, runstore.MessagesScanNodes)
 	}
 	if c.CompensationShards < 0 || c.CompensationShards > MaxQueueShards {
 		return fmt.Errorf("compensation queue shards %d: must be 1 to %d, or 0 for as many as the work queue's", c.CompensationShards, MaxQueueShards)

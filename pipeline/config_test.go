@@ -87,7 +87,7 @@ func TestConfigDefaults(t *testing.T) {
 	} {
 		want := d
 		want.CompensationShards = want.QueueShards // derived: as many as the work queue's
-		want.Messages = runstore.MessagesNamed     // derived: the forms of a run seeded now
+		want.Messages = runstore.MessagesScanNodes // derived: the forms of a run seeded now
 		want.Completion = runstore.TreeCompletion  // derived: the tree of a run seeded now
 		tc.want(&want)
 		if tc.got != want {

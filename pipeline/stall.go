@@ -17,13 +17,14 @@ import (
 // lost: a merge message deleted or poisoned, a scan that never came, or
 // the message that owed a ply's follow-up poisoned. It enqueues a scan
 // of each open ply, and of each ply whose follow-up is not done
-// (runstore.Ply.Owes): the scan enqueues the merges of the buckets not
-// yet merged, or completes the ply, or takes the follow-up over once its
-// owner's lease has run out (flow.followUp). Several workers may nudge
+// (runstore.Ply.Owes): the scan enqueues the combine tasks or merges of
+// the ply not yet done (through a tree of scans, each of a bounded span
+// of them: dedup's ScanHandler), or completes the ply, or takes the
+// follow-up over once its owner's lease has run out (flow.followUp). Several workers may nudge
 // at once; duplicate scans are harmless.
 //
-// Harmless, but not free: a scan of an open ply enqueues a merge of every
-// bucket not yet merged, a second merge of each one under way, whose
+// Harmless, but not free: a scan of an open ply enqueues every task of
+// its step not yet done, a second attempt of each one under way, whose
 // loser's blobs then wait for their compensation message. So the stall
 // is confirmed first. A sharded queue is counted a shard at a time, and
 // a count can miss a message that a handler enqueued on a shard already

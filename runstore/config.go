@@ -53,14 +53,17 @@ type Config struct {
 	// for runs seeded before.
 	Completion Completion
 	// Messages is the forms of work message the run's workers send
-	// (MessagesNamed for every run seeded now, MessagesUnnamed for runs
-	// seeded before the settings row's version 4). A release reads only
+	// (MessagesScanNodes for every run seeded now, MessagesNamed for runs
+	// seeded before it, MessagesUnnamed for runs seeded before the
+	// settings row's version 4). A release reads only
 	// the settings rows of the versions it knows, so the workers of a
 	// run seeded now are all of releases that read every form it sends;
 	// a run seeded before may have workers of earlier releases too,
 	// which would refuse an R message that names its blob as bad and
 	// mishandle a compensation message that covers all the outputs of a
-	// merge.
+	// merge. A release that knows forms up to MessagesNamed refuses the
+	// settings of a run seeded with MessagesScanNodes (Known), so that no
+	// worker of it poisons a scan message that names a node.
 	Messages Messages
 }
 
@@ -75,10 +78,14 @@ const (
 	// merge attempt's outputs share one compensation message
 	// (MergeOutputsName).
 	MessagesNamed Messages = 2
+	// MessagesScanNodes: MessagesNamed, and a scan message may name a
+	// node of a tree of scans (S<ply>-<node>), each of which covers a
+	// bounded span of a step's tasks (dedup's scan).
+	MessagesScanNodes Messages = 3
 )
 
 // Known reports whether m is a form this release sends.
-func (m Messages) Known() bool { return m == MessagesUnnamed || m == MessagesNamed }
+func (m Messages) Known() bool { return m >= MessagesUnnamed && m <= MessagesScanNodes }
 
 // SolveMode is how far a run solves the positions of its target ply.
 type SolveMode string
@@ -232,7 +239,7 @@ func decodeConfig(e storage.Entity) (Config, error) {
 		d.fail(fmt.Errorf("completion %q: not %q, %q or %q", c.Completion, TreeCompletion, WideTreeCompletion, FlatCompletion))
 	}
 	if !c.Messages.Known() {
-		d.fail(fmt.Errorf("messages %d: neither %d nor %d", c.Messages, MessagesUnnamed, MessagesNamed))
+		d.fail(fmt.Errorf("messages %d: not %d to %d", c.Messages, MessagesUnnamed, MessagesScanNodes))
 	}
 	d.int("Created") // no setting, but every row has it
 	c.Start = d.start(c.Board)

@@ -24,7 +24,7 @@ func solving(t *testing.T) Config {
 	return Config{Board: 8, Target: 9, Sizes: Sizes{BlobPositions: 100, BucketBlobs: 4, GrowFrom: 7, MergeFanIn: 32},
 		Start: start, Solve: true, SolvePositions: 16, SolveMode: SolveRoot,
 		QueueShards: 2, CompensationShards: 5, PartitionShards: 3, Accounts: 4, StateAccounts: 4, Completion: FlatCompletion,
-		Messages: MessagesNamed}
+		Messages: MessagesScanNodes}
 }
 
 // readRow writes row as a run's settings and reads it back.
@@ -170,7 +170,7 @@ func TestReadConfigRefuses(t *testing.T) {
 		mention   string
 	}{
 		{"a later version", func(p map[string]any) { p["Version"] = int64(configSchema.version() + 1) }, false, fmt.Sprint("version ", configSchema.version()+1)},
-		{"no such messages", func(p map[string]any) { p["Messages"] = int64(3) }, true, "messages 3"},
+		{"no such messages", func(p map[string]any) { p["Messages"] = int64(4) }, true, "messages 4"},
 		{"no such completion", func(p map[string]any) { p["Completion"] = "round" }, true, "completion"},
 		{"version zero written down", func(p map[string]any) { p["Version"] = int64(0) }, false, "version 0"},
 		{"a version of the wrong type", func(p map[string]any) { p["Version"] = "1" }, true, "Version"},

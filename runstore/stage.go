@@ -384,16 +384,36 @@ func (st Stage[M]) MarkersAt(ctx context.Context, items []int) ([]M, error) {
 // Undone lists the items that none of markers (as Markers read them)
 // names, in order; markers of items the stage lacks are ignored.
 func (st Stage[M]) Undone(markers []M) []int {
-	done := make([]bool, st.Items())
+	return st.undoneIn(markers, Span{0, st.Items()})
+}
+
+// UndoneIn lists the items of span that are not done, in order, from
+// the markers of span alone (one query of each partition that holds
+// them).
+func (st Stage[M]) UndoneIn(ctx context.Context, span Span) ([]int, error) {
+	span = Span{max(span.Lo, 0), min(span.Hi, st.Items())}
+	if span.Lo >= span.Hi {
+		return nil, nil
+	}
+	markers, err := st.MarkersIn(ctx, span)
+	if err != nil {
+		return nil, err
+	}
+	return st.undoneIn(markers, span), nil
+}
+
+// undoneIn lists the items of span that none of markers names.
+func (st Stage[M]) undoneIn(markers []M, span Span) []int {
+	done := make([]bool, max(0, span.Hi-span.Lo))
 	for _, m := range markers {
-		if i := st.kind.index(m); i >= 0 && i < len(done) {
+		if i := st.kind.index(m) - span.Lo; i >= 0 && i < len(done) {
 			done[i] = true
 		}
 	}
 	var out []int
 	for i, d := range done {
 		if !d {
-			out = append(out, i)
+			out = append(out, span.Lo+i)
 		}
 	}
 	return out
