@@ -85,12 +85,12 @@ func runAzurite(ctx context.Context, cfg Config, ply int, row *Row) (*ChildResul
 	if !rep.Complete {
 		return nil, fmt.Errorf("the workers exited but run %s is not complete", name)
 	}
-	stats, _, err := run.RecordedStats(ctx)
+	stats, err := run.RecordedStats(ctx)
 	if err != nil {
 		return nil, err
 	}
 	rep.WallSeconds = wall
-	rep.SetTransactions(stats.ByCategory())
+	rep.SetTransactions(stats.Storage.ByCategory())
 	fp, err := run.Footprint(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("measuring what the run stored: %w", err)

@@ -125,11 +125,11 @@ func (s *runSource) Report(ctx context.Context) (*report.Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	stats, cpu, err := r.RecordedStats(ctx)
+	stats, err := r.RecordedStats(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.cf.apply(ctx, rep, s.be, s.name, stats, cpu); err != nil {
+	if err := s.cf.apply(ctx, rep, s.be, s.name, stats); err != nil {
 		return nil, err
 	}
 	return rep, nil

@@ -22,10 +22,11 @@ func TestBrowserCountsWhileRunning(t *testing.T) {
 	}
 	// What the recorder does every few seconds.
 	storeStats(r, be, "enumerate-1", nil)
-	recorded, _, err := r.RecordedStats(ctx)
+	all, err := r.RecordedStats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	recorded := all.Storage
 	cf := costFlags{}
 	src := &runSource{be: be, name: "counted", cf: &cf}
 	rep, err := src.Report(ctx)

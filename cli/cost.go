@@ -6,10 +6,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/report"
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
@@ -64,12 +64,14 @@ func (c *costFlags) validate(fs *flag.FlagSet) error {
 	return bad
 }
 
-// apply adds stats's transactions by category and by service and their
-// cost estimate to rep, counting the blob data the run's container holds
-// now, and what handling each ply's messages cost; and cpu, the CPU time
-// of the run's processes, at the vCPU hour's price, unless none was
-// recorded (runs of releases before it).
-func (c *costFlags) apply(ctx context.Context, rep *report.Report, be storage.Backend, run string, stats storage.Stats, cpu time.Duration) error {
+// apply adds the transactions of stats (every process's) by category
+// and by service and their cost estimate to rep, counting the blob data
+// the run's container holds now, and what handling each ply's messages
+// cost; and the processes' CPU time and the processor time they held,
+// at the vCPU hour's price, unless none was recorded (runs of releases
+// before it).
+func (c *costFlags) apply(ctx context.Context, rep *report.Report, be storage.Backend, run string, all runstore.WorkerStats) error {
+	stats := all.Storage
 	rep.SetTransactions(byCategory(stats))
 	rep.SetHandlings(stats.Plies)
 	blobs, err := be.Container(pipeline.Container(run)).List(ctx, "")
@@ -81,8 +83,8 @@ func (c *costFlags) apply(ctx context.Context, rep *report.Report, be storage.Ba
 		stored += b.Size
 	}
 	cost := report.EstimateCost(stats, stored, c.p)
-	if cpu > 0 {
-		cost.SetCompute(cpu, c.vcpuHour)
+	if all.CPU > 0 {
+		cost.SetCompute(all.CPU, all.Held, c.vcpuHour)
 	}
 	rep.SetCost(cost)
 	return nil

@@ -15,8 +15,8 @@ import (
 
 // TestEnumerateCostReport checks the cost section of a real pipeline run:
 // it prices every counted transaction once, at the class prices given,
-// and its CPU time at the vCPU hour's, and both the table and the JSON
-// carry it.
+// and its CPU time and the processor time it held at the vCPU hour's,
+// and both the table and the JSON carry it.
 func TestEnumerateCostReport(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "rep.json")
 	before := cputime.Process()
@@ -25,7 +25,8 @@ func TestEnumerateCostReport(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{"storage transactions by category and service:", "estimated cost (prices from -price-table; the rest: Azure list prices",
-		"as of " + report.PricesDate, "table     all", "1.50000", "transactions: $", "blob data stored: ", "CPU seconds (the processes' user and system time), $", "at $2.5 a vCPU hour; transactions and compute: $"} {
+		"as of " + report.PricesDate, "table     all", "1.50000", "transactions: $", "blob data stored: ", "CPU seconds (the processes' user and system time), $", "at $2.5 a vCPU hour; transactions and compute: $",
+		"vCPU seconds (each process's wall time times its processors, busy or idle), $"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -69,6 +70,10 @@ func TestEnumerateCostReport(t *testing.T) {
 	}
 	if want := u.CPUSeconds / 3600 * 2.5; u.VCPUHour != 2.5 || math.Abs(u.USD-want) > 1e-12 || math.Abs(c.TotalUSD-c.TransactionsUSD-u.USD) > 1e-12 {
 		t.Errorf("compute %+v: want $%g at $2.5 an hour; total $%g with $%g of transactions", u, want, c.TotalUSD, c.TransactionsUSD)
+	}
+	// The time held is this test process's too, from its start.
+	if held := cputime.Held().Seconds(); u.HeldSeconds <= 0 || u.HeldSeconds > held || math.Abs(u.HeldUSD-u.HeldSeconds/3600*2.5) > 1e-12 {
+		t.Errorf("compute %+v: held %g s, $%g; the process has held %g s", u, u.HeldSeconds, u.HeldUSD, held)
 	}
 }
 

@@ -13,11 +13,11 @@ import (
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/browse"
-	"github.com/reversi-cloud/reversi/internal/cputime"
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/reference"
 	"github.com/reversi-cloud/reversi/report"
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
@@ -363,7 +363,7 @@ func (f *enumerateFlags) runLocal(ctx context.Context, be *storage.Metered, cfg 
 	stopRecording := recordStatsEvery(be, cfg.Name, id, statsPeriod, log)
 	rep, err := pipeline.RunLocal(ctx, be, cfg, f.workers, wcfg, log, progress)
 	stopRecording()
-	r, stats, cpu, rerr := recordStats(be, cfg.Name, id)
+	r, stats, rerr := recordStats(be, cfg.Name, id)
 	if web != nil {
 		web.finish()
 	}
@@ -379,7 +379,7 @@ func (f *enumerateFlags) runLocal(ctx context.Context, be *storage.Metered, cfg 
 	if rerr != nil {
 		return nil, r, rerr
 	}
-	return rep, r, f.cost.apply(ctx, rep, be, cfg.Name, stats, cpu)
+	return rep, r, f.cost.apply(ctx, rep, be, cfg.Name, stats)
 }
 
 // writeReport prints the per-ply table and writes -json.
@@ -408,22 +408,22 @@ func verify(env Env, b *board.Board, target int, rep *report.Report) error {
 	return nil
 }
 
-// recordStats stores be's transactions and this process's CPU time under
+// recordStats stores be's transactions and this process's compute under
 // id in the run and returns the open run and their totals over every
 // process that recorded.
-func recordStats(be *storage.Metered, run, id string) (*pipeline.Run, storage.Stats, time.Duration, error) {
+func recordStats(be *storage.Metered, run, id string) (*pipeline.Run, runstore.WorkerStats, error) {
 	// A fresh context: the run's may be cancelled already.
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	r, err := pipeline.OpenRun(ctx, be, run)
 	if err != nil {
-		return nil, storage.Stats{}, 0, err
+		return nil, runstore.WorkerStats{}, err
 	}
-	if err := r.RecordStats(ctx, id, be.Stats(), cputime.Process()); err != nil {
-		return nil, storage.Stats{}, 0, err
+	if err := r.RecordStats(ctx, id, processStats(be)); err != nil {
+		return nil, runstore.WorkerStats{}, err
 	}
-	stats, cpu, err := r.RecordedStats(ctx)
-	return r, stats, cpu, err
+	stats, err := r.RecordedStats(ctx)
+	return r, stats, err
 }
 
 // Compare describes the first differences between two reports' per-ply

@@ -7,6 +7,7 @@ import (
 
 	"github.com/reversi-cloud/reversi/internal/cputime"
 	"github.com/reversi-cloud/reversi/pipeline"
+	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
@@ -48,14 +49,20 @@ func recordStatsEvery(be *storage.Metered, run, id string, period time.Duration,
 	}
 }
 
-// storeStats stores be's transactions and the process's CPU time in r
+// storeStats stores be's transactions and the process's compute in r
 // under id, under a context of its own (the caller's may be done
 // already), and logs a failure: the count is kept for inspect, and the
 // work goes on without it.
 func storeStats(r *pipeline.Run, be *storage.Metered, id string, log *slog.Logger) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := r.RecordStats(ctx, id, be.Stats(), cputime.Process()); err != nil {
+	if err := r.RecordStats(ctx, id, processStats(be)); err != nil {
 		log.Warn("recording statistics failed", "err", err)
 	}
+}
+
+// processStats is what this process records of its work: be's
+// transactions, its CPU time and the processor time it has held.
+func processStats(be *storage.Metered) runstore.WorkerStats {
+	return runstore.WorkerStats{Storage: be.Stats(), CPU: cputime.Process(), Held: cputime.Held()}
 }

@@ -26,11 +26,11 @@ func TestRecordStatsEvery(t *testing.T) {
 	}
 	// A guard against a recorder that never writes; nothing is timed.
 	for guard := time.Now().Add(time.Minute); ; {
-		s, _, err := r.RecordedStats(ctx)
+		s, err := r.RecordedStats(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if s.Total() > 0 {
+		if s.Storage.Total() > 0 {
 			break
 		}
 		if time.Now().After(guard) {
@@ -43,17 +43,20 @@ func TestRecordStatsEvery(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	again()
 	// Once more by hand, so the row holds the count as of now.
-	if err := r.RecordStats(ctx, "p1", be.Stats(), cputime.Process()); err != nil {
+	if err := r.RecordStats(ctx, "p1", processStats(be)); err != nil {
 		t.Fatal(err)
 	}
-	recorded, cpu, err := r.RecordedStats(ctx)
+	recorded, err := r.RecordedStats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, have := recorded.Total(), be.Stats().Total(); got == 0 || got > have {
+	if got, have := recorded.Storage.Total(), be.Stats().Total(); got == 0 || got > have {
 		t.Errorf("recorded %d transactions; the process has made %d", got, have)
 	}
-	if have := cputime.Process(); cpu <= 0 || cpu > have {
-		t.Errorf("recorded %s of CPU; the process has used %s", cpu, have)
+	if have := cputime.Process(); recorded.CPU <= 0 || recorded.CPU > have {
+		t.Errorf("recorded %s of CPU; the process has used %s", recorded.CPU, have)
+	}
+	if have := cputime.Held(); recorded.Held <= 0 || recorded.Held > have {
+		t.Errorf("recorded %s held; the process has held %s", recorded.Held, have)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"math/bits"
 	"os"
 	"os/exec"
@@ -187,9 +188,12 @@ func TestAzurite4x4ToTheEnd(t *testing.T) {
 	if rep.TransactionsByCategory["backtrack"] == 0 || rep.TransactionsPerEdgeByCategory["backtrack"] <= 0 {
 		t.Errorf("no backtracking transactions reported per edge: %v", rep.TransactionsPerEdgeByCategory)
 	}
-	// inspect prices the CPU time the two worker processes recorded.
+	// inspect prices the CPU time the two worker processes recorded, and
+	// the processor time they held.
 	if c := rep.Cost; c == nil || c.Compute == nil || c.Compute.CPUSeconds <= 0 || c.Compute.VCPUHour != report.DefaultVCPUHour || c.TotalUSD <= c.TransactionsUSD {
 		t.Errorf("cost %+v: want the workers' CPU priced at $%g a vCPU hour", c, report.DefaultVCPUHour)
+	} else if u := c.Compute; u.HeldSeconds <= 0 || math.Abs(u.HeldUSD-u.HeldSeconds/3600*u.VCPUHour) > 1e-12 {
+		t.Errorf("compute %+v: want the workers' processor time held, priced", u)
 	}
 	inspectPositions(t, rep.Run)
 }

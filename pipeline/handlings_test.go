@@ -84,19 +84,22 @@ func TestHandlingsReported(t *testing.T) {
 		{Ply: 3, Ops: map[string]int64{"table.get": 5, "blob.get": 1}, EntityReads: 5, Tasks: 3, MaxTaskTransactions: 2, MaxTaskEntities: 4, MaxTaskSeconds: 0.25},
 		{Ply: 4, Ops: map[string]int64{"queue.delete": 1}, Tasks: 1, MaxTaskTransactions: 1, MaxTaskSeconds: 0.125},
 	}}
-	cpu := map[string]time.Duration{"one": 1500 * time.Millisecond, "two": 250 * time.Millisecond}
-	for id, s := range map[string]storage.Stats{"one": one, "two": two} {
-		if err := r.RecordStats(ctx, id, s, cpu[id]); err != nil {
+	for id, s := range map[string]runstore.WorkerStats{
+		"one": {Storage: one, CPU: 1500 * time.Millisecond, Held: 4 * time.Second},
+		"two": {Storage: two, CPU: 250 * time.Millisecond, Held: time.Second},
+	} {
+		if err := r.RecordStats(ctx, id, s); err != nil {
 			t.Fatal(err)
 		}
 	}
-	got, gotCPU, err := r.RecordedStats(ctx)
+	sum, err := r.RecordedStats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if gotCPU != 1750*time.Millisecond {
-		t.Errorf("the processes recorded %s of CPU time, want 1.75s", gotCPU)
+	if sum.CPU != 1750*time.Millisecond || sum.Held != 5*time.Second {
+		t.Errorf("the processes recorded %s of CPU time and %s held, want 1.75s and 5s", sum.CPU, sum.Held)
 	}
+	got := sum.Storage
 	want := []storage.PlyStat{
 		{Ply: 3, Ops: map[string]int64{"table.get": 9, "blob.get": 1}, EntityReads: 9, Tasks: 5, MaxTaskTransactions: 3, MaxTaskEntities: 4, MaxTaskSeconds: 0.5},
 		{Ply: 4, Ops: map[string]int64{"queue.delete": 1}, Tasks: 1, MaxTaskTransactions: 1, MaxTaskSeconds: 0.125},

@@ -209,13 +209,14 @@ func TestEachPlyIsBilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := r.RecordStats(ctx, "w1", s, 0); err != nil {
+	if err := r.RecordStats(ctx, "w1", runstore.WorkerStats{Storage: s}); err != nil {
 		t.Fatal(err)
 	}
-	recorded, _, err := r.RecordedStats(ctx)
+	all, err := r.RecordedStats(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	recorded := all.Storage
 	if !reflect.DeepEqual(recorded.Plies, s.Plies) || recorded.Total() != s.Total() {
 		t.Errorf("recorded plies %+v, want %+v", recorded.Plies, s.Plies)
 	}

@@ -3,13 +3,11 @@ package pipeline
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/reversi-cloud/reversi/backtrack"
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/report"
 	"github.com/reversi-cloud/reversi/runstore"
-	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/task"
 )
 
@@ -42,26 +40,24 @@ func (r *Run) Done(ctx context.Context) (*DoneInfo, error) {
 	return info, nil
 }
 
-// RecordStats stores one process's storage statistics and the CPU time
-// it has used under its worker id, so reports can add up every process's
-// transactions and CPU.
-func (r *Run) RecordStats(ctx context.Context, worker string, s storage.Stats, cpu time.Duration) error {
-	return r.store.PutWorkerStats(task.WithCategory(ctx, task.CategoryControl), worker, runstore.WorkerStats{Storage: s, CPU: cpu})
+// RecordStats stores one process's storage statistics, the CPU time it
+// has used and the processor time it has held under its worker id, so
+// reports can add up every process's transactions and compute.
+func (r *Run) RecordStats(ctx context.Context, worker string, s runstore.WorkerStats) error {
+	return r.store.PutWorkerStats(task.WithCategory(ctx, task.CategoryControl), worker, s)
 }
 
-// RecordedStats adds up the statistics and CPU time every process
-// recorded.
-func (r *Run) RecordedStats(ctx context.Context) (storage.Stats, time.Duration, error) {
+// RecordedStats adds up what every process recorded.
+func (r *Run) RecordedStats(ctx context.Context) (runstore.WorkerStats, error) {
 	all, err := r.store.WorkerStats(task.WithCategory(ctx, task.CategoryControl))
 	if err != nil {
-		return storage.Stats{}, 0, err
+		return runstore.WorkerStats{}, err
 	}
-	var stats storage.Stats
-	var cpu time.Duration
+	var sum runstore.WorkerStats
 	for _, w := range all {
-		stats, cpu = stats.Add(w.Storage), cpu+w.CPU
+		sum = sum.Add(w)
 	}
-	return stats, cpu, nil
+	return sum, nil
 }
 
 // Report reads the run's tables and summarises them, complete or not.

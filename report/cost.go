@@ -167,21 +167,28 @@ const DefaultVCPUHour = 0.096 / 2
 // VCPUHourSource names DefaultVCPUHour.
 const VCPUHourSource = "Azure's list price of a Standard_D2s_v5 (2 vCPUs), Linux, pay-as-you-go, East US, June 2026: $0.096 an hour"
 
-// Compute is the CPU time of a run's processes and its price. It prices
-// CPU seconds, not machines: a VM left idle costs more than its share.
+// Compute is the CPU time of a run's processes and its price. USD
+// prices the CPU seconds used, which TotalUSD adds to the transactions;
+// HeldUSD the processor time the processes held, busy or idle, which is
+// what machines or containers that ran only them are billed for: a
+// fleet idle at a stage's tail costs that, not what it used.
 type Compute struct {
 	// CPUSeconds is the user and system time of every process that worked
 	// on the run, as each last recorded it (a process killed before it
-	// recorded its last minutes is counted to then).
-	CPUSeconds float64 `json:"cpu_seconds"`
-	VCPUHour   float64 `json:"vcpu_hour_usd"`
-	USD        float64 `json:"usd"`
+	// recorded its last seconds is counted to then); HeldSeconds each
+	// one's wall time times its processors (0 from releases before it).
+	CPUSeconds  float64 `json:"cpu_seconds"`
+	HeldSeconds float64 `json:"held_seconds,omitempty"`
+	VCPUHour    float64 `json:"vcpu_hour_usd"`
+	USD         float64 `json:"usd"`
+	HeldUSD     float64 `json:"held_usd,omitempty"`
 }
 
-// SetCompute prices cpu at vcpuHour dollars a vCPU hour, and sets the
-// total.
-func (c *Cost) SetCompute(cpu time.Duration, vcpuHour float64) {
-	c.Compute = &Compute{CPUSeconds: cpu.Seconds(), VCPUHour: vcpuHour, USD: cpu.Hours() * vcpuHour}
+// SetCompute prices cpu and held at vcpuHour dollars a vCPU hour, and
+// sets the total, which counts the CPU time used.
+func (c *Cost) SetCompute(cpu, held time.Duration, vcpuHour float64) {
+	c.Compute = &Compute{CPUSeconds: cpu.Seconds(), HeldSeconds: held.Seconds(), VCPUHour: vcpuHour,
+		USD: cpu.Hours() * vcpuHour, HeldUSD: held.Hours() * vcpuHour}
 	c.TotalUSD = c.TransactionsUSD + c.Compute.USD
 }
 
@@ -311,6 +318,12 @@ func (c *Cost) WriteTable(w io.Writer) error {
 		if _, err := fmt.Fprintf(w, "compute: %.1f CPU seconds (the processes' user and system time), $%.8f at $%g a vCPU hour; transactions and compute: $%.8f\n",
 			u.CPUSeconds, u.USD, u.VCPUHour, c.TotalUSD); err != nil {
 			return err
+		}
+		if u.HeldSeconds > 0 {
+			if _, err := fmt.Fprintf(w, "processors held: %.1f vCPU seconds (each process's wall time times its processors, busy or idle), $%.8f at that price; transactions and processors held: $%.8f\n",
+				u.HeldSeconds, u.HeldUSD, c.TransactionsUSD+u.HeldUSD); err != nil {
+				return err
+			}
 		}
 	}
 	if len(c.Plies) == 0 {

@@ -11,24 +11,33 @@ import (
 )
 
 // WorkerStats is what one process recorded of its work on a run: its
-// storage statistics, and the CPU time (user and system) it had used,
-// storage's included where the storage runs in the process (embedded).
+// storage statistics, the CPU time (user and system) it had used,
+// storage's included where the storage runs in the process (embedded),
+// and the processor time it had held, busy or idle (cputime.Held).
 type WorkerStats struct {
 	Storage storage.Stats
 	CPU     time.Duration
+	Held    time.Duration
+}
+
+// Add is the sum of s and t.
+func (s WorkerStats) Add(t WorkerStats) WorkerStats {
+	return WorkerStats{Storage: s.Storage.Add(t.Storage), CPU: s.CPU + t.CPU, Held: s.Held + t.Held}
 }
 
 // workerRow is the JSON of a WorkerStats row: the statistics' own fields,
-// then the CPU time, which rows of releases before it lack (0).
+// then the CPU time and the time held, which rows of releases before
+// each lack (0).
 type workerRow struct {
 	storage.Stats
-	CPUSeconds float64 `json:"cpu_seconds,omitempty"`
+	CPUSeconds  float64 `json:"cpu_seconds,omitempty"`
+	HeldSeconds float64 `json:"held_seconds,omitempty"`
 }
 
 // PutWorkerStats stores one process's statistics under its id,
 // replacing what it stored before.
 func (s *Store) PutWorkerStats(ctx context.Context, worker string, st WorkerStats) error {
-	b, err := json.Marshal(workerRow{st.Storage, st.CPU.Seconds()})
+	b, err := json.Marshal(workerRow{st.Storage, st.CPU.Seconds(), st.Held.Seconds()})
 	if err != nil {
 		return err
 	}
@@ -55,13 +64,16 @@ func (s *Store) WorkerStats(ctx context.Context) ([]WorkerStats, error) {
 		if err := json.Unmarshal(b, &row); err != nil {
 			return nil, fmt.Errorf("%w: worker %s statistics: %w", ErrMalformed, e.RowKey, err)
 		}
-		if !(row.CPUSeconds >= 0) {
-			return nil, fmt.Errorf("%w: worker %s statistics: %g CPU seconds", ErrMalformed, e.RowKey, row.CPUSeconds)
+		if !(row.CPUSeconds >= 0) || !(row.HeldSeconds >= 0) {
+			return nil, fmt.Errorf("%w: worker %s statistics: %g CPU seconds, %g held", ErrMalformed, e.RowKey, row.CPUSeconds, row.HeldSeconds)
 		}
-		out[i] = WorkerStats{Storage: row.Stats, CPU: time.Duration(row.CPUSeconds * float64(time.Second))}
+		out[i] = WorkerStats{Storage: row.Stats, CPU: seconds(row.CPUSeconds), Held: seconds(row.HeldSeconds)}
 	}
 	return out, nil
 }
+
+// seconds is a duration of s seconds.
+func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
 // Done is the row that marks a run complete.
 type Done struct {

@@ -1,6 +1,7 @@
 package cputime
 
 import (
+	"runtime"
 	"testing"
 	"time"
 )
@@ -26,5 +27,20 @@ func TestProcessCounts(t *testing.T) {
 			t.Fatalf("a minute of a busy loop (%d turns) counted %s of CPU", x, now-before)
 		}
 		last = now
+	}
+}
+
+// TestHeld: the time held grows by at least the wall time slept times
+// the processors, and never goes back.
+func TestHeld(t *testing.T) {
+	before := Held()
+	const nap = 20 * time.Millisecond
+	time.Sleep(nap)
+	after := Held()
+	if min := nap * time.Duration(runtime.GOMAXPROCS(0)); after-before < min {
+		t.Errorf("held %s over a %s sleep on %d processors, want at least %s", after-before, nap, runtime.GOMAXPROCS(0), min)
+	}
+	if again := Held(); again < after {
+		t.Errorf("the time held went back from %s to %s", after, again)
 	}
 }
