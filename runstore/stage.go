@@ -381,15 +381,9 @@ func (st Stage[M]) MarkersAt(ctx context.Context, items []int) ([]M, error) {
 	return out, nil
 }
 
-// Undone lists the items that none of markers (as Markers read them)
-// names, in order; markers of items the stage lacks are ignored.
-func (st Stage[M]) Undone(markers []M) []int {
-	return st.undoneIn(markers, Span{0, st.Items()})
-}
-
 // UndoneIn lists the items of span that are not done, in order, from
 // the markers of span alone (one query of each partition that holds
-// them).
+// them); items the stage lacks are left out.
 func (st Stage[M]) UndoneIn(ctx context.Context, span Span) ([]int, error) {
 	span = Span{max(span.Lo, 0), min(span.Hi, st.Items())}
 	if span.Lo >= span.Hi {
@@ -399,12 +393,7 @@ func (st Stage[M]) UndoneIn(ctx context.Context, span Span) ([]int, error) {
 	if err != nil {
 		return nil, err
 	}
-	return st.undoneIn(markers, span), nil
-}
-
-// undoneIn lists the items of span that none of markers names.
-func (st Stage[M]) undoneIn(markers []M, span Span) []int {
-	done := make([]bool, max(0, span.Hi-span.Lo))
+	done := make([]bool, span.Hi-span.Lo)
 	for _, m := range markers {
 		if i := st.kind.index(m) - span.Lo; i >= 0 && i < len(done) {
 			done[i] = true
@@ -416,7 +405,7 @@ func (st Stage[M]) undoneIn(markers []M, span Span) []int {
 			out = append(out, span.Lo+i)
 		}
 	}
-	return out
+	return out, nil
 }
 
 // MarkerOf reports whether e is the marker row of one of the stage's
