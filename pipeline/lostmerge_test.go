@@ -53,9 +53,13 @@ func newLostBackend(t *testing.T, be storage.Backend, cfg RunConfig, ply int, po
 }
 
 func (b *lostBackend) Queue(name string) storage.Queue {
-	q := b.Backend.Queue(name)
+	return onWork(name, b.Backend.Queue(name), func(q storage.Queue) storage.Queue { return lostQueue{q, b} })
+}
+
+// onWork is wrap(q) if name is a run's work queue, else q.
+func onWork(name string, q storage.Queue, wrap func(storage.Queue) storage.Queue) storage.Queue {
 	if strings.HasSuffix(name, "-work") {
-		return lostQueue{q, b}
+		return wrap(q)
 	}
 	return q
 }

@@ -29,11 +29,7 @@ type losingBackend struct {
 }
 
 func (b *losingBackend) Queue(name string) storage.Queue {
-	q := b.Backend.Queue(name)
-	if strings.HasSuffix(name, "-work") {
-		return losingQueue{q, b}
-	}
-	return q
+	return onWork(name, b.Backend.Queue(name), func(q storage.Queue) storage.Queue { return losingQueue{q, b} })
 }
 
 type losingQueue struct {

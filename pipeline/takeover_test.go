@@ -32,11 +32,7 @@ type ownerBackend struct {
 }
 
 func (b *ownerBackend) Queue(name string) storage.Queue {
-	q := b.Backend.Queue(name)
-	if strings.HasSuffix(name, "-work") {
-		return ownerQueue{q, b}
-	}
-	return q
+	return onWork(name, b.Backend.Queue(name), func(q storage.Queue) storage.Queue { return ownerQueue{q, b} })
 }
 
 func (b *ownerBackend) Table(name string) storage.Table {
