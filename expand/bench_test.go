@@ -9,6 +9,7 @@ import (
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/dedup"
+	"github.com/reversi-cloud/reversi/internal/cputime"
 	"github.com/reversi-cloud/reversi/internal/testkit"
 )
 
@@ -50,7 +51,7 @@ func BenchmarkExpandBlob(b *testing.B) {
 		b.Run(name, func(b *testing.B) {
 			buf := new(buffer)
 			var edges int64
-			cpu := testkit.CPUTime()
+			cpu := cputime.Process()
 			for b.Loop() {
 				if fresh {
 					buf = new(buffer)
@@ -89,7 +90,7 @@ func BenchmarkExpandStages(b *testing.B) {
 	}
 	b.Run("generate", func(b *testing.B) {
 		es := make([]edge, 0, len(unsorted))
-		cpu = testkit.CPUTime()
+		cpu = cputime.Process()
 		for b.Loop() {
 			es, _, _ = l.generate(bd, positions, es[:0])
 		}
@@ -97,7 +98,7 @@ func BenchmarkExpandStages(b *testing.B) {
 	})
 	b.Run("sort", func(b *testing.B) {
 		es := slices.Clone(unsorted)
-		cpu = testkit.CPUTime()
+		cpu = cputime.Process()
 		for b.Loop() {
 			b.StopTimer()
 			copy(es, unsorted)
@@ -109,7 +110,7 @@ func BenchmarkExpandStages(b *testing.B) {
 	})
 	b.Run("pack", func(b *testing.B) {
 		var buf bytes.Buffer
-		cpu = testkit.CPUTime()
+		cpu = cputime.Process()
 		for b.Loop() {
 			if _, _, _, err := pack(&buf, edgeRun{l, sorted, 3}, splitters); err != nil {
 				b.Fatal(err)
@@ -131,7 +132,7 @@ func BenchmarkSortEdges(b *testing.B) {
 	entries, _ := Positions(bd, positions, 3, allParents, nil)
 	scratch := make([]edge, len(unsorted))
 	run := func(b *testing.B, sort func()) {
-		cpu := testkit.CPUTime()
+		cpu := cputime.Process()
 		for b.Loop() {
 			sort()
 		}

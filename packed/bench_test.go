@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/internal/cputime"
 )
 
 // The benchmarks report entries per second (entries/s) and, through
@@ -22,10 +22,10 @@ import (
 // ahead on every core (NewEdgeReaderAhead).
 
 // rate reports entries/s and entries/cpu-s for n entries per op; start
-// is testkit.CPUTime() taken before the loop.
+// is cputime.Process() taken before the loop.
 func rate(b *testing.B, n int, start time.Duration) {
 	b.ReportMetric(float64(n*b.N)/b.Elapsed().Seconds(), "entries/s")
-	b.ReportMetric(float64(n*b.N)/(testkit.CPUTime()-start).Seconds(), "entries/cpu-s")
+	b.ReportMetric(float64(n*b.N)/(cputime.Process()-start).Seconds(), "entries/cpu-s")
 }
 
 // benchEncode measures writing items with writers made by newWriter.
@@ -62,7 +62,7 @@ func benchBoth(b *testing.B, size int64, n int, newOp func() func()) {
 	b.Run("serial", func(b *testing.B) {
 		b.SetBytes(size)
 		op := newOp()
-		start := testkit.CPUTime()
+		start := cputime.Process()
 		for b.Loop() {
 			op()
 		}
@@ -70,7 +70,7 @@ func benchBoth(b *testing.B, size int64, n int, newOp func() func()) {
 	})
 	b.Run("parallel", func(b *testing.B) {
 		b.SetBytes(size)
-		start := testkit.CPUTime()
+		start := cputime.Process()
 		b.RunParallel(func(pb *testing.PB) {
 			op := newOp()
 			for pb.Next() {
@@ -146,7 +146,7 @@ func BenchmarkEdgeDecode(b *testing.B) {
 func benchOne(b *testing.B, name string, size int64, n int, op func() error) {
 	b.Run(name, func(b *testing.B) {
 		b.SetBytes(size)
-		start := testkit.CPUTime()
+		start := cputime.Process()
 		for b.Loop() {
 			if err := op(); err != nil {
 				b.Fatal(err)

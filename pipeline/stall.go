@@ -20,8 +20,8 @@ import (
 // (runstore.Ply.Owes): the scan enqueues the combine tasks or merges of
 // the ply not yet done (through a tree of scans, each of a bounded span
 // of them: dedup's ScanHandler), or completes the ply, or takes the
-// follow-up over once its owner's lease has run out (flow.followUp). Several workers may nudge
-// at once; duplicate scans are harmless.
+// follow-up over once its owner's lease has run out (flow.followUp).
+// Several workers may nudge at once; duplicate scans are harmless.
 //
 // Harmless, but not free: a scan of an open ply enqueues every task of
 // its step not yet done, a second attempt of each one under way, whose

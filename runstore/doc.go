@@ -14,7 +14,7 @@
 //	run         config                  Config: the run's settings
 //	run         done                    Done: the run is complete
 //	plies       NN (ply)                Ply: where the ply stands (lifecycle.go)
-//	workers     worker id               WorkerStats: one process's transactions and CPU time
+//	workers     worker id               WorkerStats: one process's transactions, CPU time and processor time held
 //	rNN         d<task>                 Expansion: one expansion task is done: its
 //	                                    blob of sorted edges and the bucket cuts
 //	rNN         e<level><node>          64 expansion tasks (or nodes) are done

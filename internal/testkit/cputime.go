@@ -7,13 +7,11 @@ import (
 	"github.com/reversi-cloud/reversi/internal/cputime"
 )
 
-// CPUTime returns the user and system CPU time of the process so far.
-// Benchmarks on a machine shared with other work divide by it rather
-// than by the wall time, which counts the other work's turns too.
-func CPUTime() time.Duration { return cputime.Process() }
-
-// PerCPU reports, as metric unit, the CPU time since start (a CPUTime
-// taken before the loop) over n items per op, in nanoseconds.
+// PerCPU reports, as metric unit, the CPU time since start (a
+// cputime.Process taken before the loop) over n items per op, in
+// nanoseconds. Benchmarks on a machine shared with other work divide by
+// the process's CPU time rather than by the wall time, which counts the
+// other work's turns too.
 func PerCPU(b *testing.B, start time.Duration, n int64, unit string) {
-	b.ReportMetric(float64((CPUTime()-start).Nanoseconds())/float64(b.N)/float64(n), unit)
+	b.ReportMetric(float64((cputime.Process()-start).Nanoseconds())/float64(b.N)/float64(n), unit)
 }
