@@ -15,6 +15,8 @@ import (
 	"fmt"
 	"math/bits"
 	"sync"
+
+	"github.com/reversi-cloud/reversi/internal/lines"
 )
 
 // KeyLen is the length in bytes of a binary position key (see
@@ -174,10 +176,6 @@ type Board struct {
 	// symmetries (images), so that a child's occupancy images are its
 	// parent's with the played square's or-ed in (ChildrenTerminal).
 	squareImages [64][8]uint64
-	// rays are the squares beyond each square in each of the eight
-	// directions (parents.go), on the board: the first four go towards
-	// lower square numbers, the last four towards higher ones (flips).
-	rays [64][8]uint64
 }
 
 // ErrSize reports an unsupported board size.
@@ -218,11 +216,6 @@ func build(size int) *Board {
 			continue
 		}
 		b.squareImages[sq] = b.images(1 << sq)
-		for d, step := range directions {
-			for r, c := r0+step[0], c0+step[1]; b.inside(r, c); r, c = r+step[0], c+step[1] {
-				b.rays[sq][d] |= 1 << (r*8 + c)
-			}
-		}
 	}
 	return b
 }
@@ -249,34 +242,11 @@ func (b *Board) Start() Position { return b.start }
 // Ply returns the number of discs placed since the start.
 func (b *Board) Ply(p Position) int { return p.Discs() - 4 }
 
-// flips returns the discs of opp that a disc of own on sq would flip.
-// In each direction, the nearest square of the ray (Board.rays) that is
-// not the opponent's ends the run of its discs, which flips if that
-// square is ours: a lowest or highest set bit, found without a branch,
-// where filling from sq along each line (as moves does for every disc)
-// took 5% longer a position (BenchmarkChildren).
-func (b *Board) flips(own, opp uint64, sq int) uint64 {
-	r := &b.rays[sq]
-	return flipsDown(r[0], own, opp) | flipsDown(r[1], own, opp) | flipsDown(r[2], own, opp) | flipsDown(r[3], own, opp) |
-		flipsUp(r[4], own, opp) | flipsUp(r[5], own, opp) | flipsUp(r[6], own, opp) | flipsUp(r[7], own, opp)
-}
-
-// flipsUp: towards higher squares the nearest square that is not the
-// opponent's is the lowest; the run before it flips if it is ours.
-func flipsUp(r, own, opp uint64) uint64 {
-	blk := r &^ opp
-	near := blk & -blk
-	mine := (near & own) >> (uint(bits.TrailingZeros64(near)) & 63)
-	return (near - 1) & r & -mine
-}
-
-// flipsDown: towards lower squares it is the highest; n is one past it.
-func flipsDown(r, own, opp uint64) uint64 {
-	blk := r &^ opp
-	n := uint(bits.Len64(blk))
-	mine := own >> ((n - 1) & 63) & 1 & uint64((n+63)>>6)
-	return r &^ (uint64(1)<<n - 1) & -mine
-}
+// flips returns the discs of opp that a disc of own on sq would flip,
+// a line at a time from byte tables (package lines), where following the
+// eight rays from the square, a lowest or highest set bit each, took
+// twice as long (docs/performance.md).
+func (b *Board) flips(own, opp uint64, sq int) uint64 { return lines.Flips(sq, own, opp) }
 
 // fillUp returns gen plus every square reachable from it by repeated steps
 // of +s through pro: a Kogge-Stone occluded fill, three rounds for up to

@@ -100,9 +100,7 @@ func (b *Board) undo(p Position, mover Color, own uint64, sq int, dst []Position
 	}
 }
 
-// directions are the eight steps (rows, columns) from a square: the
-// first four lower the square's number, the last four raise it
-// (Board.rays).
+// directions are the eight steps (rows, columns) from a square.
 var directions = [8][2]int{{-1, -1}, {-1, 0}, {-1, 1}, {0, -1}, {0, 1}, {1, -1}, {1, 0}, {1, 1}}
 
 // inside reports whether row r, column c is on the board.

@@ -1,6 +1,10 @@
 package solve
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/reversi-cloud/reversi/internal/lines"
+)
 
 // The solver works on (mover, opponent) masks in board's 8x8 frame: square
 // (column c, row r) is bit r*8+c whatever the board size, and a smaller
@@ -49,87 +53,7 @@ func movesScalar(own, opp, empty uint64) uint64 {
 		movesUp(own, inner, 9) | movesDown(own, inner, 9)) & empty
 }
 
-// Flips are found a line at a time: the four lines through a square are
-// each read into a byte (bit i for the line's i-th square, in column order,
-// or row order for a column), two small tables give the line's flipped
-// discs, and the byte is written back into the frame. Rows are read with a
-// shift; columns and diagonals gather their squares into the top byte with
-// a multiplication whose partial products never overlap (each square of
-// the line lands in its own bit), and are written back the same way.
-// Off-board squares read as neither colour, so runs stop at the board's
-// edge whatever its size.
-
-const (
-	// colToByte gathers column a (bits 0, 8, ..., 56) into the top byte,
-	// row r at bit 56+r.
-	colToByte uint64 = 0x0102040810204080
-	// byteToCol spreads bits 1 to 6 of a byte down column a, bit r to row
-	// r. Bits 0 and 7 would overlap; a flipped disc is never at a line's
-	// end, so they are never set.
-	byteToCol uint64 = 0x0002040810204081
-)
-
-// diagonals[sq] holds the diagonal (towards h8) and anti-diagonal (towards
-// a8) through square sq. A square's place on its row and both diagonals
-// (read in column order) is its column, on its column its row.
-var diagonals [64][2]uint64
-
-// outflank[i][o] holds, for a disc played at place i of a line whose
-// opponent discs are the byte o, the places just past the opponent's runs
-// next to i on either side: where the mover needs a disc for the run to
-// flip. flipped[i][b] holds the places strictly between i and those of b.
-var outflank, flipped [8][256]uint8
-
-func init() {
-	for sq := range diagonals {
-		c, r := sq%8, sq/8
-		for t := -7; t <= 7; t++ {
-			if c+t >= 0 && c+t < 8 && r+t >= 0 && r+t < 8 {
-				diagonals[sq][0] |= 1 << uint((r+t)*8+c+t)
-			}
-			if c-t >= 0 && c-t < 8 && r+t >= 0 && r+t < 8 {
-				diagonals[sq][1] |= 1 << uint((r+t)*8+c-t)
-			}
-		}
-	}
-	for i := 0; i < 8; i++ {
-		for b := 0; b < 256; b++ {
-			for _, d := range [2]int{-1, 1} {
-				// As an opponent byte: skip the run next to i.
-				j := i + d
-				for j >= 0 && j < 8 && b>>uint(j)&1 != 0 {
-					j += d
-				}
-				if j >= 0 && j < 8 && j != i+d {
-					outflank[i][b] |= 1 << uint(j)
-				}
-				// As outflanking places: the run up to the first one,
-				// if there is one on this side.
-				var run uint8
-				k := i + d
-				for ; k >= 0 && k < 8 && b>>uint(k)&1 == 0; k += d {
-					run |= 1 << uint(k)
-				}
-				if k >= 0 && k < 8 {
-					flipped[i][b] |= run
-				}
-			}
-		}
-	}
-}
-
-// colByte reads column c of x into a byte, row r at bit r.
-func colByte(x uint64, c uint) uint8 { return uint8((x >> c & colA) * colToByte >> 56) }
-
-// diagByte reads the squares of x on the diagonal d into a byte, each at
-// its column's bit.
-func diagByte(x, d uint64) uint8 { return uint8((x & d) * colA >> 56) }
-
-// lineFlips returns the discs that a disc played at place i of a line
-// flips, as a byte: own and opp are the line's bytes.
-func lineFlips(i uint, own, opp uint8) uint8 {
-	return flipped[i&7][outflank[i&7][opp]&own]
-}
+// Flips are found a line at a time (package lines).
 
 // lastCount[i][b] is how many discs a disc played at place i of a full
 // line flips, the mover's discs being the byte b and every other place the
@@ -141,7 +65,7 @@ func init() {
 	for i := range lastCount {
 		for b := range lastCount[i] {
 			opp := ^uint8(b) &^ (1 << uint(i))
-			lastCount[i][b] = uint8(bits.OnesCount8(lineFlips(uint(i), uint8(b), opp)))
+			lastCount[i][b] = uint8(bits.OnesCount8(lines.Line(uint(i), uint8(b), opp)))
 		}
 	}
 }
@@ -151,11 +75,11 @@ func init() {
 // opponent's discs need not be read.
 func lastFlips(sq int, own uint64) int {
 	c, row := uint(sq)&7, uint(sq)&56
-	d := &diagonals[sq]
+	diagonal, anti := lines.Diagonals(sq)
 	return int(lastCount[c][uint8(own>>row)]) +
-		int(lastCount[row>>3][colByte(own, c)]) +
-		int(lastCount[c][diagByte(own, d[0])]) +
-		int(lastCount[c][diagByte(own, d[1])])
+		int(lastCount[row>>3][lines.ColByte(own, c)]) +
+		int(lastCount[c][lines.DiagByte(own, diagonal)]) +
+		int(lastCount[c][lines.DiagByte(own, anti)])
 }
 
 // neighbours[sq] holds the squares next to sq in the frame.
@@ -176,18 +100,7 @@ func flips(sq int, own, opp uint64) uint64 {
 	if neighbours[sq]&opp == 0 {
 		return 0
 	}
-	// Masked, the shifts need no check for counts of 64 or more.
-	c, row := uint(sq)&7, uint(sq)&56
-	f := uint64(lineFlips(c, uint8(own>>row), uint8(opp>>row))) << row
-	f |= (uint64(lineFlips(row>>3, colByte(own, c), colByte(opp, c))) * byteToCol & colA) << c
-	d := &diagonals[sq]
-	return f | diagonalFlips(c, own, opp, d[0]) | diagonalFlips(c, own, opp, d[1])
-}
-
-// diagonalFlips is flips along the diagonal d through the square at
-// column c.
-func diagonalFlips(c uint, own, opp, d uint64) uint64 {
-	return uint64(lineFlips(c, diagByte(own, d), diagByte(opp, d))) * colA & d
+	return lines.Flips(sq, own, opp)
 }
 
 // geometry is what the search needs to know about one board size.

@@ -10,6 +10,7 @@ import (
 	"math/bits"
 
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/internal/lines"
 )
 
 // The 8x8 evaluation sums weights looked up by the contents of a few
@@ -209,9 +210,13 @@ const (
 	diag4T = 0x0804020100000000 // a5-d8
 )
 
-func readCorner25T(x uint64) uint       { return uint(colByte(x, 0)&31) | uint(colByte(x, 1)&31)<<5 }
-func readEdge2XT(x uint64) uint         { return uint(colByte(x, 0)) | uint(x>>9&1)<<8 | uint(x>>49&1)<<9 }
-func readLineT(x uint64, col uint) uint { return uint(colByte(x, col)) }
+func readCorner25T(x uint64) uint {
+	return uint(lines.ColByte(x, 0)&31) | uint(lines.ColByte(x, 1)&31)<<5
+}
+func readEdge2XT(x uint64) uint {
+	return uint(lines.ColByte(x, 0)) | uint(x>>9&1)<<8 | uint(x>>49&1)<<9
+}
+func readLineT(x uint64, col uint) uint { return uint(lines.ColByte(x, col)) }
 
 // patternScore is the patterns' part of the 8x8 evaluation of own to move
 // against opp: the sum over instances, written out by orientation.
