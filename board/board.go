@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"math/bits"
+	"slices"
 	"sync"
 
 	"github.com/reversi-cloud/reversi/internal/lines"
@@ -414,6 +415,11 @@ func (b *Board) ChildrenTerminal(p Position, dst []Position) (kids []Position, m
 	// the parent's and one square more, is the parent's image and the
 	// square's: eight ors, where images reflects the whole mask again.
 	parent := b.images(p.Occ)
+	// seen has a bit for each child's occupancy, by a hash of it: two
+	// moves reach the same child only if the two share an occupancy, so a
+	// child whose bit is clear is new without the scan of the children
+	// before it, which took a twelfth of the generation's time.
+	var seen uint64
 	for ; m != 0; m &= m - 1 {
 		sq := bits.TrailingZeros64(m)
 		c, end := b.apply(p, sq, b.flips(own, opp, sq))
@@ -421,13 +427,23 @@ func (b *Board) ChildrenTerminal(p Position, dst []Position) (kids []Position, m
 		for i := range occ {
 			occ[i] |= square[i]
 		}
-		n := len(dst)
-		if dst = appendDistinct(dst, base, b.canonical(c, &occ)); end && len(dst) > n {
-			terminal |= 1 << uint(n-base)
+		c = b.canonical(c, &occ)
+		bit := uint64(1) << (c.Occ * occHash >> 58)
+		if seen&bit != 0 && slices.Contains(dst[base:], c) {
+			continue
 		}
+		seen |= bit
+		if end {
+			terminal |= 1 << uint(len(dst)-base)
+		}
+		dst = append(dst, c)
 	}
 	return dst, moves, terminal
 }
+
+// occHash spreads an occupancy's bits into the top six of the product
+// (Fibonacci hashing), ChildrenTerminal's bit for it.
+const occHash = 0x9e3779b97f4a7c15
 
 // appendDistinct appends c to dst unless dst[base:] holds it already.
 func appendDistinct(dst []Position, base int, c Position) []Position {
