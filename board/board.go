@@ -243,12 +243,6 @@ func (b *Board) Start() Position { return b.start }
 // Ply returns the number of discs placed since the start.
 func (b *Board) Ply(p Position) int { return p.Discs() - 4 }
 
-// flips returns the discs of opp that a disc of own on sq would flip,
-// a line at a time from byte tables (package lines), where following the
-// eight rays from the square, a lowest or highest set bit each, took
-// twice as long (docs/performance.md).
-func (b *Board) flips(own, opp uint64, sq int) uint64 { return lines.Flips(sq, own, opp) }
-
 // fillUp returns gen plus every square reachable from it by repeated steps
 // of +s through pro: a Kogge-Stone occluded fill, three rounds for up to
 // seven steps, so no loop over squares or run lengths.
@@ -302,7 +296,7 @@ func (b *Board) Flips(p Position, sq int) uint64 {
 	if sq < 0 || sq > 63 || (b.mask&^p.Occ)>>uint(sq)&1 == 0 {
 		return 0
 	}
-	return b.flips(p.Mover(), p.Opponent(), sq)
+	return lines.Flips(sq, p.Mover(), p.Opponent())
 }
 
 // ErrIllegal reports a move that is not legal in the position.
@@ -422,7 +416,7 @@ func (b *Board) ChildrenTerminal(p Position, dst []Position) (kids []Position, m
 	var seen uint64
 	for ; m != 0; m &= m - 1 {
 		sq := bits.TrailingZeros64(m)
-		c, end := b.apply(p, sq, b.flips(own, opp, sq))
+		c, end := b.apply(p, sq, lines.Flips(sq, own, opp))
 		occ, square := parent, &b.squareImages[sq]
 		for i := range occ {
 			occ[i] |= square[i]
