@@ -1,6 +1,10 @@
 package solve
 
-import "math/bits"
+import (
+	"math/bits"
+
+	"github.com/reversi-cloud/reversi/internal/lines"
+)
 
 // The evaluation orders moves high in the tree and guesses where the
 // root's tests start. It never decides a score, so a poor weight costs
@@ -129,8 +133,7 @@ func lineStable(own, opp uint8) int {
 
 // edgeStability sums edgeStable over the four edges of the 8x8 board.
 func edgeStability(own, opp uint64) int {
-	const magic = 0x0102040810204080 // gathers column a into a byte
-	col := func(x uint64, c uint) uint64 { return (x >> c & colA) * magic >> 56 }
+	col := func(x uint64, c uint) uint64 { return uint64(lines.ColByte(x, c)) }
 	return int(edgeStable[(own&0xff)<<8|opp&0xff]) + int(edgeStable[(own>>56)<<8|opp>>56]) +
 		int(edgeStable[col(own, 0)<<8|col(opp, 0)]) + int(edgeStable[col(own, 7)<<8|col(opp, 7)])
 }

@@ -99,7 +99,7 @@ func readLine(x uint64, row uint) uint { return uint(x >> (8 * row) & 0xff) }
 
 // readDiag reads the squares of x on a diagonal parallel to a1-h8 that
 // starts at column col of the first row (mask holds its squares).
-func readDiag(x, mask uint64, col uint) uint { return uint((x&mask)*colA>>56) >> col }
+func readDiag(x, mask uint64, col uint) uint { return uint(lines.DiagByte(x, mask)) >> col }
 
 // The diagonals of the shapes, each parallel to a1-h8 from the first row.
 const (
