@@ -17,7 +17,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/reversi-cloud/reversi/internal/lines"
+	"github.com/reversi-cloud/reversi/board/lines"
 )
 
 // KeyLen is the length in bytes of a binary position key (see

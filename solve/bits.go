@@ -3,7 +3,7 @@ package solve
 import (
 	"math/bits"
 
-	"github.com/reversi-cloud/reversi/internal/lines"
+	"github.com/reversi-cloud/reversi/board/lines"
 )
 
 // The solver works on (mover, opponent) masks in board's 8x8 frame: square

@@ -3,7 +3,7 @@ package solve
 import (
 	"math/bits"
 
-	"github.com/reversi-cloud/reversi/internal/lines"
+	"github.com/reversi-cloud/reversi/board/lines"
 )
 
 // The evaluation orders moves high in the tree and guesses where the

@@ -10,7 +10,7 @@ import (
 	"math/bits"
 
 	"github.com/reversi-cloud/reversi/board"
-	"github.com/reversi-cloud/reversi/internal/lines"
+	"github.com/reversi-cloud/reversi/board/lines"
 )
 
 // The 8x8 evaluation sums weights looked up by the contents of a few
