@@ -9,26 +9,25 @@ import (
 	"github.com/reversi-cloud/reversi/runstore"
 )
 
-// An edge is an edge of one expansion task in 16 bytes, half a
-// dedup.Entry, ordered as its entry is once the sides are apart
+// An edge is an edge of one expansion task in 16 bytes (packed.Word),
+// half a dedup.Entry, ordered as its entry is once the sides are apart
 // (splitSides). Every edge of a task has the same parent blob, and the
 // parents' indexes leave room beside the child's white discs because
 // every child of a ply has the same number of discs (a move adds one,
-// a pass is folded into a move): lo is the child's side to move in its
-// top bit, then its white bits (packed.WhiteBits, one per disc: for one
-// occupancy they sort as the white discs do), then the parent's index
-// in the low indexBits bits. Sorting edges as 128-bit numbers, hi first,
-// then sorts them by occupancy, side, white discs and parent, and
-// splitting the sides apart by a stable pass gives packed.CompareEdges's
-// order: side, occupancy, white discs, parent. Half the bytes of an
-// entry, and with a key that a radix sort can take bits from without
-// looking at fields, it sorts at several times the speed (sort.go).
-type edge struct {
-	hi uint64 // the child's occupied squares
-	lo uint64 // side<<63 | white bits<<indexBits | parent index
-}
+// a pass is folded into a move): Occ is the child's occupied squares;
+// Low is the child's side to move in its top bit, then its white bits
+// (packed.WhiteBits, one per disc: for one occupancy they sort as the
+// white discs do), then the parent's index in the low indexBits bits.
+// Sorting edges as 128-bit numbers, Occ first, then sorts them by
+// occupancy, side, white discs and parent, and splitting the sides apart
+// by a stable pass gives packed.CompareEdges's order: side, occupancy,
+// white discs, parent. Half the bytes of an entry, and with a key that a
+// radix sort can take bits from without looking at fields, it sorts at
+// several times the speed (sort.go); and the run's writer takes the
+// words as they are (packed.EdgeWriter.AddWords).
+type edge = packed.Word
 
-// layout is how a task's edges share lo: the parent's index takes the
+// layout is how a task's edges share Low: the parent's index takes the
 // low indexBits bits.
 //
 // For a child ply that keeps backtracking rows for its terminal
@@ -48,7 +47,7 @@ type layout struct {
 }
 
 // edgeLayout returns the layout for the children of positions, and
-// false when they do not fit in lo: a side bit, a white bit for every
+// false when they do not fit in Low: a side bit, a white bit for every
 // disc of a child and the bits of the largest parent index are more
 // than 64. That takes 8x8 children of some 40 discs and more from final
 // blobs of a million positions, which no run reaches; those are sorted
@@ -82,7 +81,7 @@ func (l layout) generate(b *board.Board, positions []board.Position, dst []edge)
 		for j, k := range kids {
 			side := uint64(k.Side)
 			w += int(side)
-			es = append(es, edge{hi: k.Occ, lo: side<<63 | k.White<<l.indexBits | l.parent(i, terminal>>j&1 == 1)})
+			es = append(es, edge{Occ: k.Occ, Low: side<<63 | k.White<<l.indexBits | l.parent(i, terminal>>j&1 == 1)})
 		}
 		whites += w
 		return es
@@ -104,17 +103,17 @@ func (l layout) parent(i int, terminal bool) uint64 {
 	return uint64(i)
 }
 
-// ref is the ref with which the run's edge of blob's task with index
-// field index names its parent (runstore.Ply.RunRef): packed.Ref{} for
-// none.
-func (l layout) ref(blob, index uint32) dedup.Ref {
-	switch {
-	case !l.next.TerminalSources:
-		return dedup.Ref{Blob: blob, Index: index}
-	case index == 0:
-		return dedup.Ref{}
+// refs says how the index fields of the run of blob's task name their
+// parents (runstore.Ply.RunRef): none (packed.Ref{}) for 0 with
+// TerminalSources, where a field is the parent's index plus one.
+func (l layout) refs(blob uint32) packed.WordRefs {
+	r := packed.WordRefs{IndexBits: l.indexBits, Blob: blob}
+	if l.next.TerminalSources {
+		r.NoneAtZero = true
+		parent := l.next.RunRef(dedup.Ref{Blob: blob}, true)
+		r.Less = 1 - parent.Index
 	}
-	return l.next.RunRef(dedup.Ref{Blob: blob, Index: index - 1}, true)
+	return r
 }
 
 // edgeRun is a sortedRun of the 16-byte edges of a task of final blob
@@ -129,29 +128,18 @@ func (r edgeRun) len() int { return len(r.es) }
 
 func (r edgeRun) pos(i int) board.Position {
 	side, white, _ := r.l.fields(r.es[i])
-	occ := r.es[i].hi
+	occ := r.es[i].Occ
 	return board.Position{Side: side, Occ: occ, White: packed.WhiteDiscs(occ, white)}
 }
 
 func (r edgeRun) add(w *packed.EdgeWriter, lo, hi int) (int, error) {
-	n := 0
-	for i, e := range r.es[lo:hi] {
-		if i > 0 && e == r.es[lo+i-1] {
-			continue // a child of several parents that names none of them
-		}
-		side, white, index := r.l.fields(e)
-		if err := w.AddBits(side, e.hi, white, r.l.ref(r.blob, index)); err != nil {
-			return n, err
-		}
-		n++
-	}
-	return n, nil
+	return w.AddWords(r.es[lo:hi], r.l.refs(r.blob))
 }
 
 // fields returns the child's side to move and white bits, and the
 // parent's index, of e.
 func (l layout) fields(e edge) (side board.Color, white uint64, index uint32) {
-	return board.Color(e.lo >> 63), e.lo &^ (1 << 63) >> l.indexBits, uint32(e.lo & (1<<l.indexBits - 1))
+	return board.Color(e.Low >> 63), e.Low &^ (1 << 63) >> l.indexBits, uint32(e.Low & (1<<l.indexBits - 1))
 }
 
 // splitSides moves the edges of es with white to move (whites of them)
@@ -165,7 +153,7 @@ func splitSides(es, tmp []edge, whites int) []edge {
 	tmp = tmp[:len(es)]
 	b, w := 0, len(es)-whites
 	for _, e := range es {
-		if e.lo>>63 == 0 {
+		if e.Low>>63 == 0 {
 			tmp[b] = e
 			b++
 		} else {

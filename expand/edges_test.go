@@ -149,7 +149,7 @@ func TestSortEdges(t *testing.T) {
 	random := func(n int, hiMask, loMask uint64) []edge {
 		es := make([]edge, n)
 		for i := range es {
-			es[i] = edge{hi: rng.Uint64() & hiMask, lo: rng.Uint64() & loMask}
+			es[i] = edge{Occ: rng.Uint64() & hiMask, Low: rng.Uint64() & loMask}
 		}
 		return es
 	}
@@ -171,7 +171,7 @@ func TestSortEdges(t *testing.T) {
 		{"random", random(5000, ^uint64(0), ^uint64(0))},
 		{"equal hi", random(5000, 0, ^uint64(0))},
 		{"few bits", random(5000, 0x8000000000000101, 0x8000000000000003)},
-		{"all equal", slices.Repeat([]edge{{hi: 7, lo: 9}}, 3000)},
+		{"all equal", slices.Repeat([]edge{{Occ: 7, Low: 9}}, 3000)},
 		{"sorted", sorted(random(3000, ^uint64(0), ^uint64(0)))},
 		{"reversed", func() []edge {
 			es := sorted(random(3000, ^uint64(0), ^uint64(0)))
@@ -185,7 +185,7 @@ func TestSortEdges(t *testing.T) {
 			es := random(3*wideEdges, 0x0000ffff00000000, ^uint64(0))
 			for i := range es {
 				if i%10 != 0 {
-					es[i].hi = 0x0000123400000000
+					es[i].Occ = 0x0000123400000000
 				}
 			}
 			return es
@@ -209,10 +209,10 @@ func TestSortEdges(t *testing.T) {
 }
 
 func compareEdges(a, b edge) int {
-	if c := cmp.Compare(a.hi, b.hi); c != 0 {
+	if c := cmp.Compare(a.Occ, b.Occ); c != 0 {
 		return c
 	}
-	return cmp.Compare(a.lo, b.lo)
+	return cmp.Compare(a.Low, b.Low)
 }
 
 // Child ply records as expansions read them: a ply that keeps every

@@ -143,24 +143,24 @@ func (s *edgeSorter) scatter(src, dst []edge, depth int) ([]int, bool) {
 	clear(counts)
 	if word == 0 {
 		for _, e := range src {
-			counts[e.hi>>shift&mask]++
+			counts[e.Occ>>shift&mask]++
 		}
 	} else {
 		for _, e := range src {
-			counts[e.lo>>shift&mask]++
+			counts[e.Low>>shift&mask]++
 		}
 	}
 	s.place(counts)
 	next := s.next[:len(counts)]
 	if word == 0 {
 		for _, e := range src {
-			b := e.hi >> shift & mask
+			b := e.Occ >> shift & mask
 			dst[next[b]] = e
 			next[b]++
 		}
 	} else {
 		for _, e := range src {
-			b := e.lo >> shift & mask
+			b := e.Low >> shift & mask
 			dst[next[b]] = e
 			next[b]++
 		}
@@ -195,11 +195,11 @@ func (s *edgeSorter) scatterWide(src, dst []edge, depth int) ([]int, bool) {
 	clear(hist[:])
 	if word == 0 {
 		for _, e := range src {
-			hist[e.hi>>shift&mask]++
+			hist[e.Occ>>shift&mask]++
 		}
 	} else {
 		for _, e := range src {
-			hist[e.lo>>shift&mask]++
+			hist[e.Low>>shift&mask]++
 		}
 	}
 	counts := s.counts[depth][:]
@@ -220,13 +220,13 @@ func (s *edgeSorter) scatterWide(src, dst []edge, depth int) ([]int, bool) {
 	next, bucketOf := &s.next, &s.wide.bucketOf
 	if word == 0 {
 		for _, e := range src {
-			b := bucketOf[e.hi>>shift&mask]
+			b := bucketOf[e.Occ>>shift&mask]
 			dst[next[b]] = e
 			next[b]++
 		}
 	} else {
 		for _, e := range src {
-			b := bucketOf[e.lo>>shift&mask]
+			b := bucketOf[e.Low>>shift&mask]
 			dst[next[b]] = e
 			next[b]++
 		}
@@ -241,10 +241,10 @@ func (s *edgeSorter) scatterWide(src, dst []edge, depth int) ([]int, bool) {
 func digit(es []edge, width uint) (word int, shift uint, ok bool) {
 	andHi, orHi, andLo, orLo := ^uint64(0), uint64(0), ^uint64(0), uint64(0)
 	for _, e := range es {
-		andHi &= e.hi
-		orHi |= e.hi
-		andLo &= e.lo
-		orLo |= e.lo
+		andHi &= e.Occ
+		orHi |= e.Occ
+		andLo &= e.Low
+		orLo |= e.Low
 	}
 	differ := andHi ^ orHi
 	if differ == 0 {
@@ -260,7 +260,7 @@ func insertionEdges(es []edge) {
 	for i := 1; i < len(es); i++ {
 		e := es[i]
 		j := i
-		for ; j > 0 && (e.hi < es[j-1].hi || e.hi == es[j-1].hi && e.lo < es[j-1].lo); j-- {
+		for ; j > 0 && (e.Occ < es[j-1].Occ || e.Occ == es[j-1].Occ && e.Low < es[j-1].Low); j-- {
 			es[j] = es[j-1]
 		}
 		es[j] = e
