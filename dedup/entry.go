@@ -14,8 +14,8 @@ var (
 	// ErrCorrupt reports splitters or merge inputs that do not decode.
 	// Corrupt runs are packed.ErrCorrupt.
 	ErrCorrupt = errors.New("dedup: corrupt data")
-	// ErrOrder reports an input that should be sorted by packed.CompareEdges and
-	// is not. Merging it would silently produce duplicates, so it is refused.
+	// ErrOrder reports splitters that do not ascend. (A run that goes
+	// backwards is the reader's packed.ErrCorrupt: see Merge.)
 	ErrOrder = errors.New("dedup: run out of order")
 )
 

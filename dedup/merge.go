@@ -10,11 +10,12 @@ import (
 // calls emit once per remaining entry in packed.CompareEdges order. It returns the
 // number of entries read from all runs.
 //
-// Every run must be sorted. A run that goes backwards is reported as
-// ErrOrder rather than merged: its output would look sorted locally but keep
-// duplicates, and the ply count would silently be wrong. Equal consecutive
-// entries within a run are allowed and dropped. The first error from a
-// run's Reader or from emit ends the merge.
+// Every run is sorted: an EdgeReader never returns an edge that sorts
+// before the one it returned last (it fails with packed.ErrCorrupt
+// instead), so a run that goes backwards, whose output would look sorted
+// locally but keep duplicates, ends the merge and is never merged. Equal
+// consecutive entries within a run are allowed and dropped. The first
+// error from a run's reader or from emit ends the merge.
 //
 // The merge is a loser tree: each entry costs about log2(len(runs))
 // comparisons, against twice that for a binary heap.
@@ -79,7 +80,7 @@ const exhausted = 0xff
 // beats reports whether run a's head goes before run b's.
 func (m *merger) beats(a, b int) bool { return lessBits(m.head[a], m.head[b]) == 1 }
 
-// advance loads the next entry of run i into head[i], checking order.
+// advance loads the next entry of run i into head[i].
 func (m *merger) advance(i int) error {
 	e, ok := m.runs[i].Next()
 	if !ok {
@@ -92,11 +93,6 @@ func (m *merger) advance(i int) error {
 	}
 	m.read++
 	k := keyOf(&e)
-	if lessBits(k, m.head[i]) == 1 {
-		p := m.head[i].entry()
-		return fmt.Errorf("%w: merge: run %d: record %d (%v %v) sorts before the one preceding it (%v %v)",
-			ErrOrder, i, m.runs[i].Count()-1, e.Pos, e.Ref, p.Pos, p.Ref)
-	}
 	m.head[i], m.pre[i] = k, prefixOf(k)
 	return nil
 }
