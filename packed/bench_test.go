@@ -157,7 +157,23 @@ func benchOne(b *testing.B, name string, size int64, n int, op func() error) {
 }
 
 func BenchmarkKeyEncode(b *testing.B) {
-	benchEncode(b, NewKeyWriter, plyPositions(b, 9)[:blobPositions])
+	ps := plyPositions(b, 9)[:blobPositions]
+	benchEncode(b, NewKeyWriter, ps)
+	// AddKeys, 1,024 keys a call, as a merge's output gives them.
+	var buf bytes.Buffer
+	benchOne(b, "batch", int64(len(encodeKeys(b, ps, Options{}))), len(ps), func() error {
+		buf.Reset()
+		w, err := NewKeyWriter(&buf, Options{})
+		if err != nil {
+			return err
+		}
+		for i := 0; i < len(ps); i += 1024 {
+			if err := w.AddKeys(ps[i:min(len(ps), i+1024)]); err != nil {
+				return err
+			}
+		}
+		return w.Close()
+	})
 }
 
 func BenchmarkKeyDecode(b *testing.B) {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math/bits"
 	"slices"
 
 	"github.com/reversi-cloud/reversi/board"
@@ -54,6 +55,49 @@ func (w *KeyWriter) Add(p board.Position) error {
 	}
 	w.last, w.started = p, true
 	w.pos.addDiscs(p)
+	return nil
+}
+
+// AddKeys is Add for each position of ps in turn, at about half the
+// cost a position for a caller that can hold positions back: within a
+// block, after its first position and while they keep to its side and
+// disc count, a loop holding the block's state in locals takes them,
+// checking their order with two comparisons; Add takes the others.
+func (w *KeyWriter) AddKeys(ps []board.Position) error {
+	for i := 0; i < len(ps); {
+		if err := w.Add(ps[i]); err != nil {
+			return err
+		}
+		i++
+		e := &w.pos
+		room := min(len(ps), i+w.opts.BlockEntries-e.n)
+		if room <= i {
+			continue
+		}
+		last, discs := w.last, bits.OnesCount64(e.occ0)
+		dOcc, whites, hOcc := e.dOcc, e.whites, &e.hOcc
+		k := e.n - 1 // the index of the next position's delta and white discs
+		j := i
+		for ; j < room; j++ {
+			p := ps[j]
+			if p.Side != last.Side || k >= len(dOcc) || k >= len(whites) || bits.OnesCount64(p.Occ) != discs {
+				break
+			}
+			if p.Occ < last.Occ || p.Occ == last.Occ && p.White <= last.White {
+				return fmt.Errorf("%w: position %v after %v", ErrOrder, p, last)
+			}
+			d := p.Occ - last.Occ
+			if d != 0 {
+				hOcc.add(d - 1)
+			}
+			dOcc[k], whites[k] = d, p.White
+			last = p
+			k++
+		}
+		e.n, e.occ, e.white = k+1, last.Occ, last.White
+		w.last = last
+		i = j
+	}
 	return nil
 }
 

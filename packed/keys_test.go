@@ -3,6 +3,8 @@ package packed
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/reversi-cloud/reversi/board"
@@ -117,5 +119,70 @@ func TestKeyWriterRefusesDuplicates(t *testing.T) {
 	}
 	if err := w.Add(p); !errors.Is(err, ErrOrder) {
 		t.Fatalf("Add of a duplicate: %v, want ErrOrder", err)
+	}
+}
+
+// TestAddKeys checks that AddKeys writes what Add writes for each
+// position, bit for bit, on blocks of any size and cut into calls
+// anywhere, and refuses positions out of order.
+func TestAddKeys(t *testing.T) {
+	rng := rand.New(rand.NewPCG(39, 8))
+	cases := keyCases(t)
+	for _, discs := range []int{1, 17, 40, 63} {
+		var ps []board.Position
+		for _, e := range randomWords(rng, 3000, discs, true, 0) {
+			p := board.Position{Side: board.Color(e.Low >> 63), Occ: e.Occ, White: WhiteDiscs(e.Occ, e.Low&^(1<<63))}
+			if len(ps) == 0 || ps[len(ps)-1] != p {
+				ps = append(ps, p)
+			}
+		}
+		for _, block := range []int{0, 1, 2, 7, 64} {
+			cases = append(cases, struct {
+				name  string
+				keys  []board.Position
+				block int
+			}{fmt.Sprintf("discs=%d block=%d", discs, block), ps, block})
+		}
+	}
+	for _, tc := range cases {
+		whiteWays(t, func(t *testing.T) {
+			want := encodeKeys(t, tc.keys, Options{BlockEntries: tc.block})
+			var got bytes.Buffer
+			kw, err := NewKeyWriter(&got, Options{BlockEntries: tc.block})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for lo := 0; lo < len(tc.keys); {
+				hi := min(len(tc.keys), lo+1+rng.IntN(len(tc.keys)))
+				if err := kw.AddKeys(tc.keys[lo:hi]); err != nil {
+					t.Fatalf("%s: %v", tc.name, err)
+				}
+				lo = hi
+			}
+			if err := kw.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Fatalf("%s: AddKeys wrote %d bytes, Add %d, and they differ", tc.name, got.Len(), len(want))
+			}
+		})
+	}
+	p := func(side board.Color, occ, white uint64) board.Position {
+		return board.Position{Side: side, Occ: occ, White: white}
+	}
+	for _, ps := range [][]board.Position{
+		{p(0, 0b11, 1), p(0, 0b11, 1)},
+		{p(0, 0b11, 2), p(0, 0b11, 1)},
+		{p(0, 0b110, 0), p(0, 0b101, 0)},
+		{p(1, 0b11, 0), p(0, 0b11, 0)},
+		{p(0, 0b11, 0), p(0, 0b11, 1), p(0, 0b11, 2), p(0, 0b11, 3), p(0, 0b101, 0), p(0, 0b11, 3)},
+	} {
+		kw, err := NewKeyWriter(new(bytes.Buffer), Options{BlockEntries: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := kw.AddKeys(ps); !errors.Is(err, ErrOrder) {
+			t.Errorf("AddKeys(%v) = %v, want ErrOrder", ps, err)
+		}
 	}
 }
