@@ -51,6 +51,38 @@ func TestMergeRandom(t *testing.T) {
 	}
 }
 
+// TestMergeStretches merges runs that take turns in stretches, as a
+// bucket's runs do (the same run wins many matches in a row): sorted
+// entries, with repeats and twins (randPool), cut into pieces of 1 to
+// 40, each piece to a run drawn at random, so that the same entry often
+// ends one run's stretch and starts another's.
+func TestMergeStretches(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 17))
+	for iter := range 200 {
+		k := 1 + rng.IntN(40)
+		es := entriesFrom(rng, rng.IntN(3000), randPool(rng, 1+rng.IntN(300)))
+		SortEntries(es)
+		parts := make([][]Entry, k)
+		for lo := 0; lo < len(es); {
+			hi := min(len(es), lo+1+rng.IntN(40))
+			r := rng.IntN(k)
+			parts[r] = append(parts[r], es[lo:hi]...)
+			lo = hi
+		}
+		var runs []*packed.EdgeReader
+		for _, p := range parts {
+			runs = append(runs, readerOf(p))
+		}
+		got, read, err := mergeAll(runs)
+		if err != nil || read != int64(len(es)) {
+			t.Fatalf("iteration %d: read %d of %d: %v", iter, read, len(es), err)
+		}
+		if want := sortedCompact(es); !slices.Equal(got, want) {
+			t.Fatalf("iteration %d (%d runs): merged %d entries, want %d", iter, k, len(got), len(want))
+		}
+	}
+}
+
 func TestMergeErrors(t *testing.T) {
 	rng := rand.New(rand.NewPCG(17, 18))
 	sorted := func(n int) []Entry {

@@ -104,14 +104,16 @@ func (l layout) parent(i int, terminal bool) uint64 {
 }
 
 // refs says how the index fields of the run of blob's task name their
-// parents (runstore.Ply.RunRef): none (packed.Ref{}) for 0 with
-// TerminalSources, where a field is the parent's index plus one.
+// parents (runstore.Ply.RunRef, layout.parent): a field is the parent's
+// index; with TerminalSources, 0 names none (packed.Ref{}, the edges of
+// a child of several parents that names none of them are then equal
+// words, written once), and a field f above it names parent f-1 as
+// RunRef does, by f-1 or, where the refs mark terminal positions, f.
 func (l layout) refs(blob uint32) packed.WordRefs {
 	r := packed.WordRefs{IndexBits: l.indexBits, Blob: blob}
 	if l.next.TerminalSources {
 		r.NoneAtZero = true
-		parent := l.next.RunRef(dedup.Ref{Blob: blob}, true)
-		r.Less = 1 - parent.Index
+		r.Less = 1 - l.next.RunRef(dedup.Ref{Blob: blob}, true).Index
 	}
 	return r
 }
