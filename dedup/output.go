@@ -96,7 +96,7 @@ func (o *output) add(e Entry) error {
 
 // heldKeys is how many keys the output holds back to give its key
 // writer at once (packed.KeyWriter.AddKeys), which takes them at about
-// half the cost of one at a time.
+// two thirds of the cost of one at a time.
 const heldKeys = 1024
 
 // addHeld gives the held keys to the key writer.

@@ -58,13 +58,13 @@ func (w *KeyWriter) Add(p board.Position) error {
 	return nil
 }
 
-// AddKeys is Add for each position of ps in turn, at two thirds of the
-// cost a position for a caller that can hold positions back: within a
-// block, after its first position and while they keep to its side and
-// disc count, a loop holding the block's state in locals takes them,
-// checking their order with two comparisons; Add takes the others. The
-// loop does what Add does (posEncoder.addDiscs) for such a position, and
-// TestAddKeys compares their bytes.
+// AddKeys is Add for each position of ps in turn, at about two thirds
+// of the cost a position, for a caller that can hold positions back:
+// within a block, after its first position and while they keep to its
+// side and disc count, a loop holding the block's state in locals takes
+// them, checking their order with two comparisons; Add takes the others.
+// The loop does what Add does (posEncoder.addDiscs) for such a position,
+// and TestAddKeys compares their bytes.
 func (w *KeyWriter) AddKeys(ps []board.Position) error {
 	for i := 0; i < len(ps); {
 		if err := w.Add(ps[i]); err != nil {

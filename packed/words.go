@@ -40,7 +40,7 @@ func (r WordRefs) ref(f uint64) Ref {
 // as 128-bit numbers, which must not sort before the edges added before
 // them, and returns how many it added: equal words are one edge, added
 // once. It writes what as many calls of AddBits would, bit for bit, at
-// two thirds of their cost or less: the common word, of the block's side
+// about two thirds of their cost: the common word, of the block's side
 // and disc count and after its first edge, is taken by a loop that holds
 // the block's state in locals, with an order check of two comparisons;
 // the others go through AddBits. The loop does what AddBits does
