@@ -1,5 +1,5 @@
 # Thin wrappers; the logic lives in scripts/.
-.PHONY: test vet bench bench-go ffo solve-pgo azurite-start azurite-stop azurite-env
+.PHONY: test vet bench bench-go ffo solve-pgo pipeline-pgo azurite-start azurite-stop azurite-env
 
 # Build for this machine's x86-64 level (v3 on any CPU of the last ten
 # years; see scripts/goamd64.sh). Set GOAMD64=v1 for binaries that must
@@ -45,6 +45,21 @@ ffo:
 # #45-#49: about 40 s. Remake it after large changes to package solve.
 solve-pgo:
 	REVERSI_FFO_ALL=1 go test ./solve -run 'TestFFO/ffo4[5-9]/threads=1' -count 1 -cpuprofile cmd/solve/default.pgo -o bench-out/solve.test
+
+# cmd/enumerate/default.pgo and the same file in cmd/worker: the CPU
+# profile of a whole run to 8x8 ply 13 on the embedded backend (about
+# four minutes on two cores and 10 GB of disk in bench-out/), which go
+# build uses to optimise both commands (profile-guided optimisation:
+# mostly inlining the small functions the sort, the packing and the
+# merges call for every edge). Remake it after large changes to the
+# pipeline's hot paths; docs/performance.md says what it saves.
+pipeline-pgo:
+	go build -o bench-out/bin/ ./cmd/enumerate
+	rm -rf bench-out/pgo-data
+	bench-out/bin/enumerate -plies 13 -data bench-out/pgo-data -cpuprofile bench-out/pipeline.pgo >/dev/null
+	rm -rf bench-out/pgo-data
+	cp bench-out/pipeline.pgo cmd/enumerate/default.pgo
+	cp bench-out/pipeline.pgo cmd/worker/default.pgo
 
 # A long-running Azurite for manual work: eval "$$(make -s azurite-start)".
 # Data on disk instead of in memory: scripts/azurite.sh start --location DIR
