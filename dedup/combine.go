@@ -253,17 +253,22 @@ func writeCut(w io.Writer, readers []*packed.EdgeReader, splitters []board.Posit
 	}
 	cuts = make([]int64, 1, len(splitters)+2)
 	next := 0 // the next splitter to pass
-	_, err = Merge(readers, func(e Entry) error {
-		for next < len(splitters) && board.Compare(e.Pos, splitters[next]) >= 0 {
-			end, err := ew.EndSegment()
-			if err != nil {
+	_, err = Merge(readers, func(es []Entry) error {
+		for _, e := range es {
+			for next < len(splitters) && board.Compare(e.Pos, splitters[next]) >= 0 {
+				end, err := ew.EndSegment()
+				if err != nil {
+					return err
+				}
+				cuts = append(cuts, end)
+				next++
+			}
+			entries++
+			if err := ew.Add(e); err != nil {
 				return err
 			}
-			cuts = append(cuts, end)
-			next++
 		}
-		entries++
-		return ew.Add(e)
+		return nil
 	})
 	if err != nil {
 		return nil, 0, err

@@ -3,6 +3,7 @@ package dedup
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -12,8 +13,11 @@ import (
 
 func mergeAll(runs []*packed.EdgeReader) ([]Entry, int64, error) {
 	var out []Entry
-	read, err := Merge(runs, func(e Entry) error {
-		out = append(out, e)
+	read, err := Merge(runs, func(es []Entry) error {
+		if len(es) == 0 || len(es) > mergeBatch {
+			return fmt.Errorf("Merge gave a batch of %d entries, want 1 to %d", len(es), mergeBatch)
+		}
+		out = append(out, es...)
 		return nil
 	})
 	return out, read, err
@@ -101,7 +105,7 @@ func TestMergeErrors(t *testing.T) {
 	tests := []struct {
 		name string
 		runs func() []*packed.EdgeReader
-		emit func(Entry) error
+		emit func([]Entry) error
 		want error
 	}{
 		{"out of order", func() []*packed.EdgeReader {
@@ -113,13 +117,13 @@ func TestMergeErrors(t *testing.T) {
 		{"corrupt", func() []*packed.EdgeReader {
 			return []*packed.EdgeReader{newReader(bytes.NewReader(corrupt)), readerOf(a)}
 		}, nil, packed.ErrCorrupt},
-		{"emit error", func() []*packed.EdgeReader { return []*packed.EdgeReader{readerOf(a), readerOf(b)} }, func(Entry) error { return boom }, boom},
+		{"emit error", func() []*packed.EdgeReader { return []*packed.EdgeReader{readerOf(a), readerOf(b)} }, func([]Entry) error { return boom }, boom},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			emit := tt.emit
 			if emit == nil {
-				emit = func(Entry) error { return nil }
+				emit = func([]Entry) error { return nil }
 			}
 			_, err := Merge(tt.runs(), emit)
 			if !errors.Is(err, tt.want) {
@@ -240,7 +244,12 @@ func BenchmarkMerge(b *testing.B) {
 					runs[i] = newReader(bytes.NewReader(blob))
 				}
 				var sum uint64
-				read, err := Merge(runs, func(e Entry) error { sum += e.Pos.Occ; return nil })
+				read, err := Merge(runs, func(es []Entry) error {
+					for _, e := range es {
+						sum += e.Pos.Occ
+					}
+					return nil
+				})
 				if err != nil || read != n {
 					b.Fatal(read, err)
 				}

@@ -52,7 +52,7 @@ func mergeBucket(ctx context.Context, t *task.Task, p *runstore.Ply, bucket int)
 	}
 	defer closeReaders()
 	out := newOutput(ctx, t, p, bucket)
-	read, err := Merge(readers, out.add)
+	read, err := Merge(readers, out.addAll)
 	if err == nil {
 		err = ctx.Err() // a merge of small segments may not touch storage again before its commit
 	}

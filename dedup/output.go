@@ -79,6 +79,17 @@ func newOutput(ctx context.Context, t *task.Task, p *runstore.Ply, bucket int) *
 	return &output{ctx: ctx, t: t, ply: p.Ply, bucket: bucket, size: size, every: every, rec: p}
 }
 
+// addAll adds the merged entries es in order, grouping each position's
+// parents (add).
+func (o *output) addAll(es []Entry) error {
+	for _, e := range es {
+		if err := o.add(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (o *output) add(e Entry) error {
 	if o.pending && e.Pos == o.cur {
 		o.refs = append(o.refs, e.Ref)
