@@ -145,23 +145,41 @@ func (l layout) fields(e edge) (side board.Color, white uint64, index uint32) {
 }
 
 // splitSides moves the edges of es with white to move (whites of them)
-// after the others, keeping the order within each side, through tmp
-// (at least as long as es), and returns the slice that holds them: es
-// itself when one side has all.
+// after the others, keeping the order within each side, and returns es.
+// tmp, at least as long as the fewer side's edges, is scratch space:
+// those are taken out to it and put back once the others have moved
+// together in place. Nearly every child of a ply has the same side to
+// move (only a pass changes it), so most edges are stored back to the
+// line just read, where moving them all to tmp wrote every line anew.
 func splitSides(es, tmp []edge, whites int) []edge {
-	if whites == 0 || whites == len(es) {
-		return es
-	}
-	tmp = tmp[:len(es)]
-	b, w := 0, len(es)-whites
-	for _, e := range es {
-		if e.Low>>63 == 0 {
-			tmp[b] = e
-			b++
-		} else {
-			tmp[w] = e
-			w++
+	blacks := len(es) - whites
+	switch {
+	case whites == 0 || blacks == 0:
+	case whites <= blacks:
+		b, w := 0, 0
+		for _, e := range es {
+			if e.Low>>63 == 0 {
+				es[b] = e
+				b++
+			} else {
+				tmp[w] = e
+				w++
+			}
 		}
+		copy(es[b:], tmp[:w])
+	default:
+		// From the end: the whites move up in place, the blacks go to tmp.
+		b, w := blacks, len(es)
+		for i := len(es) - 1; i >= 0; i-- {
+			if e := es[i]; e.Low>>63 != 0 {
+				w--
+				es[w] = e
+			} else {
+				b--
+				tmp[b] = e
+			}
+		}
+		copy(es, tmp[:blacks])
 	}
-	return tmp
+	return es
 }

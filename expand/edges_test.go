@@ -333,3 +333,30 @@ func decodeEdges(t *testing.T, data []byte) []packed.Edge {
 	}
 	return es
 }
+
+// TestSplitSides: the edges with white to move end after the others,
+// each side in its order, whichever side has fewer, with scratch space
+// only as long as the fewer side's edges.
+func TestSplitSides(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, n := range []int{0, 1, 2, 7, 100} {
+		for _, whites := range []int{0, 1, n / 3, n / 2, n - n/3, n - 1, n} {
+			if whites < 0 || whites > n {
+				continue
+			}
+			es := make([]edge, n)
+			for i := range es {
+				es[i] = edge{Occ: uint64(i), Low: rng.Uint64N(1 << 20)}
+			}
+			for _, i := range rng.Perm(n)[:whites] {
+				es[i].Low |= 1 << 63
+			}
+			want := slices.Clone(es)
+			slices.SortStableFunc(want, func(a, b edge) int { return cmp.Compare(a.Low>>63, b.Low>>63) })
+			tmp := make([]edge, min(whites, n-whites))
+			if got := splitSides(es, tmp, whites); !slices.Equal(got, want) {
+				t.Fatalf("%d edges, %d with white to move: got %v, want %v", n, whites, got, want)
+			}
+		}
+	}
+}
