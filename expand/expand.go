@@ -149,8 +149,8 @@ func (buf *buffer) runEdges(l layout, b *board.Board, positions []board.Position
 		buf.scratch = make([]edge, cap(buf.edges))
 	}
 	sortEdges(buf.edges, buf.scratch)
-	sorted := splitSides(buf.edges, buf.scratch, whites)
-	data, cuts, n, err := pack(&buf.packed, edgeRun{l, sorted, blob}, splitters)
+	splitSides(buf.edges, buf.scratch, whites)
+	data, cuts, n, err := pack(&buf.packed, edgeRun{l, buf.edges, blob}, splitters)
 	st.Entries = n
 	return data, cuts, st, err
 }
