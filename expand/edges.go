@@ -147,9 +147,10 @@ func (l layout) fields(e edge) (side board.Color, white uint64, index uint32) {
 // splitSides moves the edges of es with white to move (whites of them)
 // after the others, keeping the order within each side. tmp, at least
 // as long as the fewer side's edges, is scratch space: those are taken
-// out to it and put back once the others have moved together in place. Nearly every child of a ply has the same side to
-// move (only a pass changes it), so most edges are stored back to the
-// line just read, where moving them all to tmp wrote every line anew.
+// out to it and put back once the others have moved together in place.
+// Nearly every child of a ply has the same side to move (only a pass
+// changes it), so most edges are stored back to the line just read,
+// where moving them all to tmp wrote every line anew.
 func splitSides(es, tmp []edge, whites int) {
 	blacks := len(es) - whites
 	switch {
