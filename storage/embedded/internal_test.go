@@ -631,3 +631,80 @@ func TestClosedBackendLeavesNoUnlinkedFile(t *testing.T) {
 		t.Errorf("after 300 writes of 100 blobs, 50 of them deleted, and Close: %d files (%v), want 50", len(entries), err)
 	}
 }
+
+// writeSpy records what is written to it and in how many calls.
+type writeSpy struct {
+	calls int
+	data  []byte
+}
+
+func (w *writeSpy) Write(p []byte) (int, error) {
+	w.calls++
+	w.data = append(w.data, p...)
+	return len(p), nil
+}
+
+// TestCtxReaderWritesWhole: an upload's reader hands its stream to the
+// file in one write where the reader under it can (a bytes.Reader, or a
+// wrapper with a WriteTo of its own, as the storage wrapper's counting
+// reader is), and through reads otherwise; a done context stops it
+// before the first write, and between the reads of a plain reader.
+func TestCtxReaderWritesWhole(t *testing.T) {
+	data := bytes.Repeat([]byte("reversi!"), 40_000) // ten of io.Copy's buffers
+	type onlyReader struct{ io.Reader }
+	tests := []struct {
+		name  string
+		r     func() io.Reader
+		calls int // 0: more than one
+	}{
+		{"bytes.Reader", func() io.Reader { return bytes.NewReader(data) }, 1},
+		{"a WriterTo over it", func() io.Reader { return writerTo{bytes.NewReader(data)} }, 1},
+		{"a plain reader", func() io.Reader { return onlyReader{bytes.NewReader(data)} }, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var w writeSpy
+			n, err := io.Copy(&w, ctxReader{context.Background(), tt.r()})
+			if err != nil || n != int64(len(data)) || !bytes.Equal(w.data, data) {
+				t.Fatalf("copied %d bytes (%v), equal to the data: %v", n, err, bytes.Equal(w.data, data))
+			}
+			if tt.calls == 1 && w.calls != 1 || tt.calls == 0 && w.calls < 2 {
+				t.Fatalf("written in %d calls", w.calls)
+			}
+
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel()
+			w = writeSpy{}
+			if _, err := io.Copy(&w, ctxReader{ctx, tt.r()}); !errors.Is(err, context.Canceled) || w.calls != 0 {
+				t.Fatalf("with a done context: %v after %d writes", err, w.calls)
+			}
+		})
+	}
+
+	// Cancelled after the first read of a plain reader: the copy stops.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	r := cancelAfterRead{onlyReader{bytes.NewReader(data)}, cancel}
+	var w writeSpy
+	if _, err := io.Copy(&w, ctxReader{ctx, r}); !errors.Is(err, context.Canceled) || len(w.data) >= len(data) {
+		t.Fatalf("cancelled after a read: %v after %d of %d bytes", err, len(w.data), len(data))
+	}
+}
+
+// writerTo hands its bytes.Reader's WriteTo on, as the storage
+// wrapper's counting reader does.
+type writerTo struct{ r *bytes.Reader }
+
+func (w writerTo) Read(p []byte) (int, error)           { return w.r.Read(p) }
+func (w writerTo) WriteTo(dst io.Writer) (int64, error) { return w.r.WriteTo(dst) }
+
+// cancelAfterRead cancels a context once it has been read from.
+type cancelAfterRead struct {
+	r      io.Reader
+	cancel context.CancelFunc
+}
+
+func (c cancelAfterRead) Read(p []byte) (int, error) {
+	defer c.cancel()
+	return c.r.Read(p)
+}
