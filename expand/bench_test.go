@@ -78,11 +78,11 @@ func BenchmarkExpandStages(b *testing.B) {
 	if !ok {
 		b.Fatal("ply 9's children do not fit in 16-byte edges")
 	}
-	unsorted, st, whites := l.generate(bd, positions, nil)
+	unsorted, st, g := l.generate(bd, positions, nil)
 	scratch := make([]edge, len(unsorted))
 	sorted := slices.Clone(unsorted)
-	sortEdges(sorted, scratch)
-	splitSides(sorted, scratch, whites)
+	sortEdges(sorted, scratch, &g.occ)
+	splitSides(sorted, scratch, g.whites)
 	var cpu time.Duration
 	perEdge := func(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(st.Edges), "ns/edge")
@@ -103,8 +103,8 @@ func BenchmarkExpandStages(b *testing.B) {
 			b.StopTimer()
 			copy(es, unsorted)
 			b.StartTimer()
-			sortEdges(es, scratch)
-			splitSides(es, scratch, whites)
+			sortEdges(es, scratch, &g.occ)
+			splitSides(es, scratch, g.whites)
 		}
 		perEdge(b)
 	})
@@ -128,7 +128,7 @@ func BenchmarkSortEdges(b *testing.B) {
 	positions, _ := ply9()
 	bd := board.MustNew(8)
 	l, _ := edgeLayout(positions, allParents)
-	unsorted, _, _ := l.generate(bd, positions, nil)
+	unsorted, _, g := l.generate(bd, positions, nil)
 	entries, _ := Positions(bd, positions, 3, allParents, nil)
 	scratch := make([]edge, len(unsorted))
 	run := func(b *testing.B, sort func()) {
@@ -145,7 +145,7 @@ func BenchmarkSortEdges(b *testing.B) {
 			b.StopTimer()
 			copy(es, unsorted)
 			b.StartTimer()
-			sortEdges(es, scratch)
+			sortEdges(es, scratch, &g.occ)
 		})
 	})
 	b.Run("entries", func(b *testing.B) {

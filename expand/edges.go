@@ -70,23 +70,31 @@ func edgeLayout(positions []board.Position, next *runstore.Ply) (layout, bool) {
 	return l, 1+uint(discs)+l.indexBits <= 64
 }
 
+// generated is what generate tells of the edges it appended.
+type generated struct {
+	whites int     // how many have white to move (splitSides)
+	occ    occSpan // where their occupancies differ (sortEdges)
+}
+
 // generate appends to dst the edges from each non-terminal position to
-// its distinct canonical children, as Positions does, and returns how
-// many of them have white to move.
-func (l layout) generate(b *board.Board, positions []board.Position, dst []edge) ([]edge, Stats, int) {
-	whites := 0
+// its distinct canonical children, as Positions does.
+func (l layout) generate(b *board.Board, positions []board.Position, dst []edge) ([]edge, Stats, generated) {
+	g := generated{occ: emptySpan}
 	es, st := children(b, positions, dst, func(i int, kids []board.Position, terminal uint64, es []edge) []edge {
 		packed.ExtractWhites(kids) // their white bits, in one call
-		w := 0
+		w, and, or := 0, g.occ.and, g.occ.or
 		for j, k := range kids {
 			side := uint64(k.Side)
 			w += int(side)
+			and &= k.Occ
+			or |= k.Occ
 			es = append(es, edge{Occ: k.Occ, Low: side<<63 | k.White<<l.indexBits | l.parent(i, terminal>>j&1 == 1)})
 		}
-		whites += w
+		g.whites += w
+		g.occ = occSpan{and, or}
 		return es
 	})
-	return es, st, whites
+	return es, st, g
 }
 
 // parent is the index field of the edge from parent i to a child,

@@ -38,9 +38,9 @@ func TestEdgesAsEntries(t *testing.T) {
 		if !ok {
 			t.Fatalf("%dx%d ply %d: children do not fit in 16-byte edges", tt.size, tt.size, tt.ply)
 		}
-		es, _, whites := l.generate(b, positions, nil)
-		if got := whites > 0 && whites < len(es); got != tt.whites {
-			t.Fatalf("%dx%d ply %d: %d of %d children have white to move, want mixed sides %v", tt.size, tt.size, tt.ply, whites, len(es), tt.whites)
+		es, _, g := l.generate(b, positions, nil)
+		if got := g.whites > 0 && g.whites < len(es); got != tt.whites {
+			t.Fatalf("%dx%d ply %d: %d of %d children have white to move, want mixed sides %v", tt.size, tt.size, tt.ply, g.whites, len(es), tt.whites)
 		}
 		kids := testkit.Ply(b, tt.ply+1)
 		slices.SortFunc(kids, board.Compare)
@@ -160,7 +160,10 @@ func TestSortEdges(t *testing.T) {
 	b := board.MustNew(8)
 	positions := testkit.Ply(b, 6)
 	l, _ := edgeLayout(positions, allParents)
-	real, _, _ := l.generate(b, positions, nil)
+	real, _, g := l.generate(b, positions, nil)
+	if g.occ != spanOf(real) {
+		t.Fatalf("generate's span of the occupancies is %x, want %x", g.occ, spanOf(real))
+	}
 	tests := []struct {
 		name string
 		in   []edge
@@ -199,13 +202,30 @@ func TestSortEdges(t *testing.T) {
 				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
 				want := sorted(slices.Clone(tt.in))
 				got := slices.Clone(tt.in)
-				sortEdges(got, make([]edge, len(got)+3))
+				sortEdges(got, make([]edge, len(got)+3), nil)
 				if !slices.Equal(got, want) {
 					t.Fatalf("GOMAXPROCS %d: sortEdges differs from slices.SortFunc", procs)
+				}
+				// With the span of the occupancies given, as generate gives it.
+				span := spanOf(tt.in)
+				got = slices.Clone(tt.in)
+				sortEdges(got, make([]edge, len(got)), &span)
+				if !slices.Equal(got, want) {
+					t.Fatalf("GOMAXPROCS %d: sortEdges with the span differs from slices.SortFunc", procs)
 				}
 			})
 		}
 	}
+}
+
+// spanOf returns the span of the occupancies of es.
+func spanOf(es []edge) occSpan {
+	s := emptySpan
+	for _, e := range es {
+		s.and &= e.Occ
+		s.or |= e.Occ
+	}
+	return s
 }
 
 func compareEdges(a, b edge) int {

@@ -143,13 +143,13 @@ func (buf *buffer) run(b *board.Board, positions []board.Position, blob uint32, 
 // runEdges is run with 16-byte edges of layout l.
 func (buf *buffer) runEdges(l layout, b *board.Board, positions []board.Position, blob uint32, splitters []board.Position) ([]byte, []int64, Stats, error) {
 	var st Stats
-	var whites int
-	buf.edges, st, whites = l.generate(b, positions, buf.edges[:0])
+	var g generated
+	buf.edges, st, g = l.generate(b, positions, buf.edges[:0])
 	if cap(buf.scratch) < len(buf.edges) {
 		buf.scratch = make([]edge, cap(buf.edges))
 	}
-	sortEdges(buf.edges, buf.scratch)
-	splitSides(buf.edges, buf.scratch, whites)
+	sortEdges(buf.edges, buf.scratch, &g.occ)
+	splitSides(buf.edges, buf.scratch, g.whites)
 	data, cuts, n, err := pack(&buf.packed, edgeRun{l, buf.edges, blob}, splitters)
 	st.Entries = n
 	return data, cuts, st, err
