@@ -34,6 +34,9 @@ type Env struct {
 	Stdin  io.Reader
 	Stdout io.Writer
 	Stderr io.Writer
+	// StderrTerminal says Stderr is a terminal, where a status line can
+	// be rewritten in place; in a file or a pipe each would be kept.
+	StderrTerminal bool
 	// Exit ends the process at once: a second Ctrl-C. Nil in tests,
 	// where a second interrupt is ignored.
 	Exit func(code int)
@@ -41,7 +44,17 @@ type Env struct {
 
 // OSEnv is the real process environment; only cmd/ mains call it.
 func OSEnv() Env {
-	return Env{Args: os.Args[1:], Getenv: os.Getenv, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Exit: os.Exit}
+	return Env{Args: os.Args[1:], Getenv: os.Getenv, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr,
+		StderrTerminal: isTerminal(os.Stderr), Exit: os.Exit}
+}
+
+// isTerminal reports whether f is a character device: a terminal, not a
+// file or a pipe. /dev/null is one too, where a rewritten status line
+// does no harm; the test needs no terminal system call, which differs
+// from one system to the next.
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // Exit codes.

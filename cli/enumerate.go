@@ -440,29 +440,61 @@ func byCategory(s storage.Stats) map[string]int64 {
 	return m
 }
 
-// showProgress prints a status line on standard error every second.
+// showProgress shows how far the run is on standard error, as
+// progressOutputFor says, until the function it returns is called.
 func showProgress(env Env, p *pipeline.Progress, start time.Time) func() {
+	out := progressOutputFor(env)
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		tick := time.NewTicker(time.Second)
+		tick := time.NewTicker(out.every)
 		defer tick.Stop()
 		for {
 			select {
 			case <-done:
 				return
 			case <-tick.C:
-				fmt.Fprintf(env.Stderr, "\r%s ", progressLine(p, time.Since(start)))
+				out.show(progressLine(p, time.Since(start)))
 			}
 		}
 	}()
 	return func() {
 		close(done)
 		<-finished
-		fmt.Fprintln(env.Stderr)
+		out.end()
 	}
 }
+
+// A progressOutput is how often and how status lines are written.
+type progressOutput struct {
+	every time.Duration
+	show  func(line string)
+	end   func() // after the last line
+}
+
+// progressOutputFor returns env's progress output: on a terminal, one
+// status line rewritten in place every second; in a file or a pipe, a
+// line every progressEvery, so that a log keeps a readable history
+// instead of one line holding every second's state.
+func progressOutputFor(env Env) progressOutput {
+	if env.StderrTerminal {
+		return progressOutput{
+			every: time.Second,
+			show:  func(line string) { fmt.Fprintf(env.Stderr, "\r%s ", line) },
+			end:   func() { fmt.Fprintln(env.Stderr) },
+		}
+	}
+	return progressOutput{
+		every: progressEvery,
+		show:  func(line string) { fmt.Fprintln(env.Stderr, line) },
+		end:   func() {},
+	}
+}
+
+// progressEvery is how often progress is written where it is not
+// rewritten in place: a run to 8x8 ply 14 then logs some 130 lines.
+const progressEvery = 10 * time.Second
 
 // progressLine says how far the run is, for a person: the time, the
 // step under way with its items done out of the total and the time it
