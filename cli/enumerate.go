@@ -526,28 +526,11 @@ func resumeConfig(ctx context.Context, fs *flag.FlagSet, be storage.Backend, sf 
 	if err := sf.sameAccounts(have); err != nil {
 		return cfg, err
 	}
-	for _, f := range []struct {
-		name      string
-		have, got int
-	}{
-		{"board", have.Board, cfg.Board},
-		{"plies", have.Target, cfg.Target},
-		{"blob-positions", have.BlobPositions, cfg.BlobPositions},
-		{"bucket-blobs", have.BucketBlobs, cfg.BucketBlobs},
-		{"grow-from", have.GrowFrom, cfg.GrowFrom},
-		{"merge-fan-in", have.MergeFanIn, cfg.MergeFanIn},
-		{"solve-positions", have.SolvePositions, cfg.SolvePositions},
-		{"queue-shards", have.QueueShards, cfg.QueueShards},
-		{"partition-shards", have.PartitionShards, cfg.PartitionShards},
-	} {
-		if given(fs, f.name) && f.got != f.have {
-			return cfg, usagef("-%s %d would change run %s %s, started with %s; leave -%s out to continue it, or pick another -run",
-				f.name, f.got, cfg.Name, sf.where(), runFlags(have), f.name)
+	for _, s := range runSettings {
+		if got := s.value(cfg); given(fs, s.flag) && got != s.value(have) {
+			return cfg, usagef("-%s %v would change run %s %s, started with %s; leave -%s out to continue it, or pick another -run",
+				s.flag, got, cfg.Name, sf.where(), runFlags(have), s.flag)
 		}
-	}
-	if given(fs, "solve-mode") && cfg.SolveMode != have.SolveMode {
-		return cfg, usagef("-solve-mode %s would change run %s %s, started with %s; leave -solve-mode out to continue it, or pick another -run",
-			cfg.SolveMode, cfg.Name, sf.where(), runFlags(have))
 	}
 	return have, nil
 }

@@ -195,7 +195,7 @@ func TestPlanBadFlags(t *testing.T) {
 		{[]string{"-plan", "-engine", "reference"}, "-plan runs nothing; leave out -engine"},
 		{[]string{"-plan", "-data", "d"}, "leave out -data"},
 		{[]string{"-plan", "-verify"}, "leave out -verify"},
-		{[]string{"-plan", "-merge-fan-in", "1"}, "merge fan-in 1: must be 2 to 4096"},
+		{[]string{"-plan", "-merge-fan-in", "1"}, "-merge-fan-in 1: must be 2 to 4096"},
 		{[]string{"-plan", "-plies", "61"}, "-plies 61"},
 		{[]string{"-plan", "-workers", "0"}, "-workers 0"},
 		{[]string{"-plan", "-price-vcpu-hour", "-0.5"}, "-price-vcpu-hour -0.5: a price must be zero or more"},

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 
@@ -60,7 +61,43 @@ func (f *settingsFlags) config(fs *flag.FlagSet, name string) (pipeline.RunConfi
 		return pipeline.RunConfig{}, usagef("-plies %d: must be 0 to %d (a %dx%d game from the start ends at ply %d)", f.plies, max, cfg.Board, cfg.Board, max)
 	}
 	if err := cfg.Validate(); err != nil {
-		return cfg, usageError{err.Error()}
+		return cfg, flagError(fs, err)
 	}
 	return cfg, nil
+}
+
+// runSettings are the flags that set a run's settings (settingsFlags,
+// startFlags), each with the setting it sets and its value in a
+// configuration: the names by which errors call them, and what a resumed
+// run's flags must not change (resumeConfig).
+var runSettings = []struct {
+	flag    string
+	setting pipeline.Setting
+	value   func(pipeline.RunConfig) any
+}{
+	{"board", pipeline.SettingBoard, func(c pipeline.RunConfig) any { return c.Board }},
+	{"plies", pipeline.SettingTarget, func(c pipeline.RunConfig) any { return c.Target }},
+	{"blob-positions", pipeline.SettingBlobPositions, func(c pipeline.RunConfig) any { return c.BlobPositions }},
+	{"bucket-blobs", pipeline.SettingBucketBlobs, func(c pipeline.RunConfig) any { return c.BucketBlobs }},
+	{"grow-from", pipeline.SettingGrowFrom, func(c pipeline.RunConfig) any { return c.GrowFrom }},
+	{"merge-fan-in", pipeline.SettingMergeFanIn, func(c pipeline.RunConfig) any { return c.MergeFanIn }},
+	{"solve-positions", pipeline.SettingSolvePositions, func(c pipeline.RunConfig) any { return c.SolvePositions }},
+	{"solve-mode", pipeline.SettingSolveMode, func(c pipeline.RunConfig) any { return c.SolveMode }},
+	{"queue-shards", pipeline.SettingQueueShards, func(c pipeline.RunConfig) any { return c.QueueShards }},
+	{"partition-shards", pipeline.SettingPartitionShards, func(c pipeline.RunConfig) any { return c.PartitionShards }},
+}
+
+// flagError returns a configuration's error as a usage error, naming the
+// flag that set the setting it refuses when one was given:
+// "-blob-positions 0: must be 1 to 4194304", not "blob positions 0".
+func flagError(fs *flag.FlagSet, err error) error {
+	var se *pipeline.SettingError
+	if errors.As(err, &se) {
+		for _, s := range runSettings {
+			if s.setting == se.Setting && given(fs, s.flag) {
+				return usagef("-%s %s: %s", s.flag, se.Value, se.Rule)
+			}
+		}
+	}
+	return usageError{err.Error()}
 }

@@ -5,7 +5,6 @@
 package pipeline
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -188,59 +187,59 @@ func (c RunConfig) Validate() error {
 	}
 	b, err := board.New(c.Board)
 	if err != nil {
-		return fmt.Errorf("board %d: must be 4, 6 or 8", c.Board)
+		return settingErrorf(SettingBoard, c.Board, "must be 4, 6 or 8")
 	}
 	if err := b.Valid(c.Start); err != nil {
 		return fmt.Errorf("start position: %w", err)
 	}
 	if max := c.origin(b).LastPly(); c.Target < 0 || c.Target > max {
-		return fmt.Errorf("target ply %d: must be 0 to %d on %dx%d from the start position", c.Target, max, c.Board, c.Board)
+		return settingErrorf(SettingTarget, c.Target, "must be 0 to %d on %dx%d from the start position", max, c.Board, c.Board)
 	}
 	if c.Target > 99 {
-		return errors.New("target ply must be at most 99")
+		return settingErrorf(SettingTarget, c.Target, "must be at most 99")
 	}
 	if c.BlobPositions < 1 || c.BlobPositions > 1<<22 {
-		return fmt.Errorf("blob positions %d: must be 1 to %d", c.BlobPositions, 1<<22)
+		return settingErrorf(SettingBlobPositions, c.BlobPositions, "must be 1 to %d", 1<<22)
 	}
 	if c.BucketBlobs < 1 || c.BucketBlobs > MaxBucketBlobs {
-		return fmt.Errorf("bucket blobs %d: must be 1 to %d", c.BucketBlobs, MaxBucketBlobs)
+		return settingErrorf(SettingBucketBlobs, c.BucketBlobs, "must be 1 to %d", MaxBucketBlobs)
 	}
 	if c.GrowFrom < 0 || c.GrowFrom > 99 {
-		return fmt.Errorf("grow from ply %d: must be 1 to 99, or 0 for never", c.GrowFrom)
+		return settingErrorf(SettingGrowFrom, c.GrowFrom, "must be 1 to 99, or 0 for never")
 	}
 	if c.MergeFanIn != 0 && (c.MergeFanIn < 2 || c.MergeFanIn > MaxMergeFanIn) {
-		return fmt.Errorf("merge fan-in %d: must be 2 to %d, or 0 for no limit", c.MergeFanIn, MaxMergeFanIn)
+		return settingErrorf(SettingMergeFanIn, c.MergeFanIn, "must be 2 to %d, or 0 for no limit", MaxMergeFanIn)
 	}
 	if c.QueueShards < 1 || c.QueueShards > MaxQueueShards {
-		return fmt.Errorf("queue shards %d: must be 1 to %d", c.QueueShards, MaxQueueShards)
+		return settingErrorf(SettingQueueShards, c.QueueShards, "must be 1 to %d", MaxQueueShards)
 	}
 	if c.Completion != "" && !c.Completion.Known() {
-		return fmt.Errorf("completion %q: must be %q, %q or %q, or empty for the current tree", c.Completion, runstore.TreeCompletion, runstore.WideTreeCompletion, runstore.FlatCompletion)
+		return settingErrorf(SettingCompletion, strconv.Quote(string(c.Completion)), "must be %q, %q or %q, or empty for the current tree", runstore.TreeCompletion, runstore.WideTreeCompletion, runstore.FlatCompletion)
 	}
 	if c.Messages != 0 && !c.Messages.Known() {
-		return fmt.Errorf("messages %d: must be %d to %d, or 0 for the current forms", c.Messages, runstore.MessagesUnnamed, runstore.MessagesScanNodes)
+		return settingErrorf(SettingMessages, c.Messages, "must be %d to %d, or 0 for the current forms", runstore.MessagesUnnamed, runstore.MessagesScanNodes)
 	}
 	if c.CompensationShards < 0 || c.CompensationShards > MaxQueueShards {
-		return fmt.Errorf("compensation queue shards %d: must be 1 to %d, or 0 for as many as the work queue's", c.CompensationShards, MaxQueueShards)
+		return settingErrorf(SettingCompensationShards, c.CompensationShards, "must be 1 to %d, or 0 for as many as the work queue's", MaxQueueShards)
 	}
 	if c.PartitionShards < 1 || c.PartitionShards > MaxPartitionShards {
-		return fmt.Errorf("partition shards %d: must be 1 to %d", c.PartitionShards, MaxPartitionShards)
+		return settingErrorf(SettingPartitionShards, c.PartitionShards, "must be 1 to %d", MaxPartitionShards)
 	}
 	if c.Accounts < 1 || c.Accounts > storage.MaxAccounts {
-		return fmt.Errorf("storage accounts %d: must be 1 to %d", c.Accounts, storage.MaxAccounts)
+		return settingErrorf(SettingAccounts, c.Accounts, "must be 1 to %d", storage.MaxAccounts)
 	}
 	if c.StateAccounts < 1 || c.StateAccounts > c.Accounts {
-		return fmt.Errorf("state accounts %d: must be 1 to the storage accounts, %d", c.StateAccounts, c.Accounts)
+		return settingErrorf(SettingStateAccounts, c.StateAccounts, "must be 1 to the storage accounts, %d", c.Accounts)
 	}
 	switch {
 	case !c.Solve && c.SolvePositions != 0:
-		return fmt.Errorf("solve positions %d: only a run that solves has them", c.SolvePositions)
+		return settingErrorf(SettingSolvePositions, c.SolvePositions, "only a run that solves has them")
 	case c.Solve && (c.SolvePositions < 1 || c.SolvePositions > c.BlobPositions):
-		return fmt.Errorf("solve positions %d: must be 1 to the blob positions, %d", c.SolvePositions, c.BlobPositions)
+		return settingErrorf(SettingSolvePositions, c.SolvePositions, "must be 1 to the blob positions, %d", c.BlobPositions)
 	case !c.Solve && c.SolveMode != "":
-		return fmt.Errorf("solve mode %s: only a run that solves has one", c.SolveMode)
+		return settingErrorf(SettingSolveMode, c.SolveMode, "only a run that solves has one")
 	case c.Solve && c.SolveMode != runstore.SolveAll && !c.SolveMode.Pruned():
-		return fmt.Errorf("solve mode %q: must be all, root or wld", c.SolveMode)
+		return settingErrorf(SettingSolveMode, strconv.Quote(string(c.SolveMode)), "must be all, root or wld")
 	}
 	return nil
 }

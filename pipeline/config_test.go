@@ -95,3 +95,40 @@ func TestConfigDefaults(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateNamesTheSetting: each refused setting comes back as a
+// SettingError naming it, its value and its rule, which commands turn
+// into their flags' names.
+func TestValidateNamesTheSetting(t *testing.T) {
+	for _, tc := range []struct {
+		change func(*RunConfig)
+		want   Setting
+		text   string
+	}{
+		{func(c *RunConfig) { c.Board = 5 }, SettingBoard, "board 5: must be 4, 6 or 8"},
+		{func(c *RunConfig) { c.Target = -1 }, SettingTarget, "target ply -1: must be 0 to 60 on 8x8 from the start position"},
+		{func(c *RunConfig) { c.BlobPositions = 0 }, SettingBlobPositions, "blob positions 0: must be 1 to 4194304"},
+		{func(c *RunConfig) { c.BucketBlobs = MaxBucketBlobs + 1 }, SettingBucketBlobs, "bucket blobs 1025: must be 1 to 1024"},
+		{func(c *RunConfig) { c.GrowFrom = -1 }, SettingGrowFrom, "grow from ply -1: must be 1 to 99, or 0 for never"},
+		{func(c *RunConfig) { c.MergeFanIn = 1 }, SettingMergeFanIn, "merge fan-in 1: must be 2 to 4096, or 0 for no limit"},
+		{func(c *RunConfig) { c.QueueShards = 0 }, SettingQueueShards, "queue shards 0: must be 1 to 64"},
+		{func(c *RunConfig) { c.PartitionShards = 0 }, SettingPartitionShards, "partition shards 0: must be 1 to"},
+		{func(c *RunConfig) { c.Completion = "round" }, SettingCompletion, `completion "round": must be`},
+		{func(c *RunConfig) { c.SolvePositions = 8 }, SettingSolvePositions, "solve positions 8: only a run that solves has them"},
+		{func(c *RunConfig) { c.SolveMode = runstore.SolveAll }, SettingSolveMode, "solve mode all: only a run that solves has one"},
+		{func(c *RunConfig) { c.Solve, c.SolvePositions, c.SolveMode = true, 8, "most" }, SettingSolveMode, `solve mode "most": must be all, root or wld`},
+	} {
+		cfg := DefaultRunConfig()
+		cfg.Name, cfg.Target = "valid", 10
+		cfg = cfg.WithDerived()
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("the valid configuration: %v", err)
+		}
+		tc.change(&cfg)
+		err := cfg.Validate()
+		se, ok := err.(*SettingError)
+		if !ok || se.Setting != tc.want || !strings.HasPrefix(err.Error(), tc.text) {
+			t.Errorf("%s: Validate = %v (%T), want a SettingError of %q starting %q", tc.want, err, err, tc.want, tc.text)
+		}
+	}
+}
