@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"runtime"
@@ -440,22 +441,22 @@ func byCategory(s storage.Stats) map[string]int64 {
 	return m
 }
 
-// showProgress shows how far the run is on standard error, as
-// progressOutputFor says, until the function it returns is called.
+// showProgress shows how far the run is on standard error, as a
+// progressOutput, until the function it returns is called.
 func showProgress(env Env, p *pipeline.Progress, start time.Time) func() {
-	out := progressOutputFor(env)
+	out := &progressOutput{w: env.Stderr, terminal: env.StderrTerminal}
 	done := make(chan struct{})
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
-		tick := time.NewTicker(out.every)
+		tick := time.NewTicker(time.Second)
 		defer tick.Stop()
 		for {
 			select {
 			case <-done:
 				return
 			case <-tick.C:
-				out.show(progressLine(p, time.Since(start)))
+				out.status(progressLine(p, time.Since(start)), stepOf(p), time.Since(start))
 			}
 		}
 	}()
@@ -466,35 +467,51 @@ func showProgress(env Env, p *pipeline.Progress, start time.Time) func() {
 	}
 }
 
-// A progressOutput is how often and how status lines are written.
+// A progressOutput writes status lines, given every second. On a
+// terminal it rewrites one line in place each time. In a file or a pipe,
+// where every line stays, it writes one when a step starts and then
+// every progressEvery: a log keeps the run's history, readable line by
+// line, instead of one line holding every second's state.
 type progressOutput struct {
-	every time.Duration
-	show  func(line string)
-	end   func() // after the last line
+	w        io.Writer
+	terminal bool
+	step     string        // the step of the last line written
+	at       time.Duration // and when it was written
 }
 
-// progressOutputFor returns env's progress output: on a terminal, one
-// status line rewritten in place every second; in a file or a pipe, a
-// line every progressEvery, so that a log keeps a readable history
-// instead of one line holding every second's state.
-func progressOutputFor(env Env) progressOutput {
-	if env.StderrTerminal {
-		return progressOutput{
-			every: time.Second,
-			show:  func(line string) { fmt.Fprintf(env.Stderr, "\r%s ", line) },
-			end:   func() { fmt.Fprintln(env.Stderr) },
-		}
-	}
-	return progressOutput{
-		every: progressEvery,
-		show:  func(line string) { fmt.Fprintln(env.Stderr, line) },
-		end:   func() {},
-	}
-}
-
-// progressEvery is how often progress is written where it is not
-// rewritten in place: a run to 8x8 ply 14 then logs some 130 lines.
+// progressEvery is how often a file or a pipe gets a line within a
+// step: a run to 8x8 ply 14 then logs some 200 lines.
 const progressEvery = 10 * time.Second
+
+// status shows line, a status line of step at elapsed.
+func (o *progressOutput) status(line, step string, elapsed time.Duration) {
+	if o.terminal {
+		fmt.Fprintf(o.w, "\r%s ", line)
+		return
+	}
+	if step == o.step && elapsed-o.at < progressEvery {
+		return
+	}
+	o.step, o.at = step, elapsed
+	fmt.Fprintln(o.w, line)
+}
+
+// end follows the last status line.
+func (o *progressOutput) end() {
+	if o.terminal {
+		fmt.Fprintln(o.w)
+	}
+}
+
+// stepOf names the step the run is in, without its counts: the ply and
+// the step's name, or what the latest task was doing before the first
+// status reading.
+func stepOf(p *pipeline.Progress) string {
+	if s, ok := p.Step(); ok {
+		return fmt.Sprintf("ply %d: %s", s.Ply, s.Name)
+	}
+	return p.Current()
+}
 
 // progressLine says how far the run is, for a person: the time, the
 // step under way with its items done out of the total and the time it

@@ -8,30 +8,41 @@ import (
 	"time"
 )
 
-// TestProgressOutput checks how status lines reach standard error: on a
-// terminal rewritten in place every second and ended once; in a file or
-// a pipe whole lines, less often, with nothing after the last.
+// TestProgressOutput checks how status lines, given every second, reach
+// standard error: on a terminal each rewrites the line in place and one
+// newline ends them; in a file or a pipe a whole line when a step starts
+// and then every progressEvery, and nothing after the last.
 func TestProgressOutput(t *testing.T) {
-	tests := []struct {
+	type status struct {
+		line, step string
+		at         time.Duration
+	}
+	run := []status{
+		{"1s a", "expanding ply 1", time.Second},
+		{"2s b", "ply 9: expansion", 2 * time.Second},
+		{"3s c", "ply 9: expansion", 3 * time.Second},
+		{"11s d", "ply 9: expansion", 11 * time.Second},
+		{"12s e", "ply 9: expansion", 12 * time.Second},
+		{"13s f", "ply 9: merges", 13 * time.Second},
+		{"22s g", "ply 9: merges", 22 * time.Second},
+		{"23s h", "ply 9: merges", 23 * time.Second},
+	}
+	for _, tt := range []struct {
 		terminal bool
-		every    time.Duration
 		want     string
 	}{
-		{terminal: true, every: time.Second, want: "\rfirst \rsecond \n"},
-		{terminal: false, every: progressEvery, want: "first\nsecond\n"},
-	}
-	for _, tt := range tests {
+		{true, "\r1s a \r2s b \r3s c \r11s d \r12s e \r13s f \r22s g \r23s h \n"},
+		{false, "1s a\n2s b\n12s e\n13s f\n23s h\n"},
+	} {
 		var buf bytes.Buffer
-		out := progressOutputFor(Env{Stderr: &buf, StderrTerminal: tt.terminal})
-		out.show("first")
-		out.show("second")
-		out.end()
-		if out.every != tt.every || buf.String() != tt.want {
-			t.Errorf("terminal %v: every %v, wrote %q; want every %v, %q", tt.terminal, out.every, buf.String(), tt.every, tt.want)
+		out := &progressOutput{w: &buf, terminal: tt.terminal}
+		for _, s := range run {
+			out.status(s.line, s.step, s.at)
 		}
-	}
-	if progressEvery <= time.Second {
-		t.Errorf("progressEvery %v: a log would keep a line a second", progressEvery)
+		out.end()
+		if buf.String() != tt.want {
+			t.Errorf("terminal %v: wrote %q, want %q", tt.terminal, buf.String(), tt.want)
+		}
 	}
 }
 
