@@ -456,7 +456,8 @@ func showProgress(env Env, p *pipeline.Progress, start time.Time) func() {
 			case <-done:
 				return
 			case <-tick.C:
-				out.status(progressLine(p, time.Since(start)), stepOf(p), time.Since(start))
+				el := time.Since(start)
+				out.status(progressLine(p, el), stepOf(p), el)
 			}
 		}
 	}()
