@@ -20,7 +20,6 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/pipeline"
-	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/storage/azure"
 	"github.com/reversi-cloud/reversi/storage/embedded"
@@ -455,25 +454,6 @@ func given(fs *flag.FlagSet, name string) bool {
 	found := false
 	fs.Visit(func(f *flag.Flag) { found = found || f.Name == name })
 	return found
-}
-
-// runFlags spells out the flags that define a run, for a command line.
-func runFlags(c pipeline.RunConfig) string {
-	s := fmt.Sprintf("-run %s -board %d -plies %d -blob-positions %d -bucket-blobs %d -grow-from %d -merge-fan-in %d",
-		c.Name, c.Board, c.Target, c.BlobPositions, c.BucketBlobs, c.GrowFrom, c.MergeFanIn)
-	if c.Solve {
-		s += fmt.Sprintf(" -solve -solve-positions %d", c.SolvePositions)
-		if c.SolveMode != runstore.SolveAll {
-			s += fmt.Sprintf(" -solve-mode %s", c.SolveMode)
-		}
-	}
-	if c.QueueShards > 1 {
-		s += fmt.Sprintf(" -queue-shards %d", c.QueueShards)
-	}
-	if c.PartitionShards > 1 {
-		s += fmt.Sprintf(" -partition-shards %d", c.PartitionShards)
-	}
-	return s
 }
 
 // workerGCPercent is the garbage collector's target for processes that

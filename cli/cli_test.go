@@ -185,7 +185,10 @@ func TestEmbeddedRunContinues(t *testing.T) {
 			"-plies 9 would change run four in " + dir + ", started with -run four -board 4 -plies 8 -blob-positions 65536 -bucket-blobs 4"},
 		{"changed board", Enumerate, []string{"-data", dir, "-run", "four", "-board", "6"}, ExitUsage, "-board 6 would change run four"},
 		{"changed bucket blobs", Enumerate, []string{"-data", dir, "-run", "four", "-board", "4", "-plies", "8", "-bucket-blobs", "8"}, ExitUsage, "-bucket-blobs 8 would change run four"},
-		{"changed solve mode", Enumerate, []string{"-data", dir, "-run", "four", "-board", "4", "-plies", "8", "-bucket-blobs", "4", "-solve", "-solve-mode", "wld"}, ExitUsage, "-solve-mode wld would change run four"},
+		{"solve added", Enumerate, []string{"-data", dir, "-run", "four", "-board", "4", "-plies", "8", "-bucket-blobs", "4", "-solve", "-solve-mode", "wld"}, ExitUsage,
+			"-solve would change run four in " + dir + ", started with -run four -board 4 -plies 8 -blob-positions 65536 -bucket-blobs 4 -grow-from 11 -merge-fan-in 1024; leave -solve out"},
+		{"changed start", Enumerate, []string{"-data", dir, "-run", "four", "-start", "-----OX--XX---X- O"}, ExitUsage,
+			"-start '-----OX--XX---X- O' would change run four"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, _, stderr := runCmd(t, tc.cmd, tc.args...)

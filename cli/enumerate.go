@@ -545,9 +545,9 @@ func resumeConfig(ctx context.Context, fs *flag.FlagSet, be storage.Backend, sf 
 		return cfg, err
 	}
 	for _, s := range runSettings {
-		if got := s.value(cfg); given(fs, s.flag) && got != s.value(have) {
-			return cfg, usagef("-%s %v would change run %s %s, started with %s; leave -%s out to continue it, or pick another -run",
-				s.flag, got, cfg.Name, sf.where(), runFlags(have), s.flag)
+		if given(fs, s.flag) && s.value(cfg) != s.value(have) {
+			return cfg, usagef("%s would change run %s %s, started with %s; leave -%s out to continue it, or pick another -run",
+				flagText(fs, s.flag), cfg.Name, sf.where(), runFlags(have), s.flag)
 		}
 	}
 	return have, nil

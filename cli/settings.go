@@ -68,23 +68,72 @@ func (f *settingsFlags) config(fs *flag.FlagSet, name string) (pipeline.RunConfi
 
 // runSettings are the flags that set a run's settings (settingsFlags,
 // startFlags), each with the setting it sets and its value in a
-// configuration: the names by which errors call them, and what a resumed
-// run's flags must not change (resumeConfig).
+// configuration: the names by which errors call them, what a resumed
+// run's flags must not change (resumeConfig), and the command line that
+// continues a run (runFlags).
 var runSettings = []struct {
 	flag    string
 	setting pipeline.Setting
 	value   func(pipeline.RunConfig) any
+	// arg is the flag's argument that sets value: nil means value as
+	// fmt prints it, "" a bool flag set by its name alone.
+	arg func(pipeline.RunConfig) string
+	// needed says whether a command line that continues the run gives
+	// the flag: nil means always; the others only where the run's value
+	// is not the default.
+	needed func(pipeline.RunConfig) bool
 }{
-	{"board", pipeline.SettingBoard, func(c pipeline.RunConfig) any { return c.Board }},
-	{"plies", pipeline.SettingTarget, func(c pipeline.RunConfig) any { return c.Target }},
-	{"blob-positions", pipeline.SettingBlobPositions, func(c pipeline.RunConfig) any { return c.BlobPositions }},
-	{"bucket-blobs", pipeline.SettingBucketBlobs, func(c pipeline.RunConfig) any { return c.BucketBlobs }},
-	{"grow-from", pipeline.SettingGrowFrom, func(c pipeline.RunConfig) any { return c.GrowFrom }},
-	{"merge-fan-in", pipeline.SettingMergeFanIn, func(c pipeline.RunConfig) any { return c.MergeFanIn }},
-	{"solve-positions", pipeline.SettingSolvePositions, func(c pipeline.RunConfig) any { return c.SolvePositions }},
-	{"solve-mode", pipeline.SettingSolveMode, func(c pipeline.RunConfig) any { return c.SolveMode }},
-	{"queue-shards", pipeline.SettingQueueShards, func(c pipeline.RunConfig) any { return c.QueueShards }},
-	{"partition-shards", pipeline.SettingPartitionShards, func(c pipeline.RunConfig) any { return c.PartitionShards }},
+	{"board", pipeline.SettingBoard, func(c pipeline.RunConfig) any { return c.Board }, nil, nil},
+	{"plies", pipeline.SettingTarget, func(c pipeline.RunConfig) any { return c.Target }, nil, nil},
+	{"blob-positions", pipeline.SettingBlobPositions, func(c pipeline.RunConfig) any { return c.BlobPositions }, nil, nil},
+	{"bucket-blobs", pipeline.SettingBucketBlobs, func(c pipeline.RunConfig) any { return c.BucketBlobs }, nil, nil},
+	{"grow-from", pipeline.SettingGrowFrom, func(c pipeline.RunConfig) any { return c.GrowFrom }, nil, nil},
+	{"merge-fan-in", pipeline.SettingMergeFanIn, func(c pipeline.RunConfig) any { return c.MergeFanIn }, nil, nil},
+	{"start", pipeline.SettingStart, func(c pipeline.RunConfig) any { return c.Start },
+		func(c pipeline.RunConfig) string { return shellQuote(startText(c.Board, c.Start)) },
+		func(c pipeline.RunConfig) bool { return c.Start != board.MustNew(c.Board).Start() }},
+	{"solve", pipeline.SettingSolve, func(c pipeline.RunConfig) any { return c.Solve },
+		func(pipeline.RunConfig) string { return "" }, func(c pipeline.RunConfig) bool { return c.Solve }},
+	{"solve-positions", pipeline.SettingSolvePositions, func(c pipeline.RunConfig) any { return c.SolvePositions },
+		nil, func(c pipeline.RunConfig) bool { return c.Solve }},
+	{"solve-mode", pipeline.SettingSolveMode, func(c pipeline.RunConfig) any { return c.SolveMode },
+		nil, func(c pipeline.RunConfig) bool { return c.Solve && c.SolveMode != runstore.SolveAll }},
+	{"queue-shards", pipeline.SettingQueueShards, func(c pipeline.RunConfig) any { return c.QueueShards },
+		nil, func(c pipeline.RunConfig) bool { return c.QueueShards > 1 }},
+	{"partition-shards", pipeline.SettingPartitionShards, func(c pipeline.RunConfig) any { return c.PartitionShards },
+		nil, func(c pipeline.RunConfig) bool { return c.PartitionShards > 1 }},
+}
+
+// runFlags returns the flags that continue run c as it was started: -run
+// and each of runSettings the run needs.
+func runFlags(c pipeline.RunConfig) string {
+	s := "-run " + c.Name
+	for _, f := range runSettings {
+		if f.needed != nil && !f.needed(c) {
+			continue
+		}
+		s += " -" + f.flag
+		arg := fmt.Sprint(f.value(c))
+		if f.arg != nil {
+			arg = f.arg(c)
+		}
+		if arg != "" {
+			s += " " + arg
+		}
+	}
+	return s
+}
+
+// flagText is flag name of fs as it was given: "-plies 9", "-solve".
+func flagText(fs *flag.FlagSet, name string) string {
+	v := fs.Lookup(name).Value
+	if b, ok := v.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+		if v.String() == "true" {
+			return "-" + name
+		}
+		return "-" + name + "=" + v.String()
+	}
+	return "-" + name + " " + shellQuote(v.String())
 }
 
 // flagError returns a configuration's error as a usage error, naming the

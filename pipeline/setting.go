@@ -7,7 +7,8 @@ import "fmt"
 // and other callers still read what the value was.
 type Setting string
 
-// The settings Validate checks.
+// The settings Validate checks, and the start and -solve, which it
+// takes as they are.
 const (
 	SettingBoard              Setting = "board"
 	SettingTarget             Setting = "target ply"
@@ -24,6 +25,8 @@ const (
 	SettingStateAccounts      Setting = "state accounts"
 	SettingSolvePositions     Setting = "solve positions"
 	SettingSolveMode          Setting = "solve mode"
+	SettingStart              Setting = "start position"
+	SettingSolve              Setting = "solve"
 )
 
 // A SettingError is a setting whose value Validate refuses: it reads
