@@ -456,56 +456,25 @@ func given(fs *flag.FlagSet, name string) bool {
 	return found
 }
 
-// workerGCPercent is the garbage collector's target for processes that
-// run worker loops, unless GOGC says otherwise. Their large allocations,
-// an expansion's edges and a merge's blocks, hold no pointers, so a
-// collection costs little however large they are, while Go's default of
-// 100 lets the heap reach twice what is live: at 8x8 ply 14 two loops
-// held about half a gigabyte live and grew to 1.5 GB. At 25 the heap
-// stays within a quarter above what is live.
-const workerGCPercent = 25
-
-// workerMemoryLimit is the Go runtime's soft memory limit for processes
-// that run worker loops, unless GOMEMLIMIT says otherwise. When each
-// expansion allocated its edges afresh, the runtime handed the freed
-// memory back to the system slowly, so at 8x8 ply 14 the resident size
-// reached 1.0 GB while about half of it was live. Expansions now reuse
-// their buffers (internal/reuse) and drop them after their stage, and
-// merges' readers take theirs from a pool (packed/scratch.go); near the
-// limit the collector runs sooner and returns freed memory at once. It
-// is soft: a task that needs more gets it, at the cost of more frequent
-// collections.
-const workerMemoryLimit = 768 << 20
-
-// gcSettings are the collector's target (GOGC) and soft memory limit
-// (GOMEMLIMIT) for a process.
-type gcSettings struct {
-	percent int
-	limit   int64
-}
-
-// workerGC is for processes that run worker loops.
-var workerGC = gcSettings{workerGCPercent, workerMemoryLimit}
-
 // simGC is for a process that rehearses a fleet on a simulated account
 // (-storage sim) whose store may use storeBytes. Its hundreds of loops
 // handle small tasks: its heap is many small objects with pointers and
 // hundreds of goroutine stacks, which every collection scans, and at
-// workerGCPercent the collector took a third of a rehearsal's CPU
-// (docs/performance.md). Go's default of 100 collects a quarter as
-// often. The limit leaves the loops workerMemoryLimit beside what the
-// account's store may hold, which stands for Azure's machines, not for
-// the workers'.
-func simGC(storeBytes int64) gcSettings {
-	return gcSettings{100, workerMemoryLimit + storeBytes}
+// pipeline.WorkerGC's 25 percent the collector took a third of a
+// rehearsal's CPU (docs/performance.md). Go's default of 100 collects a
+// quarter as often. The limit leaves the loops pipeline.WorkerGC's limit
+// beside what the account's store may hold, which stands for Azure's
+// machines, not for the workers'.
+func simGC(storeBytes int64) pipeline.GCSettings {
+	return pipeline.GCSettings{Percent: 100, MemoryLimit: pipeline.WorkerGC.MemoryLimit + storeBytes}
 }
 
 // tuneGC applies g where the environment sets no GOGC or GOMEMLIMIT.
-func tuneGC(env Env, g gcSettings) {
+func tuneGC(env Env, g pipeline.GCSettings) {
 	if env.Getenv("GOGC") == "" {
-		debug.SetGCPercent(g.percent)
+		debug.SetGCPercent(g.Percent)
 	}
 	if env.Getenv("GOMEMLIMIT") == "" {
-		debug.SetMemoryLimit(g.limit)
+		debug.SetMemoryLimit(g.MemoryLimit)
 	}
 }

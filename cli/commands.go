@@ -239,7 +239,7 @@ func (f *workerFlags) workerConfig(fs *flag.FlagSet) (pipeline.WorkerConfig, err
 }
 
 func worker(env Env) (err error) {
-	tuneGC(env, workerGC)
+	tuneGC(env, pipeline.WorkerGC)
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	var f workerFlags
 	f.register(fs)

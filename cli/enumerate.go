@@ -105,7 +105,7 @@ func (f *enumerateFlags) register(fs *flag.FlagSet) {
 }
 
 func enumerate(env Env) (err error) {
-	tuneGC(env, workerGC)
+	tuneGC(env, pipeline.WorkerGC)
 	fs := flag.NewFlagSet("enumerate", flag.ContinueOnError)
 	var f enumerateFlags
 	f.register(fs)

@@ -3,6 +3,8 @@ package cli
 import (
 	"runtime/debug"
 	"testing"
+
+	"github.com/reversi-cloud/reversi/pipeline"
 )
 
 // TestTuneGC checks that the collector settings of worker processes and
@@ -11,17 +13,17 @@ func TestTuneGC(t *testing.T) {
 	percent, limit := debug.SetGCPercent(100), debug.SetMemoryLimit(-1)
 	defer func() { debug.SetGCPercent(percent); debug.SetMemoryLimit(limit) }()
 	for _, tc := range []struct {
-		g                      gcSettings
+		g                      pipeline.GCSettings
 		env                    map[string]string
 		wantPercent, wantLimit int64
 	}{
-		{workerGC, map[string]string{}, workerGCPercent, workerMemoryLimit},
-		{workerGC, map[string]string{"GOGC": "100"}, 77, workerMemoryLimit},
-		{workerGC, map[string]string{"GOMEMLIMIT": "2GiB"}, workerGCPercent, 1 << 40},
-		{workerGC, map[string]string{"GOGC": "off", "GOMEMLIMIT": "2GiB"}, 77, 1 << 40},
+		{pipeline.WorkerGC, map[string]string{}, 25, 768 << 20},
+		{pipeline.WorkerGC, map[string]string{"GOGC": "100"}, 77, 768 << 20},
+		{pipeline.WorkerGC, map[string]string{"GOMEMLIMIT": "2GiB"}, 25, 1 << 40},
+		{pipeline.WorkerGC, map[string]string{"GOGC": "off", "GOMEMLIMIT": "2GiB"}, 77, 1 << 40},
 		// A rehearsal's store of 1 GiB gets the workers' limit beside it.
-		{simGC(1 << 30), map[string]string{}, 100, workerMemoryLimit + 1<<30},
-		{simGC(1 << 30), map[string]string{"GOGC": "25"}, 77, workerMemoryLimit + 1<<30},
+		{simGC(1 << 30), map[string]string{}, 100, 768<<20 + 1<<30},
+		{simGC(1 << 30), map[string]string{"GOGC": "25"}, 77, 768<<20 + 1<<30},
 	} {
 		// Sentinel settings that tuneGC must leave where the environment
 		// chose.
