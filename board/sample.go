@@ -9,9 +9,7 @@ import (
 // a third to two thirds of the board's empty squares into the game (plies
 // 20 to 40 of 8x8) that are not over, in the order played, the bulk of
 // what an enumeration expands. The games are seeded, so the sample is the
-// same on every machine: the board benchmarks time their work on it, and
-// the capacity plan times this machine's move generation on it to scale
-// its CPU model (plan.MeasureGeneration).
+// same on every machine: the board benchmarks time their work on it.
 func (b *Board) Midgame(n int) []Position {
 	empty := b.size*b.size - 4
 	lo, hi := empty/3, 2*empty/3

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -30,7 +31,7 @@ func (f *planFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.on, "plan", false, "run nothing: print a capacity plan for 8x8 through -plies, per ply: positions, edges, storage transactions by category, bytes stored and moved, CPU and wall time, the cost of the transactions and of the CPU at list prices (the -price flags) and the two together, and the storage accounts, work-queue shards and table partitions that keep it within Azure's scalability targets, naming the binding limit; -json writes it")
 	fs.DurationVar(&f.deadline, "deadline", 0, "with -plan: the wall time the run must take; the plan gives the workers (one CPU each) it needs, instead of planning for -workers")
 	fs.Float64Var(&f.cpuScale, "cpu-scale", 1, "with -plan: the workers' CPU time for the same work over that of the machine the plan's model was measured on (2 for machines twice as slow; -calibrate measures it for this machine)")
-	fs.BoolVar(&f.calibrate, "calibrate", false, "with -plan: plan for machines like this one: time its move generation (ten seconds) against the model's machine and scale the plan's CPU by the ratio, which the plan prints for -cpu-scale")
+	fs.BoolVar(&f.calibrate, "calibrate", false, "with -plan: plan for machines like this one: time a small run of the pipeline here (8x8 to ply 11, over and over for ten seconds, on a temporary directory) against the model's machine and scale the plan's CPU by the ratio, which the plan prints for -cpu-scale")
 }
 
 // runFlagsUnplanned are enumerate's flags that only a run uses.
@@ -80,12 +81,12 @@ func (f *planFlags) plan(env Env, cfg pipeline.RunConfig, workers int, jsonOut s
 	}
 	scale, measured := f.cpuScale, ""
 	if f.calibrate {
-		if m.GenerationPerEdge == 0 {
-			return fmt.Errorf("-calibrate: the plan's model has no generation time of its machine to compare with")
+		c, err := m.Calibrate(context.Background())
+		if err != nil {
+			return fmt.Errorf("-calibrate: %w", err)
 		}
-		c := m.Calibrate()
 		scale = c.Scale()
-		measured = fmt.Sprintf(" (-calibrate: this machine generated a child in %.1f ns, the model's in %.1f)", 1e9*c.Here, 1e9*c.Model)
+		measured = fmt.Sprintf(" (-calibrate: the yardstick run, 8x8 to ply %d, took %.0f CPU ns an edge here, %.0f on the model's machine)", plan.YardstickTarget, 1e9*c.Here, 1e9*c.Model)
 	}
 	p, err := m.Make(plan.Config{Target: cfg.Target, Workers: workers, Deadline: f.deadline, Sizes: cfg.Sizes, Limits: plan.StandardV2, Prices: cf.p, VCPUHour: cf.vcpuHour, CPUScale: scale})
 	if err != nil {

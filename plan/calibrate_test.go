@@ -1,7 +1,10 @@
 package plan
 
 import (
+	"context"
 	"math"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -58,24 +61,42 @@ func TestCPUScale(t *testing.T) {
 	}
 }
 
-// TestCalibration: the default model knows its machine's generation time
-// (38.5 ns a child, board's BenchmarkChildren on it the day of its runs),
-// this machine's is measured in earnest, and the scale is the ratio.
+// TestCalibration: the default model knows its machine's CPU for the
+// yardstick run (the measurement its CPU is fitted to says), a machine's
+// is measured in earnest on a real run of the pipeline, and the scale is
+// the ratio.
 func TestCalibration(t *testing.T) {
 	m, err := Default()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.GenerationPerEdge != 38.5e-9 {
-		t.Errorf("the model's machine generated a child in %g s, want 38.5 ns (testdata)", m.GenerationPerEdge)
+	runs, err := Measured()
+	if err != nil {
+		t.Fatal(err)
 	}
-	// A child takes tens of nanoseconds on the machines measured: more
-	// than a cycle, and far less than the 100 us of a machine a thousand
-	// times busier.
-	if g := MeasureGeneration(20 * time.Millisecond); !(g > 1e-10 && g < 1e-4) {
-		t.Errorf("this machine generates a child in %g s", g)
+	fitted := false
+	for _, r := range runs {
+		if r.YardstickNs <= 0 {
+			t.Errorf("%s: no yardstick time of its machine", describe(r))
+		}
+		fitted = fitted || r.YardstickNs*1e-9 == m.YardstickPerEdge && slices.ContainsFunc(m.Fitted, func(f string) bool {
+			return strings.HasPrefix(f, "CPU: "+describe(r))
+		})
 	}
-	if c := (Calibration{Here: 90e-9, Model: 38.5e-9}); math.Abs(c.Scale()-90/38.5) > 1e-12 {
-		t.Errorf("%+v: scale %g, want %g", c, c.Scale(), 90/38.5)
+	if !fitted {
+		t.Errorf("the model's yardstick, %g s an edge, is not that of the run its CPU is fitted to (%q)", m.YardstickPerEdge, m.Fitted)
+	}
+	// An edge takes hundreds of nanoseconds on the machines measured:
+	// more than a cycle, and far less than the millisecond of a machine
+	// a thousand times busier. Ply 6 keeps the test short; one run at
+	// least is timed.
+	if y, err := measureRuns(context.Background(), 6, 0); err != nil || !(y > 1e-10 && y < 1e-3) {
+		t.Errorf("this machine took %g s an edge of a run to ply 6 (%v)", y, err)
+	}
+	if _, err := (&Model{}).Calibrate(context.Background()); err == nil {
+		t.Error("a model without its machine's yardstick calibrated")
+	}
+	if c := (Calibration{Here: 420e-9, Model: 280e-9}); math.Abs(c.Scale()-1.5) > 1e-12 {
+		t.Errorf("%+v: scale %g, want 1.5", c, c.Scale())
 	}
 }

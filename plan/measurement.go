@@ -28,11 +28,10 @@ type Measurement struct {
 	// system time of the process, which also ran the embedded storage.
 	WallSeconds float64 `json:"wall_seconds"`
 	CPUSeconds  float64 `json:"cpu_seconds"`
-	// GenerationNs is the nanoseconds the machine took to generate a
-	// child (MeasureGeneration) the day of the run: the yardstick by
-	// which a plan scales the CPU to another machine (Calibration). 0
-	// where it was not measured.
-	GenerationNs float64 `json:"generation_ns_per_child,omitempty"`
+	// YardstickNs is the CPU nanoseconds an edge of the yardstick run
+	// took on the machine (MeasureYardstick), timed right after the run:
+	// what a plan scales the CPU to another machine by (Calibration).
+	YardstickNs float64 `json:"yardstick_cpu_ns_per_edge"`
 	// Plies has one entry per ply, in order.
 	Plies []MeasuredPly `json:"plies"`
 	// NoPly is the storage work done for no ply's message: polling an

@@ -17,8 +17,8 @@
 // a constant per edge handled plus one per segment the merges read,
 // fitted to the newest run with growing sizes (and one with fixed sizes
 // of the same day). That CPU is the measuring machine's; a plan for
-// other machines scales it by their move generation's time against that
-// machine's, which the measurements record (Calibration).
+// other machines scales it by their CPU for a small run of the pipeline
+// against that machine's, which the measurements record (Calibration).
 // Positions come
 // from pipeline.EstimatePositions; edges per position grow by a
 // measured factor per ply past the measured plies. The worker loops'
@@ -148,10 +148,10 @@ type Model struct {
 	// merges read far more segments an edge, took a third more CPU an
 	// edge than runs with growing sizes.
 	CPUPerEdge, CPUPerSegment float64
-	// GenerationPerEdge is the seconds the machine of the CPU's
-	// measurements took to generate a child (MeasureGeneration): what
-	// Calibrate compares another machine with. 0 if not measured.
-	GenerationPerEdge float64
+	// YardstickPerEdge is the CPU seconds an edge of the yardstick run
+	// took on the machine of the CPU's measurements (MeasureYardstick):
+	// what Calibrate compares another machine with. 0 if not measured.
+	YardstickPerEdge float64
 	// edges are the measured plies' edges; EdgeGrowth is the factor by
 	// which edges per position grow from one ply to the next past them.
 	edges      []int64
@@ -321,7 +321,7 @@ func (m *Model) fitCPU(run Measurement, other *Measurement) {
 	}
 	h1, s1 := work(run)
 	m.CPUPerEdge, m.CPUPerSegment = run.CPUSeconds/h1, 0
-	m.GenerationPerEdge = run.GenerationNs * 1e-9
+	m.YardstickPerEdge = run.YardstickNs * 1e-9
 	if other == nil {
 		return
 	}

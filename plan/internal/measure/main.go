@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"runtime"
 	"strconv"
 	"strings"
@@ -47,7 +48,16 @@ func run() error {
 	fanIn := flag.Int("merge-fan-in", defaults.MergeFanIn, "the run's -merge-fan-in (0: no limit)")
 	blobPositions := flag.Int("blob-positions", defaults.BlobPositions, "the run's -blob-positions")
 	bucketBlobs := flag.Int("bucket-blobs", defaults.BucketBlobs, "the run's -bucket-blobs")
+	yardstick := flag.Bool("yardstick", false, "only time the plan's yardstick run (plan.MeasureYardstick) and print its CPU ns an edge")
 	flag.Parse()
+	if *yardstick {
+		y, err := plan.MeasureYardstick(context.Background(), plan.CalibrationTime)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Println(1e9 * y)
+		return err
+	}
 	if *out == "" || *machine == "" || *plies < 1 || *workers < 1 || *blobPositions < 1 || *bucketBlobs < 1 {
 		return fmt.Errorf("want -o FILE, -machine TEXT, -plies 1 or more, -workers, -blob-positions and -bucket-blobs 1 or more")
 	}
@@ -86,9 +96,11 @@ func run() error {
 		Board:   8, Target: *plies, Workers: *workers, BlobPositions: cfg.BlobPositions, BucketBlobs: cfg.BucketBlobs,
 		GrowFrom: cfg.GrowFrom, MergeFanIn: cfg.MergeFanIn,
 		WallSeconds: wall, CPUSeconds: cpu,
-		// The machine's yardstick, timed right after the run, for plans
-		// calibrated to other machines (plan.Calibration).
-		GenerationNs: 1e9 * plan.MeasureGeneration(plan.CalibrationTime),
+	}
+	// The machine's yardstick, timed right after the run, for plans
+	// calibrated to other machines (plan.Calibration).
+	if m.YardstickNs, err = timeYardstick(); err != nil {
+		return err
 	}
 	split := mt.split(metered.Stats())
 	for _, p := range rep.Plies {
@@ -121,6 +133,27 @@ func run() error {
 }
 
 // cpuSeconds is the user and system time this process has used.
+// timeYardstick times the plan's yardstick in a new process, as
+// enumerate -plan -calibrate does (plan.MeasureYardstick says why), and
+// returns its CPU ns an edge.
+func timeYardstick() (float64, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	cmd := exec.Command(self, "-yardstick")
+	cmd.Stderr = os.Stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return 0, fmt.Errorf("timing the yardstick: %w", err)
+	}
+	ns, err := strconv.ParseFloat(strings.TrimSpace(string(out)), 64)
+	if err != nil {
+		return 0, fmt.Errorf("timing the yardstick: %q: %w", out, err)
+	}
+	return ns, nil
+}
+
 func cpuSeconds() float64 { return cputime.Process().Seconds() }
 
 // noPly stands for calls made for no ply's message.
