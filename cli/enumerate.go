@@ -122,7 +122,7 @@ func enumerate(env Env) (err error) {
 	// -plan runs nothing, so the flags that only a run reads are not
 	// checked for it.
 	if f.plan.on {
-		return f.plan.plan(env, cfg, f.workers, f.jsonOut, &f.cost)
+		return f.plan.plan(env, cfg, f.workers, f.jsonOut, &f.cost, f.quiet)
 	}
 	if err := f.checkRun(fs, &cfg); err != nil {
 		return err

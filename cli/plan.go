@@ -67,8 +67,9 @@ func (f *planFlags) validate(fs *flag.FlagSet) error {
 	return positive(fs, "deadline")
 }
 
-// plan prints the capacity plan of cfg and writes it to jsonOut if set.
-func (f *planFlags) plan(env Env, cfg pipeline.RunConfig, workers int, jsonOut string, cf *costFlags) error {
+// plan prints the capacity plan of cfg and writes it to jsonOut if set;
+// -calibrate says on stderr that it is timing the machine, unless quiet.
+func (f *planFlags) plan(env Env, cfg pipeline.RunConfig, workers int, jsonOut string, cf *costFlags, quiet bool) error {
 	if cfg.Board != 8 {
 		return usagef("-plan -board %d: the plan's model is measured on 8x8 only", cfg.Board)
 	}
@@ -81,8 +82,19 @@ func (f *planFlags) plan(env Env, cfg pipeline.RunConfig, workers int, jsonOut s
 	}
 	scale, measured := f.cpuScale, ""
 	if f.calibrate {
-		c, err := m.Calibrate(context.Background())
-		if err != nil {
+		if !quiet {
+			fmt.Fprintf(env.Stderr, "-calibrate: timing this machine: the pipeline to 8x8 ply %d, over and over for %v...\n", plan.YardstickTarget, plan.CalibrationTime)
+		}
+		// Interrupted, the yardstick's run stops and removes its
+		// temporary directory.
+		ctx, stop := interruptible(context.Background(), env, "enumerate", "interrupted again: the yardstick's directory may be left in the system's temporary directory")
+		c, err := m.Calibrate(ctx)
+		interrupted := ctx.Err() != nil
+		stop()
+		switch {
+		case interrupted:
+			return interruptedError{"-calibrate interrupted: no plan"}
+		case err != nil:
 			return fmt.Errorf("-calibrate: %w", err)
 		}
 		scale = c.Scale()

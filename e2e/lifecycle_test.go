@@ -2,9 +2,11 @@ package e2e
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -278,4 +280,55 @@ func TestEnumerateInterruptAndResume(t *testing.T) {
 		t.Fatalf("%s: %v\n%s", resume, err, out)
 	}
 	sameResult(t, readReport(t, path), clean)
+}
+
+// TestCalibrateInterrupted: SIGINT while -plan -calibrate times the
+// machine stops the yardstick's run, which removes its directory from
+// the system's temporary directory, and exits 130 with one line. The
+// signal comes once that directory exists.
+func TestCalibrateInterrupted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("interrupts an enumerate process")
+	}
+	bin := binaries(t)
+	tmp := t.TempDir()
+	cmd := command(bin, "enumerate", "-plan", "-calibrate", "-plies", "10")
+	cmd.Env = append(cmd.Env, "TMPDIR="+tmp)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	for {
+		entries, err := os.ReadDir(tmp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(entries) > 0 {
+			break
+		}
+		select {
+		case err := <-exited:
+			t.Fatalf("enumerate -plan -calibrate ended (%v) before its yardstick made a directory: %s", err, stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+	case <-time.After(30 * time.Second):
+		t.Fatal("enumerate -plan -calibrate did not exit within 30s of SIGINT")
+	}
+	lines := strings.Split(strings.TrimSpace(stderr.String()), "\n")
+	if code := cmd.ProcessState.ExitCode(); code != 130 || lines[len(lines)-1] != "enumerate: -calibrate interrupted: no plan" {
+		t.Fatalf("exit %d, stderr %q: want 130 and that the calibration was interrupted", code, stderr.String())
+	}
+	if entries, err := os.ReadDir(tmp); err != nil || len(entries) > 0 {
+		t.Errorf("left in the temporary directory: %v (%v)", entries, err)
+	}
 }
