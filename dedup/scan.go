@@ -121,9 +121,14 @@ func stepOf(ctx context.Context, store *runstore.Store, p *runstore.Ply) (step, 
 // not done, and the scans of its children; in a run of the earlier
 // forms, node 0 covers the whole step.
 func scanNode(ctx context.Context, t *task.Task, p *runstore.Ply, st step, node int) error {
+	// first is what node 0 has read of its span already: the tasks of
+	// [0, look) not done.
+	var first []int
+	look := 0
 	if st.first > 0 {
-		look := min(st.first, scanSpan)
-		first, err := st.undone(ctx, runstore.Span{Lo: 0, Hi: look})
+		look = min(st.first, scanSpan)
+		var err error
+		first, err = st.undone(ctx, runstore.Span{Lo: 0, Hi: look})
 		switch {
 		case err != nil:
 			return err
@@ -142,10 +147,14 @@ func scanNode(ctx context.Context, t *task.Task, p *runstore.Ply, st step, node 
 		span = runstore.Span{Lo: node * scanSpan, Hi: min((node+1)*scanSpan, st.items)}
 		children = treeChildren(node, nodes)
 	}
-	undone, err := st.undone(ctx, span)
+	if node != 0 {
+		look, first = 0, nil
+	}
+	undone, err := st.undone(ctx, runstore.Span{Lo: span.Lo + look, Hi: span.Hi})
 	if err != nil {
 		return err
 	}
+	undone = append(first, undone...)
 	if st.first == 0 && node == 0 && len(undone) == span.Hi-span.Lo {
 		// The bucket merges of a ply without levels start here: their
 		// inputs go first. A nudge that finds this span's merges undone
