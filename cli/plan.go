@@ -31,7 +31,7 @@ func (f *planFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.on, "plan", false, "run nothing: print a capacity plan for 8x8 through -plies, per ply: positions, edges, storage transactions by category, bytes stored and moved, CPU and wall time, the cost of the transactions and of the CPU at list prices (the -price flags) and the two together, and the storage accounts, work-queue shards and table partitions that keep it within Azure's scalability targets, naming the binding limit; -json writes it")
 	fs.DurationVar(&f.deadline, "deadline", 0, "with -plan: the wall time the run must take; the plan gives the workers (one CPU each) it needs, instead of planning for -workers")
 	fs.Float64Var(&f.cpuScale, "cpu-scale", 1, "with -plan: the workers' CPU time for the same work over that of the machine the plan's model was measured on (2 for machines twice as slow; -calibrate measures it for this machine)")
-	fs.BoolVar(&f.calibrate, "calibrate", false, "with -plan: plan for machines like this one: time a small run of the pipeline here (8x8 to ply 11, over and over for ten seconds, on a temporary directory) against the model's machine and scale the plan's CPU by the ratio, which the plan prints for -cpu-scale")
+	fs.BoolVar(&f.calibrate, "calibrate", false, "with -plan: plan for machines like this one: time a small run of the pipeline here (8x8 to ply 11, over and over for ten seconds, in the system's temporary directory) against the model's machine and scale the plan's CPU by the ratio, which the plan prints for -cpu-scale")
 }
 
 // runFlagsUnplanned are enumerate's flags that only a run uses.
