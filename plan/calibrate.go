@@ -19,12 +19,12 @@ import (
 //
 // The yardstick is the pipeline itself: a small run (YardstickTarget),
 // whose edges go through the same generation, sort, packing, merges and
-// storage as a large run's, in about the same shares. Generation alone,
-// the yardstick before, is a quarter of the pipeline's CPU and the rest
-// does not move with it: an Intel VM generated a child as fast as the Zen
-// 5 VM the model was measured on and took half as long again for a whole
-// run, so plans calibrated on it came out 10% to 31% low
-// (docs/performance.md).
+// storage as a large run's; on the Intel VM its CPU an edge was within a
+// sixth of the large runs'. Generation alone, the yardstick before, is a
+// quarter of the pipeline's CPU and the rest does not move with it: an
+// Intel VM generated a child as fast as the Zen 5 VM the model was
+// measured on and took half as long again for a whole run, so plans
+// calibrated on it came out 10% to 31% low (docs/performance.md).
 type Calibration struct {
 	// Here and Model are the CPU seconds an edge of the yardstick run
 	// took on this machine and on the model's.
@@ -72,11 +72,11 @@ const YardstickTarget = 11
 // system does not give CPU time), so that the machine's other work does
 // not count but whatever slows this one's cores does, as in a run.
 //
-// Nothing else in the process should run meanwhile, nor have run before
-// it: a process that has run a large run takes a fifth less CPU for the
-// yardstick than a new one (its heap has grown and collects less often),
-// so a machine is timed in a new process, as enumerate -plan -calibrate
-// does (plan/internal/measure runs another).
+// Nothing else in the process should run meanwhile. Every machine is
+// timed the same way, in a process that has run nothing before, as
+// enumerate -plan -calibrate is (plan/internal/measure starts one after
+// its run), so that nothing left from earlier work sets one machine's
+// figure apart from another's.
 func MeasureYardstick(ctx context.Context, d time.Duration) (float64, error) {
 	percent := debug.SetGCPercent(pipeline.WorkerGC.Percent)
 	limit := debug.SetMemoryLimit(pipeline.WorkerGC.MemoryLimit)
