@@ -9,6 +9,7 @@ import (
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/runstore"
+	"github.com/reversi-cloud/reversi/solve"
 )
 
 // settingsFlags are the flags that set a run's settings, shared by seed
@@ -90,7 +91,9 @@ var runSettings = []struct {
 	{"grow-from", pipeline.SettingGrowFrom, func(c pipeline.RunConfig) any { return c.GrowFrom }, nil, nil},
 	{"merge-fan-in", pipeline.SettingMergeFanIn, func(c pipeline.RunConfig) any { return c.MergeFanIn }, nil, nil},
 	{"start", pipeline.SettingStart, func(c pipeline.RunConfig) any { return c.Start },
-		func(c pipeline.RunConfig) string { return shellQuote(startText(c.Board, c.Start)) },
+		func(c pipeline.RunConfig) string {
+			return shellQuote(solve.FormatPosition(board.MustNew(c.Board), c.Start))
+		},
 		func(c pipeline.RunConfig) bool { return c.Start != board.MustNew(c.Board).Start() }},
 	{"solve", pipeline.SettingSolve, func(c pipeline.RunConfig) any { return c.Solve },
 		func(pipeline.RunConfig) string { return "" }, func(c pipeline.RunConfig) bool { return c.Solve }},

@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/solve"
@@ -68,27 +67,4 @@ func (f *startFlags) apply(fs *flag.FlagSet, cfg *pipeline.RunConfig) error {
 	}
 	cfg.Board, cfg.Start = b.Size(), p
 	return nil
-}
-
-// startText is p as -start takes it (solve.ParsePosition): the squares of
-// a size by size board row by row, X black, O white and - empty, then the
-// side to move.
-func startText(size int, p board.Position) string {
-	sq := make([]byte, 0, size*size+2)
-	for i := 0; i < size*size; i++ {
-		bit := uint64(1) << uint(i/size*8+i%size)
-		switch {
-		case p.White&bit != 0:
-			sq = append(sq, 'O')
-		case p.Occ&bit != 0:
-			sq = append(sq, 'X')
-		default:
-			sq = append(sq, '-')
-		}
-	}
-	side := " X"
-	if p.Side == board.White {
-		side = " O"
-	}
-	return string(sq) + side
 }

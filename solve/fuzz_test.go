@@ -9,27 +9,6 @@ import (
 	"github.com/reversi-cloud/reversi/board"
 )
 
-// format is the inverse of ParsePosition, upper case.
-func format(b *board.Board, p board.Position) string {
-	var sb strings.Builder
-	n := b.Size()
-	for i := 0; i < n*n; i++ {
-		bit := uint64(1) << uint(i/n*8+i%n)
-		switch {
-		case p.White&bit != 0:
-			sb.WriteByte('O')
-		case p.Occ&bit != 0:
-			sb.WriteByte('X')
-		default:
-			sb.WriteByte('-')
-		}
-	}
-	if p.Side == board.White {
-		return sb.String() + " O"
-	}
-	return sb.String() + " X"
-}
-
 func FuzzParsePosition(f *testing.F) {
 	f.Add("-----OX--XO----- X")
 	f.Add("O--OOOOX-OOOOOOXOOXXOOOXOOXOOOXXOOOOOOXX---OOOOX----O--X-------- X +38 a2 ffo40")
@@ -43,7 +22,7 @@ func FuzzParsePosition(f *testing.F) {
 			t.Fatalf("ParsePosition(%q) accepted an invalid position: %v", line, err)
 		}
 		fields := strings.Fields(line)
-		if got, want := format(b, p), strings.ToUpper(fields[0]+" "+fields[1]); got != want {
+		if got, want := FormatPosition(b, p), strings.ToUpper(fields[0]+" "+fields[1]); got != want {
 			t.Fatalf("ParsePosition(%q) reads as %q", line, got)
 		}
 	})
@@ -134,7 +113,7 @@ func TestConcurrent(t *testing.T) {
 			case err != nil:
 				errs <- err.Error()
 			case res.Score != want[i]:
-				errs <- format(b, p)
+				errs <- FormatPosition(b, p)
 			default:
 				errs <- ""
 			}
