@@ -7,7 +7,9 @@
 export GOAMD64 ?= $(shell scripts/goamd64.sh)
 # Go's experimental vector package (simd/archsimd): with GOAMD64=v3 the
 # solver's move generator works on four directions at once (solve/
-# moves_simd.go). Elsewhere it changes nothing. GOEXPERIMENT= turns it off.
+# moves_simd.go), and the generation finds a child's canonical occupancy
+# among its eight images in two registers (board/minimage_simd.go).
+# Elsewhere it changes nothing. GOEXPERIMENT= turns it off.
 export GOEXPERIMENT ?= simd
 
 # go vet, then go test ./... against a private Azurite started and stopped here.

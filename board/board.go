@@ -417,11 +417,7 @@ func (b *Board) ChildrenTerminal(p Position, dst []Position) (kids []Position, m
 	for ; m != 0; m &= m - 1 {
 		sq := bits.TrailingZeros64(m)
 		c, end := b.apply(p, sq, lines.Flips(sq, own, opp))
-		occ, square := parent, &b.squareImages[sq]
-		for i := range occ {
-			occ[i] |= square[i]
-		}
-		c = b.canonical(c, &occ)
+		c = b.canonical(c, &parent, &b.squareImages[sq])
 		bit := uint64(1) << (c.Occ * occHash >> 58)
 		if seen&bit != 0 && slices.Contains(dst[base:], c) {
 			continue

@@ -102,21 +102,16 @@ func (b *Board) images(x uint64) [8]uint64 {
 // decides, so the white images are computed only when it does not.
 func (b *Board) Canonical(p Position) Position {
 	occ := b.images(p.Occ)
-	return b.canonical(p, &occ)
+	return b.canonical(p, &occ, &noImages)
 }
 
-// canonical is Canonical given the images of p's occupancy.
-func (b *Board) canonical(p Position, occ *[8]uint64) Position {
-	best := occ[0]
-	for _, o := range occ[1:] {
-		best = min(best, o)
-	}
-	var ties uint
-	for i, o := range occ {
-		if o == best {
-			ties |= 1 << uint(i)
-		}
-	}
+// noImages is the images of an empty mask.
+var noImages [8]uint64
+
+// canonical is Canonical given the images of p's occupancy, each the or
+// of occ's and with's (a parent's and the square of its move).
+func (b *Board) canonical(p Position, occ, with *[8]uint64) Position {
+	best, ties := minImage(occ, with)
 	if ties&(ties-1) == 0 {
 		i := bits.TrailingZeros(ties)
 		return Position{Occ: best, White: b.transform(p.White, i), Side: p.Side}
@@ -127,4 +122,23 @@ func (b *Board) canonical(p Position, occ *[8]uint64) Position {
 		w = min(w, wh[bits.TrailingZeros(ties)])
 	}
 	return Position{Occ: best, White: w, Side: p.Side}
+}
+
+// minImageScalar is minImage without vectors, the reference the vector
+// version is tested against.
+func minImageScalar(a, b *[8]uint64) (best uint64, ties uint) {
+	var occ [8]uint64
+	for i := range occ {
+		occ[i] = a[i] | b[i]
+	}
+	best = occ[0]
+	for _, o := range occ[1:] {
+		best = min(best, o)
+	}
+	for i, o := range occ {
+		if o == best {
+			ties |= 1 << uint(i)
+		}
+	}
+	return best, ties
 }

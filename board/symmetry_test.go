@@ -154,3 +154,43 @@ func TestCanonicalStartMoves(t *testing.T) {
 		}
 	}
 }
+
+// TestMinImage: minImage (the vector version where the build has it)
+// agrees with minImageScalar on masks of every kind: random, sparse,
+// with the top bit (which a signed compare would misorder) and with ties
+// among any subset of the eight.
+func TestMinImage(t *testing.T) {
+	rng := rand.New(rand.NewSource(39))
+	words := func() uint64 {
+		switch rng.Intn(4) {
+		case 0:
+			return rng.Uint64()
+		case 1:
+			return rng.Uint64() & rng.Uint64() & rng.Uint64()
+		case 2:
+			return 1<<63 | rng.Uint64()>>rng.Intn(64)
+		default:
+			return uint64(rng.Intn(4)) << 62
+		}
+	}
+	for k := 0; k < 200_000; k++ {
+		var a, b [8]uint64
+		for i := range a {
+			a[i], b[i] = words(), words()&words()
+		}
+		if tied := rng.Intn(256); k%2 == 0 {
+			// Make the masks of the subset tied equal, and often the least.
+			v := uint64(rng.Intn(3))
+			for i := range a {
+				if tied>>i&1 == 1 {
+					a[i], b[i] = v, 0
+				}
+			}
+		}
+		best, ties := minImage(&a, &b)
+		wantBest, wantTies := minImageScalar(&a, &b)
+		if best != wantBest || ties != wantTies {
+			t.Fatalf("minImage(%#x, %#x) = %#x, %08b; want %#x, %08b", a, b, best, ties, wantBest, wantTies)
+		}
+	}
+}

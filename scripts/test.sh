@@ -28,11 +28,11 @@ go vet ./...
 echo "== go vet ./packed without assembly (-tags purego, GOARCH=arm64)"
 go vet -tags purego ./packed
 GOARCH=arm64 go vet ./packed
-# solve has a vector move generator for GOEXPERIMENT=simd on x86-64-v3;
-# the scalar one serves every other build.
-echo "== go vet ./solve without the vector move generator"
-GOEXPERIMENT= GOAMD64=v1 go vet ./solve
-GOARCH=arm64 go vet ./solve
+# solve and board have vector code for GOEXPERIMENT=simd on x86-64-v3;
+# the scalar code serves every other build.
+echo "== go vet ./solve ./board without the vector code"
+GOEXPERIMENT= GOAMD64=v1 go vet ./solve ./board
+GOARCH=arm64 go vet ./solve ./board
 
 echo "== deployment files (scripts/check-deploy.sh)"
 "$ROOT/scripts/check-deploy.sh"
