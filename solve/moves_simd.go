@@ -41,7 +41,7 @@ func moves(own, opp, empty uint64) uint64 {
 	r := (half.GetElem(0) | half.GetElem(1)) & empty
 	// The upper halves cleared, as board's minImage does: without it,
 	// each SSE instruction of the search after a call waited on them on
-	// Intel processors (BenchmarkEndgame 15% to 25% slower).
+	// Intel processors (BenchmarkEndgame took 16% to 35% longer).
 	archsimd.ClearAVXUpperBits()
 	return r
 }
