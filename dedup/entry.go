@@ -80,11 +80,16 @@ func prefixOf(k key) prefix {
 	return prefix{k.side<<63 | k.occ>>1, k.occ<<63 | k.white>>1}
 }
 
-// lessPrefix is lessBits for prefixes: 1 if a sorts before b, else 0.
+// lessPrefix is lessBits for prefixes, as a mask: all ones if a sorts
+// before b, else 0. The replay uses the mask as it is; a 0 or 1, which
+// lessBits gives, took two negations more on its chain of matches (the
+// compiler makes the borrow a mask and then 0 or 1, and the replay made
+// it a mask again), two of the seven instructions each match waited on.
 func lessPrefix(a, b prefix) uint64 {
 	_, borrow := bits.Sub64(a.lo, b.lo, 0)
 	_, borrow = bits.Sub64(a.hi, b.hi, borrow)
-	return borrow
+	mask, _ := bits.Sub64(0, 0, borrow)
+	return mask
 }
 
 // lessBits is less without data-dependent branches: 1 if a sorts before

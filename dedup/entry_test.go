@@ -40,7 +40,7 @@ func TestLess(t *testing.T) {
 			// Prefixes order as the keys do, or are equal.
 			pa, pb := prefixOf(keyOf(&tt.a)), prefixOf(keyOf(&tt.b))
 			switch {
-			case lessPrefix(pa, pb) == 1 && tt.want >= 0, lessPrefix(pb, pa) == 1 && tt.want <= 0:
+			case lessPrefix(pa, pb) == ^uint64(0) && tt.want >= 0, lessPrefix(pb, pa) == ^uint64(0) && tt.want <= 0:
 				t.Errorf("prefixes %x and %x order against the entries (%d)", pa, pb, tt.want)
 			case pa == pb && tt.a.Pos != tt.b.Pos && tt.a.Pos.White^tt.b.Pos.White != 1:
 				t.Errorf("equal prefixes %x for positions that differ past square 0", pa)

@@ -151,11 +151,10 @@ func (m *merger) replay(w int) {
 	for n := uint(w+len(tree)) / 2; n >= 1; n /= 2 {
 		t := tree[n]
 		o := pre[t]
-		lt := lessPrefix(o, c)
+		swap := lessPrefix(o, c) // all ones if t beats w
 		if o == c {
-			lt = lessBits(m.head[t], m.head[w])
+			swap = -lessBits(m.head[t], m.head[w])
 		}
-		swap := -lt // all ones if t beats w
 		x := (w ^ t) & int(swap)
 		tree[n], w = t^x, w^x
 		c.hi ^= (o.hi ^ c.hi) & swap

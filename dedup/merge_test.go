@@ -258,3 +258,65 @@ func BenchmarkMerge(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkReplay times the loser tree's replay alone, the chain of
+// matches up the tree that each merged entry costs, without decoding:
+// the winner's head takes the next of sorted random keys spread over
+// the runs as a real bucket's are, a run chosen at random for each. 536
+// runs are a bucket merge of 8x8 ply 13; 1,759 of ply 14.
+func BenchmarkReplay(b *testing.B) {
+	for _, k := range []int{536, 1759} {
+		b.Run(fmt.Sprintf("runs=%d", k), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(5, 6))
+			const n = 1 << 20
+			keys := make([]key, n)
+			for i := range keys {
+				keys[i] = key{occ: rng.Uint64(), white: rng.Uint64()}
+			}
+			slices.SortFunc(keys, func(a, b key) int { return int(lessBits(b, a)) - int(lessBits(a, b)) })
+			// Each run takes the keys dealt to it, in order.
+			deal := make([][]key, k)
+			for _, x := range keys {
+				r := rng.IntN(k)
+				deal[r] = append(deal[r], x)
+			}
+			m := merger{runs: make([]*packed.EdgeReader, k), head: make([]key, k), pre: make([]prefix, k), tree: make([]int, k)}
+			next := make([]int, k)
+			load := func(r int) {
+				x := key{side: exhausted}
+				if next[r] < len(deal[r]) {
+					x = deal[r][next[r]]
+					next[r]++
+				}
+				m.head[r], m.pre[r] = x, prefixOf(x)
+				if x.side == exhausted {
+					m.pre[r] = prefix{^uint64(0), ^uint64(0)}
+				}
+			}
+			reset := func() {
+				clear(next)
+				for r := range k {
+					load(r)
+				}
+				m.build()
+			}
+			reset()
+			var last key
+			for b.Loop() {
+				w := m.tree[0]
+				if m.head[w].side == exhausted {
+					b.StopTimer()
+					reset()
+					b.StartTimer()
+					w, last = m.tree[0], key{}
+				}
+				if lessBits(m.head[w], last) == 1 {
+					b.Fatalf("the winner %x sorts before the one before it, %x", m.head[w], last)
+				}
+				last = m.head[w]
+				load(w)
+				m.replay(w)
+			}
+		})
+	}
+}
