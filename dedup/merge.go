@@ -99,17 +99,23 @@ func (m *merger) beats(a, b int) bool { return lessBits(m.head[a], m.head[b]) ==
 func (m *merger) advance(i int) error {
 	e, ok := m.runs[i].Next()
 	if !ok {
-		m.head[i] = key{side: exhausted}
-		m.pre[i] = prefix{^uint64(0), ^uint64(0)}
+		m.exhaust(i)
 		if err := m.runs[i].Err(); err != nil {
 			return fmt.Errorf("dedup: merge: run %d: %w", i, err)
 		}
 		return nil
 	}
 	m.read++
-	k := keyOf(&e)
-	m.head[i], m.pre[i] = k, prefixOf(k)
+	m.set(i, keyOf(&e))
 	return nil
+}
+
+// set makes k run i's head.
+func (m *merger) set(i int, k key) { m.head[i], m.pre[i] = k, prefixOf(k) }
+
+// exhaust gives ended run i the head that sorts last.
+func (m *merger) exhaust(i int) {
+	m.head[i], m.pre[i] = key{side: exhausted}, prefix{^uint64(0), ^uint64(0)}
 }
 
 // build plays the initial tournament bottom-up.

@@ -283,15 +283,12 @@ func BenchmarkReplay(b *testing.B) {
 			m := merger{runs: make([]*packed.EdgeReader, k), head: make([]key, k), pre: make([]prefix, k), tree: make([]int, k)}
 			next := make([]int, k)
 			load := func(r int) {
-				x := key{side: exhausted}
-				if next[r] < len(deal[r]) {
-					x = deal[r][next[r]]
-					next[r]++
+				if next[r] == len(deal[r]) {
+					m.exhaust(r)
+					return
 				}
-				m.head[r], m.pre[r] = x, prefixOf(x)
-				if x.side == exhausted {
-					m.pre[r] = prefix{^uint64(0), ^uint64(0)}
-				}
+				m.set(r, deal[r][next[r]])
+				next[r]++
 			}
 			reset := func() {
 				clear(next)
