@@ -259,6 +259,13 @@ var allModes = []faulty.Mode{faulty.FailBefore, faulty.FailAfter, faulty.CrashBe
 // level: three groups, two ranges of buckets), so every call of its
 // combine tasks and of the scans between the two merge steps is struck.
 func TestFaultAtEveryCall(t *testing.T) {
+	// The fault sweeps (this, TestFaultSample and TestFaultPrunedSolve)
+	// are the package's longest tests, four of its seven minutes on a
+	// 2-core machine. Each of their runs has a store of its own, so they
+	// run in parallel with each other, after the package's other tests,
+	// and the package's end in make test takes both cores once the other
+	// packages are done.
+	t.Parallel()
 	for _, cfg := range []RunConfig{
 		{Name: "faults", Config: runstore.Config{Board: 6, Target: 5, Sizes: runstore.Sizes{BlobPositions: 40, BucketBlobs: 2}}},
 		{Name: "faultlevels", Config: runstore.Config{Board: 6, Target: 5, Sizes: runstore.Sizes{BlobPositions: 9, BucketBlobs: 20, MergeFanIn: 3}}},
@@ -291,6 +298,7 @@ func everyCall(n int64) []int64 {
 // FAULT_SEED sets the seed; FAULT_SAMPLE the calls per mode ("all" strikes
 // every call: about 3,000 runs for 4x4, a few minutes).
 func TestFaultSample(t *testing.T) {
+	t.Parallel() // as TestFaultAtEveryCall says
 	if testing.Short() {
 		t.Skip("a sample of faulty runs")
 	}

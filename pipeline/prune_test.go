@@ -145,6 +145,7 @@ func checkFrontier(t *testing.T, r *Run, f *report.Frontier, positions int64) {
 // only true bounds everywhere, and nothing behind. FAULT_SEED and
 // FAULT_SAMPLE work as for TestFaultSample.
 func TestFaultPrunedSolve(t *testing.T) {
+	t.Parallel() // as TestFaultAtEveryCall says
 	if testing.Short() {
 		t.Skip("a sample of faulty runs")
 	}
