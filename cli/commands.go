@@ -178,11 +178,13 @@ type workerFlags struct {
 	concurrency int
 	id          string
 	metricsAddr string
-	// visibility, compDelay, maxDequeue and exitWhenDone are the worker
-	// loops' pipeline.WorkerConfig.
+	// visibility, compDelay, maxDequeue, exitWhenDone and the throttle
+	// settings are the worker loops' pipeline.WorkerConfig.
 	visibility, compDelay time.Duration
 	maxDequeue            int64
 	exitWhenDone          bool
+	throttleRetries       int
+	throttleDelay         time.Duration
 	// finishWithin is how long a stopped worker may take to finish the
 	// messages under way; see worker.
 	finishWithin time.Duration
@@ -198,6 +200,8 @@ func (f *workerFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.visibility, "visibility", d.Visibility, "queue visibility timeout; long tasks extend it")
 	fs.DurationVar(&f.compDelay, "compensation-delay", 0, "initial delay of compensation messages (default 4x -visibility)")
 	fs.Int64Var(&f.maxDequeue, "max-dequeue", d.MaxDequeue, "move a message to the poison queue after this many deliveries")
+	fs.IntVar(&f.throttleRetries, "throttle-retries", d.ThrottleRetries, "run a task that storage throttled (503, 429) again this many times, under its lease, before giving its message back (0: give it back at once)")
+	fs.DurationVar(&f.throttleDelay, "throttle-delay", d.ThrottleDelay, "wait this long before the first rerun of a throttled task, twice as long before each next")
 	fs.BoolVar(&f.exitWhenDone, "exit-when-done", false, "exit 0 once the run is complete and its work and compensation queues empty (delayed compensation messages of failed tasks handled)")
 	fs.DurationVar(&f.finishWithin, "finish-within", 0, "on SIGINT or SIGTERM, take no more messages and finish those under way for up to this long before giving them back (0: give them back at once); a deployment's scale-in then stops no task half-done, given a grace period longer than this")
 	fs.StringVar(&f.id, "id", "", "worker id in logs and statistics (default: host name and process id)")
@@ -218,8 +222,18 @@ func (f *workerFlags) workerConfig(fs *flag.FlagSet) (pipeline.WorkerConfig, err
 	}
 	// A zero -compensation-delay means its default, as
 	// the help says; the other durations and counts must be given.
-	if err := positive(fs, "visibility", "max-dequeue"); err != nil {
+	if err := positive(fs, "visibility", "max-dequeue", "throttle-delay"); err != nil {
 		return pipeline.WorkerConfig{}, err
+	}
+	if f.throttleRetries < 0 || f.throttleRetries > pipeline.MaxThrottleRetries {
+		return pipeline.WorkerConfig{}, usagef("-throttle-retries %d: must be 0 to %d", f.throttleRetries, pipeline.MaxThrottleRetries)
+	}
+	if f.throttleDelay > pipeline.MaxThrottleDelay {
+		return pipeline.WorkerConfig{}, usagef("-throttle-delay %v: must be at most %v", f.throttleDelay, pipeline.MaxThrottleDelay)
+	}
+	retries := f.throttleRetries
+	if retries == 0 {
+		retries = pipeline.NoThrottleRetries // where the configuration's zero is the default
 	}
 	if f.finishWithin < 0 {
 		return pipeline.WorkerConfig{}, usagef("-finish-within %v: must be zero or more", f.finishWithin)
@@ -228,7 +242,8 @@ func (f *workerFlags) workerConfig(fs *flag.FlagSet) (pipeline.WorkerConfig, err
 		host, _ := os.Hostname()
 		f.id = fmt.Sprintf("%s-%d", strings.ToLower(host), os.Getpid())
 	}
-	wcfg := pipeline.WorkerConfig{Visibility: f.visibility, CompensationDelay: f.compDelay, MaxDequeue: f.maxDequeue, ExitWhenDone: f.exitWhenDone, Drain: true}.WithDefaults()
+	wcfg := pipeline.WorkerConfig{Visibility: f.visibility, CompensationDelay: f.compDelay, MaxDequeue: f.maxDequeue, ExitWhenDone: f.exitWhenDone, Drain: true,
+		ThrottleRetries: retries, ThrottleDelay: f.throttleDelay}.WithDefaults()
 	if err := wcfg.Validate(); err != nil {
 		return pipeline.WorkerConfig{}, usageError{err.Error()}
 	}

@@ -6,6 +6,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reversi-cloud/reversi/pipeline"
 )
@@ -102,4 +103,36 @@ func shellWords(t *testing.T, line string) []string {
 		words = append(words, word.String())
 	}
 	return words
+}
+
+// TestWorkerThrottleFlags: worker's -throttle-retries and -throttle-delay
+// become the worker loops' throttle settings, 0 retries none at all
+// (where the configuration's zero would be its default).
+func TestWorkerThrottleFlags(t *testing.T) {
+	d := pipeline.DefaultWorkerConfig()
+	for _, tc := range []struct {
+		args    []string
+		retries int
+		delay   time.Duration
+	}{
+		{nil, d.ThrottleRetries, d.ThrottleDelay},
+		{[]string{"-throttle-retries", "0"}, pipeline.NoThrottleRetries, d.ThrottleDelay},
+		{[]string{"-throttle-retries", "3", "-throttle-delay", "250ms"}, 3, 250 * time.Millisecond},
+		{[]string{"-throttle-retries", "20", "-throttle-delay", "1m"}, 20, time.Minute},
+	} {
+		fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+		fs.SetOutput(io.Discard)
+		var f workerFlags
+		f.register(fs)
+		if err := fs.Parse(append([]string{"-run", "abc", "-storage", "embedded", "-data", t.TempDir()}, tc.args...)); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := f.workerConfig(fs)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.args, err)
+		}
+		if cfg.ThrottleRetries != tc.retries || cfg.ThrottleDelay != tc.delay {
+			t.Errorf("%q: %d retries after %v, want %d after %v", tc.args, cfg.ThrottleRetries, cfg.ThrottleDelay, tc.retries, tc.delay)
+		}
+	}
 }

@@ -409,6 +409,13 @@ type WorkerConfig struct {
 // task at once, as any other failure (zero there means the default).
 const NoThrottleRetries = -1
 
+// The most WorkerConfig's throttle settings may be: the waits before a
+// task's reruns double, so that 20 from a second add up to 12 days.
+const (
+	MaxThrottleRetries = 20
+	MaxThrottleDelay   = time.Minute
+)
+
 // DefaultWorkerConfig is a worker loop's tuning given nothing: the one
 // definition of the defaults, which the commands' flags show. Its
 // CompensationDelay is left to WithDefaults, which derives it from the
@@ -464,11 +471,11 @@ func (c WorkerConfig) Validate() error {
 	if c.MaxDequeue < 1 {
 		return fmt.Errorf("max dequeue %d: must be at least 1", c.MaxDequeue)
 	}
-	if c.ThrottleRetries < NoThrottleRetries || c.ThrottleRetries > 20 {
-		return fmt.Errorf("throttle retries %d: must be %d (none) to 20", c.ThrottleRetries, NoThrottleRetries)
+	if c.ThrottleRetries < NoThrottleRetries || c.ThrottleRetries > MaxThrottleRetries {
+		return fmt.Errorf("throttle retries %d: must be %d (none) to %d", c.ThrottleRetries, NoThrottleRetries, MaxThrottleRetries)
 	}
-	if c.ThrottleDelay < 0 || c.ThrottleDelay > time.Minute {
-		return fmt.Errorf("throttle delay %s: must be 0 to 1m", c.ThrottleDelay)
+	if c.ThrottleDelay < 0 || c.ThrottleDelay > MaxThrottleDelay {
+		return fmt.Errorf("throttle delay %s: must be 0 to %s", c.ThrottleDelay, MaxThrottleDelay)
 	}
 	return nil
 }
