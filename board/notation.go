@@ -90,6 +90,29 @@ func (b *Board) ParseMoves(s string) (Position, error) {
 	return p, nil
 }
 
+// Rows returns the rows of p, the first (a1 to h1 on 8x8) first: a
+// character a square, X for black, O for white and empty for an empty
+// one. Diagram, the browser and solve's position lines draw squares so.
+func (b *Board) Rows(p Position, empty byte) []string {
+	rows := make([]string, b.size)
+	for r := range rows {
+		row := make([]byte, b.size)
+		for c := range row {
+			bit := uint64(1) << uint(r*8+c)
+			switch {
+			case p.White&bit != 0:
+				row[c] = 'O'
+			case p.Occ&bit != 0:
+				row[c] = 'X'
+			default:
+				row[c] = empty
+			}
+		}
+		rows[r] = string(row)
+	}
+	return rows
+}
+
 // Diagram draws p for people: column letters, row numbers, X for black,
 // O for white, . for empty, and the side to move.
 func (b *Board) Diagram(p Position) string {
@@ -100,17 +123,9 @@ func (b *Board) Diagram(p Position) string {
 		sb.WriteByte(byte('a' + c))
 	}
 	sb.WriteByte('\n')
-	for r := 0; r < b.size; r++ {
+	for r, row := range b.Rows(p, '.') {
 		sb.WriteByte(byte('1' + r))
-		for c := 0; c < b.size; c++ {
-			bit := uint64(1) << uint(r*8+c)
-			ch := byte('.')
-			switch {
-			case p.White&bit != 0:
-				ch = 'O'
-			case p.Occ&bit != 0:
-				ch = 'X'
-			}
+		for _, ch := range []byte(row) {
 			sb.WriteByte(' ')
 			sb.WriteByte(ch)
 		}

@@ -3,6 +3,7 @@ package board
 import (
 	"math/bits"
 	"math/rand"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -168,5 +169,32 @@ func TestDiagram(t *testing.T) {
 	d := MustNew(8).Diagram(p)
 	if !strings.Contains(d, "5 . . . X X X . .\n") || !strings.HasSuffix(d, "white to move\n") {
 		t.Errorf("Diagram after f5:\n%s", d)
+	}
+}
+
+// TestRows: a row a string, the first row first, each square's character
+// its disc or the empty one given, on every board size.
+func TestRows(t *testing.T) {
+	after := func(size int, moves string) Position {
+		p, err := MustNew(size).ParseMoves(moves)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tests := []struct {
+		size  int
+		p     Position
+		empty byte
+		want  []string
+	}{
+		{4, MustNew(4).Start(), '.', []string{"....", ".OX.", ".XO.", "...."}},
+		{6, after(6, "d5"), '-', []string{"------", "------", "--OX--", "--XX--", "---X--", "------"}},
+		{8, after(8, "f5 d6"), '.', []string{"........", "........", "........", "...OX...", "...OXX..", "...O....", "........", "........"}},
+	}
+	for _, tt := range tests {
+		if got := MustNew(tt.size).Rows(tt.p, tt.empty); !slices.Equal(got, tt.want) {
+			t.Errorf("%dx%d Rows(%v, %q) = %q, want %q", tt.size, tt.size, tt.p, tt.empty, got, tt.want)
+		}
 	}
 }

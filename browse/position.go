@@ -88,7 +88,7 @@ type Child struct {
 func NewPosition(b *board.Board, info *pipeline.PositionInfo) Position {
 	p := info.Position
 	out := Position{Key: p.Text(), Canonical: info.Canonical.Text(), Ply: info.Ply, Side: p.Side.String(),
-		Rows: rows(b, p), Result: resultText(info.Resolved, info.Result), Score: scorePair(info.Score), Diff: scoreDiff(info.Score),
+		Rows: b.Rows(p, '.'), Result: resultText(info.Resolved, info.Result), Score: scorePair(info.Score), Diff: scoreDiff(info.Score),
 		Bounds: scoreBounds(info.Score), Frontier: info.Frontier, BestMoves: info.BestMoves(), Parents: []string{}, ParentsUndone: info.ParentsUndone, Children: []Child{}}
 	for _, q := range info.Parents {
 		out.Parents = append(out.Parents, q.Text())
@@ -105,26 +105,6 @@ func NewPosition(b *board.Board, info *pipeline.PositionInfo) Position {
 			ch.Result = resultText(c.Resolved, c.Result)
 		}
 		out.Children = append(out.Children, ch)
-	}
-	return out
-}
-
-func rows(b *board.Board, p board.Position) []string {
-	out := make([]string, b.Size())
-	for r := range out {
-		row := make([]byte, b.Size())
-		for c := range row {
-			bit := uint64(1) << uint(r*8+c)
-			switch {
-			case p.White&bit != 0:
-				row[c] = 'O'
-			case p.Occ&bit != 0:
-				row[c] = 'X'
-			default:
-				row[c] = '.'
-			}
-		}
-		out[r] = string(row)
 	}
 	return out
 }

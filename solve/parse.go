@@ -62,21 +62,9 @@ func ParsePosition(line string) (*board.Board, board.Position, error) {
 // FormatPosition writes p as ParsePosition reads it: the squares of b in
 // row order, X black, O white and - empty, then the side to move.
 func FormatPosition(b *board.Board, p board.Position) string {
-	var sb strings.Builder
-	n := b.Size()
-	for i := 0; i < n*n; i++ {
-		bit := uint64(1) << uint(i/n*8+i%n)
-		switch {
-		case p.White&bit != 0:
-			sb.WriteByte('O')
-		case p.Occ&bit != 0:
-			sb.WriteByte('X')
-		default:
-			sb.WriteByte('-')
-		}
-	}
+	side := " X"
 	if p.Side == board.White {
-		return sb.String() + " O"
+		side = " O"
 	}
-	return sb.String() + " X"
+	return strings.Join(b.Rows(p, '-'), "") + side
 }
