@@ -8,6 +8,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/internal/testkit"
 	"github.com/reversi-cloud/reversi/packed"
 )
 
@@ -196,7 +198,13 @@ func FuzzReader(f *testing.F) {
 // few, share positions (the merge drops their repeats) and leave the
 // loser tree a larger share, as in a real bucket merge. 2,048 runs are
 // as many levels of the tree as the 1,759 expansion runs a bucket merge
-// of 8x8 ply 14 reads.
+// of 8x8 ply 14 reads. Those runs' parents are consecutive in the order
+// of their discovery, which scatters them; tasksPly10 cuts ply 9 in its
+// sorted order, as a ply's final blobs are cut, into 536 runs, as many
+// as a bucket merge of ply 13 reads. Its runs take turns as a real
+// merge's do: 43% of the entries come from the run of the entry before
+// and 22% from the run of the two before, against 52% and 29% in the
+// bucket merges of a run to ply 13.
 func BenchmarkMerge(b *testing.B) {
 	random := func(k int) func() [][]Entry {
 		return func() [][]Entry {
@@ -218,6 +226,28 @@ func BenchmarkMerge(b *testing.B) {
 			return runs
 		}
 	}
+	// tasks cuts ply 9, sorted, into k ranges of parents, as final blobs
+	// are, and makes each range's children a run, as its expansion does:
+	// the children of neighbouring parents are near each other, so that
+	// runs take turns in stretches as in a real bucket merge.
+	tasks := func(k int) func() [][]Entry {
+		return func() [][]Entry {
+			b := board.MustNew(8)
+			parents := slices.SortedFunc(slices.Values(testkit.Ply(b, 9)), board.Compare)
+			runs := make([][]Entry, k)
+			var kids []board.Position
+			for i := range runs {
+				lo, hi := len(parents)*i/k, len(parents)*(i+1)/k
+				for j, p := range parents[lo:hi] {
+					kids, _ = b.Children(p, kids[:0])
+					for _, c := range kids {
+						runs[i] = append(runs[i], Entry{Pos: c, Ref: Ref{Blob: uint32(i), Index: uint32(j)}})
+					}
+				}
+			}
+			return runs
+		}
+	}
 	inputs := []struct {
 		name string
 		runs func() [][]Entry // unsorted
@@ -226,6 +256,7 @@ func BenchmarkMerge(b *testing.B) {
 		{"runs=128", random(128)},
 		{"realPly9/runs=128", real(128)},
 		{"realPly9/runs=2048", real(2048)},
+		{"tasksPly10/runs=536", tasks(536)},
 	}
 	for _, in := range inputs {
 		b.Run(in.name, func(b *testing.B) {
