@@ -34,7 +34,7 @@ var ply9 = sync.OnceValues(func() ([]board.Position, []board.Position) {
 })
 
 // narrowPly10 returns a sixteenth of 8x8 ply 10 in its sorted order,
-// 184,912 positions from its middle: parents whose children share more
+// 184,911 positions from its middle: parents whose children share more
 // of their high bits than ply 9's, as a real blob of ply 12 or 13, a
 // 536th or a 1,759th of its ply, has children sharing still more.
 var narrowPly10 = sync.OnceValue(func() []board.Position {
