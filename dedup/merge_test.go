@@ -201,10 +201,10 @@ func FuzzReader(f *testing.F) {
 // of 8x8 ply 14 reads. Those runs' parents are consecutive in the order
 // of their discovery, which scatters them; tasksPly10 cuts ply 9 in its
 // sorted order, as a ply's final blobs are cut, into 536 runs, as many
-// as a bucket merge of ply 13 reads. Its runs take turns as a real
-// merge's do: 43% of the entries come from the run of the entry before
-// and 22% from the run of the two before, against 52% and 29% in the
-// bucket merges of a run to ply 13.
+// as a bucket merge of ply 13 reads. Its runs take turns about as a
+// real merge's do: 43% of its entries come from the run of the entry
+// before and 22% from the run of the two before (docs/performance.md has
+// a real merge's shares).
 func BenchmarkMerge(b *testing.B) {
 	random := func(k int) func() [][]Entry {
 		return func() [][]Entry {

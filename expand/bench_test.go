@@ -133,10 +133,9 @@ func BenchmarkExpandStages(b *testing.B) {
 // sort of the same edges as 32-byte entries, on ply 9's children (edges,
 // entries), and times sortEdges on the children of a sixteenth of ply 10
 // (narrow), whose high bits differ less, as a real task's children's do.
-// A sort of the smallest ranges by rank was 8% faster on edges, 1.5% on
-// narrow, and half as dear again as insertion sort in runs to ply 13
-// (docs/performance.md): narrow is the nearer. ns/edge is wall time;
-// cpu-ns/edge the process's CPU time.
+// A sort of the smallest ranges that edges favoured was nearly even on
+// narrow and lost in runs to ply 13 (docs/performance.md): narrow is the
+// nearer. ns/edge is wall time; cpu-ns/edge the process's CPU time.
 func BenchmarkSortEdges(b *testing.B) {
 	positions, _ := ply9()
 	bd := board.MustNew(8)
