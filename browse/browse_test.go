@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/board"
-	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/report"
@@ -48,7 +48,7 @@ func (r pricedRun) Report(ctx context.Context) (*report.Report, error) {
 // the run: every ply resolved, every score known.
 func run4x4(t testing.TB) pricedRun {
 	t.Helper()
-	be := testkit.Embedded(t)
+	be := teststore.Embedded(t)
 	ctx := context.Background()
 	cfg := pipeline.RunConfig{Name: "four", Config: runstore.Config{Board: 4, Target: pipeline.DefaultTarget(4)}}.WithDefaults()
 	wcfg := pipeline.WorkerConfig{Visibility: 5 * time.Second, PollMax: 20 * time.Millisecond}
@@ -73,7 +73,7 @@ func runFrom4x4(t testing.TB, moves string) (*pipeline.Run, message.Origin) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	be := testkit.Embedded(t)
+	be := teststore.Embedded(t)
 	ctx := context.Background()
 	o := message.Origin{Board: b, Start: start}
 	cfg := pipeline.RunConfig{Name: "fromhere", Config: runstore.Config{Board: 4, Start: start, Target: o.LastPly()}}.WithDefaults()
@@ -180,7 +180,7 @@ func TestPositionOfARealRun(t *testing.T) {
 // ply-2 position's parents come from undoing a move, and a ply-1
 // position's from the rows.
 func TestParentsAtTheLastPly(t *testing.T) {
-	be := testkit.Embedded(t)
+	be := teststore.Embedded(t)
 	ctx := context.Background()
 	cfg := pipeline.RunConfig{Name: "two", Config: runstore.Config{Board: 4, Target: 2}}.WithDefaults()
 	wcfg := pipeline.WorkerConfig{Visibility: 5 * time.Second, PollMax: 20 * time.Millisecond}

@@ -4,7 +4,7 @@ import (
 	"context"
 	"testing"
 
-	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/runstore"
 )
@@ -15,7 +15,7 @@ import (
 // and the report reads them there.
 func TestBrowserCountsWhileRunning(t *testing.T) {
 	ctx := context.Background()
-	be := testkit.Embedded(t)
+	be := teststore.Embedded(t)
 	r, err := pipeline.Seed(ctx, be, pipeline.RunConfig{Name: "counted", Config: runstore.Config{Board: 4, Target: 2}})
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/internal/cputime"
-	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/runstore"
 )
@@ -18,7 +18,7 @@ import (
 // count once.
 func TestRecordStatsEvery(t *testing.T) {
 	ctx := context.Background()
-	be := testkit.Embedded(t)
+	be := teststore.Embedded(t)
 	stop := recordStatsEvery(be, "statsrun", "p1", 5*time.Millisecond, slog.Default())
 	r, err := pipeline.Seed(ctx, be, pipeline.RunConfig{Name: "statsrun", Config: runstore.Config{Board: 4, Target: 2}})
 	if err != nil {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/board"
-	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
@@ -80,7 +80,7 @@ type mergingPly struct {
 func newMergingPly(t *testing.T, tasks, buckets, groups, ranges int) *mergingPly {
 	ctx := context.Background()
 	r := &reads{}
-	be := storage.Wrap(testkit.Embedded(t), r.meter)
+	be := storage.Wrap(teststore.Embedded(t), r.meter)
 	state, back := be.Table("runstate"), be.Table("runback")
 	blobs, work := be.Container("blobs"), be.Queue("work")
 	for _, c := range []interface{ Create(context.Context) error }{state, back, blobs, work} {

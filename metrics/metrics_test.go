@@ -10,7 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
-	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/storage"
 )
@@ -20,7 +20,7 @@ import (
 // read at scrape time, and that every name passes promlint.
 func TestMetricsReadTheirSources(t *testing.T) {
 	ctx := context.Background()
-	be := testkit.Embedded(t)
+	be := teststore.Embedded(t)
 	progress := &pipeline.Progress{}
 	m := New(Sources{Storage: be, Progress: progress})
 

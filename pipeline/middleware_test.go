@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/report"
 	"github.com/reversi-cloud/reversi/runstore"
@@ -183,7 +184,7 @@ func TestLeaseLossStopsAMerge(t *testing.T) {
 func TestEachPlyIsBilled(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	be := testkit.Embedded(t)
+	be := teststore.Embedded(t)
 	cfg := RunConfig{Name: "plybill", Config: runstore.Config{Board: 6, Target: 5}}.WithDefaults()
 	if _, err := RunLocal(ctx, be, cfg, 2, WorkerConfig{Visibility: 5 * time.Second, PollMax: 20 * time.Millisecond}, nil, nil); err != nil {
 		t.Fatal(err)

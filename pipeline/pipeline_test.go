@@ -8,13 +8,14 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/report"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/task"
 )
 
-func openEmbedded(t *testing.T) *storage.Metered { return testkit.Embedded(t) }
+func openEmbedded(t *testing.T) *storage.Metered { return teststore.Embedded(t) }
 
 func testLogger(t *testing.T) *slog.Logger {
 	if os.Getenv("PIPELINE_LOG") != "" {

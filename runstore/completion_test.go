@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/reversi-cloud/reversi/board"
-	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
@@ -143,7 +143,7 @@ func TestCompletionMillion(t *testing.T) {
 func completeMillion(t *testing.T, completion Completion, levels int) {
 	const n, shards = 1_000_000, 3
 	ctx := context.Background()
-	be := testkit.Embedded(t)
+	be := teststore.Embedded(t)
 	state := storage.Wrap(be, countReads).Table("runstate")
 	if err := state.Create(ctx); err != nil {
 		t.Fatal(err)
@@ -278,7 +278,7 @@ func completeInOrder(t *testing.T, completion Completion, n int, perItem, callsP
 		{"shuffled", func(k int) int { return shuffled[k] }, false},
 		{"in a burst", func(k int) int { return k }, true},
 	} {
-		be := testkit.Embedded(t)
+		be := teststore.Embedded(t)
 		state := storage.Wrap(be, countReads).Table("runstate")
 		if err := state.Create(ctx); err != nil {
 			t.Fatal(err)
@@ -374,7 +374,7 @@ func TestCompletionShortPages(t *testing.T) {
 	ctx := context.Background()
 	const n = 3*64 + 5
 	for _, empty := range []bool{false, true} {
-		state := &shortPages{Table: testkit.Embedded(t).Table("runstate"), t: t, empty: empty, issued: map[string]bool{}}
+		state := &shortPages{Table: teststore.Embedded(t).Table("runstate"), t: t, empty: empty, issued: map[string]bool{}}
 		if err := state.Create(ctx); err != nil {
 			t.Fatal(err)
 		}

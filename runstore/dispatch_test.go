@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/reversi-cloud/reversi/board"
-	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/internal/teststore"
 )
 
 // TestDispatchLeaves: the leaves of a ply's dispatch cover each of its
@@ -90,7 +90,7 @@ func TestFinalsIn(t *testing.T) {
 	ctx := context.Background()
 	start := board.MustNew(4).Start()
 	for _, shards := range []int{1, 3} {
-		s, _, _ := openPlyOne(t, testkit.Embedded(t), shards, TreeCompletion, Ply{Tasks: 1, Buckets: 1})
+		s, _, _ := openPlyOne(t, teststore.Embedded(t), shards, TreeCompletion, Ply{Tasks: 1, Buckets: 1})
 		var finals []FinalBlob
 		for i := range 200 {
 			finals = append(finals, FinalBlob{Index: i, Blob: FinalRunBlobName(1, i/10, i%10, "a"), Count: 1, Min: start, Max: start})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/pipeline"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
@@ -39,7 +40,7 @@ func resumeSeededBefore(t *testing.T, version int, completion runstore.Completio
 	ctx := context.Background()
 	var handled atomic.Int64
 	stop := make(chan struct{})
-	be := storage.Wrap(testkit.Embedded(t), func(c *storage.Call, next func() error) error {
+	be := storage.Wrap(teststore.Embedded(t), func(c *storage.Call, next func() error) error {
 		err := next()
 		switch {
 		case err != nil:

@@ -10,14 +10,14 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/board"
-	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/packed"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
 func openStore(t *testing.T) (*Store, storage.Table) {
 	t.Helper()
-	be := testkit.Embedded(t)
+	be := teststore.Embedded(t)
 	ctx := context.Background()
 	state, back := be.Table("runstate"), be.Table("runback")
 	for _, tb := range []storage.Table{state, back} {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/board"
-	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
@@ -22,7 +22,7 @@ import (
 func TestPlySince(t *testing.T) {
 	ctx := context.Background()
 	var reads, writes atomic.Int64 // calls on the plies partition
-	be := storage.Wrap(testkit.Embedded(t), func(c *storage.Call, next func() error) error {
+	be := storage.Wrap(teststore.Embedded(t), func(c *storage.Call, next func() error) error {
 		switch {
 		case c.Partition != pkPlies:
 		case c.Op == storage.TableGet || c.Op == storage.TableQuery:

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/reversi-cloud/reversi/board"
-	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
@@ -44,7 +44,7 @@ func openPlyOne(t *testing.T, be storage.Backend, shards int, completion Complet
 // merging: 2 buckets, its rows spread over shards partitions.
 func openShardedStore(t *testing.T, shards int) (*Store, *Ply) {
 	t.Helper()
-	s, p, _ := openPlyOne(t, testkit.Embedded(t), shards, TreeCompletion, Ply{Tasks: 1, Buckets: 2})
+	s, p, _ := openPlyOne(t, teststore.Embedded(t), shards, TreeCompletion, Ply{Tasks: 1, Buckets: 2})
 	if err := s.StartMerging(context.Background(), p, Claim{Owner: "m"}); err != nil {
 		t.Fatal(err)
 	}
@@ -209,7 +209,7 @@ func TestProgressBounded(t *testing.T) {
 	} {
 		n := c.n
 		var reads int
-		be := storage.Wrap(testkit.Embedded(t), func(c *storage.Call, next func() error) error {
+		be := storage.Wrap(teststore.Embedded(t), func(c *storage.Call, next func() error) error {
 			err := next()
 			switch c.Op {
 			case storage.TableGet:
@@ -278,7 +278,7 @@ func TestProgressOutOfOrder(t *testing.T) {
 		{"front", func(i int, rng *rand.Rand) float64 { return float64(i) + rng.NormFloat64()*n/20 }},
 		{"sharp front", func(i int, rng *rand.Rand) float64 { return float64(i) + rng.NormFloat64()*n/400 }},
 	} {
-		s, p, _ := openPlyOne(t, testkit.Embedded(t), 56, TreeCompletion, Ply{Tasks: n, Buckets: 1})
+		s, p, _ := openPlyOne(t, teststore.Embedded(t), 56, TreeCompletion, Ply{Tasks: n, Buckets: 1})
 		st := s.ExpansionStage(p)
 		rng := rand.New(rand.NewPCG(5, 7))
 		order := rng.Perm(n)
@@ -338,7 +338,7 @@ func TestMarkersQueryTheirPartitions(t *testing.T) {
 		{56, Span{5, 5}, 0},
 	} {
 		var queries int
-		be := storage.Wrap(testkit.Embedded(t), func(call *storage.Call, next func() error) error {
+		be := storage.Wrap(teststore.Embedded(t), func(call *storage.Call, next func() error) error {
 			if call.Op == storage.TableQuery {
 				queries++
 			}

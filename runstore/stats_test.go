@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/board"
-	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
@@ -19,7 +19,7 @@ import (
 // malformed.
 func TestWorkerStatsRows(t *testing.T) {
 	ctx := context.Background()
-	state := testkit.Embedded(t).Table("runstate")
+	state := teststore.Embedded(t).Table("runstate")
 	if err := state.Create(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/reversi-cloud/reversi/board"
-	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/storage"
 )
 
@@ -94,7 +94,7 @@ func TestTalliedTotals(t *testing.T) {
 		{"flat", FlatCompletion, 1, false},
 		{"tree, from before tallies", TreeCompletion, 1, true},
 	} {
-		setup := mergeSetup{be: testkit.Embedded(t), shards: tc.shards, completion: tc.completion, buckets: buckets, edges: 1234, order: order,
+		setup := mergeSetup{be: teststore.Embedded(t), shards: tc.shards, completion: tc.completion, buckets: buckets, edges: 1234, order: order,
 			merge: func(k int) BucketMerge {
 				bm := BucketMerge{Bucket: k, Attempt: "a", Segments: 2, Entries: 10, Outputs: int64(outputs[k])}
 				for j := range outputs[k] {
@@ -188,7 +188,7 @@ func TestSamplesBelowFewNodes(t *testing.T) {
 	b := board.MustNew(4)
 	start := b.Canonical(b.Start())
 	const buckets = 100
-	s, p, _ := mergedPly(t, mergeSetup{be: testkit.Embedded(t), shards: 3, buckets: buckets, edges: 1, order: rand.Perm(buckets),
+	s, p, _ := mergedPly(t, mergeSetup{be: teststore.Embedded(t), shards: 3, buckets: buckets, edges: 1, order: rand.Perm(buckets),
 		merge: func(k int) BucketMerge {
 			return BucketMerge{Bucket: k, Attempt: "a", Outputs: 1, Merged: []*MergedBlob{{Blob: FinalRunBlobName(1, k, 0, "a"),
 				Count: 100, Min: start, Max: start, Samples: keysOf(byte(k), 200)}}}
@@ -217,7 +217,7 @@ func TestFinalsForReadsDown(t *testing.T) {
 		outputs[k] = 1 + rng.IntN(5)
 	}
 	var entities int
-	be := storage.Wrap(testkit.Embedded(t), func(c *storage.Call, next func() error) error {
+	be := storage.Wrap(teststore.Embedded(t), func(c *storage.Call, next func() error) error {
 		err := next()
 		if c.Op == storage.TableGet || c.Op == storage.TableQuery {
 			entities += c.Items

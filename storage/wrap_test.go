@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/storage/embedded"
 )
@@ -30,7 +30,7 @@ func (r *recorder) mw(c *storage.Call, next func() error) error {
 func TestWrapEveryOperation(t *testing.T) {
 	ctx := context.Background()
 	rec := &recorder{}
-	w := storage.Wrap(testkit.Embedded(t), rec.mw)
+	w := storage.Wrap(teststore.Embedded(t), rec.mw)
 	q, c, tb := w.Queue("work"), w.Container("blobs"), w.Table("rows")
 	must := func(err error) {
 		t.Helper()
@@ -140,7 +140,7 @@ func TestWrapEveryOperation(t *testing.T) {
 // middleware passes on is the one the backend sees.
 func TestWrapFaults(t *testing.T) {
 	ctx := context.Background()
-	inner := testkit.Embedded(t)
+	inner := teststore.Embedded(t)
 	if err := inner.Container("blobs").Create(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestOperationNames(t *testing.T) {
 // little else.
 func BenchmarkWrap(b *testing.B) {
 	ctx := context.Background()
-	be := testkit.Embedded(b)
+	be := teststore.Embedded(b)
 	c := be.Container("blobs")
 	if err := c.Create(ctx); err != nil {
 		b.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/compensation"
 	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
@@ -134,7 +135,7 @@ type harness[M any] struct {
 
 func runStage[M any](t *testing.T, path string, sc stageCase[M]) {
 	ctx := context.Background()
-	be := testkit.Embedded(t)
+	be := teststore.Embedded(t)
 	state, back := be.Table("runstate"), be.Table("runback")
 	blobs, work, comps := be.Container("blobs"), be.Queue("work"), be.Queue("compensation")
 	for _, c := range []interface{ Create(context.Context) error }{state, back, blobs, work, comps} {

@@ -6,14 +6,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/storage/faulty"
 )
 
 func open(t *testing.T) storage.Backend {
 	t.Helper()
-	be := testkit.Embedded(t)
+	be := teststore.Embedded(t)
 	if err := be.Container("blobs").Create(context.Background()); err != nil {
 		t.Fatal(err)
 	}
