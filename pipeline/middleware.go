@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime/debug"
+	"runtime/pprof"
+	"strconv"
 	"time"
 
 	"github.com/reversi-cloud/reversi/message"
@@ -80,6 +82,20 @@ func billByKind(next task.Handler) task.Handler {
 	return task.HandlerFunc(func(ctx context.Context, t *task.Task, m message.Message) error {
 		ctx = storage.WithPly(task.WithCategory(ctx, task.CategoryOf(m.Kind)), m.Ply)
 		return next.Handle(ctx, t, m)
+	})
+}
+
+// labelProfile labels the handler's goroutine, and the goroutines it
+// starts, with its message's kind and ply, so that a CPU profile of a
+// run (-cpuprofile) tells the stages and plies apart: go tool pprof
+// -tags gives the time of each kind and each ply, and -tagfocus
+// kind=merge (or ply=12) keeps one. An expansion's ply is its parents'.
+func labelProfile(next task.Handler) task.Handler {
+	return task.HandlerFunc(func(ctx context.Context, t *task.Task, m message.Message) (err error) {
+		pprof.Do(ctx, pprof.Labels("kind", m.Kind.String(), "ply", strconv.Itoa(m.Ply)), func(ctx context.Context) {
+			err = next.Handle(ctx, t, m)
+		})
+		return err
 	})
 }
 

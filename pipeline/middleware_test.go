@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math"
 	"reflect"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
@@ -277,5 +278,25 @@ func TestRetryThrottledCounts(t *testing.T) {
 	}
 	if err := (WorkerConfig{ThrottleRetries: -2}).WithDefaults().Validate(); err == nil {
 		t.Error("throttle retries -2 accepted")
+	}
+}
+
+// TestLabelProfile checks that a handler runs under its message's kind
+// and ply as profiler labels (the goroutines it starts inherit them from
+// its own: the runtime's rule).
+func TestLabelProfile(t *testing.T) {
+	for _, m := range []message.Message{{Kind: message.KindChunk, Ply: 12}, {Kind: message.KindMerge, Ply: 0}} {
+		var kind, ply string
+		h := labelProfile(task.HandlerFunc(func(ctx context.Context, _ *task.Task, _ message.Message) error {
+			kind, _ = pprof.Label(ctx, "kind")
+			ply, _ = pprof.Label(ctx, "ply")
+			return errors.ErrUnsupported
+		}))
+		if err := h.Handle(context.Background(), &task.Task{}, m); !errors.Is(err, errors.ErrUnsupported) {
+			t.Errorf("%v: the handler's error became %v", m.Kind, err)
+		}
+		if want := fmt.Sprint(m.Ply); kind != m.Kind.String() || ply != want {
+			t.Errorf("%v ply %d: labels kind %q, ply %q; want %q, %q", m.Kind, m.Ply, kind, ply, m.Kind.String(), want)
+		}
 	}
 }

@@ -45,7 +45,7 @@ func NewWorker(r *Run, cfg WorkerConfig, log *slog.Logger, progress *Progress) (
 	}
 	w := &Worker{run: r, cfg: cfg, log: log.With("run", r.Config.Name), progress: progress}
 	w.stopping, w.stop = context.WithCancel(context.Background())
-	w.handler = chain(task.HandlerFunc(route), recoverPanics, retryThrottled(cfg.ThrottleRetries, cfg.ThrottleDelay), billByKind, checkPly)
+	w.handler = chain(task.HandlerFunc(route), recoverPanics, retryThrottled(cfg.ThrottleRetries, cfg.ThrottleDelay), billByKind, labelProfile, checkPly)
 	return w, nil
 }
 
