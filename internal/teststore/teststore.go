@@ -1,8 +1,9 @@
 // Package teststore opens the storage that tests in several packages
 // run against. It is apart from testkit so that tests which need no
-// storage (board's, solve's) build without the store and its
-// dependencies: a tenth of the packages, which matters most to a first
-// build on a new machine.
+// storage (board's, solve's, packed's) build without the store and its
+// dependencies, most of the packages a build compiles: what make test's
+// vets of other architectures and instruction sets compile first on a
+// new machine.
 package teststore
 
 import (
