@@ -16,7 +16,7 @@ type profileFlags struct {
 }
 
 func (p *profileFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&p.cpu, "cpuprofile", "", "write a CPU profile of the whole process to this file")
+	fs.StringVar(&p.cpu, "cpuprofile", "", "write a CPU profile of the whole process to this file, each task's samples labelled with its message's kind and ply (go tool pprof -tags)")
 	fs.StringVar(&p.mem, "memprofile", "", "write a heap profile (allocations since the start, and what is live) to this file at the end")
 }
 
