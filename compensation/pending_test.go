@@ -6,17 +6,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/storage"
-	"github.com/reversi-cloud/reversi/storage/embedded"
 )
 
 func open(t *testing.T) (storage.Queue, storage.Container) {
 	t.Helper()
-	be, err := embedded.Open(embedded.Config{Dir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { be.Close() })
+	be := teststore.Embedded(t)
 	ctx := context.Background()
 	q, c := be.Queue("work"), be.Container("blobs")
 	if err := q.Create(ctx); err != nil {
