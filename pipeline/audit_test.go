@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/packed"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
@@ -82,7 +83,7 @@ func drain(t *testing.T, ctx context.Context, q storage.Queue) {
 func TestAuditCompleteRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	be := openEmbedded(t)
+	be := teststore.Embedded(t)
 	r := runComplete(t, ctx, be, RunConfig{Name: "audit", Config: runstore.Config{Board: 4, Target: 12, Sizes: runstore.Sizes{BlobPositions: 100, BucketBlobs: 4}}})
 	expectClean(t, ctx, r, "complete run")
 
@@ -286,7 +287,7 @@ func resultsErr(data []byte) error {
 func TestAuditRecords(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	r := runComplete(t, ctx, openEmbedded(t), RunConfig{Name: "auditrecs", Config: runstore.Config{Board: 4, Target: 10, Sizes: runstore.Sizes{BlobPositions: 100, BucketBlobs: 4}}})
+	r := runComplete(t, ctx, teststore.Embedded(t), RunConfig{Name: "auditrecs", Config: runstore.Config{Board: 4, Target: 10, Sizes: runstore.Sizes{BlobPositions: 100, BucketBlobs: 4}}})
 	const ply = 9
 	list, err := r.blobs.List(ctx, "")
 	if err != nil {
@@ -382,7 +383,7 @@ func compareText(a, b string) int {
 func TestAudit6x6(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	r := runComplete(t, ctx, openEmbedded(t), RunConfig{Name: "auditsix", Config: runstore.Config{Board: 6, Target: 6, Sizes: runstore.Sizes{BlobPositions: 300, BucketBlobs: 3}}})
+	r := runComplete(t, ctx, teststore.Embedded(t), RunConfig{Name: "auditsix", Config: runstore.Config{Board: 6, Target: 6, Sizes: runstore.Sizes{BlobPositions: 300, BucketBlobs: 3}}})
 	expectClean(t, ctx, r, "6x6 through ply 6")
 }
 
@@ -393,7 +394,7 @@ func TestAudit6x6(t *testing.T) {
 // left to make progress.
 func TestAuditRunInProgress(t *testing.T) {
 	ctx := context.Background()
-	be := openEmbedded(t)
+	be := teststore.Embedded(t)
 	blob := runstore.ExpansionBlobName(1, 0, "x")
 	for i, tc := range []struct {
 		name  string
@@ -481,7 +482,7 @@ func TestAuditWhileRunning(t *testing.T) {
 func auditWhileRunning(t *testing.T, sizes runstore.Sizes) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	be := openEmbedded(t)
+	be := teststore.Embedded(t)
 	cfg := RunConfig{Name: "auditlive", Config: runstore.Config{Board: 6, Target: 7, Sizes: sizes}}
 	r, err := Seed(ctx, be, cfg)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/runstore"
 )
 
@@ -24,7 +25,7 @@ func TestRunConfigRecord(t *testing.T) {
 		Sizes: runstore.Sizes{BlobPositions: 500, BucketBlobs: 3, GrowFrom: 3, MergeFanIn: 8},
 		Start: start, Solve: true, SolvePositions: 16, QueueShards: 2, PartitionShards: 3, Accounts: 2}}
 	for _, cfg := range []RunConfig{usual, custom} {
-		be := openEmbedded(t)
+		be := teststore.Embedded(t)
 		if _, err := Seed(ctx, be, cfg); err != nil {
 			t.Fatalf("%s: %v", cfg.Name, err)
 		}
@@ -42,7 +43,7 @@ func TestRunConfigRecord(t *testing.T) {
 // written is an error, not a run.
 func TestRunConfigRecordBad(t *testing.T) {
 	ctx := context.Background()
-	be := openEmbedded(t)
+	be := teststore.Embedded(t)
 	bad := RunConfig{Name: "bad", Config: runstore.Config{Board: 6, Target: 4}}.WithDefaults()
 	bad.Target = 40
 	state := be.Table(StateTable(bad.Name))

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 )
@@ -89,7 +90,7 @@ func TestSlowMergeDoesNotCommitLate(t *testing.T) {
 // the blob), before that write returns.
 func firstOutput(t *testing.T, at func(attempt string)) storage.Backend {
 	var once sync.Once
-	return storage.Wrap(openEmbedded(t), func(c *storage.Call, next func() error) error {
+	return storage.Wrap(teststore.Embedded(t), func(c *storage.Call, next func() error) error {
 		err := next()
 		const first = "sp06-f-000001-0000-"
 		if err == nil && c.Op == storage.TableTransact && strings.HasPrefix(c.Partition, first) {

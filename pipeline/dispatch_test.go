@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
@@ -26,7 +27,7 @@ import (
 func TestDispatchFansOut(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	be := openEmbedded(t)
+	be := teststore.Embedded(t)
 	cfg := RunConfig{Name: "fanout", Config: runstore.Config{Board: 6, Target: 9}}
 	r, err := Seed(ctx, be, cfg)
 	if err != nil {

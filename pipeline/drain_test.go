@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
@@ -26,7 +27,7 @@ func TestDrainWaitsForCompensations(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 			defer cancel()
-			be := openEmbedded(t)
+			be := teststore.Embedded(t)
 			cfg := RunConfig{Name: "drain", Config: runstore.Config{Board: 4, Target: 4}}
 			if _, err := RunLocal(ctx, be, cfg, 1, WorkerConfig{PollMax: 20 * time.Millisecond}, testLogger(t), nil); err != nil {
 				t.Fatal(err)

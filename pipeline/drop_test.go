@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/storage/faulty"
@@ -20,7 +21,7 @@ func TestDropAfterACrashAtEveryCall(t *testing.T) {
 	ctx := context.Background()
 	cfg := RunConfig{Name: "dropped", Config: runstore.Config{Board: 4, Target: 6, QueueShards: 3, Accounts: 2}}
 	seeded := func() storage.Backend {
-		be := openEmbedded(t)
+		be := teststore.Embedded(t)
 		if _, err := Seed(ctx, be, cfg); err != nil {
 			t.Fatal(err)
 		}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 )
@@ -28,7 +29,7 @@ func (q dupQueue) Enqueue(ctx context.Context, text string, opts storage.Enqueue
 func TestEveryMessageTwice(t *testing.T) {
 	for _, workers := range []int{1, 4} {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-		be := dupBackend{openEmbedded(t)}
+		be := dupBackend{teststore.Embedded(t)}
 		cfg := RunConfig{Name: "twice", Config: runstore.Config{Board: 4, Target: 12, Sizes: runstore.Sizes{BlobPositions: 120, BucketBlobs: 3}}}
 		rep, err := RunLocal(ctx, be, cfg, workers, WorkerConfig{Visibility: 5 * time.Second, PollMax: 50 * time.Millisecond}, testLogger(t), nil)
 		cancel()
@@ -54,7 +55,7 @@ func TestEveryMessageTwice(t *testing.T) {
 func TestOneMergeRoundPerBucket(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	be := openEmbedded(t)
+	be := teststore.Embedded(t)
 	cfg := RunConfig{Name: "oneround", Config: runstore.Config{Board: 8, Target: 8, Sizes: runstore.Sizes{BlobPositions: 1500, BucketBlobs: 4}}}
 	if _, err := RunLocal(ctx, be, cfg, 2, WorkerConfig{Visibility: 10 * time.Second, PollMax: 50 * time.Millisecond}, testLogger(t), nil); err != nil {
 		t.Fatal(err)

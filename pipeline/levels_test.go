@@ -11,6 +11,7 @@ import (
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/reference"
 	"github.com/reversi-cloud/reversi/runstore"
@@ -46,7 +47,7 @@ func TestSizeRules(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			be := openEmbedded(t)
+			be := teststore.Embedded(t)
 			rep, err := RunLocal(ctx, be, tc.cfg, 3, WorkerConfig{Visibility: 10 * time.Second, PollMax: 50 * time.Millisecond}, testLogger(t), nil)
 			if err != nil {
 				t.Fatal(err)
@@ -105,7 +106,7 @@ func TestLargeGroupsStartThroughATree(t *testing.T) {
 	defer cancel()
 	cfg := RunConfig{Name: "largegroups", Config: runstore.Config{Board: 8, Target: 6, Sizes: runstore.Sizes{BlobPositions: 4, BucketBlobs: 1, MergeFanIn: 4}}}
 	var logs testkit.Buffer
-	m := openEmbedded(t)
+	m := teststore.Embedded(t)
 	rep, err := RunLocal(ctx, m, cfg, 3, WorkerConfig{Visibility: 30 * time.Second, PollMax: 50 * time.Millisecond}, slog.New(slog.NewTextHandler(&logs, nil)), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -149,7 +150,7 @@ func TestCombineTreeAfterACrash(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cfg := RunConfig{Name: "combinecrash", Config: runstore.Config{Board: 8, Target: 5, Sizes: runstore.Sizes{BlobPositions: 2, BucketBlobs: 1, MergeFanIn: 2}}}
-	inner := openEmbedded(t)
+	inner := teststore.Embedded(t)
 	run, err := Seed(ctx, inner, cfg)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/reversi-cloud/reversi/backtrack"
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/reference"
 	"github.com/reversi-cloud/reversi/runstore"
 )
@@ -114,7 +115,7 @@ func boolOrder(v bool) int {
 
 func TestLookupOutsideTheRun(t *testing.T) {
 	ctx := context.Background()
-	be := openEmbedded(t)
+	be := teststore.Embedded(t)
 	cfg := RunConfig{Name: "small", Config: runstore.Config{Board: 6, Target: 3}}
 	if _, err := RunLocal(ctx, be, cfg, 1, WorkerConfig{}, testLogger(t), nil); err != nil {
 		t.Fatal(err)

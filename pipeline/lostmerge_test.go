@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/reference"
 	"github.com/reversi-cloud/reversi/report"
@@ -221,7 +222,7 @@ func TestLostMergeIsRedone(t *testing.T) {
 			lateMsg := storage.Message{ID: "late"}
 			late := (&task.Task{Msg: lateMsg}).Attempt()
 			cfg := RunConfig{Name: "lost", Config: runstore.Config{Board: 4, Target: 8, Sizes: runstore.Sizes{BlobPositions: 100, BucketBlobs: 1}}}
-			be := newLostBackend(t, openEmbedded(t), cfg, 7, poison, late)
+			be := newLostBackend(t, teststore.Embedded(t), cfg, 7, poison, late)
 			start := time.Now()
 			var oldMerge atomic.Value
 			oldDone := make(chan struct{})

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 )
@@ -79,7 +80,7 @@ func TestLostStepIsRescanned(t *testing.T) {
 			defer cancel()
 			cfg := RunConfig{Name: "lostscan", Config: runstore.Config{Board: 4, Target: 8,
 				Sizes: runstore.Sizes{BlobPositions: 2, BucketBlobs: 1, MergeFanIn: tc.fanIn}}}
-			be := &losingBackend{Backend: openEmbedded(t), prefix: tc.prefix, keep: tc.keep, ply: 6, sent: map[string]bool{}}
+			be := &losingBackend{Backend: teststore.Embedded(t), prefix: tc.prefix, keep: tc.keep, ply: 6, sent: map[string]bool{}}
 			rep, err := RunLocal(ctx, be, cfg, 3, wcfg, testLogger(t), nil)
 			if err != nil {
 				t.Fatal(err)

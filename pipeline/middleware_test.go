@@ -47,7 +47,7 @@ func poisonRecords(t *testing.T, ctx context.Context, r *Run) []poisonRecord {
 func TestPanicAndInvalidArePoisonedAtOnce(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	be := openEmbedded(t)
+	be := teststore.Embedded(t)
 	cfg := RunConfig{Name: "mwpoison", Config: runstore.Config{Board: 4, Target: 12}}
 	r, err := Seed(ctx, be, cfg)
 	if err != nil {
@@ -120,7 +120,7 @@ func TestLeaseLossStopsAMerge(t *testing.T) {
 		stoppedIn time.Duration
 		stopped   bool
 	)
-	be := storage.Wrap(openEmbedded(t), func(c *storage.Call, next func() error) error {
+	be := storage.Wrap(teststore.Embedded(t), func(c *storage.Call, next func() error) error {
 		select {
 		case <-lost:
 			if c.Op == storage.QueueUpdateVisibility { // only the lease of the merge is ever ticked

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 )
@@ -39,7 +40,7 @@ func (r *recorder) TaskDone(kind, outcome string, d time.Duration) {
 func TestObserverAndTaskLogFields(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	be := openEmbedded(t)
+	be := teststore.Embedded(t)
 	cfg := RunConfig{Name: "obs", Config: runstore.Config{Board: 4, Target: 12, Sizes: runstore.Sizes{BlobPositions: 200, BucketBlobs: 4}}}
 	if _, err := Seed(ctx, be, cfg); err != nil {
 		t.Fatal(err)

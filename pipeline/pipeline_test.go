@@ -11,11 +11,8 @@ import (
 	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/report"
 	"github.com/reversi-cloud/reversi/runstore"
-	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/task"
 )
-
-func openEmbedded(t *testing.T) *storage.Metered { return teststore.Embedded(t) }
 
 func testLogger(t *testing.T) *slog.Logger {
 	if os.Getenv("PIPELINE_LOG") != "" {
@@ -27,7 +24,7 @@ func testLogger(t *testing.T) *slog.Logger {
 func TestPipeline4x4ToTheEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	be := openEmbedded(t)
+	be := teststore.Embedded(t)
 	cfg := RunConfig{Name: "four", Config: runstore.Config{Board: 4, Target: 12, Sizes: runstore.Sizes{BlobPositions: 100, BucketBlobs: 4}}}
 	rep, err := RunLocal(ctx, be, cfg, 4, WorkerConfig{Visibility: 5 * time.Second, PollMax: 50 * time.Millisecond}, testLogger(t), nil)
 	if err != nil {
@@ -68,7 +65,7 @@ func TestPipeline4x4ToTheEnd(t *testing.T) {
 func TestPipeline8x8Ply8(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	be := openEmbedded(t)
+	be := teststore.Embedded(t)
 	cfg := RunConfig{Name: "eight", Config: runstore.Config{Board: 8, Target: 8, Sizes: runstore.Sizes{BlobPositions: 5000, BucketBlobs: 8}}}
 	rep, err := RunLocal(ctx, be, cfg, 4, WorkerConfig{Visibility: 10 * time.Second, PollMax: 50 * time.Millisecond}, testLogger(t), nil)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
@@ -41,7 +42,7 @@ func TestIdlePolling(t *testing.T) {
 			}
 			pollCtx, stop := context.WithCancel(ctx)
 			defer stop()
-			be := storage.Wrap(openEmbedded(t), func(c *storage.Call, next func() error) error {
+			be := storage.Wrap(teststore.Embedded(t), func(c *storage.Call, next func() error) error {
 				mu.Lock()
 				if counting {
 					switch c.Op {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 )
@@ -205,7 +206,7 @@ func TestDiskFollowsTheWork(t *testing.T) {
 func diskFollowsTheWork(t *testing.T, sizes runstore.Sizes) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	be := &liveBlobs{Backend: openEmbedded(t), live: map[string]runstore.BlobName{}, leastExpansions: map[int]int{}, leastCombines: map[int]int{}}
+	be := &liveBlobs{Backend: teststore.Embedded(t), live: map[string]runstore.BlobName{}, leastExpansions: map[int]int{}, leastCombines: map[int]int{}}
 	cfg := RunConfig{Name: "release", Config: runstore.Config{Board: 8, Target: 8, Sizes: sizes}}
 	rep, err := RunLocal(ctx, be, cfg, 1, WorkerConfig{Visibility: 10 * time.Second, PollMax: 50 * time.Millisecond}, testLogger(t), nil)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 )
@@ -24,7 +25,7 @@ func TestShardedRun(t *testing.T) {
 	defer cancel()
 	var mu sync.Mutex
 	enqueued, dequeued, deleted, written, tables := map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}, map[string]int{}
-	be := storage.Wrap(openEmbedded(t), func(c *storage.Call, next func() error) error {
+	be := storage.Wrap(teststore.Embedded(t), func(c *storage.Call, next func() error) error {
 		err := next()
 		mu.Lock()
 		defer mu.Unlock()

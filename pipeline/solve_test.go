@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/report"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/solve"
@@ -17,7 +18,7 @@ func solveRun(t *testing.T, cfg RunConfig) (*report.Report, *Run) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	r := runComplete(t, ctx, openEmbedded(t), cfg)
+	r := runComplete(t, ctx, teststore.Embedded(t), cfg)
 	rep, err := r.Report(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -174,7 +175,7 @@ func TestSolveFromAPosition(t *testing.T) {
 // and the solve flag, so seeding again with others is refused in one line.
 func TestSeedRefusesOtherStartOrSolve(t *testing.T) {
 	ctx := context.Background()
-	be := openEmbedded(t)
+	be := teststore.Embedded(t)
 	b := board.MustNew(6)
 	start, err := b.ParseMoves(sixStart)
 	if err != nil {

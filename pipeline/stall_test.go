@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 )
@@ -55,7 +56,7 @@ func TestTornCountDoesNotNudge(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cfg := RunConfig{Name: "torncount", Config: runstore.Config{Board: 4, Target: 6, Sizes: runstore.Sizes{BlobPositions: 4, BucketBlobs: 4}}}
-	inner := openEmbedded(t)
+	inner := teststore.Embedded(t)
 
 	var holdOnce, decideOnce sync.Once
 	held, release, decided := make(chan struct{}), make(chan struct{}), make(chan struct{})
@@ -140,7 +141,7 @@ func TestTornCountDoesNotNudge(t *testing.T) {
 func TestAuditOfAMovingRun(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	inner := openEmbedded(t)
+	inner := teststore.Embedded(t)
 	cfg := RunConfig{Name: "auditmoving", Config: runstore.Config{Board: 4, Target: 12}}
 	seeded, err := Seed(ctx, inner, cfg)
 	if err != nil {

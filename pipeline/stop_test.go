@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/message"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
@@ -30,7 +31,7 @@ func TestStopFinishesTheHandling(t *testing.T) {
 		deleted   []string            // work messages deleted after Stop
 	)
 	reached, release := make(chan struct{}), make(chan struct{})
-	be := storage.Wrap(openEmbedded(t), func(c *storage.Call, next func() error) error {
+	be := storage.Wrap(teststore.Embedded(t), func(c *storage.Call, next func() error) error {
 		mu.Lock()
 		if c.Op == storage.BlobUpload && held == "" && last != "" {
 			held = last
@@ -96,7 +97,7 @@ func TestCancelAfterTheHandlerDeletes(t *testing.T) {
 		mu      sync.Mutex
 		deleted = map[string]bool{} // work messages deleted
 	)
-	be := storage.Wrap(openEmbedded(t), func(c *storage.Call, next func() error) error {
+	be := storage.Wrap(teststore.Embedded(t), func(c *storage.Call, next func() error) error {
 		err := next()
 		if err == nil && c.Op == storage.QueueDelete && c.Resource == WorkQueue(cfg.Name) {
 			mu.Lock()

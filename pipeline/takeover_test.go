@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage"
 	"github.com/reversi-cloud/reversi/task"
@@ -103,7 +104,7 @@ func TestFollowUpTakenOver(t *testing.T) {
 			clock := &jumpClock{}
 			wcfg := WorkerConfig{Visibility: 2 * time.Second, CompensationDelay: 4 * time.Second, PollMax: 50 * time.Millisecond, Clock: clock}
 			cfg := RunConfig{Name: "owner", Config: runstore.Config{Board: 4, Target: 8, Sizes: runstore.Sizes{BlobPositions: 100, BucketBlobs: 1}}}
-			inner := openEmbedded(t)
+			inner := teststore.Embedded(t)
 			r, err := newRun(inner, cfg.WithDefaults())
 			if err != nil {
 				t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/internal/testkit"
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/runstore"
 	"github.com/reversi-cloud/reversi/storage/faulty"
 )
@@ -59,7 +60,7 @@ func TestThrottledRun(t *testing.T) {
 		obs := &countingObserver{outcomes: map[string]int{}}
 		// A guard against a hung run; nothing is measured against it.
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
-		be := th.Wrap(openEmbedded(t))
+		be := th.Wrap(teststore.Embedded(t))
 		cfg := RunConfig{Name: "throttled", Config: runstore.Config{Board: 4, Target: 12, Sizes: runstore.Sizes{BlobPositions: 100, BucketBlobs: 2}, PartitionShards: c.partitionShards}}
 		progress := &Progress{}
 		start := time.Now()

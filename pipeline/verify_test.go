@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/reversi-cloud/reversi/board"
+	"github.com/reversi-cloud/reversi/internal/teststore"
 	"github.com/reversi-cloud/reversi/reference"
 	"github.com/reversi-cloud/reversi/runstore"
 )
@@ -34,7 +35,7 @@ func TestPipelineMatchesReference(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
-			be := openEmbedded(t)
+			be := teststore.Embedded(t)
 			cfg := RunConfig{Name: tc.name, Config: runstore.Config{Board: tc.size, Target: tc.target, Sizes: runstore.Sizes{BlobPositions: tc.blob, BucketBlobs: tc.bucketBlobs}}}
 			rep, err := RunLocal(ctx, be, cfg, tc.jobs, WorkerConfig{Visibility: 10 * time.Second, PollMax: 50 * time.Millisecond}, testLogger(t), nil)
 			if err != nil {
@@ -78,7 +79,7 @@ func TestPipelineMatchesReference(t *testing.T) {
 func TestPipeline8x8Ply9(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	be := openEmbedded(t)
+	be := teststore.Embedded(t)
 	cfg := RunConfig{Name: "nine", Config: runstore.Config{Board: 8, Target: 9, Sizes: runstore.Sizes{BlobPositions: 30000}}}
 	rep, err := RunLocal(ctx, be, cfg, 2, WorkerConfig{Visibility: 30 * time.Second, PollMax: 50 * time.Millisecond}, testLogger(t), nil)
 	if err != nil {
