@@ -171,6 +171,7 @@ func TestSortEdges(t *testing.T) {
 		{"empty", nil},
 		{"one", random(1, ^uint64(0), ^uint64(0))},
 		{"small", random(15, ^uint64(0), ^uint64(0))},
+		{"one pass", random(smallEdges+1, ^uint64(0), ^uint64(0))},
 		{"random", random(5000, ^uint64(0), ^uint64(0))},
 		{"equal hi", random(5000, 0, ^uint64(0))},
 		{"few bits", random(5000, 0x8000000000000101, 0x8000000000000003)},

@@ -28,12 +28,12 @@ import (
 // pass, as dedup.SortEntries does.
 func sortEdges(es, tmp []edge, occ *occSpan) {
 	tmp = tmp[:len(es)]
-	if len(es) < parallelEdges || runtime.GOMAXPROCS(0) < 2 {
-		new(edgeSorter).radix(es, tmp, true, 0)
+	if len(es) <= smallEdges {
+		insertionEdges(es)
 		return
 	}
-	// The first pass here, then the buckets on goroutines, largest first
-	// so that a large one does not end up last.
+	// The first pass here, with the generation's span where it has one
+	// (on one goroutine too: finding the digit is a read of every edge).
 	first := new(edgeSorter)
 	var counts []int
 	if differ := occ.differ(); len(es) >= wideEdges && differ != 0 {
@@ -43,6 +43,13 @@ func sortEdges(es, tmp []edge, occ *occSpan) {
 		if counts, ok = first.scatter(es, tmp, 0); !ok {
 			return // all equal
 		}
+	}
+	// The buckets are in tmp, each to be sorted back into es: on this
+	// goroutine, or on several, largest first so that a large one does
+	// not end up last.
+	if len(es) < parallelEdges || runtime.GOMAXPROCS(0) < 2 {
+		first.buckets(tmp, es, counts, false, 1)
+		return
 	}
 	parallel.Do(parallel.Ranges(counts, 1), func() func(parallel.Range) {
 		var s edgeSorter
@@ -103,10 +110,27 @@ func (s *edgeSorter) radix(src, dst []edge, home bool, depth int) {
 	}
 	// The buckets are in dst now; sorting each back into src leaves them
 	// home when src is home.
+	s.buckets(dst, src, counts, !home, depth+1)
+}
+
+// buckets sorts each bucket of src, whose sizes counts gives in order,
+// at depth levels of recursion: each ends in src if home, else in dst,
+// as radix leaves a range. Small buckets are sorted
+// here rather than by a call each, which cost more than sorting the
+// bucket itself: most buckets hold a few edges.
+func (s *edgeSorter) buckets(src, dst []edge, counts []int, home bool, depth int) {
 	start := 0
 	for _, c := range counts {
-		if c > 0 {
-			s.radix(dst[start:start+c], src[start:start+c], !home, depth+1)
+		switch {
+		case c > smallEdges:
+			s.radix(src[start:start+c], dst[start:start+c], home, depth)
+		case c > 1:
+			insertionEdges(src[start : start+c])
+			fallthrough
+		case c == 1:
+			if !home {
+				copy(dst[start:start+c], src[start:start+c])
+			}
 		}
 		start += c
 	}
