@@ -117,6 +117,32 @@ func BenchmarkExpandStages(b *testing.B) {
 		}
 		perEdge(b)
 	})
+	// Generating and sorting, in a row and into the first pass's
+	// buckets (firstpass.go), which runEdges takes for a task this large.
+	b.Run("generate+sort", func(b *testing.B) {
+		es := make([]edge, 0, len(unsorted))
+		cpu = cputime.Process()
+		for b.Loop() {
+			var g generated
+			es, _, g = l.generate(bd, positions, es[:0])
+			sortEdges(es, scratch, &g.occ)
+			splitSides(es, scratch, g.whites)
+		}
+		perEdge(b)
+	})
+	b.Run("buckets", func(b *testing.B) {
+		var k bucketed
+		moves := movesAbout(bd, positions)
+		tmp := make([]edge, moves+moves/8+sideBuckets*chunkEdges)
+		cpu = cputime.Process()
+		var es []edge
+		for b.Loop() {
+			l.generateBuckets(bd, positions, moves, &k, es)
+			es = k.sort(tmp)
+			es = es[:cap(es)]
+		}
+		perEdge(b)
+	})
 	b.Run("pack", func(b *testing.B) {
 		var buf bytes.Buffer
 		cpu = cputime.Process()

@@ -17,6 +17,7 @@ import (
 type buffer struct {
 	keys           []board.Position
 	edges, scratch []edge
+	bucketed       bucketed // a large task's edges by first bucket, in edges' memory
 	entries        []dedup.Entry
 	packed         bytes.Buffer
 }

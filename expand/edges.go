@@ -80,7 +80,7 @@ type generated struct {
 // its distinct canonical children, as Positions does.
 func (l layout) generate(b *board.Board, positions []board.Position, dst []edge) ([]edge, Stats, generated) {
 	g := generated{occ: emptySpan}
-	es, st := children(b, positions, dst, func(i int, kids []board.Position, terminal uint64, es []edge) []edge {
+	es, st := children(b, positions, reserve(b, positions, dst), func(i int, kids []board.Position, terminal uint64, es []edge) []edge {
 		packed.ExtractWhites(kids) // their white bits, in one call
 		w, and, or := 0, g.occ.and, g.occ.or
 		for j, k := range kids {

@@ -143,14 +143,28 @@ func (buf *buffer) run(b *board.Board, positions []board.Position, blob uint32, 
 // runEdges is run with 16-byte edges of layout l.
 func (buf *buffer) runEdges(l layout, b *board.Board, positions []board.Position, blob uint32, splitters []board.Position) ([]byte, []int64, Stats, error) {
 	var st Stats
-	var g generated
-	buf.edges, st, g = l.generate(b, positions, buf.edges[:0])
-	if cap(buf.scratch) < len(buf.edges) {
-		buf.scratch = make([]edge, cap(buf.edges))
+	var es []edge
+	if moves := movesAbout(b, positions); moves >= wideEdges {
+		// Generated into the sort's first buckets (firstpass.go), in the
+		// buffer's memory.
+		k := &buf.bucketed
+		st = l.generateBuckets(b, positions, moves, k, buf.edges[:cap(buf.edges)])
+		if len(buf.scratch) < k.len() {
+			buf.scratch = make([]edge, len(k.es))
+		}
+		es = k.sort(buf.scratch)
+		buf.edges, k.es = k.es[:0], nil
+	} else {
+		var g generated
+		buf.edges, st, g = l.generate(b, positions, buf.edges[:0])
+		if cap(buf.scratch) < len(buf.edges) {
+			buf.scratch = make([]edge, cap(buf.edges))
+		}
+		sortEdges(buf.edges, buf.scratch, &g.occ)
+		splitSides(buf.edges, buf.scratch, g.whites)
+		es = buf.edges
 	}
-	sortEdges(buf.edges, buf.scratch, &g.occ)
-	splitSides(buf.edges, buf.scratch, g.whites)
-	data, cuts, n, err := pack(&buf.packed, edgeRun{l, buf.edges, blob}, splitters)
+	data, cuts, n, err := pack(&buf.packed, edgeRun{l, es, blob}, splitters)
 	st.Entries = n
 	return data, cuts, st, err
 }
@@ -255,7 +269,7 @@ type Stats struct {
 // TerminalSources, the edges to a child that is not terminal name none
 // (dedup.Ref{}, layout).
 func Positions(b *board.Board, positions []board.Position, blob uint32, next *runstore.Ply, dst []dedup.Entry) ([]dedup.Entry, Stats) {
-	return children(b, positions, dst, func(i int, kids []board.Position, terminal uint64, es []dedup.Entry) []dedup.Entry {
+	return children(b, positions, reserve(b, positions, dst), func(i int, kids []board.Position, terminal uint64, es []dedup.Entry) []dedup.Entry {
 		for j, k := range kids {
 			es = append(es, dedup.Entry{Pos: k, Ref: next.RunRef(dedup.Ref{Blob: blob, Index: uint32(i)}, terminal>>j&1 == 1)})
 		}
@@ -263,22 +277,27 @@ func Positions(b *board.Board, positions []board.Position, blob uint32, next *ru
 	})
 }
 
+// reserve returns dst with room for the edges of positions: their
+// number of moves bounds the edges, and if dst has not the room for an
+// eighth more than their estimate (movesAbout), it grows to that, so
+// that a buffer reused for the next task of the ply (of about as many
+// moves) rarely grows again.
+func reserve[E any](b *board.Board, positions []board.Position, dst []E) []E {
+	if moves := movesAbout(b, positions); cap(dst)-len(dst) < moves {
+		return slices.Grow(dst, moves+moves/8)
+	}
+	return dst
+}
+
 // children appends to dst, for each non-terminal position i, what
 // edges(i, kids, terminal, es) appends to es for its distinct canonical
 // children kids, bit j of terminal telling whether kids[j] is terminal
 // (kids is scratch space, which edges may overwrite): one call a
 // position, not a child, whose cost was a thirtieth of the
-// generation's. The positions' number of moves bounds the edges; if dst
-// has not the room for an eighth more than their estimate (movesAbout),
-// it grows to that, so that a buffer reused for the next task of the
-// ply (of about as many moves) rarely grows again.
+// generation's.
 func children[E any](b *board.Board, positions []board.Position, dst []E, edges func(i int, kids []board.Position, terminal uint64, es []E) []E) ([]E, Stats) {
 	var st Stats
-	moves := movesAbout(b, positions)
 	es := dst
-	if cap(dst)-len(dst) < moves {
-		es = slices.Grow(dst, moves+moves/8)
-	}
 	kids := make([]board.Position, 0, 32)
 	for i, p := range positions {
 		var moves int

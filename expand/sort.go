@@ -215,10 +215,9 @@ func (s *edgeSorter) place(counts []int) {
 }
 
 // scatterWide is scatter for a large range: its digit is wideBits wide,
-// and consecutive values of it share a bucket until the bucket holds
-// about a 256th of the range, so that each bucket is sorted on the
-// digit's values it holds by the passes below it. A value more common
-// than that has a bucket of its own.
+// and its values are mapped onto buckets of about equal size (mapWide),
+// so that each bucket is sorted on the digit's values it holds by the
+// passes below it.
 func (s *edgeSorter) scatterWide(src, dst []edge, depth int) ([]int, bool) {
 	word, shift, ok := digit(src, wideBits)
 	if !ok {
@@ -247,18 +246,7 @@ func (s *edgeSorter) scatterWideAt(src, dst []edge, depth, word int, shift uint)
 	}
 	counts := s.level(depth)[:]
 	clear(counts)
-	target := (len(src) + 255) / 256
-	b, fill := 0, 0
-	for v, c := range hist {
-		if fill > 0 && fill+int(c) > target && b < 255 {
-			b++
-			fill = 0
-		}
-		s.wide.bucketOf[v] = uint8(b)
-		fill += int(c)
-		counts[b] += int(c)
-	}
-	counts = counts[:b+1]
+	counts = counts[:mapWide(hist, len(src), &s.wide.bucketOf, counts)]
 	s.place(counts)
 	next, bucketOf := &s.next, &s.wide.bucketOf
 	if word == 0 {
@@ -275,6 +263,28 @@ func (s *edgeSorter) scatterWideAt(src, dst []edge, depth, word int, shift uint)
 		}
 	}
 	return counts
+}
+
+// mapWide maps the values of a wide digit, whose histogram over n edges
+// is hist, onto buckets in bucketOf: consecutive values share a bucket
+// until it holds about a 256th of the edges, and a value more common
+// than that has a bucket of its own. It adds each bucket's edges to
+// counts, if not nil, and returns how many buckets it used.
+func mapWide(hist *[1 << wideBits]uint32, n int, bucketOf *[1 << wideBits]uint8, counts []int) int {
+	target := (n + 255) / 256
+	b, fill := 0, 0
+	for v, c := range hist {
+		if fill > 0 && fill+int(c) > target && b < 255 {
+			b++
+			fill = 0
+		}
+		bucketOf[v] = uint8(b)
+		fill += int(c)
+		if counts != nil {
+			counts[b] += int(c)
+		}
+	}
+	return b + 1
 }
 
 // An occSpan is the and and the or of the occupancies of a set of edges:
