@@ -20,7 +20,8 @@ import (
 // white discs do), then the parent's index in the low indexBits bits.
 // Sorting edges as 128-bit numbers, Occ first, then sorts them by
 // occupancy, side, white discs and parent, and splitting the sides apart
-// by a stable pass gives packed.CompareEdges's order: side, occupancy,
+// by a stable pass (splitSides), or sorting each side's edges apart
+// (firstpass.go), gives packed.CompareEdges's order: side, occupancy,
 // white discs, parent. Half the bytes of an entry, and with a key that a
 // radix sort can take bits from without looking at fields, it sorts at
 // several times the speed (sort.go); and the run's writer takes the
@@ -84,17 +85,22 @@ func (l layout) generate(b *board.Board, positions []board.Position, dst []edge)
 		packed.ExtractWhites(kids) // their white bits, in one call
 		w, and, or := 0, g.occ.and, g.occ.or
 		for j, k := range kids {
-			side := uint64(k.Side)
-			w += int(side)
+			w += int(k.Side)
 			and &= k.Occ
 			or |= k.Occ
-			es = append(es, edge{Occ: k.Occ, Low: side<<63 | k.White<<l.indexBits | l.parent(i, terminal>>j&1 == 1)})
+			es = append(es, l.edge(i, k, terminal>>j&1 == 1))
 		}
 		g.whites += w
 		g.occ = occSpan{and, or}
 		return es
 	})
 	return es, st, g
+}
+
+// edge is the edge from parent i to child k, terminal or not, its white
+// bits already extracted (packed.ExtractWhites).
+func (l layout) edge(i int, k board.Position, terminal bool) edge {
+	return edge{Occ: k.Occ, Low: uint64(k.Side)<<63 | k.White<<l.indexBits | l.parent(i, terminal)}
 }
 
 // parent is the index field of the edge from parent i to a child,

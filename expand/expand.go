@@ -146,7 +146,8 @@ func (buf *buffer) runEdges(l layout, b *board.Board, positions []board.Position
 	var es []edge
 	if moves := movesAbout(b, positions); moves >= wideEdges {
 		// Generated into the sort's first buckets (firstpass.go), in the
-		// buffer's memory.
+		// buffer's memory. A smaller task's sort would not begin with a
+		// wide pass, and the plan's sample would be much of its work.
 		k := &buf.bucketed
 		st = l.generateBuckets(b, positions, moves, k, buf.edges[:cap(buf.edges)])
 		if len(buf.scratch) < k.len() {

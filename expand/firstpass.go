@@ -3,6 +3,7 @@ package expand
 import (
 	"math/bits"
 	"runtime"
+	"slices"
 
 	"github.com/reversi-cloud/reversi/board"
 	"github.com/reversi-cloud/reversi/internal/parallel"
@@ -130,7 +131,7 @@ func (k *bucketed) add(b int, e edge) {
 // es if it is full (the estimate of the edges was short).
 func (k *bucketed) chunk(b int) int {
 	if k.free+chunkEdges > len(k.es) {
-		k.es = append(k.es, make([]edge, len(k.es)/2+chunkEdges)...)
+		k.es = slices.Grow(k.es, len(k.es)/2+chunkEdges)
 		k.es = k.es[:cap(k.es)]
 	}
 	start := k.free
@@ -199,8 +200,7 @@ func (l layout) fillBuckets(b *board.Board, positions []board.Position, k *bucke
 	_, st := children(b, positions, []edge(nil), func(i int, kids []board.Position, terminal uint64, es []edge) []edge {
 		packed.ExtractWhites(kids) // their white bits, in one call
 		for j, c := range kids {
-			side := uint64(c.Side)
-			k.add(int(side)<<8|plan.bucket(c.Occ), edge{Occ: c.Occ, Low: side<<63 | c.White<<l.indexBits | l.parent(i, terminal>>j&1 == 1)})
+			k.add(int(c.Side)<<8|plan.bucket(c.Occ), l.edge(i, c, terminal>>j&1 == 1))
 		}
 		return es
 	})
