@@ -2,11 +2,9 @@ package expand
 
 import (
 	"math/bits"
-	"runtime"
 	"slices"
 
 	"github.com/reversi-cloud/reversi/board"
-	"github.com/reversi-cloud/reversi/internal/parallel"
 	"github.com/reversi-cloud/reversi/packed"
 )
 
@@ -173,15 +171,8 @@ func (k *bucketed) sort(tmp []edge) []edge {
 			counts[b] += c
 		}
 	}
-	tmp, es := tmp[:n], k.es[:n]
-	if n < parallelEdges || runtime.GOMAXPROCS(0) < 2 {
-		new(edgeSorter).buckets(tmp, es, counts[:], false, 0)
-		return es
-	}
-	parallel.Do(parallel.Ranges(counts[:], 1), func() func(parallel.Range) {
-		var s edgeSorter
-		return func(r parallel.Range) { s.radix(tmp[r.Lo:r.Hi], es[r.Lo:r.Hi], false, 0) }
-	})
+	es := k.es[:n]
+	new(edgeSorter).sortBuckets(tmp[:n], es, counts[:], 0)
 	return es
 }
 

@@ -44,16 +44,22 @@ func sortEdges(es, tmp []edge, occ *occSpan) {
 			return // all equal
 		}
 	}
-	// The buckets are in tmp, each to be sorted back into es: on this
-	// goroutine, or on several, largest first so that a large one does
-	// not end up last.
-	if len(es) < parallelEdges || runtime.GOMAXPROCS(0) < 2 {
-		first.buckets(tmp, es, counts, false, 1)
+	// The buckets are in tmp, each to be sorted back into es.
+	first.sortBuckets(tmp, es, counts, 1)
+}
+
+// sortBuckets sorts each bucket of src, whose sizes counts gives in
+// order, into dst: on this goroutine at depth levels of recursion, or,
+// for a large input, on GOMAXPROCS goroutines, the largest buckets first
+// so that a large one does not end up last.
+func (s *edgeSorter) sortBuckets(src, dst []edge, counts []int, depth int) {
+	if len(src) < parallelEdges || runtime.GOMAXPROCS(0) < 2 {
+		s.buckets(src, dst, counts, false, depth)
 		return
 	}
 	parallel.Do(parallel.Ranges(counts, 1), func() func(parallel.Range) {
-		var s edgeSorter
-		return func(b parallel.Range) { s.radix(tmp[b.Lo:b.Hi], es[b.Lo:b.Hi], false, 0) }
+		var w edgeSorter
+		return func(r parallel.Range) { w.radix(src[r.Lo:r.Hi], dst[r.Lo:r.Hi], false, 0) }
 	})
 }
 
