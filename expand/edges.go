@@ -78,10 +78,11 @@ type generated struct {
 }
 
 // generate appends to dst the edges from each non-terminal position to
-// its distinct canonical children, as Positions does.
+// its distinct canonical children, as Positions does, growing dst as it
+// must (runEdges gives it room first: reserve).
 func (l layout) generate(b *board.Board, positions []board.Position, dst []edge) ([]edge, Stats, generated) {
 	g := generated{occ: emptySpan}
-	es, st := children(b, positions, reserve(b, positions, dst), func(i int, kids []board.Position, terminal uint64, es []edge) []edge {
+	es, st := children(b, positions, dst, func(i int, kids []board.Position, terminal uint64, es []edge) []edge {
 		packed.ExtractWhites(kids) // their white bits, in one call
 		w, and, or := 0, g.occ.and, g.occ.or
 		for j, k := range kids {

@@ -144,7 +144,8 @@ func (buf *buffer) run(b *board.Board, positions []board.Position, blob uint32, 
 func (buf *buffer) runEdges(l layout, b *board.Board, positions []board.Position, blob uint32, splitters []board.Position) ([]byte, []int64, Stats, error) {
 	var st Stats
 	var es []edge
-	if moves := movesAbout(b, positions); moves >= wideEdges {
+	moves := movesAbout(b, positions)
+	if moves >= wideEdges {
 		// Generated into the sort's first buckets (firstpass.go), in the
 		// buffer's memory. A smaller task's sort would not begin with a
 		// wide pass, and the plan's sample would be much of its work.
@@ -157,7 +158,7 @@ func (buf *buffer) runEdges(l layout, b *board.Board, positions []board.Position
 		buf.edges, k.es = k.es[:0], nil
 	} else {
 		var g generated
-		buf.edges, st, g = l.generate(b, positions, buf.edges[:0])
+		buf.edges, st, g = l.generate(b, positions, reserve(buf.edges[:0], moves))
 		if cap(buf.scratch) < len(buf.edges) {
 			buf.scratch = make([]edge, cap(buf.edges))
 		}
@@ -270,7 +271,7 @@ type Stats struct {
 // TerminalSources, the edges to a child that is not terminal name none
 // (dedup.Ref{}, layout).
 func Positions(b *board.Board, positions []board.Position, blob uint32, next *runstore.Ply, dst []dedup.Entry) ([]dedup.Entry, Stats) {
-	return children(b, positions, reserve(b, positions, dst), func(i int, kids []board.Position, terminal uint64, es []dedup.Entry) []dedup.Entry {
+	return children(b, positions, reserve(dst, movesAbout(b, positions)), func(i int, kids []board.Position, terminal uint64, es []dedup.Entry) []dedup.Entry {
 		for j, k := range kids {
 			es = append(es, dedup.Entry{Pos: k, Ref: next.RunRef(dedup.Ref{Blob: blob, Index: uint32(i)}, terminal>>j&1 == 1)})
 		}
@@ -278,13 +279,13 @@ func Positions(b *board.Board, positions []board.Position, blob uint32, next *ru
 	})
 }
 
-// reserve returns dst with room for the edges of positions: their
-// number of moves bounds the edges, and if dst has not the room for an
-// eighth more than their estimate (movesAbout), it grows to that, so
-// that a buffer reused for the next task of the ply (of about as many
+// reserve returns dst with room for the edges of positions of about
+// moves moves (movesAbout): their number of moves bounds the edges, and
+// if dst has not the room for an eighth more than that, it grows to it,
+// so that a buffer reused for the next task of the ply (of about as many
 // moves) rarely grows again.
-func reserve[E any](b *board.Board, positions []board.Position, dst []E) []E {
-	if moves := movesAbout(b, positions); cap(dst)-len(dst) < moves {
+func reserve[E any](dst []E, moves int) []E {
+	if cap(dst)-len(dst) < moves {
 		return slices.Grow(dst, moves+moves/8)
 	}
 	return dst
