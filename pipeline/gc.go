@@ -1,5 +1,7 @@
 package pipeline
 
+import "runtime/debug"
+
 // GCSettings are the garbage collector's target (GOGC) and soft memory
 // limit (GOMEMLIMIT) for a process.
 type GCSettings struct {
@@ -27,3 +29,12 @@ type GCSettings struct {
 // returns freed memory at once. It is soft: a task that needs more gets
 // it, at the cost of more frequent collections.
 var WorkerGC = GCSettings{Percent: 25, MemoryLimit: 768 << 20}
+
+// Apply sets the process's collector to g and returns the settings it
+// had, so that a caller can put them back.
+func (g GCSettings) Apply() GCSettings {
+	return GCSettings{
+		Percent:     debug.SetGCPercent(g.Percent),
+		MemoryLimit: debug.SetMemoryLimit(g.MemoryLimit),
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"runtime"
-	"runtime/debug"
 	"time"
 
 	"github.com/reversi-cloud/reversi/internal/cputime"
@@ -78,12 +77,7 @@ const YardstickTarget = 11
 // its run), so that nothing left from earlier work sets one machine's
 // figure apart from another's.
 func MeasureYardstick(ctx context.Context, d time.Duration) (float64, error) {
-	percent := debug.SetGCPercent(pipeline.WorkerGC.Percent)
-	limit := debug.SetMemoryLimit(pipeline.WorkerGC.MemoryLimit)
-	defer func() {
-		debug.SetGCPercent(percent)
-		debug.SetMemoryLimit(limit)
-	}()
+	defer pipeline.WorkerGC.Apply().Apply()
 	return measureRuns(ctx, YardstickTarget, d)
 }
 

@@ -2,9 +2,11 @@
 // backend, as enumerate does, and writes what each ply's messages cost in
 // storage, by category: transactions by operation, bytes moved, table
 // entities and the blob data kept. Package plan fits its model to these
-// files (plan/testdata/measured-*.json):
+// files (plan/testdata/measured-*.json). It runs as enumerate does: built
+// with enumerate's profile (-pgo) and its worker collector settings
+// (pipeline.WorkerGC):
 //
-//	go run ./plan/internal/measure -plies 11 -machine "2-core AMD EPYC VM" -o plan/testdata/measured-11.json
+//	go run -pgo=cmd/enumerate/default.pgo ./plan/internal/measure -plies 11 -machine "2-core AMD EPYC VM" -o plan/testdata/measured-11.json
 package main
 
 import (
@@ -15,7 +17,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"sync"
@@ -80,6 +84,7 @@ func run() error {
 	cfg.Sizes = runstore.NewSizes(*blobPositions, *bucketBlobs, *growFrom, *fanIn)
 	cfg = cfg.WithDefaults()
 	ctx := context.Background()
+	pipeline.WorkerGC.Apply()
 	cpu0, start := cpuSeconds(), time.Now()
 	rep, err := pipeline.RunLocal(ctx, be, cfg, *workers, pipeline.WorkerConfig{}, nil, nil)
 	if err != nil {
@@ -92,7 +97,7 @@ func run() error {
 	}
 	m := plan.Measurement{
 		Date: start.UTC().Format(time.RFC3339), Machine: *machine,
-		Command: fmt.Sprintf("go run ./plan/internal/measure -plies %d -workers %d -grow-from %d -merge-fan-in %d -blob-positions %d -bucket-blobs %d", *plies, *workers, *growFrom, *fanIn, *blobPositions, *bucketBlobs),
+		Command: fmt.Sprintf("go run%s ./plan/internal/measure -plies %d -workers %d -grow-from %d -merge-fan-in %d -blob-positions %d -bucket-blobs %d", pgoFlag(), *plies, *workers, *growFrom, *fanIn, *blobPositions, *bucketBlobs),
 		Board:   8, Target: *plies, Workers: *workers, BlobPositions: cfg.BlobPositions, BucketBlobs: cfg.BucketBlobs,
 		GrowFrom: cfg.GrowFrom, MergeFanIn: cfg.MergeFanIn,
 		WallSeconds: wall, CPUSeconds: cpu,
@@ -132,7 +137,24 @@ func run() error {
 	return os.WriteFile(*out, append(data, '\n'), 0o644)
 }
 
-// cpuSeconds is the user and system time this process has used.
+// pgoFlag is the -pgo flag this program was built with, for the
+// record: "" when it was built without a profile. The build records the
+// profile's absolute path; the flag names its last three elements
+// (cmd/enumerate/default.pgo).
+func pgoFlag() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	for _, s := range info.Settings {
+		if s.Key == "-pgo" && s.Value != "" {
+			parts := strings.Split(filepath.ToSlash(s.Value), "/")
+			return " -pgo=" + strings.Join(parts[max(0, len(parts)-3):], "/")
+		}
+	}
+	return ""
+}
+
 // timeYardstick times the plan's yardstick in a new process, as
 // enumerate -plan -calibrate does (plan.MeasureYardstick says why), and
 // returns its CPU ns an edge.
@@ -154,6 +176,7 @@ func timeYardstick() (float64, error) {
 	return ns, nil
 }
 
+// cpuSeconds is the user and system time this process has used.
 func cpuSeconds() float64 { return cputime.Process().Seconds() }
 
 // noPly stands for calls made for no ply's message.
