@@ -235,6 +235,12 @@ func TestDocsInlineCommands(t *testing.T) {
 			if tested[c.text] || c.kind != "" && c.kind != kindServe {
 				continue
 			}
+			if c.kind == "" && !slices.Contains(unmarked, commandWords(c.text)[0]) {
+				// Left to TestDocsEveryInlineCommandIsTested, which
+				// reports it: run, an unmarked `make pipeline-pgo` in a
+				// draft rewrote the committed profiles.
+				continue
+			}
 			script := placeholder.ReplaceAllString(c.text, dir)
 			if words := commandWords(script); len(words) > 2 && words[0] == "go" && words[1] == "test" && slices.Contains(words, "-bench") {
 				// The figures are the page's measurements; the test
