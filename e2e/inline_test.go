@@ -34,6 +34,10 @@ var tools = []string{"az", "bash", "curl", "docker", "docker-compose", "du", "ev
 // az, kubectl or make test, which a marker must keep from running.
 var unmarked = append([]string{"go", "du"}, programs...)
 
+// mayRunUnmarked reports whether the inline command text may run
+// without a marker: its first word is one of unmarked.
+func mayRunUnmarked(text string) bool { return slices.Contains(unmarked, commandWords(text)[0]) }
+
 // inlineCommand is a command in a page's prose.
 type inlineCommand struct {
 	file string // relative to the repository root
@@ -148,9 +152,8 @@ func TestDocsEveryInlineCommandIsTested(t *testing.T) {
 			t.Logf("%s [%s]", c, c.kind)
 			switch c.kind {
 			case "":
-				first := commandWords(c.text)[0]
-				if !tested[c.text] && !slices.Contains(unmarked, first) {
-					t.Errorf("%s: a %s command runs only if marked: add <!-- test: KIND --> right after it (docs/README.md lists the kinds)", c, first)
+				if !tested[c.text] && !mayRunUnmarked(c.text) {
+					t.Errorf("%s: a %s command runs only if marked: add <!-- test: KIND --> right after it (docs/README.md lists the kinds)", c, commandWords(c.text)[0])
 				}
 			case kindServe, kindAzure, kindCluster, kindLong, kindMention:
 			default:
@@ -235,7 +238,7 @@ func TestDocsInlineCommands(t *testing.T) {
 			if tested[c.text] || c.kind != "" && c.kind != kindServe {
 				continue
 			}
-			if c.kind == "" && !slices.Contains(unmarked, commandWords(c.text)[0]) {
+			if c.kind == "" && !mayRunUnmarked(c.text) {
 				// Left to TestDocsEveryInlineCommandIsTested, which
 				// reports it: run, an unmarked `make pipeline-pgo` in a
 				// draft rewrote the committed profiles.
