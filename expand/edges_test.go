@@ -142,7 +142,7 @@ func randomGame(b *board.Board, rng *rand.Rand, discs int) board.Position {
 }
 
 // TestSortEdges: sortEdges orders edges as 128-bit numbers, on random,
-// skewed, equal, sorted and reversed input, real children, and inputs
+// skewed, equal, sorted and reversed input, even and odd in number, real children, and inputs
 // large enough for the goroutines, with one processor and more.
 func TestSortEdges(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -196,6 +196,17 @@ func TestSortEdges(t *testing.T) {
 		}()},
 		{"large, few digit values", random(2*wideEdges, 0x0003000000ffffff, ^uint64(0))},
 		{"large, equal hi", random(2*wideEdges, 0, ^uint64(0))},
+		// An odd number of edges leaves one out of the scatters' halves.
+		{"large, odd", random(2*wideEdges+1, 0x00ff00ff00000000, ^uint64(0))},
+		{"odd, one digit value common", func() []edge {
+			es := random(4001, 0xff, ^uint64(0))
+			for i := range es {
+				if i%7 != 0 {
+					es[i].Occ = 0x42
+				}
+			}
+			return es
+		}()},
 	}
 	for _, procs := range []int{1, 2} {
 		for _, tt := range tests {

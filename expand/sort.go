@@ -76,7 +76,7 @@ const (
 
 // An edgeSorter is one goroutine's working memory for radix: the bucket
 // sizes of each level of the recursion, and where the next edge of each
-// bucket goes. Kept across calls, they need not be cleared whole each
+// bucket goes (placeHalves). Kept across calls, they need not be cleared whole each
 // time: a small range uses a few buckets only (digitBits), and clearing
 // and scanning 256 of them for a range of 40 edges cost more than
 // sorting it. wide serves the wide digits of large ranges (scatterWide),
@@ -85,7 +85,9 @@ const (
 // blob's expansion.
 type edgeSorter struct {
 	counts [][256]int
-	next   [256]int
+	next   [256]int // the next place in each bucket of the range's first half
+	next2  [256]int // and of its second half
+	first  [256]int // each bucket's edges of the first half
 	wide   *wideTables
 }
 
@@ -93,6 +95,7 @@ type edgeSorter struct {
 // the bucket each value goes to.
 type wideTables struct {
 	hist     [1 << wideBits]uint32
+	first    [1 << wideBits]uint32 // hist of the range's first half
 	bucketOf [1 << wideBits]uint8
 }
 
@@ -174,30 +177,52 @@ func (s *edgeSorter) scatter(src, dst []edge, depth int) ([]int, bool) {
 	}
 	mask := uint64(1)<<width - 1
 	counts := s.level(depth)[:1<<width]
+	first := s.first[:len(counts)]
 	clear(counts)
+	clear(first)
+	lo, hi, odd := halves(src)
+	// The halves are counted apart, and then moved apart, for the same
+	// reason (placeHalves).
 	if word == 0 {
-		for _, e := range src {
-			counts[e.Occ>>shift&mask]++
+		for i := range lo {
+			first[lo[i].Occ>>shift&mask]++
+			counts[hi[i].Occ>>shift&mask]++
 		}
 	} else {
-		for _, e := range src {
-			counts[e.Low>>shift&mask]++
+		for i := range lo {
+			first[lo[i].Low>>shift&mask]++
+			counts[hi[i].Low>>shift&mask]++
 		}
 	}
-	s.place(counts)
-	next := s.next[:len(counts)]
+	d := digitAt{word, shift, mask}
+	for _, e := range odd {
+		counts[d.of(e)]++
+	}
+	for b, c := range first {
+		counts[b] += c
+	}
+	next, next2 := s.placeHalves(counts, first)
 	if word == 0 {
-		for _, e := range src {
-			b := e.Occ >> shift & mask
-			dst[next[b]] = e
-			next[b]++
+		for i := range lo {
+			x, y := lo[i], hi[i]
+			bx, by := x.Occ>>shift&mask, y.Occ>>shift&mask
+			dst[next[bx]] = x
+			next[bx]++
+			dst[next2[by]] = y
+			next2[by]++
 		}
 	} else {
-		for _, e := range src {
-			b := e.Low >> shift & mask
-			dst[next[b]] = e
-			next[b]++
+		for i := range lo {
+			x, y := lo[i], hi[i]
+			bx, by := x.Low>>shift&mask, y.Low>>shift&mask
+			dst[next[bx]] = x
+			next[bx]++
+			dst[next2[by]] = y
+			next2[by]++
 		}
+	}
+	for _, e := range odd {
+		dst[next2[d.of(e)]] = e
 	}
 	return counts, true
 }
@@ -211,13 +236,48 @@ func (s *edgeSorter) level(depth int) *[256]int {
 	return &s.counts[depth]
 }
 
-// place sets next to where each bucket of counts starts.
-func (s *edgeSorter) place(counts []int) {
+// placeHalves sets next and next2 to where the edges of each bucket of
+// counts go: next for those of the range's first half (first gives how
+// many), from the bucket's start, and next2 for those of its second
+// half, after them. A scatter moves an edge of each half in turn, each
+// with its own cursor. With a single cursor, the store of a bucket's
+// cursor and its load for that bucket's next edge are a chain through
+// memory, a few cycles an edge, whenever edges in a row go to the same
+// bucket, as the occupancies' skew makes common; the two halves' chains
+// overlap (BenchmarkSortEdges, docs/performance.md). The count before
+// it takes its halves apart for the same reason.
+func (s *edgeSorter) placeHalves(counts, first []int) (next, next2 []int) {
+	next, next2 = s.next[:len(counts)], s.next2[:len(counts)]
 	sum := 0
 	for b, c := range counts {
-		s.next[b] = sum
+		next[b], next2[b] = sum, sum+first[b]
 		sum += c
 	}
+	return next, next2
+}
+
+// halves cuts es into two halves of the same length, and the last edge
+// apart when their number is odd.
+func halves(es []edge) (lo, hi, odd []edge) {
+	lo, hi = es[:len(es)/2], es[len(es)/2:]
+	return lo, hi[:len(lo)], hi[len(lo):]
+}
+
+// A digitAt is where a range's digit is: the word (0 for Occ, 1 for
+// Low), the shift and the mask that bring it to the low bits.
+type digitAt struct {
+	word  int
+	shift uint
+	mask  uint64
+}
+
+// of returns e's digit, for the odd edge of a range; the scatters' loops
+// take it inline, a loop for each word.
+func (d digitAt) of(e edge) uint64 {
+	if d.word == 0 {
+		return e.Occ >> d.shift & d.mask
+	}
+	return e.Low >> d.shift & d.mask
 }
 
 // scatterWide is scatter for a large range: its digit is wideBits wide,
@@ -239,34 +299,54 @@ func (s *edgeSorter) scatterWideAt(src, dst []edge, depth, word int, shift uint)
 	if s.wide == nil {
 		s.wide = new(wideTables)
 	}
-	hist := &s.wide.hist
+	hist, firstHist := &s.wide.hist, &s.wide.first
 	clear(hist[:])
-	if word == 0 {
-		for _, e := range src {
-			hist[e.Occ>>shift&mask]++
+	lo, hi, odd := halves(src)
+	for half, es := range [][]edge{lo, src[len(lo):]} {
+		if word == 0 {
+			for _, e := range es {
+				hist[e.Occ>>shift&mask]++
+			}
+		} else {
+			for _, e := range es {
+				hist[e.Low>>shift&mask]++
+			}
 		}
-	} else {
-		for _, e := range src {
-			hist[e.Low>>shift&mask]++
+		if half == 0 {
+			*firstHist = *hist
 		}
 	}
 	counts := s.level(depth)[:]
 	clear(counts)
 	counts = counts[:mapWide(hist, len(src), &s.wide.bucketOf, counts)]
-	s.place(counts)
-	next, bucketOf := &s.next, &s.wide.bucketOf
+	bucketOf := &s.wide.bucketOf
+	first := s.first[:len(counts)]
+	clear(first)
+	for v, c := range firstHist {
+		first[bucketOf[v]] += int(c)
+	}
+	next, next2 := s.placeHalves(counts, first)
 	if word == 0 {
-		for _, e := range src {
-			b := bucketOf[e.Occ>>shift&mask]
-			dst[next[b]] = e
-			next[b]++
+		for i := range lo {
+			x, y := lo[i], hi[i]
+			bx, by := bucketOf[x.Occ>>shift&mask], bucketOf[y.Occ>>shift&mask]
+			dst[next[bx]] = x
+			next[bx]++
+			dst[next2[by]] = y
+			next2[by]++
 		}
 	} else {
-		for _, e := range src {
-			b := bucketOf[e.Low>>shift&mask]
-			dst[next[b]] = e
-			next[b]++
+		for i := range lo {
+			x, y := lo[i], hi[i]
+			bx, by := bucketOf[x.Low>>shift&mask], bucketOf[y.Low>>shift&mask]
+			dst[next[bx]] = x
+			next[bx]++
+			dst[next2[by]] = y
+			next2[by]++
 		}
+	}
+	for _, e := range odd {
+		dst[next2[bucketOf[digitAt{word, shift, mask}.of(e)]]] = e
 	}
 	return counts
 }
