@@ -81,7 +81,7 @@ func prefixOf(k key) prefix {
 }
 
 // lessPrefix is lessBits for prefixes, as a mask: all ones if a sorts
-// before b, else 0. The replay uses the mask as it is; a 0 or 1, which
+// before b, else 0. climbGeneric uses the mask as it is; a 0 or 1, which
 // lessBits gives, took two negations more on its chain of matches (the
 // compiler makes the borrow a mask and then 0 or 1, and the replay made
 // it a mask again), two of the seven instructions each match waited on.

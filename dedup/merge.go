@@ -140,31 +140,23 @@ func (m *merger) build() {
 }
 
 // replay restores the tournament after run w's head changed: only the path
-// from w's leaf to the root can change. The compare and swap are
-// branch-free: which run wins a match is a coin toss on real data, and the
-// mispredictions cost more than the arithmetic (71 against 46 ns per entry
-// for 16 random runs). The prefix climbing the path, c, is carried along,
-// not reloaded as pre[w] at each level: that load's address waited on
-// the match below it, while the loser's prefix, whose run tree[n] names
-// before the replay starts, loads ahead. A match compares prefixes, two
-// words, not keys, four: the matches are a chain, each waiting for the
-// one below, and each word subtracted is a step of it. Equal prefixes
-// are rare (the same position from two runs), so the branch to compare
-// the whole keys is all but always predicted.
+// from w's leaf to the root can change. climb plays its matches on the
+// runs' prefixes; where two prefixes are equal, the whole keys decide
+// the match here, and climb goes on from the node above.
 func (m *merger) replay(w int) {
 	tree, pre := m.tree, m.pre
 	c := pre[w]
-	for n := uint(w+len(tree)) / 2; n >= 1; n /= 2 {
-		t := tree[n]
-		o := pre[t]
-		swap := lessPrefix(o, c) // all ones if t beats w
-		if o == c {
-			swap = -lessBits(m.head[t], m.head[w])
+	n := uint(w+len(tree)) / 2
+	for {
+		var stop uint
+		if w, c, stop = climb(tree, pre, w, c, n); stop == 0 {
+			break
 		}
-		x := (w ^ t) & int(swap)
-		tree[n], w = t^x, w^x
-		c.hi ^= (o.hi ^ c.hi) & swap
-		c.lo ^= (o.lo ^ c.lo) & swap
+		// The prefixes are equal, so c stays as it is whichever wins.
+		if t := tree[stop]; lessBits(m.head[t], m.head[w]) == 1 {
+			tree[stop], w = w, t
+		}
+		n = stop / 2
 	}
 	tree[0] = w
 }

@@ -348,3 +348,32 @@ func BenchmarkReplay(b *testing.B) {
 		})
 	}
 }
+
+// TestClimb: climb, in assembly where there is some, plays the same
+// matches as climbGeneric on random trees whose prefixes often tie,
+// and stops at the same node.
+func TestClimb(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, k := range []int{1, 2, 3, 17, 536} {
+		for range 2000 {
+			pre := make([]prefix, k)
+			for i := range pre {
+				// Few values, so that equal prefixes are common.
+				pre[i] = prefix{rng.Uint64N(3), rng.Uint64N(3)}
+			}
+			tree := make([]int, k)
+			for i := range tree {
+				tree[i] = rng.IntN(k)
+			}
+			w := rng.IntN(k)
+			c := prefix{rng.Uint64N(3), rng.Uint64N(3)}
+			n := uint(w+k) / 2
+			tree2 := slices.Clone(tree)
+			gw, gc, gstop := climb(tree, pre, w, c, n)
+			ww, wc, wstop := climbGeneric(tree2, pre, w, c, n)
+			if gw != ww || gc != wc || gstop != wstop || !slices.Equal(tree, tree2) {
+				t.Fatalf("k %d: climb gives %d %v %d, tree %v; climbGeneric %d %v %d, tree %v", k, gw, gc, gstop, tree, ww, wc, wstop, tree2)
+			}
+		}
+	}
+}

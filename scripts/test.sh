@@ -24,10 +24,11 @@ export GOFLAGS="${GOFLAGS:+$GOFLAGS }-pgo=off"
 
 echo "== go vet ./..."
 go vet ./...
-# packed has assembly for amd64; the build without it must stay sound.
-echo "== go vet ./packed without assembly (-tags purego, GOARCH=arm64)"
-go vet -tags purego ./packed
-GOARCH=arm64 go vet ./packed
+# packed and dedup have assembly for amd64; the build without it must
+# stay sound (dedup's TestClimb runs its Go twin beside it).
+echo "== go vet ./packed ./dedup without assembly (-tags purego, GOARCH=arm64)"
+go vet -tags purego ./packed ./dedup
+GOARCH=arm64 go vet ./packed ./dedup
 # solve and board have vector code for GOEXPERIMENT=simd on x86-64-v3;
 # the scalar code serves every other build.
 echo "== go vet ./solve ./board without the vector code"
