@@ -3,6 +3,7 @@ package expand
 import (
 	"math/bits"
 	"runtime"
+	"unsafe"
 
 	"github.com/reversi-cloud/reversi/internal/parallel"
 )
@@ -183,46 +184,18 @@ func (s *edgeSorter) scatter(src, dst []edge, depth int) ([]int, bool) {
 	lo, hi, odd := halves(src)
 	// The halves are counted apart, and then moved apart, for the same
 	// reason (placeHalves).
-	if word == 0 {
-		for i := range lo {
-			first[lo[i].Occ>>shift&mask]++
-			counts[hi[i].Occ>>shift&mask]++
-		}
-	} else {
-		for i := range lo {
-			first[lo[i].Low>>shift&mask]++
-			counts[hi[i].Low>>shift&mask]++
-		}
-	}
 	d := digitAt{word, shift, mask}
+	d.countHalves(lo, hi, first, counts)
 	for _, e := range odd {
 		counts[d.of(e)]++
 	}
 	for b, c := range first {
 		counts[b] += c
 	}
-	next, next2 := s.placeHalves(counts, first)
-	if word == 0 {
-		for i := range lo {
-			x, y := lo[i], hi[i]
-			bx, by := x.Occ>>shift&mask, y.Occ>>shift&mask
-			dst[next[bx]] = x
-			next[bx]++
-			dst[next2[by]] = y
-			next2[by]++
-		}
-	} else {
-		for i := range lo {
-			x, y := lo[i], hi[i]
-			bx, by := x.Low>>shift&mask, y.Low>>shift&mask
-			dst[next[bx]] = x
-			next[bx]++
-			dst[next2[by]] = y
-			next2[by]++
-		}
-	}
+	s.placeHalves(counts, first)
+	d.moveHalves(dst, lo, hi, &s.next, &s.next2)
 	for _, e := range odd {
-		dst[next2[d.of(e)]] = e
+		dst[s.next2[d.of(e)]] = e
 	}
 	return counts, true
 }
@@ -236,8 +209,8 @@ func (s *edgeSorter) level(depth int) *[256]int {
 	return &s.counts[depth]
 }
 
-// placeHalves sets next and next2 to where the edges of each bucket of
-// counts go: next for those of the range's first half (first gives how
+// placeHalves sets s.next and s.next2 to where the edges of each bucket
+// of counts go: next for those of the range's first half (first gives how
 // many), from the bucket's start, and next2 for those of its second
 // half, after them. A scatter moves an edge of each half in turn, each
 // with its own cursor. With a single cursor, the store of a bucket's
@@ -246,14 +219,13 @@ func (s *edgeSorter) level(depth int) *[256]int {
 // bucket, as the occupancies' skew makes common; the two halves' chains
 // overlap (BenchmarkSortEdges, docs/performance.md). The count before
 // it takes its halves apart for the same reason.
-func (s *edgeSorter) placeHalves(counts, first []int) (next, next2 []int) {
-	next, next2 = s.next[:len(counts)], s.next2[:len(counts)]
+func (s *edgeSorter) placeHalves(counts, first []int) {
+	next, next2 := s.next[:len(counts)], s.next2[:len(counts)]
 	sum := 0
 	for b, c := range counts {
 		next[b], next2[b] = sum, sum+first[b]
 		sum += c
 	}
-	return next, next2
 }
 
 // halves cuts es into two halves of the same length, and the last edge
@@ -271,13 +243,69 @@ type digitAt struct {
 	mask  uint64
 }
 
-// of returns e's digit, for the odd edge of a range; the scatters' loops
-// take it inline, a loop for each word.
+// of returns e's digit, for the odd edge of a range; the scatters'
+// loops take it inline.
 func (d digitAt) of(e edge) uint64 {
-	if d.word == 0 {
-		return e.Occ >> d.shift & d.mask
+	return [2]uint64{e.Occ, e.Low}[d.word&1] >> d.shift & d.mask
+}
+
+// words views es as pairs of words, Occ then Low, so that a loop takes
+// its digit from either word by index (a digitAt's word) and one loop
+// serves both, with no test of the word for each edge.
+func words(es []edge) [][2]uint64 {
+	return unsafe.Slice((*[2]uint64)(unsafe.Pointer(unsafe.SliceData(es))), len(es))
+}
+
+// The layout words relies on: Occ, then Low, and nothing else.
+var _ = [1]struct{}{}[unsafe.Offsetof(edge{}.Low)-8+unsafe.Sizeof(edge{})-16]
+
+// countHalves adds the digits of lo's edges to first and those of hi's
+// to counts. It and the two below are functions of their own, not
+// inlined, so that the loop's values stay in registers: in the scatter
+// the compiler spilled and reloaded some ten of them an iteration.
+//
+//go:noinline
+func (d digitAt) countHalves(lo, hi []edge, first, counts []int) {
+	lw, hw, w, sh := words(lo), words(hi), d.word&1, d.shift&63
+	hw = hw[:len(lw)]
+	for i := range lw {
+		first[lw[i][w]>>sh&d.mask]++
+		counts[hw[i][w]>>sh&d.mask]++
 	}
-	return e.Low >> d.shift & d.mask
+}
+
+// moveHalves moves each edge of lo to dst at its bucket's cursor in
+// next, and each of hi at its bucket's cursor in next2, moving the
+// cursors on: an edge of each half in turn (placeHalves). The digit is
+// at most 8 bits wide here.
+//
+//go:noinline
+func (d digitAt) moveHalves(dst, lo, hi []edge, next, next2 *[256]int) {
+	lw, hw, dw, w, sh := words(lo), words(hi), words(dst), d.word&1, d.shift&63
+	hw = hw[:len(lw)]
+	for i := range lw {
+		bx, by := lw[i][w]>>sh&d.mask&255, hw[i][w]>>sh&d.mask&255
+		dw[next[bx]] = lw[i]
+		next[bx]++
+		dw[next2[by]] = hw[i]
+		next2[by]++
+	}
+}
+
+// moveHalvesWide is moveHalves for a wide digit, whose values bucketOf
+// maps to buckets (scatterWide).
+//
+//go:noinline
+func (d digitAt) moveHalvesWide(dst, lo, hi []edge, bucketOf *[1 << wideBits]uint8, next, next2 *[256]int) {
+	lw, hw, dw, w, sh := words(lo), words(hi), words(dst), d.word&1, d.shift&63
+	hw = hw[:len(lw)]
+	for i := range lw {
+		bx, by := bucketOf[lw[i][w]>>sh&(1<<wideBits-1)], bucketOf[hw[i][w]>>sh&(1<<wideBits-1)]
+		dw[next[bx]] = lw[i]
+		next[bx]++
+		dw[next2[by]] = hw[i]
+		next2[by]++
+	}
 }
 
 // scatterWide is scatter for a large range: its digit is wideBits wide,
@@ -302,15 +330,10 @@ func (s *edgeSorter) scatterWideAt(src, dst []edge, depth, word int, shift uint)
 	hist, firstHist := &s.wide.hist, &s.wide.first
 	clear(hist[:])
 	lo, hi, odd := halves(src)
+	w := word & 1
 	for half, es := range [][]edge{lo, src[len(lo):]} {
-		if word == 0 {
-			for _, e := range es {
-				hist[e.Occ>>shift&mask]++
-			}
-		} else {
-			for _, e := range es {
-				hist[e.Low>>shift&mask]++
-			}
+		for _, e := range words(es) {
+			hist[e[w]>>shift&mask]++
 		}
 		if half == 0 {
 			*firstHist = *hist
@@ -325,28 +348,11 @@ func (s *edgeSorter) scatterWideAt(src, dst []edge, depth, word int, shift uint)
 	for v, c := range firstHist {
 		first[bucketOf[v]] += int(c)
 	}
-	next, next2 := s.placeHalves(counts, first)
-	if word == 0 {
-		for i := range lo {
-			x, y := lo[i], hi[i]
-			bx, by := bucketOf[x.Occ>>shift&mask], bucketOf[y.Occ>>shift&mask]
-			dst[next[bx]] = x
-			next[bx]++
-			dst[next2[by]] = y
-			next2[by]++
-		}
-	} else {
-		for i := range lo {
-			x, y := lo[i], hi[i]
-			bx, by := bucketOf[x.Low>>shift&mask], bucketOf[y.Low>>shift&mask]
-			dst[next[bx]] = x
-			next[bx]++
-			dst[next2[by]] = y
-			next2[by]++
-		}
-	}
+	s.placeHalves(counts, first)
+	d := digitAt{word, shift, mask}
+	d.moveHalvesWide(dst, lo, hi, bucketOf, &s.next, &s.next2)
 	for _, e := range odd {
-		dst[next2[bucketOf[digitAt{word, shift, mask}.of(e)]]] = e
+		dst[s.next2[bucketOf[d.of(e)]]] = e
 	}
 	return counts
 }
