@@ -77,13 +77,13 @@ const (
 
 // An edgeSorter is one goroutine's working memory for radix: the bucket
 // sizes of each level of the recursion, and where the next edge of each
-// bucket goes (placeHalves). Kept across calls, they need not be cleared whole each
-// time: a small range uses a few buckets only (digitBits), and clearing
-// and scanning 256 of them for a range of 40 edges cost more than
-// sorting it. wide serves the wide digits of large ranges (scatterWide),
-// and is allocated by the first: at 320 KiB, allocating and clearing it
-// for every sort cost more than sorting the few hundred edges of a small
-// blob's expansion.
+// bucket goes (placeHalves). Kept across calls, they need not be
+// cleared whole each time: a small range uses a few buckets only
+// (digitBits), and clearing and scanning 256 of them for a range of 40
+// edges cost more than sorting it. wide serves the wide digits of large
+// ranges (scatterWide), and is allocated by the first: at 576 KiB,
+// allocating and clearing it for every sort cost more than sorting the
+// few hundred edges of a small blob's expansion.
 type edgeSorter struct {
 	counts [][256]int
 	next   [256]int // the next place in each bucket of the range's first half
