@@ -256,8 +256,12 @@ func words(es []edge) [][2]uint64 {
 	return unsafe.Slice((*[2]uint64)(unsafe.Pointer(unsafe.SliceData(es))), len(es))
 }
 
-// The layout words relies on: Occ, then Low, and nothing else.
-var _ = [1]struct{}{}[unsafe.Offsetof(edge{}.Low)-8+unsafe.Sizeof(edge{})-16]
+// The layout words relies on, Occ then Low and nothing else: either
+// index is out of range, and the package does not compile, otherwise.
+var (
+	_ = [1]struct{}{}[unsafe.Offsetof(edge{}.Low)-8]
+	_ = [1]struct{}{}[unsafe.Sizeof(edge{})-16]
+)
 
 // countHalves adds the digits of lo's edges to first and those of hi's
 // to counts. It and the two below are functions of their own, not
@@ -332,8 +336,9 @@ func (s *edgeSorter) scatterWideAt(src, dst []edge, depth, word int, shift uint)
 	lo, hi, odd := halves(src)
 	w := word & 1
 	for half, es := range [][]edge{lo, src[len(lo):]} {
-		for _, e := range words(es) {
-			hist[e[w]>>shift&mask]++
+		ws := words(es)
+		for i := range ws {
+			hist[ws[i][w]>>shift&mask]++
 		}
 		if half == 0 {
 			*firstHist = *hist
