@@ -428,9 +428,18 @@ func insertionEdges(es []edge) {
 	for i := 1; i < len(es); i++ {
 		e := es[i]
 		j := i
-		for ; j > 0 && (e.Occ < es[j-1].Occ || e.Occ == es[j-1].Occ && e.Low < es[j-1].Low); j-- {
+		for ; j > 0 && below(e, es[j-1]); j-- {
 			es[j] = es[j-1]
 		}
 		es[j] = e
 	}
+}
+
+// below reports whether a sorts before b as a 128-bit number: the borrow
+// of a-b, one branch a step of the insertion where comparing Occ and
+// then Low took two.
+func below(a, b edge) bool {
+	_, borrow := bits.Sub64(a.Low, b.Low, 0)
+	_, borrow = bits.Sub64(a.Occ, b.Occ, borrow)
+	return borrow != 0
 }
